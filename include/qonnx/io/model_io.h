@@ -1,0 +1,33 @@
+// Loading and saving models: external data resolved inside the model's folder only, saves that are
+// deterministic (same model -> same bytes) and atomic (temp file + rename, nothing on failure).
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "qonnx/ir/model.h"
+#include "qonnx/support/status.h"
+
+namespace qonnx::io {
+
+enum class ExternalData { kAuto, kAlways, kNever };
+
+struct SaveOptions {
+  // kAuto: tensors that came from external data stay external; kAlways: every initializer of at
+  // least `external_threshold` bytes goes to "<output file name>.data"; kNever: all inline.
+  ExternalData external_data = ExternalData::kAuto;
+  size_t external_threshold = 1024;
+  size_t external_alignment = 4096;
+};
+
+Result<ir::Model> load_model(const std::filesystem::path& path);
+Result<ir::Model> load_model_from_bytes(const std::string& bytes, const std::filesystem::path& base_dir);
+Status save_model(const ir::Model& model, const std::filesystem::path& path, const SaveOptions& options = {});
+// Serialized ModelProto with every tensor inline (deterministic).
+Result<std::string> serialize_model(const ir::Model& model);
+
+// Writes `bytes` to `path` atomically: a temp file in the same folder, flushed, then renamed.
+Status write_file_atomic(const std::filesystem::path& path, const std::string& bytes);
+Result<std::string> read_file(const std::filesystem::path& path);
+
+}  // namespace qonnx::io

@@ -1,0 +1,25 @@
+// Tensor files of the ONNX backend-test layout (TensorProto .pb) and numpy .npy.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "qonnx/support/status.h"
+#include "qonnx/tensor.h"
+
+namespace qonnx::io {
+
+struct NamedTensor {
+  std::string name;  // TensorProto name; empty for .npy
+  Tensor tensor;
+};
+
+// Reads .pb (TensorProto) or .npy by extension.
+Result<NamedTensor> read_tensor_file(const std::filesystem::path& path);
+Status write_tensor_pb(const std::filesystem::path& path, const std::string& name, const Tensor& tensor);
+Status write_tensor_npy(const std::filesystem::path& path, const Tensor& tensor);
+
+Result<Tensor> parse_npy(const std::string& bytes);
+std::string serialize_npy(const Tensor& tensor);
+
+}  // namespace qonnx::io

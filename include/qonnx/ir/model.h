@@ -1,0 +1,216 @@
+// The owned IR: a Model with header fields kept verbatim, a Graph of Nodes linked through Values
+// (producer and uses), initializers decoded lazily. Protobuf types appear only as opaque
+// "rest" messages that keep whatever the IR does not model, so a load -> save round trip is lossless.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qonnx/support/status.h"
+#include "qonnx/tensor.h"
+
+namespace onnx {
+class ModelProto;
+class GraphProto;
+class NodeProto;
+class TensorProto;
+class ValueInfoProto;
+class AttributeProto;
+}  // namespace onnx
+
+namespace qonnx::ir {
+
+class Node;
+class Graph;
+
+// The QONNX custom-op domains, all equivalent (SEMANTICS.md section 1).
+bool is_qonnx_domain(const std::string& domain);
+// "" and "ai.onnx" are the same domain.
+bool is_default_domain(const std::string& domain);
+std::string canonical_domain(const std::string& domain);
+
+struct Use {
+  Node* node;
+  int input_index;
+};
+
+// Known element type and dims of a value (from graph inputs/outputs/value_info).
+struct TypeInfo {
+  DType dtype = DType::kUndefined;
+  bool has_shape = false;
+  std::vector<int64_t> dims;          // -1 for symbolic or unknown dims
+  std::vector<std::string> dim_params;  // symbolic names, "" where numeric
+};
+
+class Value {
+ public:
+  const std::string& name() const { return name_; }
+  Node* producer() const { return producer_; }
+  int producer_output() const { return producer_output_; }
+  const std::vector<Use>& uses() const { return uses_; }
+  bool is_initializer() const { return initializer_index_ >= 0; }
+  bool is_graph_input() const { return graph_input_; }
+  bool is_graph_output() const { return graph_output_; }
+  int id() const { return id_; }
+
+ private:
+  friend class Graph;
+  friend class Node;
+  std::string name_;
+  Node* producer_ = nullptr;
+  int producer_output_ = -1;
+  std::vector<Use> uses_;
+  int initializer_index_ = -1;
+  bool graph_input_ = false;
+  bool graph_output_ = false;
+  int id_ = -1;
+};
+
+class Node {
+ public:
+  ~Node();
+  const std::string& name() const { return name_; }
+  const std::string& op_type() const { return op_type_; }
+  const std::string& domain() const { return domain_; }
+  // Inputs may be nullptr for omitted optional inputs ("" in ONNX).
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  const std::vector<Value*>& outputs() const { return outputs_; }
+  Value* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  Value* output(size_t i) const { return i < outputs_.size() ? outputs_[i] : nullptr; }
+
+  // "node 'Quant_0' (qonnx.custom_op.general::Quant)" for error contexts.
+  std::string describe() const;
+
+  bool has_attr(const std::string& name) const;
+  int64_t attr_int(const std::string& name, int64_t fallback) const;
+  float attr_float(const std::string& name, float fallback) const;
+  std::string attr_string(const std::string& name, const std::string& fallback) const;
+  std::vector<int64_t> attr_ints(const std::string& name, const std::vector<int64_t>& fallback = {}) const;
+  std::vector<float> attr_floats(const std::string& name, const std::vector<float>& fallback = {}) const;
+  std::vector<std::string> attr_strings(const std::string& name) const;
+  // Tensor-valued attribute (e.g. Constant 'value'); error when missing or malformed.
+  Result<Tensor> attr_tensor(const std::string& name) const;
+  // Names of all attributes in stored order.
+  std::vector<std::string> attr_names() const;
+  // The attribute's ONNX AttributeProto type number, or 0 when absent.
+  int attr_type(const std::string& name) const;
+
+  void set_attr_int(const std::string& name, int64_t value);
+  void set_attr_float(const std::string& name, float value);
+  void set_attr_string(const std::string& name, const std::string& value);
+  void set_attr_ints(const std::string& name, const std::vector<int64_t>& value);
+  void remove_attr(const std::string& name);
+
+  const onnx::NodeProto& rest() const { return *rest_; }
+  onnx::NodeProto& mutable_rest() { return *rest_; }
+
+ private:
+  friend class Graph;
+  Node();
+  std::string name_, op_type_, domain_;
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+  // Attributes, doc_string and unknown fields; input/output/name/op_type/domain are cleared.
+  std::unique_ptr<onnx::NodeProto> rest_;
+};
+
+// One initializer. Its TensorProto is kept until the data is replaced, so untouched weights are
+// written back exactly as they came (same encoding, same fields).
+struct Initializer {
+  Value* value = nullptr;
+  std::shared_ptr<onnx::TensorProto> proto;  // metadata; data is cleared when `external` is set
+  std::filesystem::path base_dir;            // for external data
+  mutable std::optional<Tensor> decoded;
+};
+
+class Graph {
+ public:
+  Graph();
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  const std::vector<Value*>& outputs() const { return outputs_; }
+  const std::vector<Initializer>& initializers() const { return initializers_; }
+  // Values by name (sorted map: deterministic, never unordered).
+  Value* find_value(const std::string& name) const;
+  size_t value_count() const { return values_.size(); }
+
+  // Graph inputs that are not initializers (the ones a caller must feed).
+  std::vector<Value*> runtime_inputs() const;
+  // Declared type of a value from inputs, outputs or value_info.
+  std::optional<TypeInfo> type_of(const Value* value) const;
+
+  // Initializer data, decoded on first use.
+  Result<Tensor> initializer_tensor(const Value* value) const;
+  const Initializer* initializer(const Value* value) const;
+
+  // Building.
+  Value* get_or_create_value(const std::string& name);
+  Result<Node*> add_node(const std::string& name, const std::string& op_type, const std::string& domain,
+                         const std::vector<std::string>& inputs, const std::vector<std::string>& outputs);
+  void add_input(Value* value, std::unique_ptr<onnx::ValueInfoProto> info);
+  void add_output(Value* value, std::unique_ptr<onnx::ValueInfoProto> info);
+  void add_value_info(std::unique_ptr<onnx::ValueInfoProto> info);
+  Status add_initializer(Initializer init);
+  // Adds a fresh initializer holding `tensor` under `name` (which must be new).
+  Result<Value*> add_initializer_tensor(const std::string& name, const Tensor& tensor);
+
+  // Value infos (graph input/output/value_info protos), by value name.
+  const onnx::ValueInfoProto* input_info(size_t i) const;
+  const onnx::ValueInfoProto* output_info(size_t i) const;
+  const std::vector<std::unique_ptr<onnx::ValueInfoProto>>& value_infos() const { return value_info_; }
+
+  const onnx::GraphProto& rest() const { return *rest_; }
+  onnx::GraphProto& mutable_rest() { return *rest_; }
+
+ private:
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<std::unique_ptr<Value>> values_;
+  std::map<std::string, Value*> by_name_;
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+  std::vector<std::unique_ptr<onnx::ValueInfoProto>> input_info_;
+  std::vector<std::unique_ptr<onnx::ValueInfoProto>> output_info_;
+  std::vector<std::unique_ptr<onnx::ValueInfoProto>> value_info_;
+  std::vector<Initializer> initializers_;
+  // name, doc_string, sparse_initializer, quantization_annotation and unknown fields.
+  std::unique_ptr<onnx::GraphProto> rest_;
+};
+
+class Model {
+ public:
+  Model();
+  ~Model();
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+
+  Graph& graph() { return *graph_; }
+  const Graph& graph() const { return *graph_; }
+
+  // Version imported for a domain ("" and "ai.onnx" are one); nullopt when not imported.
+  std::optional<int64_t> opset(const std::string& domain) const;
+  // Version used to pick kernels: the import, or 1 for QONNX domains that are not imported.
+  int64_t op_version(const std::string& domain) const;
+
+  // Everything of ModelProto except the graph.
+  const onnx::ModelProto& header() const { return *header_; }
+  onnx::ModelProto& mutable_header() { return *header_; }
+
+  const std::filesystem::path& source_path() const { return source_path_; }
+  void set_source_path(std::filesystem::path p) { source_path_ = std::move(p); }
+
+ private:
+  std::unique_ptr<onnx::ModelProto> header_;
+  std::unique_ptr<Graph> graph_;
+  std::filesystem::path source_path_;
+};
+
+}  // namespace qonnx::ir

@@ -1,0 +1,92 @@
+// Error handling for the whole library: a Status carries an exit-code class, a message and a
+// context chain (file -> pass -> node -> input) that callers extend as the error travels up.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace qonnx {
+
+// Values are the CLI's documented exit codes.
+enum class Code : int {
+  kOk = 0,
+  kFailed = 1,
+  kUsage = 2,
+  kCannotRead = 3,
+  kCannotWrite = 4,
+  kInvalidModel = 5,
+  kUnsupported = 6,
+  kMismatch = 7,
+};
+
+const char* code_name(Code code);
+
+class [[nodiscard]] Status {
+ public:
+  Status() = default;
+  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+
+  static Status ok() { return Status(); }
+
+  bool is_ok() const { return code_ == Code::kOk; }
+  Code code() const { return code_; }
+  int exit_code() const { return static_cast<int>(code_); }
+  const std::string& message() const { return message_; }
+  const std::vector<std::string>& context() const { return context_; }
+
+  // Prepends an outer context item, e.g. "node 'Quant_0' (qonnx.custom_op.general::Quant)".
+  Status& with_context(std::string outer) & {
+    if (!is_ok()) context_.insert(context_.begin(), std::move(outer));
+    return *this;
+  }
+  Status&& with_context(std::string outer) && { return std::move(with_context(std::move(outer))); }
+
+  // "outer: inner: message"
+  std::string to_string() const;
+
+ private:
+  Code code_ = Code::kOk;
+  std::string message_;
+  std::vector<std::string> context_;
+};
+
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(Status status) : status_(std::move(status)) {}  // NOLINT(google-explicit-constructor)
+
+  bool is_ok() const { return status_.is_ok(); }
+  const Status& status() const& { return status_; }
+  Status&& status() && { return std::move(status_); }
+  T& value() & { return *value_; }
+  const T& value() const& { return *value_; }
+  T&& value() && { return std::move(*value_); }
+  T* operator->() { return &*value_; }
+  T& operator*() { return *value_; }
+
+ private:
+  std::optional<T> value_;
+  Status status_;
+};
+
+#define QONNX_CONCAT_INNER(a, b) a##b
+#define QONNX_CONCAT(a, b) QONNX_CONCAT_INNER(a, b)
+
+#define QONNX_RETURN_IF_ERROR(expr)        \
+  do {                                     \
+    ::qonnx::Status _st = (expr);          \
+    if (!_st.is_ok()) return _st;          \
+  } while (0)
+
+#define QONNX_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                                \
+  if (!tmp.is_ok()) return std::move(tmp).status(); \
+  lhs = std::move(tmp).value()
+
+#define QONNX_ASSIGN_OR_RETURN(lhs, expr) \
+  QONNX_ASSIGN_OR_RETURN_IMPL(QONNX_CONCAT(_res_, __LINE__), lhs, expr)
+
+}  // namespace qonnx

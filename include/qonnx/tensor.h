@@ -1,0 +1,102 @@
+// A dense tensor: element type, dims and a shared, 64-byte aligned buffer. Tensors are values:
+// once a kernel has produced one nobody writes to it, so copies share storage safely.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace qonnx {
+
+// Numbers match onnx.TensorProto.DataType so conversions at the protobuf edge are casts.
+enum class DType : int32_t {
+  kUndefined = 0,
+  kFloat = 1,
+  kUInt8 = 2,
+  kInt8 = 3,
+  kUInt16 = 4,
+  kInt16 = 5,
+  kInt32 = 6,
+  kInt64 = 7,
+  kString = 8,
+  kBool = 9,
+  kFloat16 = 10,
+  kDouble = 11,
+  kUInt32 = 12,
+  kUInt64 = 13,
+  kComplex64 = 14,
+  kComplex128 = 15,
+  kBFloat16 = 16,
+};
+
+using Dims = std::vector<int64_t>;
+
+// Byte size of one element; 0 for kString and kUndefined.
+size_t dtype_size(DType dtype);
+// ONNX spelling, e.g. "float", "int8", "bool".
+const char* dtype_name(DType dtype);
+bool dtype_is_float(DType dtype);    // float16, bfloat16, float, double
+bool dtype_is_integer(DType dtype);  // signed and unsigned integers (not bool)
+bool dtype_is_signed(DType dtype);
+bool dtype_known(int32_t value);     // value is a DType this build handles
+
+// Product of dims, or -1 when it overflows int64 or a dim is negative.
+int64_t checked_numel(const Dims& dims);
+std::string dims_to_string(const Dims& dims);
+
+// IEEE half and bfloat16 conversions (round half to even on narrowing).
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float f);
+float bfloat16_to_float(uint16_t b);
+uint16_t float_to_bfloat16(float f);
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Allocates zero-initialised storage. dims must have a representable element count.
+  Tensor(DType dtype, Dims dims);
+
+  template <typename T>
+  static Tensor scalar(DType dtype, T value) {
+    Tensor t(dtype, {});
+    *t.data<T>() = value;
+    return t;
+  }
+
+  bool defined() const { return dtype_ != DType::kUndefined; }
+  DType dtype() const { return dtype_; }
+  const Dims& dims() const { return dims_; }
+  size_t rank() const { return dims_.size(); }
+  int64_t dim(size_t i) const { return dims_[i]; }
+  int64_t numel() const { return numel_; }
+  size_t nbytes() const { return static_cast<size_t>(numel_) * dtype_size(dtype_); }
+
+  template <typename T>
+  T* data() { return reinterpret_cast<T*>(buffer_.get()); }
+  template <typename T>
+  const T* data() const { return reinterpret_cast<const T*>(buffer_.get()); }
+  void* raw() { return buffer_.get(); }
+  const void* raw() const { return buffer_.get(); }
+
+  // String tensors keep their elements here instead of in the byte buffer.
+  std::vector<std::string>& strings() { return *strings_; }
+  const std::vector<std::string>& strings() const { return *strings_; }
+
+  // Same storage, other dims (element counts must agree).
+  Tensor reshaped(Dims dims) const;
+  // Deep copy.
+  Tensor clone() const;
+  // Byte-for-byte equality of dtype, dims and contents.
+  bool identical(const Tensor& other) const;
+
+ private:
+  DType dtype_ = DType::kUndefined;
+  Dims dims_;
+  int64_t numel_ = 0;
+  std::shared_ptr<uint8_t> buffer_;
+  std::shared_ptr<std::vector<std::string>> strings_;
+};
+
+}  // namespace qonnx

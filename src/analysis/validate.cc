@@ -1,0 +1,94 @@
+#include "qonnx/analysis/validate.h"
+
+#include <fmt/format.h>
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+
+#include "kernels/qonnx/params.h"
+#include "qonnx/analysis/summary.h"
+#include "qonnx/exec/executor.h"
+#include "qonnx/io/model_io.h"
+#include "qonnx/support/log.h"
+
+namespace qonnx::analysis {
+namespace {
+
+Status run_onnx_checker(const ir::Model& model) {
+  auto opset = model.opset("");
+  auto known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
+  if (opset && *opset > known) {
+    log::info("ONNX library checks skipped: the installed ONNX library knows opsets <= {}, the model uses {}", known, *opset);
+    return Status::ok();
+  }
+  QONNX_ASSIGN_OR_RETURN(std::string bytes, io::serialize_model(model));
+  onnx::ModelProto proto;
+  proto.ParseFromString(bytes);
+  // QONNX ops exported into the default domain are unknown to the checker: check them as custom ops.
+  bool moved = false;
+  for (auto& node : *proto.mutable_graph()->mutable_node()) {
+    if (ir::is_default_domain(node.domain()) && onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset.value_or(1)), "") == nullptr) {
+      node.set_domain("qonnx.custom_op.general");
+      moved = true;
+    }
+  }
+  if (moved && !model.opset("qonnx.custom_op.general")) {
+    auto* op = proto.add_opset_import();
+    op->set_domain("qonnx.custom_op.general");
+    op->set_version(1);
+  }
+  try {
+    onnx::checker::check_model(proto);
+  } catch (const std::exception& e) {
+    return Status(Code::kInvalidModel, fmt::format("ONNX checker: {}", e.what()));
+  }
+  return Status::ok();
+}
+
+Status check_quant_parameters(const ir::Model& model) {
+  const ir::Graph& g = model.graph();
+  for (const auto& node : g.nodes()) {
+    if (!is_quant_family(*node) || node->op_type() == "FloatQuant") continue;
+    std::vector<Tensor> constants(node->inputs().size());
+    std::vector<const Tensor*> ins(node->inputs().size(), nullptr);
+    for (size_t i = 1; i < node->inputs().size(); ++i) {
+      const ir::Value* v = node->input(i);
+      if (!v || !v->is_initializer()) continue;
+      auto t = g.initializer_tensor(v);
+      if (!t.is_ok()) return std::move(t).status().with_context(node->describe());
+      constants[i] = t.value();
+      ins[i] = &constants[i];
+    }
+    exec::KernelContext ctx(*node, model.op_version(node->domain()), ins);
+    auto with_node = [&](Status st) { return std::move(st).with_context(node->describe()); };
+    const std::string& op = node->op_type();
+    if (ins.size() > 1 && ins[1]) {
+      auto s = kernels::scale_input(ctx, 1, "scale");
+      if (!s.is_ok()) return with_node(s.status());
+    }
+    if (op == "BipolarQuant") continue;
+    std::vector<std::pair<size_t, const char*>> bit_inputs;
+    if (op == "Trunc") bit_inputs = {{3, "in_bitwidth"}, {ins.size() - 1, "out_bitwidth"}};
+    else bit_inputs = {{3, "bitwidth"}};
+    for (auto [i, what] : bit_inputs) {
+      if (i < ins.size() && ins[i]) {
+        auto b = kernels::bitwidth_input(ctx, i, what);
+        if (!b.is_ok()) return with_node(b.status());
+      }
+    }
+    auto mode = kernels::rounding_attr(ctx, op == "Trunc" ? "FLOOR" : "ROUND");
+    if (!mode.is_ok()) return with_node(mode.status());
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status validate_model(const ir::Model& model) {
+  QONNX_RETURN_IF_ERROR(run_onnx_checker(model));
+  auto plan = exec::Executor::create(model);
+  if (!plan.is_ok()) return std::move(plan).status();
+  return check_quant_parameters(model);
+}
+
+}  // namespace qonnx::analysis

@@ -1,0 +1,32 @@
+#include "qonnx/exec/broadcast.h"
+
+#include <algorithm>
+
+namespace qonnx::exec {
+
+bool broadcast_dims(const Dims& a, const Dims& b, Dims* out) {
+  size_t rank = std::max(a.size(), b.size());
+  Dims r(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da == db || db == 1) r[i] = da;
+    else if (da == 1) r[i] = db;
+    else return false;
+  }
+  *out = std::move(r);
+  return true;
+}
+
+std::vector<int64_t> broadcast_strides(const Dims& in, const Dims& out) {
+  std::vector<int64_t> strides(out.size(), 0);
+  int64_t stride = 1;
+  for (size_t i = in.size(); i-- > 0;) {
+    size_t o = out.size() - in.size() + i;
+    strides[o] = in[i] == 1 ? 0 : stride;
+    stride *= in[i];
+  }
+  return strides;
+}
+
+}  // namespace qonnx::exec

@@ -1,0 +1,106 @@
+#include "qonnx/exec/compare.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "qonnx/exec/dtype_dispatch.h"
+
+namespace qonnx::exec {
+
+std::string Comparison::describe() const {
+  if (!dtype_match) return "dtype differs";
+  if (!shape_match) return "shape differs";
+  return fmt::format("max abs error {:.6g}, max rel error {:.6g}, {} mismatching element(s){}", max_abs_error,
+                     max_rel_error, mismatches,
+                     first_mismatch >= 0 ? fmt::format(" (first at flat index {})", first_mismatch) : "");
+}
+
+Comparison compare_tensors(const Tensor& actual, const Tensor& expected, double atol, double rtol) {
+  Comparison c;
+  if (actual.dtype() != expected.dtype()) {
+    c.dtype_match = false;
+    return c;
+  }
+  if (actual.dims() != expected.dims()) {
+    c.shape_match = false;
+    return c;
+  }
+  if (actual.dtype() == DType::kString) {
+    for (int64_t i = 0; i < actual.numel(); ++i)
+      if (actual.strings()[static_cast<size_t>(i)] != expected.strings()[static_cast<size_t>(i)]) {
+        if (c.first_mismatch < 0) c.first_mismatch = i;
+        ++c.mismatches;
+      }
+    return c;
+  }
+  for (int64_t i = 0; i < actual.numel(); ++i) {
+    double a = element_as_double(actual, i), e = element_as_double(expected, i);
+    bool ok;
+    if (std::isnan(a) || std::isnan(e)) {
+      ok = std::isnan(a) && std::isnan(e);
+    } else if (std::isinf(a) || std::isinf(e)) {
+      ok = a == e;
+    } else {
+      double abs_err = std::fabs(a - e);
+      double rel_err = e != 0 ? abs_err / std::fabs(e) : (abs_err > 0 ? INFINITY : 0);
+      if (abs_err > c.max_abs_error) c.max_abs_error = abs_err;
+      if (rel_err > c.max_rel_error && std::isfinite(rel_err)) c.max_rel_error = rel_err;
+      ok = abs_err <= atol + rtol * std::fabs(e);
+    }
+    if (!ok) {
+      if (c.first_mismatch < 0) c.first_mismatch = i;
+      ++c.mismatches;
+    }
+  }
+  return c;
+}
+
+namespace {
+
+// splitmix64: fixed algorithm so random inputs are identical on every platform and library.
+struct Rng {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+};
+
+}  // namespace
+
+Result<std::map<std::string, Tensor>> random_inputs(const ir::Graph& graph, uint64_t seed, int64_t symbolic_dim) {
+  std::map<std::string, Tensor> out;
+  Rng rng{seed};
+  for (const ir::Value* v : graph.runtime_inputs()) {
+    auto type = graph.type_of(v);
+    if (!type || type->dtype == DType::kUndefined || !type->has_shape)
+      return Status(Code::kUsage, fmt::format("graph input '{}' has no declared type and shape: give it with --input", v->name()));
+    Dims dims = type->dims;
+    for (auto& d : dims)
+      if (d < 0) d = symbolic_dim;
+    Tensor t(type->dtype, dims);
+    DType dt = type->dtype;
+    bool ok = visit_dtype(dt, [&](auto tag) {
+      using T = decltype(tag);
+      T* p = t.data<T>();
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        double u = rng.uniform();
+        if constexpr (std::is_same_v<T, Half>) p[i] = Half{float_to_half(static_cast<float>(2 * u - 1))};
+        else if constexpr (std::is_same_v<T, BFloat16>) p[i] = BFloat16{float_to_bfloat16(static_cast<float>(2 * u - 1))};
+        else if constexpr (std::is_same_v<T, bool>) p[i] = u < 0.5;
+        else if constexpr (std::is_floating_point_v<T>) p[i] = static_cast<T>(2 * u - 1);
+        else p[i] = static_cast<T>(u * 10);
+      }
+    });
+    if (!ok)
+      return Status(Code::kUnsupported, fmt::format("cannot make random {} data for input '{}'", dtype_name(dt), v->name()));
+    out.emplace(v->name(), std::move(t));
+  }
+  return out;
+}
+
+}  // namespace qonnx::exec

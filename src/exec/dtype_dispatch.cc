@@ -1,0 +1,77 @@
+#include "qonnx/exec/dtype_dispatch.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <type_traits>
+
+namespace qonnx::exec {
+namespace {
+
+template <typename T>
+float load_float(const T& v) {
+  if constexpr (std::is_same_v<T, Half>) return half_to_float(v.bits);
+  else if constexpr (std::is_same_v<T, BFloat16>) return bfloat16_to_float(v.bits);
+  else return static_cast<float>(v);
+}
+
+// Float to integer the way common runtimes do it: truncation, saturating out of range, NaN -> 0.
+template <typename To, typename From>
+To float_to_int(From v) {
+  if (std::isnan(v)) return To(0);
+  double d = static_cast<double>(v);
+  if (d <= static_cast<double>(std::numeric_limits<To>::min())) return std::numeric_limits<To>::min();
+  if (d >= static_cast<double>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+  return static_cast<To>(v);
+}
+
+template <typename To, typename From>
+To convert(const From& v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (std::is_same_v<To, Half>) {
+    if constexpr (std::is_same_v<From, double>) return Half{float_to_half(static_cast<float>(v))};
+    else return Half{float_to_half(load_float(v))};
+  } else if constexpr (std::is_same_v<To, BFloat16>) {
+    return BFloat16{float_to_bfloat16(load_float(v))};
+  } else if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>) {
+    return convert<To>(load_float(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To>) {
+    return float_to_int<To>(v);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+}  // namespace
+
+Tensor cast_tensor(const Tensor& in, DType to) {
+  if (in.dtype() == to) return in;
+  Tensor out(to, in.dims());
+  bool ok = visit_dtype(in.dtype(), [&](auto from_tag) {
+    using From = decltype(from_tag);
+    const From* src = in.data<From>();
+    bool inner = visit_dtype(to, [&](auto to_tag) {
+      using To = decltype(to_tag);
+      To* dst = out.data<To>();
+      for (int64_t i = 0; i < in.numel(); ++i) dst[i] = convert<To>(src[i]);
+    });
+    if (!inner) throw std::invalid_argument(std::string("cannot cast to ") + dtype_name(to));
+  });
+  if (!ok) throw std::invalid_argument(std::string("cannot cast from ") + dtype_name(in.dtype()));
+  return out;
+}
+
+double element_as_double(const Tensor& t, int64_t i) {
+  double r = 0;
+  visit_dtype(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    r = to_double(t.data<T>()[i]);
+  });
+  return r;
+}
+
+}  // namespace qonnx::exec

@@ -1,0 +1,277 @@
+#include "qonnx/io/model_io.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/onnx_pb.h>
+
+#include "io/tensor_codec.h"
+
+namespace qonnx::io {
+namespace fs = std::filesystem;
+
+Result<std::string> read_file(const fs::path& path) {
+  std::error_code ec;
+  auto status = fs::status(path, ec);
+  if (ec || !fs::exists(status))
+    return Status(Code::kCannotRead, fmt::format("cannot read '{}': no such file", path.string()));
+  if (fs::is_directory(status))
+    return Status(Code::kCannotRead, fmt::format("cannot read '{}': it is a directory", path.string()));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status(Code::kCannotRead, fmt::format("cannot read '{}': {}", path.string(), std::strerror(errno)));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return Status(Code::kCannotRead, fmt::format("cannot read '{}': read error", path.string()));
+  return ss.str();
+}
+
+Status write_file_atomic(const fs::path& path, const std::string& bytes) {
+  fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  std::random_device rd;
+  fs::path tmp = dir / fmt::format(".{}.tmp-{:08x}", path.filename().string(), rd());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return Status(Code::kCannotWrite, fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return Status(Code::kCannotWrite, fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return Status(Code::kCannotWrite, fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp.c_str());
+    return Status(Code::kCannotWrite, fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)));
+  }
+  return Status::ok();
+}
+
+namespace {
+
+Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, ir::Graph& graph) {
+  // Definitions first: inputs, initializers, sparse initializers; then nodes in stored order.
+  for (auto& in : *g.mutable_input()) {
+    ir::Value* v = graph.get_or_create_value(in.name());
+    if (v->is_graph_input())
+      return Status(Code::kInvalidModel, fmt::format("graph input '{}' is declared twice", in.name()));
+    graph.add_input(v, std::make_unique<onnx::ValueInfoProto>(std::move(in)));
+  }
+  for (auto& t : *g.mutable_initializer()) {
+    if (t.name().empty()) return Status(Code::kInvalidModel, "an initializer has no name");
+    ir::Initializer init;
+    init.value = graph.get_or_create_value(t.name());
+    init.base_dir = base_dir;
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      auto slice = resolve_external(t, base_dir);
+      if (!slice.is_ok()) return std::move(slice).status().with_context(fmt::format("initializer '{}'", t.name()));
+    }
+    init.proto = std::make_shared<onnx::TensorProto>(std::move(t));
+    QONNX_RETURN_IF_ERROR(graph.add_initializer(std::move(init)));
+  }
+  for (const auto& sp : g.sparse_initializer()) graph.get_or_create_value(sp.values().name());
+
+  for (auto& np : *g.mutable_node()) {
+    std::vector<std::string> ins(np.input().begin(), np.input().end());
+    std::vector<std::string> outs(np.output().begin(), np.output().end());
+    std::string name = np.name(), op = np.op_type(), domain = np.domain();
+    auto node = graph.add_node(name, op, domain, ins, outs);
+    if (!node.is_ok()) return std::move(node).status();
+    np.clear_input();
+    np.clear_output();
+    node.value()->mutable_rest().Swap(&np);
+  }
+  // Every consumed name must be defined somewhere in this graph.
+  for (const auto& node : graph.nodes()) {
+    for (size_t k = 0; k < node->inputs().size(); ++k) {
+      const ir::Value* v = node->inputs()[k];
+      if (v && !v->producer() && !v->is_initializer() && !v->is_graph_input()) {
+        bool sparse = false;
+        for (const auto& sp : g.sparse_initializer()) sparse |= sp.values().name() == v->name();
+        if (!sparse)
+          return Status(Code::kInvalidModel, fmt::format("input #{} '{}' is not defined in the graph", k, v->name()))
+              .with_context(node->describe());
+      }
+    }
+  }
+  for (auto& out : *g.mutable_output()) {
+    ir::Value* v = graph.get_or_create_value(out.name());
+    graph.add_output(v, std::make_unique<onnx::ValueInfoProto>(std::move(out)));
+  }
+  for (auto& vi : *g.mutable_value_info()) graph.add_value_info(std::make_unique<onnx::ValueInfoProto>(std::move(vi)));
+  g.clear_input();
+  g.clear_initializer();
+  g.clear_node();
+  g.clear_output();
+  g.clear_value_info();
+  graph.mutable_rest().Swap(&g);
+  return Status::ok();
+}
+
+Status validate_header(const onnx::ModelProto& m) {
+  if (!m.has_graph()) return Status(Code::kInvalidModel, "not an ONNX model: no graph");
+  if (m.ir_version() <= 0) return Status(Code::kInvalidModel, "not an ONNX model: ir_version is missing");
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<ir::Model> load_model_from_bytes(const std::string& bytes, const fs::path& base_dir) {
+  if (bytes.empty()) return Status(Code::kInvalidModel, "not an ONNX model: the file is empty");
+  onnx::ModelProto proto;
+  google::protobuf::io::CodedInputStream stream(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                static_cast<int>(std::min<size_t>(bytes.size(), INT32_MAX)));
+  stream.SetRecursionLimit(100);
+  if (!proto.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
+    return Status(Code::kInvalidModel, "not an ONNX model: protobuf parsing failed (truncated or not protobuf)");
+  QONNX_RETURN_IF_ERROR(validate_header(proto));
+  ir::Model model;
+  std::unique_ptr<onnx::GraphProto> g(proto.release_graph());
+  model.mutable_header().Swap(&proto);
+  QONNX_RETURN_IF_ERROR(build_graph(*g, base_dir, model.graph()));
+  return model;
+}
+
+Result<ir::Model> load_model(const fs::path& path) {
+  QONNX_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  auto model = load_model_from_bytes(bytes, dir);
+  if (!model.is_ok()) return std::move(model).status().with_context(path.string());
+  model->set_source_path(path);
+  return model;
+}
+
+namespace {
+
+struct ExternalWriter {
+  fs::path file;        // absolute target of the .data file
+  std::string location;  // relative name written in the model
+  std::string bytes;
+  size_t alignment;
+
+  void place(const Tensor& t, onnx::TensorProto* proto) {
+    size_t offset = (bytes.size() + alignment - 1) / alignment * alignment;
+    bytes.resize(offset, '\0');
+    bytes.append(static_cast<const char*>(t.raw()), t.nbytes());
+    proto->clear_raw_data();
+    proto->clear_float_data();
+    proto->clear_int32_data();
+    proto->clear_int64_data();
+    proto->clear_double_data();
+    proto->clear_uint64_data();
+    proto->clear_external_data();
+    proto->set_data_type(static_cast<int32_t>(t.dtype()));
+    proto->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto add = [&](const char* k, const std::string& v) {
+      auto* e = proto->add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    };
+    add("location", location);
+    add("offset", std::to_string(offset));
+    add("length", std::to_string(t.nbytes()));
+  }
+};
+
+Result<onnx::ModelProto> to_proto(const ir::Model& model, const SaveOptions& options, ExternalWriter* ext) {
+  onnx::ModelProto m(model.header());
+  const ir::Graph& graph = model.graph();
+  onnx::GraphProto* g = m.mutable_graph();
+  g->CopyFrom(graph.rest());
+  for (const auto& node : graph.nodes()) {
+    onnx::NodeProto* np = g->add_node();
+    np->CopyFrom(node->rest());
+    for (const ir::Value* v : node->inputs()) np->add_input(v ? v->name() : "");
+    for (const ir::Value* v : node->outputs()) np->add_output(v ? v->name() : "");
+    if (np->name() != node->name()) np->set_name(node->name());
+    if (np->op_type() != node->op_type()) np->set_op_type(node->op_type());
+    if (np->domain() != node->domain()) np->set_domain(node->domain());
+  }
+  for (const auto& init : graph.initializers()) {
+    onnx::TensorProto* tp = g->add_initializer();
+    bool was_external = init.proto->data_location() == onnx::TensorProto::EXTERNAL;
+    bool go_external = false;
+    if (ext && options.external_data == ExternalData::kAuto) go_external = was_external;
+    if (ext && options.external_data == ExternalData::kAlways) {
+      int64_t n = checked_numel(Dims(init.proto->dims().begin(), init.proto->dims().end()));
+      size_t es = dtype_size(static_cast<DType>(init.proto->data_type()));
+      go_external = es > 0 && n >= 0 && static_cast<size_t>(n) * es >= options.external_threshold;
+    }
+    if (!was_external && !go_external) {
+      tp->CopyFrom(*init.proto);
+      continue;
+    }
+    auto t = graph.initializer_tensor(init.value);
+    if (!t.is_ok()) return std::move(t).status();
+    tp->CopyFrom(*init.proto);
+    if (go_external) {
+      ext->place(t.value(), tp);
+    } else {
+      tp->clear_external_data();
+      tp->clear_data_location();
+      encode_tensor(t.value(), tp);
+    }
+  }
+  for (size_t i = 0; i < graph.inputs().size(); ++i) g->add_input()->CopyFrom(*graph.input_info(i));
+  for (size_t i = 0; i < graph.outputs().size(); ++i) g->add_output()->CopyFrom(*graph.output_info(i));
+  for (const auto& vi : graph.value_infos()) g->add_value_info()->CopyFrom(*vi);
+  return m;
+}
+
+Result<std::string> serialize(const onnx::ModelProto& m) {
+  size_t size = m.ByteSizeLong();
+  if (size > static_cast<size_t>(INT32_MAX))
+    return Status(Code::kCannotWrite, fmt::format("model is {} bytes, over protobuf's 2 GB limit: use external data", size));
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream raw(&out);
+    google::protobuf::io::CodedOutputStream coded(&raw);
+    coded.SetSerializationDeterministic(true);
+    m.SerializeToCodedStream(&coded);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> serialize_model(const ir::Model& model) {
+  SaveOptions inline_all;
+  inline_all.external_data = ExternalData::kNever;
+  QONNX_ASSIGN_OR_RETURN(onnx::ModelProto m, to_proto(model, inline_all, nullptr));
+  return serialize(m);
+}
+
+Status save_model(const ir::Model& model, const fs::path& path, const SaveOptions& options) {
+  ExternalWriter ext;
+  ext.location = path.filename().string() + ".data";
+  ext.file = (path.has_parent_path() ? path.parent_path() : fs::path(".")) / ext.location;
+  ext.alignment = options.external_alignment == 0 ? 1 : options.external_alignment;
+  auto proto = to_proto(model, options, options.external_data == ExternalData::kNever ? nullptr : &ext);
+  if (!proto.is_ok()) return std::move(proto).status().with_context(path.string());
+  auto bytes = serialize(proto.value());
+  if (!bytes.is_ok()) return std::move(bytes).status().with_context(path.string());
+  if (!ext.bytes.empty()) QONNX_RETURN_IF_ERROR(write_file_atomic(ext.file, ext.bytes));
+  return write_file_atomic(path, bytes.value());
+}
+
+}  // namespace qonnx::io

@@ -1,0 +1,156 @@
+#include "qonnx/io/tensor_file.h"
+
+#include <cstring>
+#include <regex>
+
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+
+#include "io/tensor_codec.h"
+#include "qonnx/io/model_io.h"
+
+namespace qonnx::io {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct NpyType {
+  const char* descr;
+  DType dtype;
+};
+
+constexpr NpyType kNpyTypes[] = {
+    {"f4", DType::kFloat},  {"f8", DType::kDouble}, {"f2", DType::kFloat16}, {"i1", DType::kInt8},
+    {"u1", DType::kUInt8},  {"i2", DType::kInt16},  {"u2", DType::kUInt16},  {"i4", DType::kInt32},
+    {"u4", DType::kUInt32}, {"i8", DType::kInt64},  {"u8", DType::kUInt64},  {"b1", DType::kBool},
+};
+
+Status npy_error(const std::string& what) { return Status(Code::kCannotRead, "not a readable .npy file: " + what); }
+
+}  // namespace
+
+Result<Tensor> parse_npy(const std::string& bytes) {
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) return npy_error("bad magic");
+  uint8_t major = static_cast<uint8_t>(bytes[6]);
+  size_t header_len, header_start;
+  if (major == 1) {
+    header_len = static_cast<uint8_t>(bytes[8]) | (static_cast<size_t>(static_cast<uint8_t>(bytes[9])) << 8);
+    header_start = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) return npy_error("truncated header");
+    header_len = 0;
+    for (int i = 0; i < 4; ++i) header_len |= static_cast<size_t>(static_cast<uint8_t>(bytes[8 + i])) << (8 * i);
+    header_start = 12;
+  } else {
+    return npy_error(fmt::format("unsupported version {}", major));
+  }
+  if (header_start + header_len > bytes.size()) return npy_error("truncated header");
+  std::string header = bytes.substr(header_start, header_len);
+
+  std::smatch m;
+  static const std::regex descr_re("'descr'\\s*:\\s*'([<>|=])([a-z][0-9]+)'");
+  static const std::regex fortran_re("'fortran_order'\\s*:\\s*(True|False)");
+  static const std::regex shape_re("'shape'\\s*:\\s*\\(([^)]*)\\)");
+  if (!std::regex_search(header, m, descr_re)) return npy_error("no supported 'descr' in header");
+  if (m[1] == ">") return npy_error("big-endian data is not supported");
+  std::string code = m[2];
+  DType dtype = DType::kUndefined;
+  for (const auto& t : kNpyTypes)
+    if (code == t.descr) dtype = t.dtype;
+  if (dtype == DType::kUndefined) return npy_error(fmt::format("unsupported dtype '{}'", code));
+  if (!std::regex_search(header, m, fortran_re)) return npy_error("no 'fortran_order' in header");
+  bool fortran = m[1] == "True";
+  if (!std::regex_search(header, m, shape_re)) return npy_error("no 'shape' in header");
+  Dims dims;
+  std::string shape = m[1];
+  static const std::regex num_re("[0-9]+");
+  for (auto it = std::sregex_iterator(shape.begin(), shape.end(), num_re); it != std::sregex_iterator(); ++it)
+    dims.push_back(std::stoll(it->str()));
+  int64_t numel = checked_numel(dims);
+  if (numel < 0) return npy_error("shape overflows");
+  size_t data_start = header_start + header_len;
+  size_t nbytes = static_cast<size_t>(numel) * dtype_size(dtype);
+  if (bytes.size() - data_start != nbytes)
+    return npy_error(fmt::format("has {} data bytes, shape {} needs {}", bytes.size() - data_start,
+                                 dims_to_string(dims), nbytes));
+  Tensor t(dtype, dims);
+  if (!fortran || dims.size() < 2) {
+    if (nbytes) std::memcpy(t.raw(), bytes.data() + data_start, nbytes);
+    return t;
+  }
+  // Column-major on disk: element (i0..in) lives at sum(ik * prod(d0..dk-1)).
+  size_t es = dtype_size(dtype);
+  std::vector<int64_t> idx(dims.size(), 0);
+  const char* src = bytes.data() + data_start;
+  char* dst = static_cast<char*>(t.raw());
+  for (int64_t c = 0; c < numel; ++c) {
+    int64_t f = 0, stride = 1;
+    for (size_t k = 0; k < dims.size(); ++k) {
+      f += idx[k] * stride;
+      stride *= dims[k];
+    }
+    std::memcpy(dst + c * es, src + f * es, es);
+    for (size_t k = dims.size(); k-- > 0;) {
+      if (++idx[k] < dims[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return t;
+}
+
+std::string serialize_npy(const Tensor& tensor) {
+  const char* descr = nullptr;
+  for (const auto& t : kNpyTypes)
+    if (t.dtype == tensor.dtype()) descr = t.descr;
+  std::string shape;
+  for (size_t i = 0; i < tensor.rank(); ++i) shape += fmt::format("{}, ", tensor.dim(i));
+  if (tensor.rank() > 1) shape.resize(shape.size() - 2);
+  if (tensor.rank() == 1) shape.resize(shape.size() - 1);
+  std::string header = fmt::format("{{'descr': '{}{}', 'fortran_order': False, 'shape': ({}), }}",
+                                   descr && descr[0] == 'b' ? "|" : (dtype_size(tensor.dtype()) == 1 ? "|" : "<"),
+                                   descr ? descr : "V", shape);
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header.push_back('\n');
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out.push_back(static_cast<char>(header.size() & 0xff));
+  out.push_back(static_cast<char>(header.size() >> 8));
+  out += header;
+  out.append(static_cast<const char*>(tensor.raw()), tensor.nbytes());
+  return out;
+}
+
+Result<NamedTensor> read_tensor_file(const fs::path& path) {
+  QONNX_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  NamedTensor out;
+  if (path.extension() == ".npy") {
+    auto t = parse_npy(bytes);
+    if (!t.is_ok()) return std::move(t).status().with_context(path.string());
+    out.tensor = std::move(t).value();
+    return out;
+  }
+  onnx::TensorProto proto;
+  if (!proto.ParseFromString(bytes) || !proto.has_data_type())
+    return Status(Code::kCannotRead, "not a TensorProto (.pb) file").with_context(path.string());
+  fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  auto t = decode_tensor(proto, dir);
+  if (!t.is_ok()) return std::move(t).status().with_context(path.string());
+  out.name = proto.name();
+  out.tensor = std::move(t).value();
+  return out;
+}
+
+Status write_tensor_pb(const fs::path& path, const std::string& name, const Tensor& tensor) {
+  onnx::TensorProto proto;
+  encode_tensor(tensor, &proto);
+  proto.set_name(name);
+  return write_file_atomic(path, proto.SerializeAsString());
+}
+
+Status write_tensor_npy(const fs::path& path, const Tensor& tensor) {
+  if (tensor.dtype() == DType::kString || tensor.dtype() == DType::kBFloat16)
+    return Status(Code::kCannotWrite, fmt::format("cannot write {} tensors as .npy", dtype_name(tensor.dtype())));
+  return write_file_atomic(path, serialize_npy(tensor));
+}
+
+}  // namespace qonnx::io

@@ -1,0 +1,307 @@
+#include "qonnx/ir/model.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <onnx/onnx_pb.h>
+
+#include "io/tensor_codec.h"
+
+namespace qonnx::ir {
+
+bool is_qonnx_domain(const std::string& domain) {
+  return domain == "qonnx.custom_op.general" || domain == "finn.custom_op.general" ||
+         domain == "onnx.brevitas" || domain == "finn";
+}
+
+bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
+
+std::string canonical_domain(const std::string& domain) { return is_default_domain(domain) ? "" : domain; }
+
+// ---- Node ------------------------------------------------------------------------------------
+
+Node::Node() : rest_(std::make_unique<onnx::NodeProto>()) {}
+Node::~Node() = default;
+
+std::string Node::describe() const {
+  return fmt::format("node '{}' ({}::{})", name_, domain_.empty() ? "ai.onnx" : domain_, op_type_);
+}
+
+namespace {
+
+const onnx::AttributeProto* find_attr(const onnx::NodeProto& proto, const std::string& name) {
+  for (const auto& a : proto.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+onnx::AttributeProto* upsert_attr(onnx::NodeProto& proto, const std::string& name) {
+  for (auto& a : *proto.mutable_attribute())
+    if (a.name() == name) {
+      a.Clear();
+      a.set_name(name);
+      return &a;
+    }
+  auto* a = proto.add_attribute();
+  a->set_name(name);
+  return a;
+}
+
+}  // namespace
+
+bool Node::has_attr(const std::string& name) const { return find_attr(*rest_, name) != nullptr; }
+
+int Node::attr_type(const std::string& name) const {
+  const auto* a = find_attr(*rest_, name);
+  return a ? static_cast<int>(a->type()) : 0;
+}
+
+int64_t Node::attr_int(const std::string& name, int64_t fallback) const {
+  const auto* a = find_attr(*rest_, name);
+  if (!a) return fallback;
+  if (a->type() == onnx::AttributeProto::FLOAT) return static_cast<int64_t>(a->f());
+  return a->i();
+}
+
+float Node::attr_float(const std::string& name, float fallback) const {
+  const auto* a = find_attr(*rest_, name);
+  if (!a) return fallback;
+  if (a->type() == onnx::AttributeProto::INT) return static_cast<float>(a->i());
+  return a->f();
+}
+
+std::string Node::attr_string(const std::string& name, const std::string& fallback) const {
+  const auto* a = find_attr(*rest_, name);
+  return a ? a->s() : fallback;
+}
+
+std::vector<int64_t> Node::attr_ints(const std::string& name, const std::vector<int64_t>& fallback) const {
+  const auto* a = find_attr(*rest_, name);
+  if (!a) return fallback;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+std::vector<float> Node::attr_floats(const std::string& name, const std::vector<float>& fallback) const {
+  const auto* a = find_attr(*rest_, name);
+  if (!a) return fallback;
+  return std::vector<float>(a->floats().begin(), a->floats().end());
+}
+
+std::vector<std::string> Node::attr_strings(const std::string& name) const {
+  const auto* a = find_attr(*rest_, name);
+  if (!a) return {};
+  return std::vector<std::string>(a->strings().begin(), a->strings().end());
+}
+
+Result<Tensor> Node::attr_tensor(const std::string& name) const {
+  const auto* a = find_attr(*rest_, name);
+  if (!a || !a->has_t())
+    return Status(Code::kInvalidModel, fmt::format("missing tensor attribute '{}'", name));
+  // Tensor attributes never use external data relative to anything but the working folder.
+  auto t = io::decode_tensor(a->t(), {});
+  if (!t.is_ok()) return std::move(t).status().with_context(fmt::format("attribute '{}'", name));
+  return t;
+}
+
+std::vector<std::string> Node::attr_names() const {
+  std::vector<std::string> names;
+  for (const auto& a : rest_->attribute()) names.push_back(a.name());
+  return names;
+}
+
+void Node::set_attr_int(const std::string& name, int64_t value) {
+  auto* a = upsert_attr(*rest_, name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+void Node::set_attr_float(const std::string& name, float value) {
+  auto* a = upsert_attr(*rest_, name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(value);
+}
+
+void Node::set_attr_string(const std::string& name, const std::string& value) {
+  auto* a = upsert_attr(*rest_, name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(value);
+}
+
+void Node::set_attr_ints(const std::string& name, const std::vector<int64_t>& value) {
+  auto* a = upsert_attr(*rest_, name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : value) a->add_ints(v);
+}
+
+void Node::remove_attr(const std::string& name) {
+  auto* attrs = rest_->mutable_attribute();
+  for (int i = 0; i < attrs->size(); ++i)
+    if (attrs->Get(i).name() == name) {
+      attrs->erase(attrs->begin() + i);
+      return;
+    }
+}
+
+// ---- Graph -----------------------------------------------------------------------------------
+
+Graph::Graph() : rest_(std::make_unique<onnx::GraphProto>()) {}
+Graph::~Graph() = default;
+
+Value* Graph::find_value(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+Value* Graph::get_or_create_value(const std::string& name) {
+  if (Value* v = find_value(name)) return v;
+  auto v = std::make_unique<Value>();
+  v->name_ = name;
+  v->id_ = static_cast<int>(values_.size());
+  Value* raw = v.get();
+  values_.push_back(std::move(v));
+  by_name_.emplace(name, raw);
+  return raw;
+}
+
+Result<Node*> Graph::add_node(const std::string& name, const std::string& op_type, const std::string& domain,
+                              const std::vector<std::string>& inputs, const std::vector<std::string>& outputs) {
+  auto node = std::unique_ptr<Node>(new Node());
+  node->name_ = name;
+  node->op_type_ = op_type;
+  node->domain_ = domain;
+  Node* raw = node.get();
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    if (outputs[k].empty()) {
+      raw->outputs_.push_back(nullptr);
+      continue;
+    }
+    Value* v = get_or_create_value(outputs[k]);
+    if (v->producer_ || v->is_initializer())
+      return Status(Code::kInvalidModel, fmt::format("output '{}' is already defined", outputs[k]))
+          .with_context(raw->describe());
+    v->producer_ = raw;
+    v->producer_output_ = static_cast<int>(k);
+    raw->outputs_.push_back(v);
+  }
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (inputs[k].empty()) {
+      raw->inputs_.push_back(nullptr);
+      continue;
+    }
+    Value* v = get_or_create_value(inputs[k]);
+    v->uses_.push_back(Use{raw, static_cast<int>(k)});
+    raw->inputs_.push_back(v);
+  }
+  nodes_.push_back(std::move(node));
+  return raw;
+}
+
+void Graph::add_input(Value* value, std::unique_ptr<onnx::ValueInfoProto> info) {
+  value->graph_input_ = true;
+  inputs_.push_back(value);
+  input_info_.push_back(std::move(info));
+}
+
+void Graph::add_output(Value* value, std::unique_ptr<onnx::ValueInfoProto> info) {
+  value->graph_output_ = true;
+  outputs_.push_back(value);
+  output_info_.push_back(std::move(info));
+}
+
+void Graph::add_value_info(std::unique_ptr<onnx::ValueInfoProto> info) { value_info_.push_back(std::move(info)); }
+
+const onnx::ValueInfoProto* Graph::input_info(size_t i) const { return input_info_[i].get(); }
+const onnx::ValueInfoProto* Graph::output_info(size_t i) const { return output_info_[i].get(); }
+
+Status Graph::add_initializer(Initializer init) {
+  Value* v = init.value;
+  if (v->is_initializer() || v->producer_)
+    return Status(Code::kInvalidModel, fmt::format("initializer '{}' is defined twice", v->name()));
+  v->initializer_index_ = static_cast<int>(initializers_.size());
+  initializers_.push_back(std::move(init));
+  return Status::ok();
+}
+
+Result<Value*> Graph::add_initializer_tensor(const std::string& name, const Tensor& tensor) {
+  if (find_value(name)) return Status(Code::kFailed, fmt::format("tensor name '{}' is already used", name));
+  Initializer init;
+  init.value = get_or_create_value(name);
+  init.proto = std::make_shared<onnx::TensorProto>();
+  init.proto->set_name(name);
+  io::encode_tensor(tensor, init.proto.get());
+  init.decoded = tensor;
+  QONNX_RETURN_IF_ERROR(add_initializer(std::move(init)));
+  return find_value(name);
+}
+
+std::vector<Value*> Graph::runtime_inputs() const {
+  std::vector<Value*> out;
+  for (Value* v : inputs_)
+    if (!v->is_initializer()) out.push_back(v);
+  return out;
+}
+
+const Initializer* Graph::initializer(const Value* value) const {
+  if (!value || value->initializer_index_ < 0) return nullptr;
+  return &initializers_[static_cast<size_t>(value->initializer_index_)];
+}
+
+Result<Tensor> Graph::initializer_tensor(const Value* value) const {
+  const Initializer* init = initializer(value);
+  if (!init) return Status(Code::kFailed, fmt::format("'{}' is not an initializer", value ? value->name() : ""));
+  if (!init->decoded) {
+    auto t = io::decode_tensor(*init->proto, init->base_dir);
+    if (!t.is_ok()) return std::move(t).status().with_context(fmt::format("initializer '{}'", value->name()));
+    init->decoded = std::move(t).value();
+  }
+  return *init->decoded;
+}
+
+namespace {
+
+TypeInfo type_info_of(const onnx::ValueInfoProto& info) {
+  TypeInfo t;
+  if (!info.type().has_tensor_type()) return t;
+  const auto& tt = info.type().tensor_type();
+  t.dtype = dtype_known(tt.elem_type()) ? static_cast<DType>(tt.elem_type()) : DType::kUndefined;
+  if (tt.has_shape()) {
+    t.has_shape = true;
+    for (const auto& d : tt.shape().dim()) {
+      t.dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+      t.dim_params.push_back(d.has_dim_param() ? d.dim_param() : "");
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+std::optional<TypeInfo> Graph::type_of(const Value* value) const {
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (inputs_[i] == value) return type_info_of(*input_info_[i]);
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    if (outputs_[i] == value) return type_info_of(*output_info_[i]);
+  for (const auto& vi : value_info_)
+    if (vi->name() == value->name()) return type_info_of(*vi);
+  return std::nullopt;
+}
+
+// ---- Model -----------------------------------------------------------------------------------
+
+Model::Model() : header_(std::make_unique<onnx::ModelProto>()), graph_(std::make_unique<Graph>()) {}
+Model::~Model() = default;
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+
+std::optional<int64_t> Model::opset(const std::string& domain) const {
+  for (const auto& op : header_->opset_import())
+    if (canonical_domain(op.domain()) == canonical_domain(domain)) return op.version();
+  return std::nullopt;
+}
+
+int64_t Model::op_version(const std::string& domain) const {
+  // QONNX domains are often used without an import; their ops then behave as version 1.
+  return opset(domain).value_or(1);
+}
+
+}  // namespace qonnx::ir

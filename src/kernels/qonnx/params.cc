@@ -1,0 +1,61 @@
+#include "kernels/qonnx/params.h"
+
+#include <cmath>
+
+#include "qonnx/exec/broadcast.h"
+#include "qonnx/exec/dtype_dispatch.h"
+
+namespace qonnx::kernels {
+
+Result<Tensor> float_input(const exec::KernelContext& ctx, size_t i, const char* what) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* t, ctx.required(i, what));
+  if (t->dtype() == DType::kFloat) return *t;
+  if (!dtype_is_float(t->dtype()) && !dtype_is_integer(t->dtype()))
+    return ctx.input_error(Code::kUnsupported, i, "{} must be numeric, got {}", what, dtype_name(t->dtype()));
+  return exec::cast_tensor(*t, DType::kFloat);
+}
+
+Result<Tensor> scale_input(const exec::KernelContext& ctx, size_t i, const char* what) {
+  QONNX_ASSIGN_OR_RETURN(Tensor t, float_input(ctx, i, what));
+  const float* s = t.data<float>();
+  for (int64_t k = 0; k < t.numel(); ++k) {
+    if (!std::isfinite(s[k]) || s[k] == 0.0f)
+      return ctx.input_error(Code::kFailed, i, "{} must be finite and non-zero, got {} at element {}", what, s[k], k);
+  }
+  return t;
+}
+
+Result<int> bitwidth_input(const exec::KernelContext& ctx, size_t i, const char* what) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* t, ctx.required(i, what));
+  if (t->numel() != 1)
+    return ctx.input_error(Code::kFailed, i, "{} must hold one value, got shape {}", what, dims_to_string(t->dims()));
+  if (!dtype_is_float(t->dtype()) && !dtype_is_integer(t->dtype()))
+    return ctx.input_error(Code::kFailed, i, "{} must be numeric, got {}", what, dtype_name(t->dtype()));
+  double b = exec::element_as_double(*t, 0);
+  if (!std::isfinite(b) || b != std::floor(b) || b < 1)
+    return ctx.input_error(Code::kFailed, i, "{} must be a positive integer, got {}", what, b);
+  if (b > 32) return ctx.input_error(Code::kUnsupported, i, "{} {} is over the supported maximum of 32", what, b);
+  return static_cast<int>(b);
+}
+
+Result<RoundingMode> rounding_attr(const exec::KernelContext& ctx, const char* fallback) {
+  std::string text = ctx.attr_string("rounding_mode", fallback);
+  auto mode = parse_rounding_mode(text);
+  if (!mode)
+    return ctx.error(Code::kUnsupported, "unknown rounding_mode '{}'; accepted: {}", text, accepted_rounding_modes());
+  return *mode;
+}
+
+Result<Dims> broadcast_inputs(const exec::KernelContext& ctx, const std::vector<std::pair<size_t, const Tensor*>>& ins) {
+  Dims out = ins.front().second->dims();
+  for (size_t k = 1; k < ins.size(); ++k) {
+    Dims next;
+    if (!exec::broadcast_dims(out, ins[k].second->dims(), &next))
+      return ctx.input_error(Code::kFailed, ins[k].first, "shape {} does not broadcast with {}",
+                             dims_to_string(ins[k].second->dims()), dims_to_string(out));
+    out = std::move(next);
+  }
+  return out;
+}
+
+}  // namespace qonnx::kernels

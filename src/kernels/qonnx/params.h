@@ -1,0 +1,20 @@
+// Reading QONNX quantizer parameters (scale, zero point, bit widths) with the checks and the
+// float32 conversion SEMANTICS.md asks for. Private to the kernels.
+#pragma once
+
+#include "qonnx/exec/kernel.h"
+#include "qonnx/kernels/rounding.h"
+
+namespace qonnx::kernels {
+
+// Input i converted to float32 (float64/int32/int64/... accepted).
+Result<Tensor> float_input(const exec::KernelContext& ctx, size_t i, const char* what);
+// Like float_input, and every element must be finite and non-zero.
+Result<Tensor> scale_input(const exec::KernelContext& ctx, size_t i, const char* what);
+// A single positive integer bit width in [1, 32].
+Result<int> bitwidth_input(const exec::KernelContext& ctx, size_t i, const char* what);
+Result<RoundingMode> rounding_attr(const exec::KernelContext& ctx, const char* fallback);
+// Broadcast shape of several inputs; an error names the first input that does not fit.
+Result<Dims> broadcast_inputs(const exec::KernelContext& ctx, const std::vector<std::pair<size_t, const Tensor*>>& ins);
+
+}  // namespace qonnx::kernels

@@ -1,0 +1,11 @@
+// Registration functions of the QONNX kernel files (one per file).
+#pragma once
+
+#include "qonnx/exec/kernel.h"
+
+namespace qonnx::kernels {
+
+void register_quant_kernels(exec::KernelRegistry& r);
+void register_trunc_kernels(exec::KernelRegistry& r);
+
+}  // namespace qonnx::kernels

@@ -1,0 +1,11 @@
+#include "kernels/qonnx/qonnx_kernels.h"
+#include "qonnx/kernels/register.h"
+
+namespace qonnx::kernels {
+
+void register_qonnx_kernels(exec::KernelRegistry& r) {
+  register_quant_kernels(r);
+  register_trunc_kernels(r);
+}
+
+}  // namespace qonnx::kernels

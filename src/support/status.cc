@@ -1,0 +1,29 @@
+#include "qonnx/support/status.h"
+
+namespace qonnx {
+
+const char* code_name(Code code) {
+  switch (code) {
+    case Code::kOk: return "ok";
+    case Code::kFailed: return "failed";
+    case Code::kUsage: return "usage error";
+    case Code::kCannotRead: return "cannot read input";
+    case Code::kCannotWrite: return "cannot write output";
+    case Code::kInvalidModel: return "invalid model";
+    case Code::kUnsupported: return "unsupported op, type or pattern";
+    case Code::kMismatch: return "numeric mismatch";
+  }
+  return "unknown";
+}
+
+std::string Status::to_string() const {
+  std::string out;
+  for (const auto& item : context_) {
+    out += item;
+    out += ": ";
+  }
+  out += message_;
+  return out;
+}
+
+}  // namespace qonnx

@@ -1,0 +1,207 @@
+#include "qonnx/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace qonnx {
+
+size_t dtype_size(DType dtype) {
+  switch (dtype) {
+    case DType::kBool:
+    case DType::kUInt8:
+    case DType::kInt8: return 1;
+    case DType::kUInt16:
+    case DType::kInt16:
+    case DType::kFloat16:
+    case DType::kBFloat16: return 2;
+    case DType::kFloat:
+    case DType::kInt32:
+    case DType::kUInt32: return 4;
+    case DType::kDouble:
+    case DType::kInt64:
+    case DType::kUInt64:
+    case DType::kComplex64: return 8;
+    case DType::kComplex128: return 16;
+    case DType::kString:
+    case DType::kUndefined: return 0;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType dtype) {
+  switch (dtype) {
+    case DType::kUndefined: return "undefined";
+    case DType::kFloat: return "float";
+    case DType::kUInt8: return "uint8";
+    case DType::kInt8: return "int8";
+    case DType::kUInt16: return "uint16";
+    case DType::kInt16: return "int16";
+    case DType::kInt32: return "int32";
+    case DType::kInt64: return "int64";
+    case DType::kString: return "string";
+    case DType::kBool: return "bool";
+    case DType::kFloat16: return "float16";
+    case DType::kDouble: return "double";
+    case DType::kUInt32: return "uint32";
+    case DType::kUInt64: return "uint64";
+    case DType::kComplex64: return "complex64";
+    case DType::kComplex128: return "complex128";
+    case DType::kBFloat16: return "bfloat16";
+  }
+  return "unknown";
+}
+
+bool dtype_is_float(DType d) {
+  return d == DType::kFloat || d == DType::kDouble || d == DType::kFloat16 || d == DType::kBFloat16;
+}
+
+bool dtype_is_integer(DType d) {
+  switch (d) {
+    case DType::kUInt8: case DType::kInt8: case DType::kUInt16: case DType::kInt16:
+    case DType::kInt32: case DType::kInt64: case DType::kUInt32: case DType::kUInt64: return true;
+    default: return false;
+  }
+}
+
+bool dtype_is_signed(DType d) {
+  return d == DType::kInt8 || d == DType::kInt16 || d == DType::kInt32 || d == DType::kInt64 ||
+         dtype_is_float(d);
+}
+
+bool dtype_known(int32_t value) { return value >= 1 && value <= 16; }
+
+int64_t checked_numel(const Dims& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) return -1;
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+std::string dims_to_string(const Dims& dims) { return fmt::format("[{}]", fmt::join(dims, ", ")); }
+
+float half_to_float(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      int e = -1;
+      do {
+        ++e;
+        mant <<= 1;
+      } while ((mant & 0x400u) == 0);
+      bits = sign | (static_cast<uint32_t>(112 - e) << 23) | ((mant & 0x3ffu) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t float_to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u) return static_cast<uint16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0));
+  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
+  if (absx < 0x38800000u) {  // result is subnormal or zero
+    if (absx < 0x33000000u) return static_cast<uint16_t>(sign);
+    uint32_t e = absx >> 23;
+    uint32_t mant = (absx & 0x7fffffu) | 0x800000u;
+    uint32_t shift = 126 - e;  // 14 + (113 - e) - 1
+    uint32_t result = mant >> (shift);
+    uint32_t rem = mant & ((1u << shift) - 1);
+    uint32_t halfway = 1u << (shift - 1);
+    if (rem > halfway || (rem == halfway && (result & 1u))) ++result;
+    return static_cast<uint16_t>(sign | result);
+  }
+  uint32_t result = absx - 0x38000000u;  // rebias exponent 127 -> 15
+  uint32_t rem = result & 0x1fffu;
+  result >>= 13;
+  if (rem > 0x1000u || (rem == 0x1000u && (result & 1u))) ++result;
+  return static_cast<uint16_t>(sign | result);
+}
+
+float bfloat16_to_float(uint16_t b) {
+  uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t float_to_bfloat16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+namespace {
+
+std::shared_ptr<uint8_t> allocate(size_t bytes) {
+  size_t rounded = ((bytes + 63) / 64) * 64;
+  if (rounded == 0) rounded = 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, rounded);
+  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+}
+
+}  // namespace
+
+Tensor::Tensor(DType dtype, Dims dims) : dtype_(dtype), dims_(std::move(dims)) {
+  numel_ = checked_numel(dims_);
+  if (numel_ < 0) throw std::length_error("tensor dims " + dims_to_string(dims_) + " are not allocatable");
+  if (dtype_ == DType::kString) {
+    strings_ = std::make_shared<std::vector<std::string>>(static_cast<size_t>(numel_));
+    buffer_ = allocate(0);
+  } else {
+    size_t esize = dtype_size(dtype_);
+    if (esize != 0 && static_cast<uint64_t>(numel_) > std::numeric_limits<size_t>::max() / esize / 2)
+      throw std::length_error("tensor dims " + dims_to_string(dims_) + " are too large");
+    buffer_ = allocate(static_cast<size_t>(numel_) * esize);
+  }
+}
+
+Tensor Tensor::reshaped(Dims dims) const {
+  Tensor t = *this;
+  int64_t n = checked_numel(dims);
+  if (n != numel_) throw std::invalid_argument("reshape changes the element count");
+  t.dims_ = std::move(dims);
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  Tensor t(dtype_, dims_);
+  if (dtype_ == DType::kString) {
+    *t.strings_ = *strings_;
+  } else if (nbytes() > 0) {
+    std::memcpy(t.buffer_.get(), buffer_.get(), nbytes());
+  }
+  return t;
+}
+
+bool Tensor::identical(const Tensor& other) const {
+  if (dtype_ != other.dtype_ || dims_ != other.dims_) return false;
+  if (dtype_ == DType::kString) return *strings_ == *other.strings_;
+  return nbytes() == 0 || std::memcmp(buffer_.get(), other.buffer_.get(), nbytes()) == 0;
+}
+
+}  // namespace qonnx

@@ -1,0 +1,207 @@
+// `exec`: run a model on given or seeded random inputs with qonnx-cc's own kernels.
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "qonnx/demo/demo_model.h"
+#include "qonnx/exec/compare.h"
+#include "qonnx/exec/dtype_dispatch.h"
+#include "qonnx/exec/executor.h"
+#include "qonnx/io/model_io.h"
+#include "qonnx/io/tensor_file.h"
+#include "qonnx/support/log.h"
+
+namespace qonnx::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct ExecOptions {
+  std::string model;
+  std::vector<std::string> inputs;
+  std::string input_dir;
+  bool random = false;
+  uint64_t seed = 0;
+  std::string output_dir;
+  bool npy = false;
+  std::string expect_dir;
+  double atol = 1e-7;
+  double rtol = 1e-3;
+  std::vector<std::string> expose;
+};
+
+std::string stats(const Tensor& t) {
+  std::string head = fmt::format("{}{}", dtype_name(t.dtype()), dims_to_string(t.dims()));
+  if (t.numel() == 0 || t.dtype() == DType::kString) return head;
+  double lo = exec::element_as_double(t, 0), hi = lo, sum = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double v = exec::element_as_double(t, i);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    sum += v;
+  }
+  return fmt::format("{} min {:.6g} max {:.6g} mean {:.6g}", head, lo, hi, sum / static_cast<double>(t.numel()));
+}
+
+// Finds input_K.pb or input_K.npy in `dir` for every runtime input, by position.
+Status read_input_dir(const ir::Graph& g, const fs::path& dir, std::map<std::string, Tensor>& feeds) {
+  auto inputs = g.runtime_inputs();
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    fs::path pb = dir / fmt::format("input_{}.pb", k), npy = dir / fmt::format("input_{}.npy", k);
+    fs::path file = fs::exists(pb) ? pb : npy;
+    if (!fs::exists(file))
+      return Status(Code::kCannotRead, fmt::format("--input-dir: neither {} nor {} exists (graph input #{} '{}')",
+                                                   pb.string(), npy.filename().string(), k, inputs[k]->name()));
+    QONNX_ASSIGN_OR_RETURN(io::NamedTensor t, io::read_tensor_file(file));
+    feeds[inputs[k]->name()] = std::move(t.tensor);
+  }
+  return Status::ok();
+}
+
+Status read_named_inputs(const ir::Graph& g, const std::vector<std::string>& specs, std::map<std::string, Tensor>& feeds) {
+  auto inputs = g.runtime_inputs();
+  for (const auto& spec : specs) {
+    std::string name, file;
+    auto eq = spec.find('=');
+    if (eq == std::string::npos) {
+      if (inputs.size() != 1)
+        return Status(Code::kUsage, fmt::format("--input '{}': use NAME=FILE, the model has {} inputs", spec, inputs.size()));
+      name = inputs[0]->name();
+      file = spec;
+    } else {
+      name = spec.substr(0, eq);
+      file = spec.substr(eq + 1);
+    }
+    const ir::Value* v = g.find_value(name);
+    if (!v || !v->is_graph_input() || v->is_initializer()) {
+      std::vector<std::string> names;
+      for (auto* in : inputs) names.push_back(in->name());
+      return Status(Code::kUsage, fmt::format("--input: the model has no input '{}' (inputs: {})", name, fmt::join(names, ", ")));
+    }
+    QONNX_ASSIGN_OR_RETURN(io::NamedTensor t, io::read_tensor_file(file));
+    feeds[name] = std::move(t.tensor);
+  }
+  return Status::ok();
+}
+
+Status write_outputs(const ir::Graph& g, const exec::RunResult& r, const ExecOptions& o) {
+  fs::path dir(o.output_dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status(Code::kCannotWrite, fmt::format("cannot create '{}': {}", dir.string(), ec.message()));
+  for (size_t k = 0; k < r.outputs.size(); ++k) {
+    QONNX_RETURN_IF_ERROR(io::write_tensor_pb(dir / fmt::format("output_{}.pb", k), g.outputs()[k]->name(), r.outputs[k]));
+    if (o.npy) QONNX_RETURN_IF_ERROR(io::write_tensor_npy(dir / fmt::format("output_{}.npy", k), r.outputs[k]));
+  }
+  for (const auto& [name, t] : r.exposed) {
+    std::string safe = name;
+    for (char& c : safe)
+      if (c == '/' || c == '\\' || c == ':') c = '_';
+    QONNX_RETURN_IF_ERROR(io::write_tensor_pb(dir / fmt::format("exposed_{}.pb", safe), name, t));
+    if (o.npy) QONNX_RETURN_IF_ERROR(io::write_tensor_npy(dir / fmt::format("exposed_{}.npy", safe), t));
+  }
+  return Status::ok();
+}
+
+int run_exec(const ExecOptions& o) {
+  auto loaded = io::load_model(o.model);
+  if (!loaded.is_ok()) return report(loaded.status());
+  const ir::Model& model = loaded.value();
+  const ir::Graph& g = model.graph();
+  auto ex = exec::Executor::create(model);
+  if (!ex.is_ok()) return report(std::move(ex).status().with_context(o.model));
+  if (Status st = ex->expose(o.expose); !st.is_ok()) return report(st);
+
+  std::map<std::string, Tensor> feeds;
+  if (o.random) {
+    auto r = exec::random_inputs(g, o.seed);
+    if (!r.is_ok()) return report(r.status());
+    feeds = std::move(r).value();
+  }
+  if (!o.input_dir.empty()) {
+    if (Status st = read_input_dir(g, o.input_dir, feeds); !st.is_ok()) return report(st);
+  }
+  if (Status st = read_named_inputs(g, o.inputs, feeds); !st.is_ok()) return report(st);
+
+  auto result = ex->run(feeds);
+  if (!result.is_ok()) return report(std::move(result).status().with_context(o.model));
+  for (size_t k = 0; k < result->outputs.size(); ++k)
+    std::printf("output %zu '%s': %s\n", k, g.outputs()[k]->name().c_str(), stats(result->outputs[k]).c_str());
+  for (const auto& [name, t] : result->exposed) std::printf("exposed '%s': %s\n", name.c_str(), stats(t).c_str());
+  if (!o.output_dir.empty()) {
+    if (Status st = write_outputs(g, result.value(), o); !st.is_ok()) return report(st);
+  }
+  if (o.expect_dir.empty()) return 0;
+  bool all_ok = true;
+  for (size_t k = 0; k < result->outputs.size(); ++k) {
+    auto expected = io::read_tensor_file(fs::path(o.expect_dir) / fmt::format("output_{}.pb", k));
+    if (!expected.is_ok()) return report(expected.status());
+    auto c = exec::compare_tensors(result->outputs[k], expected->tensor, o.atol, o.rtol);
+    if (c.ok() && c.dtype_match && c.shape_match) {
+      std::printf("expect output %zu: match (%s)\n", k, c.describe().c_str());
+    } else {
+      all_ok = false;
+      std::printf("expect output %zu: MISMATCH: %s\n", k, c.describe().c_str());
+      if (!c.shape_match)
+        std::printf("  got %s, expected %s\n", dims_to_string(result->outputs[k].dims()).c_str(),
+                    dims_to_string(expected->tensor.dims()).c_str());
+    }
+  }
+  if (!all_ok) {
+    std::fprintf(stderr, "qonnx-cc: error: outputs differ from %s (atol %g, rtol %g)\n", o.expect_dir.c_str(), o.atol, o.rtol);
+    return static_cast<int>(Code::kMismatch);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_exec_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("exec", "Execute a model with qonnx-cc's reference kernels");
+  auto o = std::make_shared<ExecOptions>();
+  cmd->add_option("MODEL", o->model, "Model file (.onnx)")->required();
+  cmd->add_option("--input", o->inputs, "NAME=FILE.npy|.pb (FILE alone for a single-input model); repeatable");
+  cmd->add_option("--input-dir", o->input_dir, "Folder with input_K.pb (or .npy), K = runtime input position");
+  cmd->add_flag("--random-inputs", o->random, "Seeded random data for every input not given otherwise");
+  cmd->add_option("--seed", o->seed, "Seed for --random-inputs")->default_val(0);
+  cmd->add_option("--output-dir", o->output_dir, "Write output_K.pb (graph-output order)");
+  cmd->add_flag("--npy", o->npy, "Also write output_K.npy next to output_K.pb");
+  cmd->add_option("--expect", o->expect_dir, "Compare with DIR/output_K.pb; exit 7 on mismatch");
+  cmd->add_option("--atol", o->atol, "Absolute tolerance for --expect")->default_val(1e-7);
+  cmd->add_option("--rtol", o->rtol, "Relative tolerance for --expect")->default_val(1e-3);
+  cmd->add_option("--expose", o->expose, "Also output these intermediate tensors (comma-separated)")->delimiter(',');
+  cmd->callback([&exit_code, o] {
+    if (o->inputs.empty() && o->input_dir.empty() && !o->random) {
+      // A model without runtime inputs runs as is; otherwise the user must say where data comes from.
+      auto m = io::load_model(o->model);
+      if (m.is_ok() && !m->graph().runtime_inputs().empty()) {
+        exit_code = report(Status(Code::kUsage, "exec needs --input, --input-dir or --random-inputs"));
+        return;
+      }
+    }
+    exit_code = run_exec(*o);
+  });
+}
+
+void add_demo_model_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("demo-model", "Write the embedded demo model (a 2-layer quantized MLP)");
+  auto out = std::make_shared<std::string>();
+  cmd->add_option("OUT", *out, "Output .onnx file")->required();
+  cmd->callback([&exit_code, out] {
+    auto model = demo::build_demo_model();
+    if (!model.is_ok()) {
+      exit_code = report(model.status());
+      return;
+    }
+    if (Status st = io::save_model(model.value(), *out); !st.is_ok()) {
+      exit_code = report(st);
+      return;
+    }
+    log::info("wrote the demo model to {}", *out);
+  });
+}
+
+}  // namespace qonnx::cli

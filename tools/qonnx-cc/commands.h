@@ -1,0 +1,20 @@
+// Subcommands of the qonnx-cc CLI. Each add_* registers its options and sets `exit_code` when run.
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "qonnx/support/status.h"
+
+namespace qonnx::cli {
+
+// Prints "qonnx-cc: error: ..." and returns the status' exit code.
+int report(const Status& status);
+
+void add_info_command(CLI::App& app, int& exit_code);
+void add_check_command(CLI::App& app, int& exit_code);
+void add_exec_command(CLI::App& app, int& exit_code);
+void add_demo_model_command(CLI::App& app, int& exit_code);
+
+}  // namespace qonnx::cli

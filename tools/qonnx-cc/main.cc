@@ -1,0 +1,62 @@
+// qonnx-cc: a thin CLI over libqonnx.
+#include <cstdio>
+#include <exception>
+#include <new>
+
+#include <fmt/core.h>
+#include <google/protobuf/stubs/common.h>
+#include <onnx/common/version.h>
+
+#include "commands.h"
+#include "qonnx/support/log.h"
+
+namespace {
+
+const char* kExitCodes =
+    "Exit codes:\n"
+    "  0  ok\n"
+    "  1  failed (invalid parameter values, internal errors)\n"
+    "  2  usage error\n"
+    "  3  cannot read input\n"
+    "  4  cannot write output\n"
+    "  5  invalid model\n"
+    "  6  unsupported op, type or pattern\n"
+    "  7  numeric mismatch (--expect, --check)\n";
+
+std::string version_string() {
+  int pb = GOOGLE_PROTOBUF_VERSION;
+  return fmt::format("qonnx-cc {} (ONNX library {}, protobuf {}.{}.{})", QONNX_CC_VERSION, onnx::LAST_RELEASE_VERSION,
+                     pb / 1000000, pb / 1000 % 1000, pb % 1000);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("qonnx-cc: QONNX model quantization transformer (load, execute, check, convert)", "qonnx-cc");
+  app.footer(kExitCodes);
+  app.set_version_flag("--version", version_string());
+  app.require_subcommand(1);
+  app.add_flag_callback("-v,--verbose", [] { qonnx::log::set_level(qonnx::log::Level::kDebug); },
+                        "More log output on stderr");
+  app.add_flag_callback("-q,--quiet", [] { qonnx::log::set_level(qonnx::log::Level::kError); },
+                        "Only errors on stderr");
+  int exit_code = 0;
+  qonnx::cli::add_info_command(app, exit_code);
+  qonnx::cli::add_check_command(app, exit_code);
+  qonnx::cli::add_exec_command(app, exit_code);
+  qonnx::cli::add_demo_model_command(app, exit_code);
+  for (auto* sub : app.get_subcommands({})) sub->fallthrough();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : static_cast<int>(qonnx::Code::kUsage);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "qonnx-cc: error: out of memory\n");
+    return static_cast<int>(qonnx::Code::kFailed);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "qonnx-cc: error: internal error: %s\n", e.what());
+    return static_cast<int>(qonnx::Code::kFailed);
+  }
+  return exit_code;
+}
