@@ -1,1 +1,41 @@
 #include "support/test_util.h"
+
+#include <fmt/format.h>
+
+#include "qonnx/exec/executor.h"
+
+namespace qonnx::test {
+
+Result<std::vector<Tensor>> run_node(const NodeCase& c) {
+  io::ModelBuilder b(c.opset);
+  for (const auto& [d, v] : c.imports) b.import(d, v);
+  std::vector<std::string> in_names, out_names;
+  std::map<std::string, Tensor> feeds;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (!c.inputs[i].defined()) {
+      in_names.push_back("");
+      continue;
+    }
+    std::string name = fmt::format("in{}", i);
+    in_names.push_back(name);
+    b.input(name, c.inputs[i].dtype(), c.inputs[i].dims());
+    feeds[name] = c.inputs[i];
+  }
+  for (int k = 0; k < c.num_outputs; ++k) {
+    out_names.push_back(fmt::format("out{}", k));
+    b.output(out_names.back(), DType::kUndefined);
+  }
+  auto node = b.node(c.op, in_names, out_names, c.domain);
+  if (c.attrs) c.attrs(node);
+  QONNX_ASSIGN_OR_RETURN(ir::Model model, b.build());
+  QONNX_ASSIGN_OR_RETURN(exec::Executor ex, exec::Executor::create(model));
+  QONNX_ASSIGN_OR_RETURN(exec::RunResult r, ex.run(feeds));
+  return r.outputs;
+}
+
+std::vector<float> values_f32(const Tensor& t) {
+  std::vector<float> out(t.data<float>(), t.data<float>() + t.numel());
+  return out;
+}
+
+}  // namespace qonnx::test

@@ -1,1 +1,41 @@
+// Compact helpers for kernel tests: build a one-node model around given tensors and run it
+// through the real executor and registry.
 #pragma once
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "qonnx/io/model_builder.h"
+#include "qonnx/support/status.h"
+#include "qonnx/tensor.h"
+
+namespace qonnx::test {
+
+struct NodeCase {
+  std::string op;
+  std::string domain;  // "" = default
+  int64_t opset = 13;  // default-domain opset
+  std::vector<std::pair<std::string, int64_t>> imports;  // extra domain imports
+  std::vector<Tensor> inputs;  // an undefined Tensor() is an omitted optional input
+  std::function<void(io::NodeBuilder&)> attrs;
+  int num_outputs = 1;
+};
+
+Result<std::vector<Tensor>> run_node(const NodeCase& c);
+
+template <typename T>
+Tensor make(DType dtype, Dims dims, const std::vector<T>& values) {
+  Tensor t(dtype, std::move(dims));
+  for (size_t i = 0; i < values.size() && static_cast<int64_t>(i) < t.numel(); ++i) t.data<T>()[i] = values[i];
+  return t;
+}
+
+inline Tensor f32(Dims dims, const std::vector<float>& v) { return make<float>(DType::kFloat, std::move(dims), v); }
+inline Tensor f32s(float v) { return make<float>(DType::kFloat, {}, {v}); }
+inline Tensor i64(Dims dims, const std::vector<int64_t>& v) { return make<int64_t>(DType::kInt64, std::move(dims), v); }
+
+std::vector<float> values_f32(const Tensor& t);
+
+}  // namespace qonnx::test
