@@ -79,7 +79,22 @@ Result<ExternalSlice> resolve_external(const onnx::TensorProto& proto, const fs:
   return slice;
 }
 
-Result<Tensor> decode_tensor(const onnx::TensorProto& proto, const fs::path& base_dir) {
+namespace {
+
+// Number of stored values for the typed field the dtype uses.
+int typed_count(const onnx::TensorProto& proto, DType dtype) {
+  switch (dtype) {
+    case DType::kFloat: return proto.float_data_size();
+    case DType::kDouble: return proto.double_data_size();
+    case DType::kInt64: return proto.int64_data_size();
+    case DType::kUInt32:
+    case DType::kUInt64: return proto.uint64_data_size();
+    case DType::kString: return proto.string_data_size();
+    default: return proto.int32_data_size();
+  }
+}
+
+Result<Tensor> decode_checked(const onnx::TensorProto& proto, const fs::path& base_dir) {
   if (!dtype_known(proto.data_type()))
     return Status(Code::kUnsupported, fmt::format("tensor '{}': unsupported data type {}", proto.name(), proto.data_type()));
   DType dtype = static_cast<DType>(proto.data_type());
@@ -89,7 +104,11 @@ Result<Tensor> decode_tensor(const onnx::TensorProto& proto, const fs::path& bas
   if (proto.has_segment()) return Status(Code::kUnsupported, fmt::format("tensor '{}': segmented tensors are not supported", proto.name()));
   if (dtype == DType::kComplex64 || dtype == DType::kComplex128)
     return Status(Code::kUnsupported, fmt::format("tensor '{}': complex tensors are not supported", proto.name()));
-  size_t esize = dtype_size(dtype);
+  const size_t esize = dtype_size(dtype);
+  // Every size is checked against the stored data before anything is allocated.
+  if (esize != 0 && static_cast<uint64_t>(numel) > (uint64_t{1} << 62) / esize)
+    return invalid(proto, fmt::format("dims {} are too large", dims_to_string(dims)));
+  const uint64_t nbytes = static_cast<uint64_t>(numel) * esize;
 
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
     QONNX_ASSIGN_OR_RETURN(ExternalSlice slice, resolve_external(proto, base_dir));
@@ -100,57 +119,35 @@ Result<Tensor> decode_tensor(const onnx::TensorProto& proto, const fs::path& bas
     if (!in) return Status(Code::kCannotRead, fmt::format("tensor '{}': cannot read external data from '{}'", proto.name(), slice.file.string()));
     return t;
   }
-
-  Tensor t(dtype, dims);
-  if (dtype == DType::kString) {
-    if (proto.string_data_size() != numel)
-      return invalid(proto, fmt::format("has {} strings for {} elements", proto.string_data_size(), numel));
-    for (int64_t i = 0; i < numel; ++i) t.strings()[static_cast<size_t>(i)] = proto.string_data(static_cast<int>(i));
-    return t;
-  }
-  if (proto.has_raw_data()) {
-    if (proto.raw_data().size() != static_cast<size_t>(numel) * esize)
+  if (dtype != DType::kString && proto.has_raw_data()) {
+    if (proto.raw_data().size() != nbytes)
       return invalid(proto, fmt::format("raw_data has {} bytes, dims {} of {} need {}", proto.raw_data().size(),
-                                        dims_to_string(dims), dtype_name(dtype), static_cast<size_t>(numel) * esize));
+                                        dims_to_string(dims), dtype_name(dtype), nbytes));
+    Tensor t(dtype, dims);
     if (numel > 0) std::memcpy(t.raw(), proto.raw_data().data(), proto.raw_data().size());
     return t;
   }
-  auto check_count = [&](int count) -> Status {
-    if (count != numel)
-      return invalid(proto, fmt::format("holds {} values, dims {} need {}", count, dims_to_string(dims), numel));
-    return Status::ok();
-  };
+  int count = typed_count(proto, dtype);
+  if (count != numel)
+    return invalid(proto, fmt::format("holds {} values, dims {} need {}", count, dims_to_string(dims), numel));
+  Tensor t(dtype, dims);
   switch (dtype) {
-    case DType::kFloat:
-      QONNX_RETURN_IF_ERROR(check_count(proto.float_data_size()));
-      copy_convert<float>(proto.float_data(), t);
+    case DType::kString:
+      for (int64_t i = 0; i < numel; ++i) t.strings()[static_cast<size_t>(i)] = proto.string_data(static_cast<int>(i));
       break;
-    case DType::kDouble:
-      QONNX_RETURN_IF_ERROR(check_count(proto.double_data_size()));
-      copy_convert<double>(proto.double_data(), t);
-      break;
-    case DType::kInt64:
-      QONNX_RETURN_IF_ERROR(check_count(proto.int64_data_size()));
-      copy_convert<int64_t>(proto.int64_data(), t);
-      break;
-    case DType::kUInt32:
-    case DType::kUInt64:
-      QONNX_RETURN_IF_ERROR(check_count(proto.uint64_data_size()));
-      if (dtype == DType::kUInt32) copy_convert<uint32_t>(proto.uint64_data(), t);
-      else copy_convert<uint64_t>(proto.uint64_data(), t);
-      break;
-    case DType::kInt32: QONNX_RETURN_IF_ERROR(check_count(proto.int32_data_size())); copy_convert<int32_t>(proto.int32_data(), t); break;
-    case DType::kInt16: QONNX_RETURN_IF_ERROR(check_count(proto.int32_data_size())); copy_convert<int16_t>(proto.int32_data(), t); break;
+    case DType::kFloat: copy_convert<float>(proto.float_data(), t); break;
+    case DType::kDouble: copy_convert<double>(proto.double_data(), t); break;
+    case DType::kInt64: copy_convert<int64_t>(proto.int64_data(), t); break;
+    case DType::kUInt32: copy_convert<uint32_t>(proto.uint64_data(), t); break;
+    case DType::kUInt64: copy_convert<uint64_t>(proto.uint64_data(), t); break;
+    case DType::kInt32: copy_convert<int32_t>(proto.int32_data(), t); break;
+    case DType::kInt16: copy_convert<int16_t>(proto.int32_data(), t); break;
     case DType::kUInt16:
     case DType::kFloat16:
-    case DType::kBFloat16:
-      QONNX_RETURN_IF_ERROR(check_count(proto.int32_data_size()));
-      copy_convert<uint16_t>(proto.int32_data(), t);
-      break;
-    case DType::kInt8: QONNX_RETURN_IF_ERROR(check_count(proto.int32_data_size())); copy_convert<int8_t>(proto.int32_data(), t); break;
-    case DType::kUInt8: QONNX_RETURN_IF_ERROR(check_count(proto.int32_data_size())); copy_convert<uint8_t>(proto.int32_data(), t); break;
+    case DType::kBFloat16: copy_convert<uint16_t>(proto.int32_data(), t); break;
+    case DType::kInt8: copy_convert<int8_t>(proto.int32_data(), t); break;
+    case DType::kUInt8: copy_convert<uint8_t>(proto.int32_data(), t); break;
     case DType::kBool: {
-      QONNX_RETURN_IF_ERROR(check_count(proto.int32_data_size()));
       uint8_t* out = t.data<uint8_t>();
       for (int64_t i = 0; i < numel; ++i) out[i] = proto.int32_data(static_cast<int>(i)) != 0;
       break;
@@ -159,6 +156,18 @@ Result<Tensor> decode_tensor(const onnx::TensorProto& proto, const fs::path& bas
       return Status(Code::kUnsupported, fmt::format("tensor '{}': unsupported data type {}", proto.name(), dtype_name(dtype)));
   }
   return t;
+}
+
+}  // namespace
+
+Result<Tensor> decode_tensor(const onnx::TensorProto& proto, const fs::path& base_dir) {
+  try {
+    return decode_checked(proto, base_dir);
+  } catch (const std::bad_alloc&) {
+    return Status(Code::kFailed, fmt::format("tensor '{}': out of memory", proto.name()));
+  } catch (const std::length_error& e) {
+    return invalid(proto, e.what());
+  }
 }
 
 void encode_tensor(const Tensor& tensor, onnx::TensorProto* proto) {
