@@ -23,14 +23,14 @@ Result<ir::Model> build_demo_model() {
   b.input("x", DType::kFloat, {-1, 16});
   b.output("y", DType::kFloat, {-1, 4});
   // Deterministic weights from smooth functions: no RNG, same model everywhere.
-  b.initializer("w1", filled({16, 8}, [](int64_t i) { return 0.5f * std::sin(0.37f * static_cast<float>(i)); }));
-  b.initializer("w1_scale", filled({1, 8}, [](int64_t i) { return 0.0625f * static_cast<float>(1 + i % 3); }));
+  b.initializer("w1", filled({16, 8}, [](int64_t i) { return 1.5f * std::sin(0.37f * static_cast<float>(i)); }));
+  b.initializer("w1_scale", filled({1, 8}, [](int64_t i) { return 0.125f * static_cast<float>(1 + i % 3); }));
   b.initializer("b1", filled({8}, [](int64_t i) { return 0.05f * static_cast<float>(i - 4); }));
   b.initializer("w2", filled({8, 4}, [](int64_t i) { return std::cos(0.9f * static_cast<float>(i)); }));
   b.initializer("w2_scale", Tensor::scalar<float>(DType::kFloat, 0.25f));
   b.initializer("act_scale", Tensor::scalar<float>(DType::kFloat, 1.0f / 32));
   b.initializer("relu_scale", Tensor::scalar<float>(DType::kFloat, 1.0f / 16));
-  b.initializer("trunc_out_scale", Tensor::scalar<float>(DType::kFloat, 0.25f));
+  b.initializer("trunc_out_scale", Tensor::scalar<float>(DType::kFloat, 0.125f));
   b.initializer("zero", Tensor::scalar<float>(DType::kFloat, 0.0f));
   b.initializer("bits8", Tensor::scalar<float>(DType::kFloat, 8.0f));
   b.initializer("bits4", Tensor::scalar<float>(DType::kFloat, 4.0f));
