@@ -9,6 +9,7 @@
 #include "qonnx/analysis/summary.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/io/model_io.h"
+#include "qonnx/schemas/schemas.h"
 #include "qonnx/support/log.h"
 
 namespace qonnx::analysis {
@@ -21,20 +22,15 @@ Status run_onnx_checker(const ir::Model& model) {
     log::info("ONNX library checks skipped: the installed ONNX library knows opsets <= {}, the model uses {}", known, *opset);
     return Status::ok();
   }
+  schemas::register_qonnx_schemas();
   QONNX_ASSIGN_OR_RETURN(std::string bytes, io::serialize_model(model));
   onnx::ModelProto proto;
   proto.ParseFromString(bytes);
-  // QONNX ops exported into the default domain are unknown to the checker: check them as custom ops.
-  bool moved = false;
-  for (auto& node : *proto.mutable_graph()->mutable_node()) {
-    if (ir::is_default_domain(node.domain()) && onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset.value_or(1)), "") == nullptr) {
-      node.set_domain("qonnx.custom_op.general");
-      moved = true;
-    }
-  }
-  if (moved && !model.opset("qonnx.custom_op.general")) {
+  // QONNX exports often use their custom domain without importing it; qonnx accepts that too.
+  for (const auto& d : model.unimported_domains()) {
+    log::debug("domain '{}' is used but not imported: checking it as version 1", d);
     auto* op = proto.add_opset_import();
-    op->set_domain("qonnx.custom_op.general");
+    op->set_domain(d);
     op->set_version(1);
   }
   try {

@@ -8,51 +8,76 @@
 
 namespace qonnx::exec {
 
-Result<Executor> Executor::create(const ir::Model& model, const KernelRegistry& registry) {
-  const ir::Graph& graph = model.graph();
-  const auto& nodes = graph.nodes();
-  Executor ex;
-  ex.model_ = &model;
-
+Result<std::vector<const ir::Node*>> topological_order(const ir::Graph& graph) {
+  std::vector<const ir::Node*> nodes;
+  for (const auto& n : graph.nodes()) nodes.push_back(n.get());
   // Kahn's algorithm, preferring stored order so a sorted graph runs as written.
   std::map<const ir::Node*, size_t> index;
-  for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].get()] = i;
+  for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i]] = i;
   std::vector<int> pending(nodes.size(), 0);
   std::vector<std::vector<size_t>> consumers(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     for (const ir::Value* v : nodes[i]->inputs()) {
       if (!v || !v->producer()) continue;
-      size_t p = index[v->producer()];
-      consumers[p].push_back(i);
+      consumers[index[v->producer()]].push_back(i);
       ++pending[i];
     }
   }
-  std::vector<size_t> order;
-  std::vector<size_t> ready;
+  std::vector<const ir::Node*> order;
+  std::vector<size_t> ready;  // sorted descending: back() is the earliest stored node
   for (size_t i = nodes.size(); i-- > 0;)
     if (pending[i] == 0) ready.push_back(i);
-  // `ready` is kept sorted descending so back() is the earliest stored node.
   while (!ready.empty()) {
     size_t i = ready.back();
     ready.pop_back();
-    order.push_back(i);
-    for (size_t c : consumers[i]) {
-      if (--pending[c] == 0) {
-        ready.insert(std::upper_bound(ready.begin(), ready.end(), c, std::greater<size_t>()), c);
-      }
-    }
+    order.push_back(nodes[i]);
+    for (size_t c : consumers[i])
+      if (--pending[c] == 0) ready.insert(std::upper_bound(ready.begin(), ready.end(), c, std::greater<size_t>()), c);
   }
   if (order.size() != nodes.size()) {
     for (size_t i = 0; i < nodes.size(); ++i)
-      if (pending[i] > 0)
-        return Status(Code::kInvalidModel, "the graph has a cycle").with_context(nodes[i]->describe());
+      if (pending[i] > 0) return Status(Code::kInvalidModel, "the graph has a cycle").with_context(nodes[i]->describe());
   }
+  return order;
+}
+
+Result<std::vector<Tensor>> invoke_kernel(KernelFn fn, const ir::Node& node, int64_t version,
+                                         std::vector<const Tensor*> inputs) {
+  KernelContext ctx(node, version, std::move(inputs));
+  Status st;
+  try {
+    st = fn(ctx);
+  } catch (const std::bad_alloc&) {
+    st = Status(Code::kFailed, "out of memory");
+  } catch (const std::exception& e) {
+    st = Status(Code::kFailed, e.what());
+  }
+  if (!st.is_ok()) return std::move(st).with_context(node.describe());
+  for (size_t k = 0; k < node.outputs().size(); ++k)
+    if (node.outputs()[k] && !ctx.outputs()[k].defined())
+      return Status(Code::kFailed, fmt::format("kernel produced no output #{}", k)).with_context(node.describe());
+  return std::move(ctx.outputs());
+}
+
+Result<std::vector<Tensor>> evaluate_node(const ir::Model& model, const ir::Node& node,
+                                          const std::vector<const Tensor*>& inputs, const KernelRegistry& registry) {
+  int64_t version = model.op_version(node.domain());
+  KernelFn fn = registry.find(node.domain(), node.op_type(), version);
+  if (!fn) return registry.unsupported(node.domain(), node.op_type(), version).with_context(node.describe());
+  return invoke_kernel(fn, node, version, inputs);
+}
+
+Result<Executor> Executor::create(const ir::Model& model, const KernelRegistry& registry) {
+  const ir::Graph& graph = model.graph();
+  Executor ex;
+  ex.model_ = &model;
+  QONNX_ASSIGN_OR_RETURN(std::vector<const ir::Node*> order, topological_order(graph));
 
   ex.keep_.assign(graph.value_count(), false);
   for (const ir::Value* v : graph.outputs()) ex.keep_[static_cast<size_t>(v->id())] = true;
   std::vector<int> last_use(graph.value_count(), -1);
   for (size_t s = 0; s < order.size(); ++s) {
-    const ir::Node* node = nodes[order[s]].get();
+    const ir::Node* node = order[s];
     int64_t version = model.op_version(node->domain());
     KernelFn fn = registry.find(node->domain(), node->op_type(), version);
     if (!fn) return registry.unsupported(node->domain(), node->op_type(), version).with_context(node->describe());
@@ -133,22 +158,11 @@ Result<RunResult> Executor::run(const std::map<std::string, Tensor>& inputs) con
             .with_context(node.describe());
       ins.push_back(&values[static_cast<size_t>(v->id())]);
     }
-    KernelContext ctx(node, step.version, std::move(ins));
-    Status st;
-    try {
-      st = step.fn(ctx);
-    } catch (const std::bad_alloc&) {
-      st = Status(Code::kFailed, "out of memory");
-    } catch (const std::exception& e) {
-      st = Status(Code::kFailed, e.what());
-    }
-    if (!st.is_ok()) return std::move(st).with_context(node.describe());
+    QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, invoke_kernel(step.fn, node, step.version, std::move(ins)));
     for (size_t k = 0; k < node.outputs().size(); ++k) {
       const ir::Value* v = node.outputs()[k];
       if (!v) continue;
-      if (!ctx.outputs()[k].defined())
-        return Status(Code::kFailed, fmt::format("kernel produced no output #{}", k)).with_context(node.describe());
-      values[static_cast<size_t>(v->id())] = std::move(ctx.outputs()[k]);
+      values[static_cast<size_t>(v->id())] = std::move(outs[k]);
       present[static_cast<size_t>(v->id())] = true;
     }
     for (int id : step.release)

@@ -73,6 +73,7 @@ ModelBuilder::ModelBuilder(int64_t onnx_opset) : proto_(std::make_unique<onnx::M
 }
 
 ModelBuilder::~ModelBuilder() = default;
+ModelBuilder::ModelBuilder(ModelBuilder&&) noexcept = default;
 
 ModelBuilder& ModelBuilder::import(const std::string& domain, int64_t version) {
   auto* op = proto_->add_opset_import();

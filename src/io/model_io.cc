@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/defs/printer.h>
 #include <onnx/onnx_pb.h>
 
 #include "io/tensor_codec.h"
@@ -259,6 +261,38 @@ Result<std::string> serialize_model(const ir::Model& model) {
   inline_all.external_data = ExternalData::kNever;
   QONNX_ASSIGN_OR_RETURN(onnx::ModelProto m, to_proto(model, inline_all, nullptr));
   return serialize(m);
+}
+
+std::vector<fs::path> external_data_files(const ir::Model& model) {
+  std::vector<fs::path> files;
+  for (const auto& init : model.graph().initializers()) {
+    if (init.proto->data_location() != onnx::TensorProto::EXTERNAL) continue;
+    auto slice = resolve_external(*init.proto, init.base_dir);
+    if (slice.is_ok() && std::find(files.begin(), files.end(), slice->file) == files.end()) files.push_back(slice->file);
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::string to_onnx_text(const ir::Model& model) {
+  SaveOptions inline_all;
+  inline_all.external_data = ExternalData::kNever;
+  auto proto = to_proto(model, inline_all, nullptr);
+  if (!proto.is_ok()) return proto.status().to_string();
+  onnx::GraphProto& g = *proto->mutable_graph();
+  for (auto& t : *g.mutable_initializer()) {
+    t.clear_raw_data();
+    t.clear_float_data();
+    t.clear_int32_data();
+    t.clear_int64_data();
+    t.clear_double_data();
+    t.clear_uint64_data();
+    t.clear_string_data();
+    t.clear_dims();
+  }
+  std::ostringstream os;
+  os << g;
+  return os.str();
 }
 
 Status save_model(const ir::Model& model, const fs::path& path, const SaveOptions& options) {

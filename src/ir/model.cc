@@ -1,6 +1,7 @@
 #include "qonnx/ir/model.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
@@ -193,7 +194,194 @@ Result<Node*> Graph::add_node(const std::string& name, const std::string& op_typ
     raw->inputs_.push_back(v);
   }
   nodes_.push_back(std::move(node));
+  raw->position_ = std::prev(nodes_.end());
   return raw;
+}
+
+std::string Graph::unique_name(const std::string& base) {
+  if (!find_value(base)) return base;
+  for (int k = 1;; ++k) {
+    std::string candidate = base + "_" + std::to_string(k);
+    if (!find_value(candidate)) return candidate;
+  }
+}
+
+Result<Node*> Graph::insert_node(const Node* before, const std::string& name, const std::string& op_type,
+                                 const std::string& domain, const std::vector<Value*>& inputs,
+                                 const std::vector<std::string>& outputs) {
+  std::vector<std::string> in_names;
+  for (Value* v : inputs) in_names.push_back(v ? v->name() : "");
+  QONNX_ASSIGN_OR_RETURN(Node* node, add_node(name, op_type, domain, in_names, outputs));
+  if (before) {
+    nodes_.splice(before->position_, nodes_, node->position_);
+  }
+  return node;
+}
+
+Node* Graph::next_node(const Node* node) const {
+  auto it = std::next(node->position_);
+  return it == nodes_.end() ? nullptr : it->get();
+}
+
+void Graph::remove_node(Node* node) {
+  for (Value* v : node->inputs_) {
+    if (!v) continue;
+    auto& uses = v->uses_;
+    uses.erase(std::remove_if(uses.begin(), uses.end(), [&](const Use& u) { return u.node == node; }), uses.end());
+  }
+  for (Value* v : node->outputs_)
+    if (v) {
+      v->producer_ = nullptr;
+      v->producer_output_ = -1;
+    }
+  nodes_.erase(node->position_);
+}
+
+void Graph::set_node_input(Node* node, size_t index, Value* value) {
+  if (index >= node->inputs_.size()) node->inputs_.resize(index + 1, nullptr);
+  if (Value* old = node->inputs_[index]) {
+    auto& uses = old->uses_;
+    for (auto it = uses.begin(); it != uses.end(); ++it)
+      if (it->node == node && it->input_index == static_cast<int>(index)) {
+        uses.erase(it);
+        break;
+      }
+  }
+  node->inputs_[index] = value;
+  if (value) value->uses_.push_back(Use{node, static_cast<int>(index)});
+}
+
+void Graph::replace_all_uses(Value* from, Value* to) {
+  std::vector<Use> uses = from->uses_;
+  for (const Use& u : uses) set_node_input(u.node, static_cast<size_t>(u.input_index), to);
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    if (outputs_[i] != from) continue;
+    outputs_[i] = to;
+    from->graph_output_ = false;
+    to->graph_output_ = true;
+    // The graph output keeps its declared name: `to` takes it over.
+    output_info_[i]->set_name(to->name());
+  }
+}
+
+Status Graph::set_initializer(Value* value, const Tensor& tensor) {
+  if (value->producer_)
+    return Status(Code::kFailed, fmt::format("'{}' is produced by a node and cannot become an initializer", value->name()));
+  auto proto = std::make_shared<onnx::TensorProto>();
+  io::encode_tensor(tensor, proto.get());
+  proto->set_name(value->name());
+  if (value->is_initializer()) {
+    Initializer& init = initializers_[static_cast<size_t>(value->initializer_index_)];
+    // Keep the doc string; data, type and dims are new.
+    if (init.proto->has_doc_string()) proto->set_doc_string(init.proto->doc_string());
+    init.proto = std::move(proto);
+    init.decoded = tensor;
+    return Status::ok();
+  }
+  Initializer init;
+  init.value = value;
+  init.proto = std::move(proto);
+  init.decoded = tensor;
+  return add_initializer(std::move(init));
+}
+
+void Graph::remove_initializers(const std::vector<Value*>& values) {
+  if (values.empty()) return;
+  std::vector<bool> drop(initializers_.size(), false);
+  for (Value* v : values)
+    if (v && v->initializer_index_ >= 0) drop[static_cast<size_t>(v->initializer_index_)] = true;
+  std::vector<Initializer> kept;
+  for (size_t i = 0; i < initializers_.size(); ++i) {
+    if (drop[i]) {
+      initializers_[i].value->initializer_index_ = -1;
+      continue;
+    }
+    initializers_[i].value->initializer_index_ = static_cast<int>(kept.size());
+    kept.push_back(std::move(initializers_[i]));
+  }
+  initializers_ = std::move(kept);
+  // Graph inputs that only declared a removed initializer (old IR style) go too.
+  std::vector<Value*> inputs;
+  std::vector<std::unique_ptr<onnx::ValueInfoProto>> infos;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    Value* v = inputs_[i];
+    bool removed = std::find(values.begin(), values.end(), v) != values.end();
+    if (removed && v->uses_.empty()) {
+      v->graph_input_ = false;
+      continue;
+    }
+    inputs.push_back(v);
+    infos.push_back(std::move(input_info_[i]));
+  }
+  inputs_ = std::move(inputs);
+  input_info_ = std::move(infos);
+}
+
+std::vector<std::string> Graph::value_info_names() const {
+  std::vector<std::string> names;
+  for (const auto& vi : value_info_) names.push_back(vi->name());
+  return names;
+}
+
+void Graph::remove_value_infos(const std::vector<std::string>& names) {
+  value_info_.erase(std::remove_if(value_info_.begin(), value_info_.end(),
+                                   [&](const auto& vi) {
+                                     return std::find(names.begin(), names.end(), vi->name()) != names.end();
+                                   }),
+                    value_info_.end());
+}
+
+Status Graph::rename_value(Value* value, const std::string& name) {
+  if (find_value(name)) return Status(Code::kFailed, fmt::format("cannot rename '{}': '{}' is taken", value->name(), name));
+  std::string old = value->name_;
+  by_name_.erase(old);
+  value->name_ = name;
+  by_name_.emplace(name, value);
+  for (size_t i = 0; i < inputs_.size(); ++i)
+    if (inputs_[i] == value) input_info_[i]->set_name(name);
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    if (outputs_[i] == value) output_info_[i]->set_name(name);
+  for (auto& vi : value_info_)
+    if (vi->name() == old) vi->set_name(name);
+  if (value->initializer_index_ >= 0) {
+    Initializer& init = initializers_[static_cast<size_t>(value->initializer_index_)];
+    auto proto = std::make_shared<onnx::TensorProto>(*init.proto);
+    proto->set_name(name);
+    init.proto = std::move(proto);
+  }
+  for (auto& qa : *rest_->mutable_quantization_annotation())
+    if (qa.tensor_name() == old) qa.set_tensor_name(name);
+  return Status::ok();
+}
+
+void Graph::set_node_name(Node* node, const std::string& name) { node->name_ = name; }
+
+std::string Graph::finn_datatype(const std::string& tensor) const {
+  for (const auto& qa : rest_->quantization_annotation())
+    if (qa.tensor_name() == tensor)
+      for (const auto& kv : qa.quant_parameter_tensor_names())
+        if (kv.key() == "finn_datatype") return kv.value();
+  return "";
+}
+
+void Graph::set_finn_datatype(const std::string& tensor, const std::string& datatype) {
+  for (auto& qa : *rest_->mutable_quantization_annotation()) {
+    if (qa.tensor_name() != tensor) continue;
+    for (auto& kv : *qa.mutable_quant_parameter_tensor_names())
+      if (kv.key() == "finn_datatype") {
+        kv.set_value(datatype);
+        return;
+      }
+    auto* kv = qa.add_quant_parameter_tensor_names();
+    kv->set_key("finn_datatype");
+    kv->set_value(datatype);
+    return;
+  }
+  auto* qa = rest_->add_quantization_annotation();
+  qa->set_tensor_name(tensor);
+  auto* kv = qa->add_quant_parameter_tensor_names();
+  kv->set_key("finn_datatype");
+  kv->set_value(datatype);
 }
 
 void Graph::add_input(Value* value, std::unique_ptr<onnx::ValueInfoProto> info) {
@@ -293,10 +481,29 @@ Model::~Model() = default;
 Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
 
+void Model::set_metadata(const std::string& key, const std::string& value) {
+  for (auto& kv : *header_->mutable_metadata_props())
+    if (kv.key() == key) {
+      kv.set_value(value);
+      return;
+    }
+  auto* kv = header_->add_metadata_props();
+  kv->set_key(key);
+  kv->set_value(value);
+}
+
 std::optional<int64_t> Model::opset(const std::string& domain) const {
   for (const auto& op : header_->opset_import())
     if (canonical_domain(op.domain()) == canonical_domain(domain)) return op.version();
   return std::nullopt;
+}
+
+std::vector<std::string> Model::unimported_domains() const {
+  std::vector<std::string> out;
+  for (const auto& n : graph_->nodes())
+    if (!opset(n->domain()) && std::find(out.begin(), out.end(), n->domain()) == out.end()) out.push_back(n->domain());
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 int64_t Model::op_version(const std::string& domain) const {

@@ -16,5 +16,7 @@ void add_info_command(CLI::App& app, int& exit_code);
 void add_check_command(CLI::App& app, int& exit_code);
 void add_exec_command(CLI::App& app, int& exit_code);
 void add_demo_model_command(CLI::App& app, int& exit_code);
+void add_convert_command(CLI::App& app, int& exit_code);
+void add_list_passes_command(CLI::App& app, int& exit_code);
 
 }  // namespace qonnx::cli

@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
   qonnx::cli::add_info_command(app, exit_code);
   qonnx::cli::add_check_command(app, exit_code);
   qonnx::cli::add_exec_command(app, exit_code);
+  qonnx::cli::add_convert_command(app, exit_code);
+  qonnx::cli::add_list_passes_command(app, exit_code);
   qonnx::cli::add_demo_model_command(app, exit_code);
   for (auto* sub : app.get_subcommands({})) sub->fallthrough();
   try {

@@ -42,6 +42,16 @@ class Executor {
   std::vector<std::string> exposed_;
 };
 
+// Nodes in an order where producers come first (stored order where possible); error on a cycle.
+Result<std::vector<const ir::Node*>> topological_order(const ir::Graph& graph);
+
+// Runs one node's kernel on the given inputs (constant folding uses this, as the executor does).
+Result<std::vector<Tensor>> evaluate_node(const ir::Model& model, const ir::Node& node,
+                                          const std::vector<const Tensor*>& inputs,
+                                          const KernelRegistry& registry = KernelRegistry::global());
+Result<std::vector<Tensor>> invoke_kernel(KernelFn fn, const ir::Node& node, int64_t version,
+                                         std::vector<const Tensor*> inputs);
+
 // Checks a user-supplied input against the graph's declared type: dtype and fixed dims.
 Status check_input_against_declared(const ir::Graph& graph, const ir::Value* input, const Tensor& tensor);
 

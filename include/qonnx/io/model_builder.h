@@ -39,6 +39,7 @@ class ModelBuilder {
   // Imports the default domain at `onnx_opset`.
   explicit ModelBuilder(int64_t onnx_opset = 13);
   ~ModelBuilder();
+  ModelBuilder(ModelBuilder&&) noexcept;
 
   ModelBuilder& import(const std::string& domain, int64_t version);
   // dims < 0 are written as symbolic dims named "N" (batch).

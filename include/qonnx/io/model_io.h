@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "qonnx/ir/model.h"
 #include "qonnx/support/status.h"
@@ -25,6 +26,12 @@ Result<ir::Model> load_model_from_bytes(const std::string& bytes, const std::fil
 Status save_model(const ir::Model& model, const std::filesystem::path& path, const SaveOptions& options = {});
 // Serialized ModelProto with every tensor inline (deterministic).
 Result<std::string> serialize_model(const ir::Model& model);
+
+// External data files the model's initializers read (resolved, sorted, unique).
+std::vector<std::filesystem::path> external_data_files(const ir::Model& model);
+
+// The graph in ONNX's textual syntax, initializer data left out (for --print-ir-after).
+std::string to_onnx_text(const ir::Model& model);
 
 // Writes `bytes` to `path` atomically: a temp file in the same folder, flushed, then renamed.
 Status write_file_atomic(const std::filesystem::path& path, const std::string& bytes);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -113,6 +114,7 @@ class Node {
   friend class Graph;
   Node();
   std::string name_, op_type_, domain_;
+  std::list<std::unique_ptr<Node>>::iterator position_;
   std::vector<Value*> inputs_;
   std::vector<Value*> outputs_;
   // Attributes, doc_string and unknown fields; input/output/name/op_type/domain are cleared.
@@ -135,7 +137,9 @@ class Graph {
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
 
-  const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  // Nodes in stored order (a list: passes insert and erase in O(1)).
+  const std::list<std::unique_ptr<Node>>& nodes() const { return nodes_; }
+  size_t node_count() const { return nodes_.size(); }
   const std::vector<Value*>& inputs() const { return inputs_; }
   const std::vector<Value*>& outputs() const { return outputs_; }
   const std::vector<Initializer>& initializers() const { return initializers_; }
@@ -163,16 +167,44 @@ class Graph {
   // Adds a fresh initializer holding `tensor` under `name` (which must be new).
   Result<Value*> add_initializer_tensor(const std::string& name, const Tensor& tensor);
 
+  // ---- Mutation (used by passes) ----
+  // A name not used by any value yet: `base`, else base_1, base_2, ...
+  std::string unique_name(const std::string& base);
+  // Inserts a node before `before` (nullptr: at the end). Outputs must be new names.
+  Result<Node*> insert_node(const Node* before, const std::string& name, const std::string& op_type,
+                            const std::string& domain, const std::vector<Value*>& inputs,
+                            const std::vector<std::string>& outputs);
+  // The node stored after `node` (nullptr at the end): an insertion point that survives removing `node`.
+  Node* next_node(const Node* node) const;
+  // Removes a node: its input uses are dropped, its outputs lose their producer.
+  void remove_node(Node* node);
+  void set_node_input(Node* node, size_t index, Value* value);
+  // Every use of `from` (node inputs and graph outputs) now reads `to`.
+  void replace_all_uses(Value* from, Value* to);
+  // Makes `value` an initializer holding `tensor` (its producer, if any, must be removed first).
+  Status set_initializer(Value* value, const Tensor& tensor);
+  // Removes initializers (and the graph inputs that only declared them); values stay, unused.
+  void remove_initializers(const std::vector<Value*>& values);
+  void remove_value_infos(const std::vector<std::string>& names);
+  // Renames a value everywhere (the name must be free).
+  Status rename_value(Value* value, const std::string& name);
+  void set_node_name(Node* node, const std::string& name);
+
+  // qonnx's finn_datatype annotation of a tensor ("" when none).
+  std::string finn_datatype(const std::string& tensor) const;
+  void set_finn_datatype(const std::string& tensor, const std::string& datatype);
+
   // Value infos (graph input/output/value_info protos), by value name.
   const onnx::ValueInfoProto* input_info(size_t i) const;
   const onnx::ValueInfoProto* output_info(size_t i) const;
   const std::vector<std::unique_ptr<onnx::ValueInfoProto>>& value_infos() const { return value_info_; }
+  std::vector<std::string> value_info_names() const;
 
   const onnx::GraphProto& rest() const { return *rest_; }
   onnx::GraphProto& mutable_rest() { return *rest_; }
 
  private:
-  std::vector<std::unique_ptr<Node>> nodes_;
+  std::list<std::unique_ptr<Node>> nodes_;
   std::vector<std::unique_ptr<Value>> values_;
   std::map<std::string, Value*> by_name_;
   std::vector<Value*> inputs_;
@@ -197,12 +229,17 @@ class Model {
 
   // Version imported for a domain ("" and "ai.onnx" are one); nullopt when not imported.
   std::optional<int64_t> opset(const std::string& domain) const;
+  // Domains used by nodes but missing from opset_import (common in QONNX exports), sorted.
+  std::vector<std::string> unimported_domains() const;
   // Version used to pick kernels: the import, or 1 for QONNX domains that are not imported.
   int64_t op_version(const std::string& domain) const;
 
   // Everything of ModelProto except the graph.
   const onnx::ModelProto& header() const { return *header_; }
   onnx::ModelProto& mutable_header() { return *header_; }
+
+  // Sets (or replaces) a metadata_props entry.
+  void set_metadata(const std::string& key, const std::string& value);
 
   const std::filesystem::path& source_path() const { return source_path_; }
   void set_source_path(std::filesystem::path p) { source_path_ = std::move(p); }

@@ -1,4 +1,4 @@
-// Axis normalisation and integer-list inputs (axes, shapes, pads, indices) shared by kernels.
+// Axis-list normalisation and integer-list inputs (axes, shapes, pads, indices) shared by kernels.
 #pragma once
 
 #include <algorithm>
@@ -6,22 +6,16 @@
 #include <optional>
 #include <vector>
 
+#include "kernels/onnx/axis.h"
 #include "qonnx/tensor.h"
 
 namespace qonnx::kernels {
-
-// Maps an axis in [-rank, rank) to [0, rank); false when out of range.
-inline bool normalize_axis(int64_t* axis, int64_t rank) {
-  if (*axis < -rank || *axis >= rank) return false;
-  if (*axis < 0) *axis += rank;
-  return true;
-}
 
 // Normalises every axis of a list; false when one is out of range or two name the same axis.
 inline bool normalize_axes(std::vector<int64_t>* axes, int64_t rank) {
   std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(rank, 0)), false);
   for (int64_t& a : *axes) {
-    if (!normalize_axis(&a, rank) || seen[static_cast<size_t>(a)]) return false;
+    if (!normalize_axis(a, rank, &a) || seen[static_cast<size_t>(a)]) return false;
     seen[static_cast<size_t>(a)] = true;
   }
   return true;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "qonnx/exec/kernel.h"
 #include "qonnx/tensor.h"
@@ -77,5 +78,15 @@ inline std::vector<int64_t> row_major_strides(const Dims& dims) {
   for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
   return s;
 }
+
+// Marks a position outside the source in copy_by_axis_tables (e.g. constant padding).
+constexpr int64_t kOutside = INT64_MIN;
+
+// Fills `dst` from `src` where the source offset of dst[i0, ..., ik] is the sum of tables[a][i_a]
+// over the axes a (tables[a] has dst.dim(a) entries). Transpose, Expand, Tile, Slice, Pad and
+// nearest Resize are all of this form. An entry kOutside on any axis takes element 0 of `fill`
+// instead (same dtype as dst; required when kOutside is used).
+void copy_by_axis_tables(const Tensor& src, Tensor& dst, const std::vector<std::vector<int64_t>>& tables,
+                         const Tensor* fill = nullptr);
 
 }  // namespace qonnx::kernels

@@ -1,96 +1,242 @@
-// Elementwise arithmetic with numpy broadcasting, and unary activations.
+// Elementwise arithmetic with numpy broadcasting: Add Sub Mul Div Pow Mod, the variadic
+// Max Min Sum Mean, and Where. Integer arithmetic wraps around like numpy's.
+#include <array>
 #include <cmath>
 #include <type_traits>
+#include <vector>
 
-#include "qonnx/exec/broadcast.h"
-#include "qonnx/exec/dtype_dispatch.h"
+#include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
 
 namespace qonnx::kernels {
 namespace {
 
-template <typename T>
-using Compute = std::conditional_t<std::is_same_v<T, exec::Half> || std::is_same_v<T, exec::BFloat16>, float, T>;
+struct AddOp {
+  template <typename C>
+  C operator()(C x, C y) const {
+    if constexpr (kIsInt<C>) return static_cast<C>(static_cast<Wrap<C>>(x) + static_cast<Wrap<C>>(y));
+    else return x + y;
+  }
+};
 
-template <typename T>
-Compute<T> load(T v) {
-  if constexpr (std::is_same_v<T, exec::Half>) return half_to_float(v.bits);
-  else if constexpr (std::is_same_v<T, exec::BFloat16>) return bfloat16_to_float(v.bits);
-  else return v;
-}
+struct SubOp {
+  template <typename C>
+  C operator()(C x, C y) const {
+    if constexpr (kIsInt<C>) return static_cast<C>(static_cast<Wrap<C>>(x) - static_cast<Wrap<C>>(y));
+    else return x - y;
+  }
+};
 
-template <typename T>
-T store(Compute<T> v) {
-  if constexpr (std::is_same_v<T, exec::Half>) return exec::Half{float_to_half(v)};
-  else if constexpr (std::is_same_v<T, exec::BFloat16>) return exec::BFloat16{float_to_bfloat16(v)};
-  else return static_cast<T>(v);
-}
+struct MulOp {
+  template <typename C>
+  C operator()(C x, C y) const {
+    if constexpr (kIsInt<C>) return static_cast<C>(static_cast<Wrap<C>>(x) * static_cast<Wrap<C>>(y));
+    else return x * y;
+  }
+};
 
-// Applies op(a, b) with broadcasting; both inputs must share one dtype.
-template <typename Op>
-Status binary(exec::KernelContext& ctx, Op op) {
-  QONNX_ASSIGN_OR_RETURN(const Tensor* a, ctx.required(0, "A"));
-  QONNX_ASSIGN_OR_RETURN(const Tensor* b, ctx.required(1, "B"));
-  if (a->dtype() != b->dtype())
-    return ctx.input_error(Code::kInvalidModel, 1, "type {} differs from input #0's {}", dtype_name(b->dtype()),
-                           dtype_name(a->dtype()));
-  Dims out_dims;
-  if (!exec::broadcast_dims(a->dims(), b->dims(), &out_dims))
-    return ctx.input_error(Code::kInvalidModel, 1, "shape {} does not broadcast with {}", dims_to_string(b->dims()),
-                           dims_to_string(a->dims()));
-  Tensor out(a->dtype(), out_dims);
-  Status st;
-  bool ok = exec::visit_dtype(a->dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool>) {
-      st = ctx.error(Code::kUnsupported, "bool inputs are not supported");
+// Integer division truncates toward zero. Division by zero gives 0 (numpy warns and gives 0 too)
+// rather than trapping; INT_MIN / -1 wraps to INT_MIN.
+struct DivOp {
+  template <typename C>
+  C operator()(C x, C y) const {
+    if constexpr (kIsInt<C>) {
+      if (y == 0) return C(0);
+      if constexpr (std::is_signed_v<C>)
+        if (y == -1) return static_cast<C>(Wrap<C>(0) - static_cast<Wrap<C>>(x));
+      return static_cast<C>(x / y);
     } else {
-      const T* x = a->data<T>();
-      const T* y = b->data<T>();
-      T* z = out.data<T>();
-      exec::for_each_broadcast<2>(out_dims, {&a->dims(), &b->dims()}, [&](int64_t o, const auto& off) {
-        z[o] = store<T>(op(load(x[off[0]]), load(y[off[1]])));
-      });
+      return x / y;
     }
-  });
-  if (!ok) return ctx.error(Code::kUnsupported, "unsupported type {}", dtype_name(a->dtype()));
-  QONNX_RETURN_IF_ERROR(st);
+  }
+};
+
+// numpy.maximum / numpy.minimum: a NaN operand wins.
+struct MaxOp {
+  template <typename C>
+  C operator()(C x, C y) const {
+    if constexpr (is_float_storage_v<C>) {
+      if (std::isnan(x)) return x;
+      if (std::isnan(y)) return y;
+    }
+    return x < y ? y : x;
+  }
+};
+
+struct MinOp {
+  template <typename C>
+  C operator()(C x, C y) const {
+    if constexpr (is_float_storage_v<C>) {
+      if (std::isnan(x)) return x;
+      if (std::isnan(y)) return y;
+    }
+    return y < x ? y : x;
+  }
+};
+
+// C = op(A, B) for two inputs of one dtype in Set.
+template <unsigned Set, typename Op>
+Status arithmetic(exec::KernelContext& ctx, Op op) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* a, ctx.required(0, "A"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* b_in, ctx.required(1, "B"));
+  QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 0, 1));
+  QONNX_ASSIGN_OR_RETURN(const Tensor b, legacy_broadcast_operand(ctx, *a, *b_in));
+  QONNX_ASSIGN_OR_RETURN(Dims dims, broadcast_inputs(ctx, {a, &b}));
+  Tensor out(a->dtype(), dims);
+  QONNX_RETURN_IF_ERROR(visit_types<Set>(ctx, 0, a->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    apply_binary<T, T, T>(*a, b, out, [&](T x, T y) { return store<T>(op(load(x), load(y))); });
+  }));
   ctx.set_output(0, std::move(out));
   return Status::ok();
 }
 
-Status add(exec::KernelContext& ctx) {
-  return binary(ctx, [](auto x, auto y) { return x + y; });
-}
-Status sub(exec::KernelContext& ctx) {
-  return binary(ctx, [](auto x, auto y) { return x - y; });
-}
-Status mul(exec::KernelContext& ctx) {
-  return binary(ctx, [](auto x, auto y) { return x * y; });
-}
-Status div(exec::KernelContext& ctx) {
-  return binary(ctx, [](auto x, auto y) {
-    using T = decltype(x);
-    if constexpr (std::is_integral_v<T>) return y == 0 ? T(0) : static_cast<T>(x / y);
-    else return x / y;
+Status add(exec::KernelContext& ctx) { return arithmetic<kNumeric>(ctx, AddOp{}); }
+Status sub(exec::KernelContext& ctx) { return arithmetic<kNumeric>(ctx, SubOp{}); }
+Status mul(exec::KernelContext& ctx) { return arithmetic<kNumeric>(ctx, MulOp{}); }
+Status div(exec::KernelContext& ctx) { return arithmetic<kNumeric>(ctx, DivOp{}); }
+
+// fmod=0: the result takes the divisor's sign (Python's %), integers only; fmod=1: C fmod, the
+// dividend's sign. Integer modulo by zero gives 0 instead of trapping.
+Status mod(exec::KernelContext& ctx) {
+  const bool c_fmod = ctx.attr_int("fmod", 0) != 0;
+  if (!c_fmod && ctx.input(0) && dtype_is_float(ctx.input(0)->dtype()))
+    return ctx.error(Code::kInvalidModel, "Mod on floating-point inputs requires fmod=1");
+  return arithmetic<kNumeric>(ctx, [c_fmod](auto x, auto y) {
+    using C = decltype(x);
+    if constexpr (is_float_storage_v<C>) {
+      return std::fmod(x, y);
+    } else {
+      if (y == 0) return C(0);
+      if constexpr (std::is_signed_v<C>)
+        if (y == -1) return C(0);  // x % -1 would trap for INT_MIN
+      C r = static_cast<C>(x % y);
+      if constexpr (std::is_signed_v<C>)
+        if (!c_fmod && r != 0 && ((r < 0) != (y < 0))) r = static_cast<C>(r + y);
+      return r;
+    }
   });
 }
 
-Status relu(exec::KernelContext& ctx) {
+// base^e for an integer base and exponent, wrapping like numpy. numpy refuses negative exponents;
+// here they give the exact result truncated toward zero (0 for |base| > 1 and for base 0).
+template <typename T>
+T int_power(T base, int64_t e) {
+  if (e < 0) {
+    if (base == 1) return T(1);
+    if constexpr (std::is_signed_v<T>)
+      if (base == -1) return (e & 1) ? T(-1) : T(1);
+    return T(0);
+  }
+  Wrap<T> r = 1, b = static_cast<Wrap<T>>(base);
+  for (uint64_t n = static_cast<uint64_t>(e); n != 0; n >>= 1) {
+    if (n & 1) r *= b;
+    b *= b;
+  }
+  return static_cast<T>(r);
+}
+
+// Pow(X, Y) -> X's dtype. Same float types compute in that type; integer pairs exactly; mixed pairs
+// in double and convert back (numpy promotes them to float64, and ONNX casts the result to X's type).
+Status pow(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
-  Tensor out(x->dtype(), x->dims());
-  bool ok = exec::visit_dtype(x->dtype(), [&](auto tag) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* y_in, ctx.required(1, "Y"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor y, legacy_broadcast_operand(ctx, *x, *y_in));
+  QONNX_ASSIGN_OR_RETURN(Dims dims, broadcast_inputs(ctx, {x, &y}));
+  const DType xt = x->dtype(), yt = y.dtype();
+  if (!dtype_is_float(xt) && !dtype_is_integer(xt)) return unsupported_type(ctx, 0, xt);
+  if (!dtype_is_float(yt) && !dtype_is_integer(yt)) return unsupported_type(ctx, 1, yt);
+  Tensor out(xt, dims);
+  if (xt == yt && dtype_is_float(xt)) {
+    QONNX_RETURN_IF_ERROR(visit_types<kFloats>(ctx, 0, xt, [&](auto tag) {
+      using T = decltype(tag);
+      apply_binary<T, T, T>(*x, y, out, [](T b, T e) { return store<T>(std::pow(load(b), load(e))); });
+    }));
+  } else if (dtype_is_integer(xt) && dtype_is_integer(yt)) {
+    const Tensor e = exec::cast_tensor(y, DType::kInt64);
+    QONNX_RETURN_IF_ERROR(visit_types<kInts>(ctx, 0, xt, [&](auto tag) {
+      using T = decltype(tag);
+      apply_binary<T, int64_t, T>(*x, e, out, [](T b, int64_t n) { return int_power(b, n); });
+    }));
+  } else {
+    const Tensor b = exec::cast_tensor(*x, DType::kDouble), e = exec::cast_tensor(y, DType::kDouble);
+    QONNX_RETURN_IF_ERROR(visit_types<kNumeric>(ctx, 0, xt, [&](auto tag) {
+      using T = decltype(tag);
+      apply_binary<double, double, T>(b, e, out, [](double p, double q) { return from_double<T>(std::pow(p, q)); });
+    }));
+  }
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+// Max/Min/Sum/Mean over one or more inputs of one dtype, all broadcast together; the running
+// result is rounded to the dtype after every input, as numpy's pairwise ufunc calls do.
+template <unsigned Set, typename Op>
+Status variadic(exec::KernelContext& ctx, Op op, bool mean = false) {
+  if (ctx.num_inputs() == 0) return ctx.error(Code::kInvalidModel, "{} needs at least one input", ctx.node().op_type());
+  std::vector<const Tensor*> inputs;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    QONNX_ASSIGN_OR_RETURN(const Tensor* t, ctx.required(i, "data"));
+    QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 0, i));
+    inputs.push_back(t);
+  }
+  QONNX_ASSIGN_OR_RETURN(Dims dims, broadcast_inputs(ctx, inputs));
+  const Tensor& first = *ctx.input(0);
+  Tensor out(first.dtype(), dims);
+  QONNX_RETURN_IF_ERROR(visit_types<Set>(ctx, 0, first.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, bool>) {
-      const T* in = x->data<T>();
-      T* o = out.data<T>();
-      for (int64_t i = 0; i < x->numel(); ++i) {
-        auto v = load(in[i]);
-        o[i] = store<T>(v > 0 ? v : decltype(v)(0));
+    T* z = out.data<T>();
+    const T* x0 = first.data<T>();
+    exec::for_each_broadcast<1>(dims, {&first.dims()}, [&](int64_t o, const auto& off) { z[o] = x0[off[0]]; });
+    for (size_t i = 1; i < ctx.num_inputs(); ++i) {
+      const Tensor& in = *ctx.input(i);
+      const T* y = in.data<T>();
+      exec::for_each_broadcast<1>(dims, {&in.dims()}, [&](int64_t o, const auto& off) {
+        z[o] = store<T>(op(load(z[o]), load(y[off[0]])));
+      });
+    }
+    if constexpr (is_float_storage_v<T>) {
+      if (mean) {
+        const auto n = static_cast<Compute<T>>(ctx.num_inputs());
+        for (int64_t k = 0; k < out.numel(); ++k) z[k] = store<T>(load(z[k]) / n);
       }
     }
-  });
-  if (!ok || x->dtype() == DType::kBool) return ctx.error(Code::kUnsupported, "unsupported type {}", dtype_name(x->dtype()));
+  }));
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+Status max(exec::KernelContext& ctx) { return variadic<kNumeric>(ctx, MaxOp{}); }
+Status min(exec::KernelContext& ctx) { return variadic<kNumeric>(ctx, MinOp{}); }
+Status sum(exec::KernelContext& ctx) { return variadic<kNumeric>(ctx, AddOp{}); }
+Status mean(exec::KernelContext& ctx) { return variadic<kFloats>(ctx, AddOp{}, /*mean=*/true); }
+
+// Where(condition, X, Y): X where condition else Y, all three broadcast together; any X/Y type.
+Status where(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* cond, ctx.required(0, "condition"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(1, "X"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* y, ctx.required(2, "Y"));
+  if (cond->dtype() != DType::kBool)
+    return ctx.input_error(Code::kInvalidModel, 0, "condition must be bool, got {}", dtype_name(cond->dtype()));
+  QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 1, 2));
+  QONNX_ASSIGN_OR_RETURN(Dims dims, broadcast_inputs(ctx, {cond, x, y}));
+  Tensor out(x->dtype(), dims);
+  const bool* c = cond->data<bool>();
+  const std::array<const Dims*, 3> ins = {&cond->dims(), &x->dims(), &y->dims()};
+  if (x->dtype() == DType::kString) {
+    auto& z = out.strings();
+    exec::for_each_broadcast<3>(dims, ins, [&](int64_t o, const auto& off) {
+      z[static_cast<size_t>(o)] = c[off[0]] ? x->strings()[static_cast<size_t>(off[1])] : y->strings()[static_cast<size_t>(off[2])];
+    });
+  } else {
+    QONNX_RETURN_IF_ERROR(visit_types<kAllNumericAndBool>(ctx, 1, x->dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      const T* a = x->data<T>();
+      const T* b = y->data<T>();
+      T* z = out.data<T>();
+      exec::for_each_broadcast<3>(dims, ins, [&](int64_t o, const auto& off) { z[o] = c[off[0]] ? a[off[1]] : b[off[2]]; });
+    }));
+  }
   ctx.set_output(0, std::move(out));
   return Status::ok();
 }
@@ -98,11 +244,21 @@ Status relu(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_elementwise_kernels(exec::KernelRegistry& r) {
-  r.add("", "Add", 7, add);
-  r.add("", "Sub", 7, sub);
-  r.add("", "Mul", 7, mul);
-  r.add("", "Div", 7, div);
-  r.add("", "Relu", 6, relu);
+  // 7: numpy broadcasting replaced the broadcast/axis attributes (see legacy_broadcast_operand).
+  for (int since : {1, 7}) {
+    r.add("", "Add", since, add);
+    r.add("", "Sub", since, sub);
+    r.add("", "Mul", since, mul);
+    r.add("", "Div", since, div);
+    r.add("", "Pow", since, pow);
+  }
+  r.add("", "Mod", 10, mod);
+  // Max/Min/Sum/Mean before 8 required equal shapes; broadcasting them is a superset.
+  r.add("", "Max", 6, max);
+  r.add("", "Min", 6, min);
+  r.add("", "Sum", 6, sum);
+  r.add("", "Mean", 6, mean);
+  r.add("", "Where", 9, where);
 }
 
 }  // namespace qonnx::kernels

@@ -1,12 +1,79 @@
-// MatMul with numpy semantics (1-D promotion, batch broadcasting).
+// MatMul with numpy semantics (1-D promotion, batch broadcasting), and its integer forms
+// MatMulInteger and QLinearMatMul.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <type_traits>
+#include <vector>
 
+#include "kernels/onnx/gemm_core.h"
+#include "kernels/onnx/onnx_kernels.h"
+#include "kernels/onnx/quantize_util.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/dtype_dispatch.h"
-#include "kernels/onnx/onnx_kernels.h"
 
 namespace qonnx::kernels {
 namespace {
+
+// Shapes of one numpy matmul: an (m x k) by (k x n) product per output batch entry, with the
+// matrix index of each operand for that entry.
+struct MatMulPlan {
+  int64_t m = 0, k = 0, n = 0;
+  Dims out_dims;
+  std::vector<int64_t> a_index, b_index;
+};
+
+Result<MatMulPlan> plan_matmul(const exec::KernelContext& ctx, const Dims& a_dims, const Dims& b_dims, size_t a_in,
+                               size_t b_in) {
+  if (a_dims.empty()) return ctx.input_error(Code::kInvalidModel, a_in, "matmul operands must have rank >= 1");
+  if (b_dims.empty()) return ctx.input_error(Code::kInvalidModel, b_in, "matmul operands must have rank >= 1");
+  Dims ad = a_dims, bd = b_dims;
+  const bool a_vec = ad.size() == 1, b_vec = bd.size() == 1;
+  if (a_vec) ad.insert(ad.begin(), 1);
+  if (b_vec) bd.push_back(1);
+  MatMulPlan p;
+  p.m = ad[ad.size() - 2];
+  p.k = ad.back();
+  p.n = bd.back();
+  if (bd[bd.size() - 2] != p.k)
+    return ctx.input_error(Code::kInvalidModel, b_in, "inner dimension {} does not match {} ({} x {})",
+                           bd[bd.size() - 2], p.k, dims_to_string(a_dims), dims_to_string(b_dims));
+  Dims a_batch(ad.begin(), ad.end() - 2), b_batch(bd.begin(), bd.end() - 2), batch;
+  if (!exec::broadcast_dims(a_batch, b_batch, &batch))
+    return ctx.input_error(Code::kInvalidModel, b_in, "batch dims {} do not broadcast with {}",
+                           dims_to_string(b_batch), dims_to_string(a_batch));
+  p.out_dims = batch;
+  if (!a_vec) p.out_dims.push_back(p.m);
+  if (!b_vec) p.out_dims.push_back(p.n);
+  if (checked_numel(p.out_dims) < 0)
+    return ctx.error(Code::kInvalidModel, "matmul output {} is too large", dims_to_string(p.out_dims));
+  exec::for_each_broadcast<2>(batch, {&a_batch, &b_batch}, [&](int64_t, const auto& off) {
+    p.a_index.push_back(off[0]);
+    p.b_index.push_back(off[1]);
+  });
+  return p;
+}
+
+// c = a x b for every batch entry. Floats accumulate in their own type; integers in a 64-bit
+// unsigned accumulator, which wraps exactly like the narrower type would.
+template <typename T>
+void run_matmul(const MatMulPlan& p, const T* a, const T* b, T* c) {
+  using Acc = std::conditional_t<std::is_floating_point_v<T>, T, uint64_t>;
+  std::vector<Acc> acc;
+  if constexpr (!std::is_same_v<Acc, T>) acc.resize(static_cast<size_t>(p.m * p.n));
+  for (size_t bi = 0; bi < p.a_index.size(); ++bi) {
+    const T* A = a + p.a_index[bi] * p.m * p.k;
+    const T* B = b + p.b_index[bi] * p.k * p.n;
+    T* C = c + static_cast<int64_t>(bi) * p.m * p.n;
+    if constexpr (std::is_same_v<Acc, T>) {
+      gemm_accumulate<T, T>(p.m, p.n, p.k, A, p.k, B, p.n, C, p.n);
+    } else {
+      std::fill(acc.begin(), acc.end(), Acc(0));
+      gemm_accumulate<T, Acc>(p.m, p.n, p.k, A, p.k, B, p.n, acc.data(), p.n);
+      for (size_t i = 0; i < acc.size(); ++i) C[i] = static_cast<T>(acc[i]);
+    }
+  }
+}
 
 Status matmul(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* a, ctx.required(0, "A"));
@@ -14,61 +81,132 @@ Status matmul(exec::KernelContext& ctx) {
   if (a->dtype() != b->dtype())
     return ctx.input_error(Code::kInvalidModel, 1, "type {} differs from input #0's {}", dtype_name(b->dtype()),
                            dtype_name(a->dtype()));
-  if (a->rank() == 0 || b->rank() == 0) return ctx.error(Code::kInvalidModel, "MatMul inputs must have rank >= 1");
-  Dims ad = a->dims(), bd = b->dims();
-  bool a_vec = ad.size() == 1, b_vec = bd.size() == 1;
-  if (a_vec) ad.insert(ad.begin(), 1);
-  if (b_vec) bd.push_back(1);
-  const int64_t m = ad[ad.size() - 2], k = ad.back(), n = bd.back();
-  if (bd[bd.size() - 2] != k)
-    return ctx.input_error(Code::kInvalidModel, 1, "inner dimension {} does not match input #0's {} ({} x {})",
-                           bd[bd.size() - 2], k, dims_to_string(a->dims()), dims_to_string(b->dims()));
-  Dims a_batch(ad.begin(), ad.end() - 2), b_batch(bd.begin(), bd.end() - 2), batch;
-  if (!exec::broadcast_dims(a_batch, b_batch, &batch))
-    return ctx.input_error(Code::kInvalidModel, 1, "batch dims {} do not broadcast with {}", dims_to_string(b_batch),
-                           dims_to_string(a_batch));
-  Dims out_dims = batch;
-  if (!a_vec) out_dims.push_back(m);
-  if (!b_vec) out_dims.push_back(n);
-  Tensor out(a->dtype(), out_dims);
-  Dims batch_full = batch;
-  std::vector<int64_t> offsets_a, offsets_b;
-  exec::for_each_broadcast<2>(batch_full, {&a_batch, &b_batch}, [&](int64_t, const auto& off) {
-    offsets_a.push_back(off[0]);
-    offsets_b.push_back(off[1]);
-  });
-  Status st;
-  bool ok = exec::visit_dtype(a->dtype(), [&](auto tag) {
+  QONNX_ASSIGN_OR_RETURN(MatMulPlan plan, plan_matmul(ctx, a->dims(), b->dims(), 0, 1));
+  const DType dt = a->dtype();
+  if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
+    Tensor af = exec::cast_tensor(*a, DType::kFloat), bf = exec::cast_tensor(*b, DType::kFloat);
+    Tensor out(DType::kFloat, plan.out_dims);
+    run_matmul<float>(plan, af.data<float>(), bf.data<float>(), out.data<float>());
+    ctx.set_output(0, exec::cast_tensor(out, dt));
+    return Status::ok();
+  }
+  Tensor out(dt, plan.out_dims);
+  bool supported = false;
+  exec::visit_dtype(dt, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, exec::Half> || std::is_same_v<T, exec::BFloat16>) {
-      st = ctx.error(Code::kUnsupported, "MatMul on {} is not supported", dtype_name(a->dtype()));
-    } else {
-      using Acc = std::conditional_t<std::is_floating_point_v<T>, T, std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>;
-      const T* pa = a->data<T>();
-      const T* pb = b->data<T>();
-      T* pc = out.data<T>();
-      for (size_t bi = 0; bi < offsets_a.size(); ++bi) {
-        const T* A = pa + offsets_a[bi] * m * k;
-        const T* B = pb + offsets_b[bi] * k * n;
-        T* C = pc + static_cast<int64_t>(bi) * m * n;
-        for (int64_t i = 0; i < m; ++i) {
-          for (int64_t j = 0; j < n; ++j) {
-            Acc acc = 0;
-            for (int64_t p = 0; p < k; ++p) acc += static_cast<Acc>(A[i * k + p]) * static_cast<Acc>(B[p * n + j]);
-            C[i * n + j] = static_cast<T>(acc);
-          }
-        }
-      }
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+      run_matmul<T>(plan, a->data<T>(), b->data<T>(), out.data<T>());
+      supported = true;
     }
   });
-  if (!ok) return ctx.error(Code::kUnsupported, "MatMul on {} is not supported", dtype_name(a->dtype()));
-  QONNX_RETURN_IF_ERROR(st);
+  if (!supported) return ctx.error(Code::kUnsupported, "MatMul on {} is not supported", dtype_name(dt));
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+// A row-quantized operand: for `a` a 1-D zero point of length m means one value per row, which
+// broadcasts against (m, k) only once it has shape (m, 1).
+Dims per_row_dims(const Tensor& param, const Dims& operand, bool is_a) {
+  if (is_a && param.rank() == 1 && operand.size() >= 2 && param.numel() == operand[operand.size() - 2] &&
+      param.numel() != 1)
+    return {param.numel(), 1};
+  return param.dims();
+}
+
+// operand - zero_point as int32, the zero point broadcasting into the operand (scalar, per row of
+// `a`, per column of `b`).
+Result<Tensor> subtract_zero_point(const exec::KernelContext& ctx, size_t x_in, size_t zp_in, bool is_a) {
+  const Tensor* x = ctx.input(x_in);
+  const Tensor* zp = ctx.input(zp_in);
+  if (x->dtype() != DType::kInt8 && x->dtype() != DType::kUInt8)
+    return ctx.input_error(Code::kUnsupported, x_in, "type {} is not supported (int8 or uint8)",
+                           dtype_name(x->dtype()));
+  Tensor xi = exec::cast_tensor(*x, DType::kInt32);
+  if (!zp) return xi;
+  if (zp->dtype() != x->dtype())
+    return ctx.input_error(Code::kInvalidModel, zp_in, "zero point type {} differs from the operand's {}",
+                           dtype_name(zp->dtype()), dtype_name(x->dtype()));
+  Dims zd = per_row_dims(*zp, x->dims(), is_a), joined;
+  if (!exec::broadcast_dims(x->dims(), zd, &joined) || joined != x->dims())
+    return ctx.input_error(Code::kInvalidModel, zp_in, "zero point shape {} does not fit operand shape {}",
+                           dims_to_string(zp->dims()), dims_to_string(x->dims()));
+  Tensor zpi = exec::cast_tensor(*zp, DType::kInt32);
+  Tensor out(DType::kInt32, x->dims());
+  const int32_t* xv = xi.data<int32_t>();
+  const int32_t* zv = zpi.data<int32_t>();
+  int32_t* ov = out.data<int32_t>();
+  exec::for_each_broadcast<2>(x->dims(), {&x->dims(), &zd},
+                              [&](int64_t o, const auto& off) { ov[o] = xv[off[0]] - zv[off[1]]; });
+  return out;
+}
+
+// Integer product of the zero-point-corrected operands, in 64 bits (the caller narrows).
+Result<std::vector<int64_t>> integer_product(const exec::KernelContext& ctx, const MatMulPlan& plan,
+                                             size_t a_in, size_t a_zp, size_t b_in, size_t b_zp) {
+  QONNX_ASSIGN_OR_RETURN(Tensor a, subtract_zero_point(ctx, a_in, a_zp, true));
+  QONNX_ASSIGN_OR_RETURN(Tensor b, subtract_zero_point(ctx, b_in, b_zp, false));
+  std::vector<int64_t> acc(static_cast<size_t>(checked_numel(plan.out_dims)), 0);
+  for (size_t bi = 0; bi < plan.a_index.size(); ++bi)
+    gemm_accumulate<int32_t, int64_t>(plan.m, plan.n, plan.k, a.data<int32_t>() + plan.a_index[bi] * plan.m * plan.k,
+                                      plan.k, b.data<int32_t>() + plan.b_index[bi] * plan.k * plan.n, plan.n,
+                                      acc.data() + static_cast<int64_t>(bi) * plan.m * plan.n, plan.n);
+  return acc;
+}
+
+Status matmul_integer(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* a, ctx.required(0, "A"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* b, ctx.required(1, "B"));
+  QONNX_ASSIGN_OR_RETURN(MatMulPlan plan, plan_matmul(ctx, a->dims(), b->dims(), 0, 1));
+  QONNX_ASSIGN_OR_RETURN(std::vector<int64_t> acc, integer_product(ctx, plan, 0, 2, 1, 3));
+  Tensor out(DType::kInt32, plan.out_dims);
+  int32_t* o = out.data<int32_t>();
+  // Accumulation in int32 may wrap (the spec allows it); keep the low 32 bits.
+  for (size_t i = 0; i < acc.size(); ++i) o[i] = static_cast<int32_t>(static_cast<uint32_t>(acc[i]));
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+// A scale of QLinearMatMul: one value, or one per row of `a` / column of `b`.
+Result<std::vector<float>> qlinear_scale(const exec::KernelContext& ctx, size_t i, int64_t per_count) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* s, ctx.required(i, "scale"));
+  if (s->dtype() != DType::kFloat)
+    return ctx.input_error(Code::kInvalidModel, i, "scale must be float, got {}", dtype_name(s->dtype()));
+  if (s->numel() != 1 && !(s->rank() == 1 && s->numel() == per_count))
+    return ctx.input_error(Code::kInvalidModel, i, "scale shape {} is neither a scalar nor {} values",
+                           dims_to_string(s->dims()), per_count);
+  return std::vector<float>(s->data<float>(), s->data<float>() + s->numel());
+}
+
+Status qlinear_matmul(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* a, ctx.required(0, "a"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* b, ctx.required(3, "b"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* y_zp, ctx.required(7, "y_zero_point"));
+  QONNX_ASSIGN_OR_RETURN(MatMulPlan plan, plan_matmul(ctx, a->dims(), b->dims(), 0, 3));
+  QONNX_ASSIGN_OR_RETURN(std::vector<float> a_scale, qlinear_scale(ctx, 1, plan.m));
+  QONNX_ASSIGN_OR_RETURN(std::vector<float> b_scale, qlinear_scale(ctx, 4, plan.n));
+  QONNX_ASSIGN_OR_RETURN(std::vector<float> y_scale, qlinear_scale(ctx, 6, 1));
+  if (!is_quantized_storage(y_zp->dtype()) || y_zp->numel() != 1)
+    return ctx.input_error(Code::kInvalidModel, 7, "y_zero_point must be one int8 or uint8 value, got {} {}",
+                           dtype_name(y_zp->dtype()), dims_to_string(y_zp->dims()));
+  QONNX_ASSIGN_OR_RETURN(std::vector<int64_t> acc, integer_product(ctx, plan, 0, 2, 3, 5));
+  const double zp = exec::element_as_double(*y_zp, 0);
+  Tensor out(y_zp->dtype(), plan.out_dims);
+  store_saturated(&out, [&](int64_t e) {
+    const int64_t j = e % plan.n, i = (e / plan.n) % plan.m;
+    // The reference scales the int32 product by a float32 multiplier in double precision.
+    const float mult = a_scale[a_scale.size() == 1 ? 0 : i] * b_scale[b_scale.size() == 1 ? 0 : j] / y_scale[0];
+    return std::nearbyint(static_cast<double>(acc[static_cast<size_t>(e)]) * static_cast<double>(mult)) + zp;
+  });
   ctx.set_output(0, std::move(out));
   return Status::ok();
 }
 
 }  // namespace
 
-void register_matmul_kernels(exec::KernelRegistry& r) { r.add("", "MatMul", 1, matmul); }
+void register_matmul_kernels(exec::KernelRegistry& r) {
+  r.add("", "MatMul", 1, matmul);
+  r.add("", "MatMulInteger", 10, matmul_integer);
+  r.add("", "QLinearMatMul", 10, qlinear_matmul);
+}
 
 }  // namespace qonnx::kernels

@@ -7,6 +7,25 @@ namespace qonnx::kernels {
 
 void register_identity_kernels(exec::KernelRegistry& r);
 void register_elementwise_kernels(exec::KernelRegistry& r);
+void register_unary_kernels(exec::KernelRegistry& r);
+void register_logic_kernels(exec::KernelRegistry& r);
+void register_activation_kernels(exec::KernelRegistry& r);
+void register_softmax_kernels(exec::KernelRegistry& r);
+void register_cast_kernels(exec::KernelRegistry& r);
 void register_matmul_kernels(exec::KernelRegistry& r);
+void register_gemm_kernels(exec::KernelRegistry& r);
+void register_einsum_kernels(exec::KernelRegistry& r);
+void register_det_kernels(exec::KernelRegistry& r);
+void register_quantize_linear_kernels(exec::KernelRegistry& r);
+void register_conv_kernels(exec::KernelRegistry& r);
+void register_conv_transpose_kernels(exec::KernelRegistry& r);
+void register_pool_kernels(exec::KernelRegistry& r);
+void register_normalization_kernels(exec::KernelRegistry& r);
+void register_shape_kernels(exec::KernelRegistry& r);
+void register_generator_kernels(exec::KernelRegistry& r);
+void register_slice_pad_kernels(exec::KernelRegistry& r);
+void register_gather_scatter_kernels(exec::KernelRegistry& r);
+void register_reduce_kernels(exec::KernelRegistry& r);
+void register_resize_kernels(exec::KernelRegistry& r);
 
 }  // namespace qonnx::kernels

@@ -6,7 +6,26 @@ namespace qonnx::kernels {
 void register_onnx_kernels(exec::KernelRegistry& r) {
   register_identity_kernels(r);
   register_elementwise_kernels(r);
+  register_unary_kernels(r);
+  register_logic_kernels(r);
+  register_activation_kernels(r);
+  register_softmax_kernels(r);
+  register_cast_kernels(r);
   register_matmul_kernels(r);
+  register_gemm_kernels(r);
+  register_einsum_kernels(r);
+  register_det_kernels(r);
+  register_quantize_linear_kernels(r);
+  register_conv_kernels(r);
+  register_conv_transpose_kernels(r);
+  register_pool_kernels(r);
+  register_normalization_kernels(r);
+  register_shape_kernels(r);
+  register_generator_kernels(r);
+  register_slice_pad_kernels(r);
+  register_gather_scatter_kernels(r);
+  register_reduce_kernels(r);
+  register_resize_kernels(r);
 }
 
 }  // namespace qonnx::kernels

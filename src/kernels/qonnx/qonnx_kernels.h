@@ -7,5 +7,8 @@ namespace qonnx::kernels {
 
 void register_quant_kernels(exec::KernelRegistry& r);
 void register_trunc_kernels(exec::KernelRegistry& r);
+void register_multithreshold_kernels(exec::KernelRegistry& r);
+void register_floatquant_kernels(exec::KernelRegistry& r);
+void register_channels_last_kernels(exec::KernelRegistry& r);
 
 }  // namespace qonnx::kernels

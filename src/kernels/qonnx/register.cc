@@ -6,6 +6,9 @@ namespace qonnx::kernels {
 void register_qonnx_kernels(exec::KernelRegistry& r) {
   register_quant_kernels(r);
   register_trunc_kernels(r);
+  register_multithreshold_kernels(r);
+  register_floatquant_kernels(r);
+  register_channels_last_kernels(r);
 }
 
 }  // namespace qonnx::kernels

@@ -1,0 +1,33 @@
+// `convert --check`: runs two models on the same seeded random inputs and compares their outputs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "qonnx/ir/model.h"
+#include "qonnx/support/status.h"
+
+namespace qonnx::analysis {
+
+struct OutputCheck {
+  std::string name;
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+  int64_t mismatches = 0;
+  bool ok = true;
+  std::string problem;  // shape or dtype difference
+};
+
+struct CheckOptions {
+  int runs = 8;
+  uint64_t seed = 0;
+  double atol = 1e-6;
+  double rtol = 1e-5;
+};
+
+// Both models must have the same runtime inputs and the same number of outputs.
+Result<std::vector<OutputCheck>> check_equivalence(const ir::Model& original, const ir::Model& converted,
+                                                   const CheckOptions& options);
+
+}  // namespace qonnx::analysis

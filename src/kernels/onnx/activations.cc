@@ -1,0 +1,264 @@
+// Activations (Relu LeakyRelu PRelu Elu Selu Celu Sigmoid HardSigmoid HardSwish Tanh Softplus
+// Softsign ThresholdedRelu Shrink), Clip, and Dropout in inference mode. Formulas follow the ONNX
+// reference: float attributes are applied in the input's compute type.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/onnx/elementwise_common.h"
+#include "kernels/onnx/onnx_kernels.h"
+
+namespace qonnx::kernels {
+namespace {
+
+Status relu(exec::KernelContext& ctx) {
+  return unary_kernel<kFloats | kSignedInts>(ctx, [](auto v) { return v > 0 ? v : decltype(v)(0); });
+}
+
+Status leaky_relu(exec::KernelContext& ctx) {
+  const float alpha = ctx.attr_float("alpha", 0.01f);
+  return unary_kernel<kFloats>(ctx, [alpha](auto v) {
+    using C = decltype(v);
+    return v < 0 ? static_cast<C>(alpha) * v : v;
+  });
+}
+
+Status elu(exec::KernelContext& ctx) {
+  const float alpha = ctx.attr_float("alpha", 1.0f);
+  return unary_kernel<kFloats>(ctx, [alpha](auto v) {
+    using C = decltype(v);
+    return v < 0 ? static_cast<C>(alpha) * (std::exp(v) - C(1)) : v;
+  });
+}
+
+Status selu(exec::KernelContext& ctx) {
+  const float alpha = ctx.attr_float("alpha", 1.67326319217681884765625f);
+  const float gamma = ctx.attr_float("gamma", 1.05070102214813232421875f);
+  return unary_kernel<kFloats>(ctx, [alpha, gamma](auto v) {
+    using C = decltype(v);
+    const C a = static_cast<C>(alpha), g = static_cast<C>(gamma);
+    return v > 0 ? g * v : (std::exp(v) - C(1)) * a * g;
+  });
+}
+
+// Celu: max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+Status celu(exec::KernelContext& ctx) {
+  const float alpha = ctx.attr_float("alpha", 1.0f);
+  if (alpha == 0.0f) return ctx.error(Code::kInvalidModel, "Celu alpha must not be 0");
+  return unary_kernel<kFloats>(ctx, [alpha](auto v) {
+    using C = decltype(v);
+    const C a = static_cast<C>(alpha);
+    return v > 0 ? v : a * (std::exp(v / a) - C(1));
+  });
+}
+
+Status sigmoid(exec::KernelContext& ctx) {
+  return unary_kernel<kFloats>(ctx, [](auto v) {
+    using C = decltype(v);
+    return C(1) / (C(1) + std::exp(-v));
+  });
+}
+
+// max(0, min(1, alpha * x + beta)); HardSwish is x times that with alpha 1/6, beta 1/2.
+template <typename C>
+C hard_sigmoid_of(C v, C alpha, C beta) {
+  C t = alpha * v + beta;
+  return t > C(1) ? C(1) : (t < C(0) ? C(0) : t);
+}
+
+Status hard_sigmoid(exec::KernelContext& ctx) {
+  const float alpha = ctx.attr_float("alpha", 0.2f), beta = ctx.attr_float("beta", 0.5f);
+  return unary_kernel<kFloats>(ctx, [alpha, beta](auto v) {
+    using C = decltype(v);
+    return hard_sigmoid_of(v, static_cast<C>(alpha), static_cast<C>(beta));
+  });
+}
+
+Status hard_swish(exec::KernelContext& ctx) {
+  return unary_kernel<kFloats>(ctx, [](auto v) {
+    using C = decltype(v);
+    return v * hard_sigmoid_of(v, C(1) / C(6), C(0.5));
+  });
+}
+
+Status tanh(exec::KernelContext& ctx) {
+  return unary_kernel<kFloats>(ctx, [](auto v) { return std::tanh(v); });
+}
+
+// log(1 + exp(x)), written so that large x does not overflow.
+Status softplus(exec::KernelContext& ctx) {
+  return unary_kernel<kFloats>(ctx, [](auto v) { return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)); });
+}
+
+Status softsign(exec::KernelContext& ctx) {
+  return unary_kernel<kFloats>(ctx, [](auto v) {
+    using C = decltype(v);
+    return v / (C(1) + std::fabs(v));
+  });
+}
+
+Status thresholded_relu(exec::KernelContext& ctx) {
+  const float alpha = ctx.attr_float("alpha", 1.0f);
+  return unary_kernel<kFloats>(ctx, [alpha](auto v) {
+    using C = decltype(v);
+    return v > static_cast<C>(alpha) ? v : C(0);
+  });
+}
+
+// Shrink: x + bias below -lambd, x - bias above lambd, 0 between. Integers compute in double and
+// convert back (truncating), floats in their compute type.
+Status shrink(exec::KernelContext& ctx) {
+  const float lambd = ctx.attr_float("lambd", 0.5f), bias = ctx.attr_float("bias", 0.0f);
+  return unary_kernel<kNumeric>(ctx, [lambd, bias](auto v) {
+    using C = decltype(v);
+    using F = std::conditional_t<kIsInt<C>, double, C>;
+    const F x = static_cast<F>(v), l = static_cast<F>(lambd), b = static_cast<F>(bias);
+    const F y = x < -l ? x + b : (x > l ? x - b : F(0));
+    if constexpr (kIsInt<C>) return from_double<C>(y);
+    else return y;
+  });
+}
+
+// PRelu(X, slope): Y = X < 0 ? slope * X : X. From 7 slope broadcasts to X's shape
+// (unidirectionally). Before 7 the spec only says a size-1 slope is shared; exports of that era
+// (PyTorch, Caffe2) give a 1-D per-channel slope, applied along axis 1.
+Status prelu(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* slope_in, ctx.required(1, "slope"));
+  QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 0, 1));
+  Tensor slope = *slope_in;
+  if (ctx.op_version() < 7 && slope.rank() == 1 && x->rank() >= 2 && slope.dim(0) == x->dim(1)) {
+    Dims per_channel(x->rank() - 1, 1);
+    per_channel[0] = slope.dim(0);
+    slope = slope.reshaped(per_channel);
+  }
+  QONNX_ASSIGN_OR_RETURN(Dims dims, broadcast_inputs(ctx, {x, &slope}));
+  if (dims != x->dims())
+    return ctx.input_error(Code::kInvalidModel, 1, "shape {} does not broadcast to X's shape {}",
+                           dims_to_string(slope_in->dims()), dims_to_string(x->dims()));
+  Tensor out(x->dtype(), dims);
+  QONNX_RETURN_IF_ERROR(visit_types<kFloats | kInts>(ctx, 0, x->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    apply_binary<T, T, T>(*x, slope, out, [](T xv, T sv) {
+      using C = Compute<T>;
+      const C v = load(xv), s = load(sv);
+      if constexpr (kIsInt<C>) return v < 0 ? static_cast<T>(static_cast<Wrap<C>>(s) * static_cast<Wrap<C>>(v)) : xv;
+      else return store<T>(v < 0 ? s * v : v);
+    });
+  }));
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+// Clip before 11: attributes min/max (float types). From 11: optional scalar inputs min/max of
+// X's dtype. min > max gives max everywhere (as numpy.clip); NaN stays NaN.
+Status clip(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
+  const Tensor* bounds[2] = {ctx.input(1), ctx.input(2)};
+  if (ctx.op_version() >= 11) {
+    for (size_t k = 0; k < 2; ++k) {
+      if (!bounds[k]) continue;
+      QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 0, k + 1));
+      if (bounds[k]->numel() != 1)
+        return ctx.input_error(Code::kInvalidModel, k + 1, "must be a scalar, got shape {}",
+                               dims_to_string(bounds[k]->dims()));
+    }
+  }
+  const bool from_attrs = ctx.op_version() < 11;
+  if (from_attrs && !dtype_is_float(x->dtype())) return unsupported_type(ctx, 0, x->dtype());
+  Tensor out(x->dtype(), x->dims());
+  const float attr_lo = ctx.attr_float("min", std::numeric_limits<float>::lowest());
+  const float attr_hi = ctx.attr_float("max", std::numeric_limits<float>::max());
+  QONNX_RETURN_IF_ERROR(visit_types<kNumeric>(ctx, 0, x->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    using C = Compute<T>;
+    C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
+    if (from_attrs) {
+      if constexpr (is_float_storage_v<T>) {
+        lo = static_cast<C>(attr_lo);
+        hi = static_cast<C>(attr_hi);
+      }
+    } else {
+      if (bounds[0]) lo = load(bounds[0]->data<T>()[0]);
+      if (bounds[1]) hi = load(bounds[1]->data<T>()[0]);
+    }
+    apply_unary<T, T>(*x, out, [lo, hi](T v) {
+      C c = load(v);
+      c = c < lo ? lo : c;
+      c = c > hi ? hi : c;
+      return store<T>(c);
+    });
+  }));
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+// Dropout at inference: Y = X (shared storage), optional mask of all true (ones of X's type before
+// version 10). Training mode (an input from 12) with a non-zero ratio is random and unsupported.
+Status dropout(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
+  if (ctx.op_version() >= 12) {
+    const Tensor* ratio = ctx.input(1);
+    const Tensor* training = ctx.input(2);
+    if (training) {
+      if (training->dtype() != DType::kBool || training->numel() != 1)
+        return ctx.input_error(Code::kInvalidModel, 2, "training_mode must be a bool scalar");
+      if (training->data<bool>()[0]) {
+        double r = 0.5;
+        if (ratio) {
+          if (!dtype_is_float(ratio->dtype()) || ratio->numel() != 1)
+            return ctx.input_error(Code::kInvalidModel, 1, "ratio must be a floating-point scalar");
+          r = exec::element_as_double(*ratio, 0);
+        }
+        if (r != 0.0) return ctx.error(Code::kUnsupported, "Dropout in training mode (random) is not supported");
+      }
+    }
+  }
+  ctx.set_output(0, *x);
+  if (ctx.num_outputs() > 1) {
+    const DType mask_type = ctx.op_version() >= 10 ? DType::kBool : x->dtype();
+    if (mask_type == DType::kBool) {
+      Tensor mask(DType::kBool, x->dims());
+      std::fill_n(mask.data<bool>(), mask.numel(), true);
+      ctx.set_output(1, std::move(mask));
+    } else {
+      Tensor mask(mask_type, x->dims());
+      QONNX_RETURN_IF_ERROR(visit_types<kNumeric>(ctx, 0, mask_type, [&](auto tag) {
+        using T = decltype(tag);
+        std::fill_n(mask.data<T>(), mask.numel(), from_double<T>(1.0));
+      }));
+      ctx.set_output(1, std::move(mask));
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_activation_kernels(exec::KernelRegistry& r) {
+  r.add("", "Relu", 6, relu);
+  r.add("", "LeakyRelu", 6, leaky_relu);
+  r.add("", "PRelu", 6, prelu);
+  r.add("", "PRelu", 7, prelu);
+  r.add("", "Elu", 6, elu);
+  r.add("", "Selu", 6, selu);
+  r.add("", "Celu", 12, celu);
+  r.add("", "Sigmoid", 6, sigmoid);
+  r.add("", "HardSigmoid", 6, hard_sigmoid);
+  r.add("", "HardSwish", 14, hard_swish);
+  r.add("", "Tanh", 6, tanh);
+  r.add("", "Softplus", 1, softplus);
+  r.add("", "Softsign", 1, softsign);
+  r.add("", "ThresholdedRelu", 10, thresholded_relu);
+  r.add("", "Shrink", 9, shrink);
+  // Clip's bounds moved from attributes to inputs at 11.
+  r.add("", "Clip", 6, clip);
+  r.add("", "Clip", 11, clip);
+  // Dropout: mask became bool at 10; ratio and training_mode became inputs at 12.
+  r.add("", "Dropout", 7, dropout);
+  r.add("", "Dropout", 10, dropout);
+  r.add("", "Dropout", 12, dropout);
+}
+
+}  // namespace qonnx::kernels

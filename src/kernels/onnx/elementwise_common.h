@@ -1,0 +1,120 @@
+// Shared pieces of the elementwise kernel families: integer wrap-around and Cast-like conversion,
+// type sets with clear errors, numpy broadcasting of several inputs, and the loops that apply a
+// scalar function.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/onnx/compute_type.h"
+#include "qonnx/exec/broadcast.h"
+#include "qonnx/exec/dtype_dispatch.h"
+#include "qonnx/exec/kernel.h"
+
+namespace qonnx::kernels {
+
+template <typename T>
+inline constexpr bool kIsInt = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// Unsigned type in which integer arithmetic on T wraps instead of overflowing (no promotion to int).
+template <typename T>
+using Wrap = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+
+// A double converted to storage type T with Cast semantics: integers truncate and saturate, NaN -> 0.
+template <typename T>
+T from_double(double v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v != 0;
+  } else if constexpr (kIsInt<T>) {
+    if (std::isnan(v)) return T(0);
+    if (v <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  } else {
+    return store<T>(static_cast<Compute<T>>(v));
+  }
+}
+
+// Sets of element types an op accepts.
+enum TypeSet : unsigned {
+  kFloats = 1,
+  kSignedInts = 2,
+  kUnsignedInts = 4,
+  kBool = 8,
+  kInts = kSignedInts | kUnsignedInts,
+  kNumeric = kFloats | kInts,
+  kAllNumericAndBool = kNumeric | kBool,
+};
+
+template <typename T>
+constexpr bool in_type_set(unsigned set) {
+  if constexpr (is_float_storage_v<T>) return (set & kFloats) != 0;
+  else if constexpr (std::is_same_v<T, bool>) return (set & kBool) != 0;
+  else if constexpr (std::is_signed_v<T>) return (set & kSignedInts) != 0;
+  else return (set & kUnsignedInts) != 0;
+}
+
+// Error for input #i whose type the op does not handle.
+Status unsupported_type(const exec::KernelContext& ctx, size_t i, DType dtype);
+
+// Calls f(T{}) with the storage type of `dtype` when it is in Set; otherwise an error about input #i.
+template <unsigned Set, typename F>
+Status visit_types(const exec::KernelContext& ctx, size_t i, DType dtype, F&& f) {
+  bool called = false;
+  exec::visit_dtype(dtype, [&](auto tag) {
+    if constexpr (in_type_set<decltype(tag)>(Set)) {
+      called = true;
+      f(tag);
+    }
+  });
+  return called ? Status::ok() : unsupported_type(ctx, i, dtype);
+}
+
+// Input #j must have the dtype of input #i.
+Status require_same_dtype(const exec::KernelContext& ctx, size_t i, size_t j);
+
+// numpy broadcast of the dims of inputs[0], inputs[1], ... (inputs[k] is input #k, possibly a
+// reshaped view); the error names the input that does not fit, and refuses results too large to
+// allocate (check_output_dims).
+Result<Dims> broadcast_inputs(const exec::KernelContext& ctx, const std::vector<const Tensor*>& inputs);
+
+// Before opset 7, binary ops broadcast B onto A only with attribute broadcast=1, B's dims matching
+// A's starting at attribute `axis` (default: trailing, as numpy). Returns B reshaped so that numpy
+// broadcasting gives that result (a view); B itself from opset 7 or without `axis`.
+Result<Tensor> legacy_broadcast_operand(const exec::KernelContext& ctx, const Tensor& a, const Tensor& b);
+
+// out[k] = f(x[k]); In and Out are storage types.
+template <typename In, typename Out, typename F>
+void apply_unary(const Tensor& x, Tensor& out, F&& f) {
+  const In* in = x.data<In>();
+  Out* o = out.data<Out>();
+  for (int64_t k = 0; k < x.numel(); ++k) o[k] = f(in[k]);
+}
+
+// out = f(a, b) elementwise over out's dims, which a and b broadcast to.
+template <typename A, typename B, typename Out, typename F>
+void apply_binary(const Tensor& a, const Tensor& b, Tensor& out, F&& f) {
+  const A* x = a.data<A>();
+  const B* y = b.data<B>();
+  Out* z = out.data<Out>();
+  exec::for_each_broadcast<2>(out.dims(), {&a.dims(), &b.dims()},
+                              [&](int64_t o, const auto& off) { z[o] = f(x[off[0]], y[off[1]]); });
+}
+
+// Y = f(X) in X's dtype for the types in Set; f is called with Compute<T> values.
+template <unsigned Set, typename F>
+Status unary_kernel(exec::KernelContext& ctx, F&& f) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  Tensor out(x->dtype(), x->dims());
+  QONNX_RETURN_IF_ERROR(visit_types<Set>(ctx, 0, x->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    apply_unary<T, T>(*x, out, [&](T v) { return store<T>(f(load(v))); });
+  }));
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+}  // namespace qonnx::kernels

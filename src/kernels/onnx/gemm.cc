@@ -1,0 +1,123 @@
+// Gemm: Y = alpha * A' x B' + beta * C, with A' / B' optionally transposed and C broadcast
+// (unidirectionally) to the output. C is optional (required before opset 11; accepted missing anyway).
+// Opset 6's `broadcast` attribute is not needed: C broadcasts whenever its shape allows.
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/onnx/gemm_core.h"
+#include "kernels/onnx/onnx_kernels.h"
+#include "qonnx/exec/broadcast.h"
+#include "qonnx/exec/dtype_dispatch.h"
+
+namespace qonnx::kernels {
+namespace {
+
+// Row-major copy of the transpose of a rows x cols matrix.
+template <typename T>
+std::vector<T> transposed(const T* src, int64_t rows, int64_t cols) {
+  std::vector<T> out(static_cast<size_t>(rows * cols));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) out[static_cast<size_t>(c * rows + r)] = src[r * cols + c];
+  return out;
+}
+
+template <typename T>
+void run_gemm(const T* a, const T* b, const T* c, const Dims& c_dims, bool trans_a, bool trans_b, float alpha,
+              float beta, int64_t m, int64_t k, int64_t n, T* y) {
+  std::vector<T> at, bt;
+  if (trans_a) {
+    at = transposed(a, k, m);
+    a = at.data();
+  }
+  if (trans_b) {
+    bt = transposed(b, n, k);
+    b = bt.data();
+  }
+  const Dims out_dims = {m, n};
+  std::vector<int64_t> c_stride = c ? exec::broadcast_strides(c_dims, out_dims) : std::vector<int64_t>{0, 0};
+  auto c_at = [&](int64_t i, int64_t j) { return c[i * c_stride[0] + j * c_stride[1]]; };
+  if constexpr (std::is_floating_point_v<T>) {
+    gemm_accumulate<T, T>(m, n, k, a, k, b, n, y, n);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        T v = static_cast<T>(alpha) * y[i * n + j];
+        if (c) v += static_cast<T>(beta) * c_at(i, j);
+        y[i * n + j] = v;
+      }
+  } else {
+    // Integers accumulate with wrap-around; scaling by non-unit alpha/beta goes through double.
+    std::vector<uint64_t> acc(static_cast<size_t>(m * n), 0);
+    gemm_accumulate<T, uint64_t>(m, n, k, a, k, b, n, acc.data(), n);
+    const bool unit = alpha == 1.0f && beta == 1.0f;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        const uint64_t ab = acc[static_cast<size_t>(i * n + j)];
+        if (unit) {
+          y[i * n + j] = static_cast<T>(ab + (c ? static_cast<uint64_t>(c_at(i, j)) : 0));
+        } else {
+          double v = alpha * static_cast<double>(static_cast<T>(ab));
+          if (c) v += beta * static_cast<double>(c_at(i, j));
+          y[i * n + j] = static_cast<T>(v);
+        }
+      }
+  }
+}
+
+Status gemm(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* a, ctx.required(0, "A"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* b, ctx.required(1, "B"));
+  const Tensor* c = ctx.input(2);
+  if (a->rank() != 2) return ctx.input_error(Code::kInvalidModel, 0, "must be 2-D, got shape {}", dims_to_string(a->dims()));
+  if (b->rank() != 2) return ctx.input_error(Code::kInvalidModel, 1, "must be 2-D, got shape {}", dims_to_string(b->dims()));
+  if (b->dtype() != a->dtype())
+    return ctx.input_error(Code::kInvalidModel, 1, "type {} differs from A's {}", dtype_name(b->dtype()),
+                           dtype_name(a->dtype()));
+  if (c && c->dtype() != a->dtype())
+    return ctx.input_error(Code::kInvalidModel, 2, "type {} differs from A's {}", dtype_name(c->dtype()),
+                           dtype_name(a->dtype()));
+  const bool trans_a = ctx.attr_int("transA", 0) != 0, trans_b = ctx.attr_int("transB", 0) != 0;
+  const float alpha = ctx.attr_float("alpha", 1.0f), beta = ctx.attr_float("beta", 1.0f);
+  const int64_t m = trans_a ? a->dim(1) : a->dim(0), k = trans_a ? a->dim(0) : a->dim(1);
+  const int64_t kb = trans_b ? b->dim(1) : b->dim(0), n = trans_b ? b->dim(0) : b->dim(1);
+  if (kb != k)
+    return ctx.input_error(Code::kInvalidModel, 1, "inner dimension {} does not match A's {} (A {}{}, B {}{})", kb, k,
+                           dims_to_string(a->dims()), trans_a ? " transposed" : "", dims_to_string(b->dims()),
+                           trans_b ? " transposed" : "");
+  const Dims out_dims = {m, n};
+  Dims joined;
+  if (c && (c->rank() > 2 || !exec::broadcast_dims(out_dims, c->dims(), &joined) || joined != out_dims))
+    return ctx.input_error(Code::kInvalidModel, 2, "shape {} does not broadcast to the output {}",
+                           dims_to_string(c->dims()), dims_to_string(out_dims));
+  if (checked_numel(out_dims) < 0)
+    return ctx.error(Code::kInvalidModel, "output {} is too large", dims_to_string(out_dims));
+  const DType dt = a->dtype();
+  if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
+    Tensor af = exec::cast_tensor(*a, DType::kFloat), bf = exec::cast_tensor(*b, DType::kFloat);
+    Tensor cf = c ? exec::cast_tensor(*c, DType::kFloat) : Tensor();
+    Tensor y(DType::kFloat, out_dims);
+    run_gemm<float>(af.data<float>(), bf.data<float>(), c ? cf.data<float>() : nullptr, c ? c->dims() : Dims{},
+                    trans_a, trans_b, alpha, beta, m, k, n, y.data<float>());
+    ctx.set_output(0, exec::cast_tensor(y, dt));
+    return Status::ok();
+  }
+  Tensor y(dt, out_dims);
+  bool supported = false;
+  exec::visit_dtype(dt, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && sizeof(T) >= 4) {
+      run_gemm<T>(a->data<T>(), b->data<T>(), c ? c->data<T>() : nullptr, c ? c->dims() : Dims{}, trans_a, trans_b,
+                  alpha, beta, m, k, n, y.data<T>());
+      supported = true;
+    }
+  });
+  if (!supported) return ctx.error(Code::kUnsupported, "Gemm on {} is not supported", dtype_name(dt));
+  ctx.set_output(0, std::move(y));
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_gemm_kernels(exec::KernelRegistry& r) { r.add("", "Gemm", 6, gemm); }
+
+}  // namespace qonnx::kernels

@@ -1,0 +1,153 @@
+// Comparisons (Equal Less LessOrEqual Greater GreaterOrEqual), boolean logic (And Or Xor Not),
+// BitShift, IsNaN and IsInf. Comparisons broadcast and produce bool; NaN compares unequal.
+#include <cmath>
+#include <string>
+#include <type_traits>
+
+#include "kernels/onnx/elementwise_common.h"
+#include "kernels/onnx/onnx_kernels.h"
+
+namespace qonnx::kernels {
+namespace {
+
+// bool C = cmp(A, B) for two inputs of one dtype (numbers, bool or strings).
+template <typename Cmp>
+Status compare(exec::KernelContext& ctx, Cmp cmp) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* a, ctx.required(0, "A"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* b_in, ctx.required(1, "B"));
+  QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 0, 1));
+  QONNX_ASSIGN_OR_RETURN(const Tensor b, legacy_broadcast_operand(ctx, *a, *b_in));
+  QONNX_ASSIGN_OR_RETURN(Dims dims, broadcast_inputs(ctx, {a, &b}));
+  Tensor out(DType::kBool, dims);
+  if (a->dtype() == DType::kString) {
+    bool* z = out.data<bool>();
+    exec::for_each_broadcast<2>(dims, {&a->dims(), &b.dims()}, [&](int64_t o, const auto& off) {
+      z[o] = cmp(a->strings()[static_cast<size_t>(off[0])], b.strings()[static_cast<size_t>(off[1])]);
+    });
+  } else {
+    QONNX_RETURN_IF_ERROR(visit_types<kAllNumericAndBool>(ctx, 0, a->dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      apply_binary<T, T, bool>(*a, b, out, [&](T x, T y) { return cmp(load(x), load(y)); });
+    }));
+  }
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+Status equal(exec::KernelContext& ctx) {
+  return compare(ctx, [](const auto& x, const auto& y) { return x == y; });
+}
+Status less(exec::KernelContext& ctx) {
+  return compare(ctx, [](const auto& x, const auto& y) { return x < y; });
+}
+Status less_or_equal(exec::KernelContext& ctx) {
+  return compare(ctx, [](const auto& x, const auto& y) { return x <= y; });
+}
+Status greater(exec::KernelContext& ctx) {
+  return compare(ctx, [](const auto& x, const auto& y) { return x > y; });
+}
+Status greater_or_equal(exec::KernelContext& ctx) {
+  return compare(ctx, [](const auto& x, const auto& y) { return x >= y; });
+}
+
+// bool C = op(A, B) for two bool inputs.
+template <typename Op>
+Status logical(exec::KernelContext& ctx, Op op) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* a, ctx.required(0, "A"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* b_in, ctx.required(1, "B"));
+  if (a->dtype() != DType::kBool) return unsupported_type(ctx, 0, a->dtype());
+  if (b_in->dtype() != DType::kBool) return unsupported_type(ctx, 1, b_in->dtype());
+  QONNX_ASSIGN_OR_RETURN(const Tensor b, legacy_broadcast_operand(ctx, *a, *b_in));
+  QONNX_ASSIGN_OR_RETURN(Dims dims, broadcast_inputs(ctx, {a, &b}));
+  Tensor out(DType::kBool, dims);
+  apply_binary<bool, bool, bool>(*a, b, out, op);
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+Status logical_and(exec::KernelContext& ctx) {
+  return logical(ctx, [](bool x, bool y) { return x && y; });
+}
+Status logical_or(exec::KernelContext& ctx) {
+  return logical(ctx, [](bool x, bool y) { return x || y; });
+}
+Status logical_xor(exec::KernelContext& ctx) {
+  return logical(ctx, [](bool x, bool y) { return x != y; });
+}
+
+Status logical_not(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  if (x->dtype() != DType::kBool) return unsupported_type(ctx, 0, x->dtype());
+  Tensor out(DType::kBool, x->dims());
+  apply_unary<bool, bool>(*x, out, [](bool v) { return !v; });
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+// BitShift(X, Y) on unsigned integers, direction "LEFT" or "RIGHT". Shifting by the bit width or
+// more gives 0 (C++ leaves it undefined).
+Status bit_shift(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* y, ctx.required(1, "Y"));
+  QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 0, 1));
+  const std::string direction = ctx.attr_string("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    return ctx.error(Code::kInvalidModel, "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"{}\"", direction);
+  const bool left = direction == "LEFT";
+  QONNX_ASSIGN_OR_RETURN(Dims dims, broadcast_inputs(ctx, {x, y}));
+  Tensor out(x->dtype(), dims);
+  QONNX_RETURN_IF_ERROR(visit_types<kUnsignedInts>(ctx, 0, x->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    apply_binary<T, T, T>(*x, *y, out, [left](T v, T n) {
+      if (n >= sizeof(T) * 8) return T(0);
+      return static_cast<T>(left ? static_cast<Wrap<T>>(v) << n : v >> n);
+    });
+  }));
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+// bool Y = pred(X) for floating-point X.
+template <typename Pred>
+Status classify(exec::KernelContext& ctx, Pred pred) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  Tensor out(DType::kBool, x->dims());
+  QONNX_RETURN_IF_ERROR(visit_types<kFloats>(ctx, 0, x->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    apply_unary<T, bool>(*x, out, [&](T v) { return pred(load(v)); });
+  }));
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+Status is_nan(exec::KernelContext& ctx) {
+  return classify(ctx, [](auto v) { return std::isnan(v); });
+}
+
+Status is_inf(exec::KernelContext& ctx) {
+  const bool negative = ctx.attr_int("detect_negative", 1) != 0;
+  const bool positive = ctx.attr_int("detect_positive", 1) != 0;
+  return classify(ctx, [=](auto v) { return std::isinf(v) && (v > 0 ? positive : negative); });
+}
+
+}  // namespace
+
+void register_logic_kernels(exec::KernelRegistry& r) {
+  // 7: numpy broadcasting replaced the broadcast/axis attributes (see legacy_broadcast_operand).
+  for (int since : {1, 7}) {
+    r.add("", "Equal", since, equal);
+    r.add("", "Less", since, less);
+    r.add("", "Greater", since, greater);
+    r.add("", "And", since, logical_and);
+    r.add("", "Or", since, logical_or);
+    r.add("", "Xor", since, logical_xor);
+  }
+  r.add("", "LessOrEqual", 12, less_or_equal);
+  r.add("", "GreaterOrEqual", 12, greater_or_equal);
+  r.add("", "Not", 1, logical_not);
+  r.add("", "BitShift", 11, bit_shift);
+  r.add("", "IsNaN", 9, is_nan);
+  r.add("", "IsInf", 10, is_inf);
+}
+
+}  // namespace qonnx::kernels

@@ -1,0 +1,328 @@
+// BatchNormalization (inference from opset 6, training mode from opset 14), InstanceNormalization,
+// LayerNormalization (opset 17), MeanVarianceNormalization and LRN.
+//
+// Arithmetic follows the numpy references in the compute type (float32 for float16/bfloat16/float
+// inputs, double for double). Means and variances over whole slices accumulate in double: that is
+// the closest match to numpy's pairwise float32 sums, which a plain float32 running sum is not.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/onnx/conv_util.h"
+#include "kernels/onnx/onnx_kernels.h"
+#include "qonnx/exec/broadcast.h"
+#include "qonnx/exec/dtype_dispatch.h"
+
+namespace qonnx::kernels {
+namespace {
+
+// Input i converted to the compute type C.
+template <typename C>
+std::vector<C> values_as(const Tensor& t) {
+  Tensor c = exec::cast_tensor(t, std::is_same_v<C, double> ? DType::kDouble : DType::kFloat);
+  return std::vector<C>(c.data<C>(), c.data<C>() + c.numel());
+}
+
+// A compute-type result buffer turned into a tensor of `dtype`.
+template <typename C>
+Tensor to_tensor(const std::vector<C>& v, const Dims& dims, DType dtype) {
+  Tensor t(std::is_same_v<C, double> ? DType::kDouble : DType::kFloat, dims);
+  std::copy(v.begin(), v.end(), t.data<C>());
+  return exec::cast_tensor(t, dtype);
+}
+
+Status require_float(const exec::KernelContext& ctx, size_t i, const Tensor& t) {
+  if (!dtype_is_float(t.dtype()))
+    return ctx.input_error(Code::kUnsupported, i, "type {} is not supported (float types)", dtype_name(t.dtype()));
+  return Status::ok();
+}
+
+// Calls run(C{}) with C = double for double inputs, float otherwise.
+template <typename F>
+Status with_compute_type(DType d, F&& run) {
+  if (d == DType::kDouble) return run(double{});
+  return run(float{});
+}
+
+// Mean and population variance (two passes) of the `count` values at base + j * stride.
+template <typename C>
+void moments(const C* base, int64_t count, int64_t stride, C* mean, C* var) {
+  double sum = 0;
+  for (int64_t j = 0; j < count; ++j) sum += static_cast<double>(base[j * stride]);
+  const C m = static_cast<C>(sum / static_cast<double>(count));
+  double sq = 0;
+  for (int64_t j = 0; j < count; ++j) {
+    const C d = base[j * stride] - m;
+    sq += static_cast<double>(d * d);
+  }
+  *mean = m;
+  *var = static_cast<C>(sq / static_cast<double>(count));
+}
+
+}  // namespace
+
+// BatchNormalization(X, scale, B, mean, var) -> Y [, running_mean, running_var]. Parameters hold
+// one value per channel (or, for spatial=0 before opset 9, one per (channel, position)).
+Status batch_normalization_kernel(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  QONNX_RETURN_IF_ERROR(require_float(ctx, 0, *x));
+  if (x->rank() < 2)
+    return ctx.input_error(Code::kInvalidModel, 0, "must have rank >= 2 (N, C, ...), got shape {}",
+                           dims_to_string(x->dims()));
+  const char* names[] = {"X", "scale", "B", "input_mean", "input_var"};
+  const Tensor* params[5] = {x};
+  for (size_t i = 1; i < 5; ++i) {
+    QONNX_ASSIGN_OR_RETURN(params[i], ctx.required(i, names[i]));
+    QONNX_RETURN_IF_ERROR(require_float(ctx, i, *params[i]));
+  }
+  bool extra_outputs = false;
+  for (size_t k = 1; k < ctx.num_outputs(); ++k) extra_outputs |= ctx.node().outputs()[k] != nullptr;
+  if (ctx.op_version() < 7 && ctx.attr_int("is_test", 0) == 0)
+    return ctx.error(Code::kUnsupported, "BatchNormalization in training mode (is_test=0) is not supported before opset 14");
+  const bool training = ctx.op_version() >= 14 && ctx.attr_int("training_mode", 0) != 0;
+  if (extra_outputs && ctx.op_version() < 14)
+    return ctx.error(Code::kUnsupported,
+                     "the training outputs (mean, var, saved_mean, saved_var) of BatchNormalization before opset 14 "
+                     "are not supported; only Y is");
+  if (extra_outputs && !training)
+    return ctx.error(Code::kInvalidModel, "running_mean / running_var outputs need training_mode=1");
+  const int64_t n = x->dim(0), c = x->dim(1);
+  const int64_t spatial = n * c == 0 ? 0 : x->numel() / (n * c);
+  bool per_position = false;
+  for (size_t i = 1; i < 5; ++i) {
+    const Tensor& p = *params[i];
+    if (p.rank() == 1 && p.numel() == c) continue;
+    if (ctx.op_version() < 9 && ctx.attr_int("spatial", 1) == 0 && p.numel() == c * spatial && !training) {
+      per_position = true;
+      continue;
+    }
+    return ctx.input_error(Code::kInvalidModel, i, "shape {} must be ({}), one value per channel",
+                           dims_to_string(p.dims()), c);
+  }
+  const float epsilon = ctx.attr_float("epsilon", 1e-5f), momentum = ctx.attr_float("momentum", 0.9f);
+  return with_compute_type(x->dtype(), [&](auto tag) -> Status {
+    using C = decltype(tag);
+    const std::vector<C> xv = values_as<C>(*x), scale = values_as<C>(*params[1]), bias = values_as<C>(*params[2]);
+    std::vector<C> mean = values_as<C>(*params[3]), var = values_as<C>(*params[4]);
+    std::vector<C> running_mean, running_var;
+    if (training) {
+      running_mean = mean;
+      running_var = var;
+      for (int64_t ch = 0; ch < c; ++ch) {
+        // Gather the channel over the batch, then its moments.
+        std::vector<C> values(static_cast<size_t>(n * spatial));
+        for (int64_t b = 0; b < n; ++b)
+          std::copy_n(xv.begin() + (b * c + ch) * spatial, spatial, values.begin() + b * spatial);
+        if (values.empty()) continue;
+        moments(values.data(), n * spatial, 1, &mean[static_cast<size_t>(ch)], &var[static_cast<size_t>(ch)]);
+        const C mom = static_cast<C>(momentum), rest = static_cast<C>(1) - static_cast<C>(momentum);
+        running_mean[static_cast<size_t>(ch)] = running_mean[static_cast<size_t>(ch)] * mom + mean[static_cast<size_t>(ch)] * rest;
+        running_var[static_cast<size_t>(ch)] = running_var[static_cast<size_t>(ch)] * mom + var[static_cast<size_t>(ch)] * rest;
+      }
+    }
+    std::vector<C> y(xv.size());
+    const C eps = static_cast<C>(epsilon);
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t s = 0; s < spatial; ++s) {
+          const size_t at = static_cast<size_t>((b * c + ch) * spatial + s);
+          const size_t p = static_cast<size_t>(per_position ? ch * spatial + s : ch);
+          y[at] = scale[p] * (xv[at] - mean[p]) / std::sqrt(var[p] + eps) + bias[p];
+        }
+    ctx.set_output(0, to_tensor(y, x->dims(), x->dtype()));
+    if (training) {
+      ctx.set_output(1, to_tensor(running_mean, params[3]->dims(), params[3]->dtype()));
+      ctx.set_output(2, to_tensor(running_var, params[4]->dims(), params[4]->dtype()));
+    }
+    return Status::ok();
+  });
+}
+
+namespace {
+
+// InstanceNormalization(X, scale, B): per (n, c) plane, scale * (x - mean) / sqrt(var + eps) + B.
+Status instance_normalization(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* scale, ctx.required(1, "scale"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* bias, ctx.required(2, "B"));
+  QONNX_RETURN_IF_ERROR(require_float(ctx, 0, *x));
+  if (x->rank() < 3)
+    return ctx.input_error(Code::kInvalidModel, 0, "must have rank >= 3 (N, C, spatial...), got shape {}",
+                           dims_to_string(x->dims()));
+  const int64_t n = x->dim(0), c = x->dim(1);
+  for (size_t i : {size_t{1}, size_t{2}}) {
+    const Tensor& p = *ctx.input(i);
+    QONNX_RETURN_IF_ERROR(require_float(ctx, i, p));
+    if (p.rank() != 1 || p.dim(0) != c)
+      return ctx.input_error(Code::kInvalidModel, i, "shape {} must be ({}), one value per channel",
+                             dims_to_string(p.dims()), c);
+  }
+  const int64_t spatial = n * c == 0 ? 0 : x->numel() / (n * c);
+  const float epsilon = ctx.attr_float("epsilon", 1e-5f);
+  return with_compute_type(x->dtype(), [&](auto tag) -> Status {
+    using C = decltype(tag);
+    const std::vector<C> xv = values_as<C>(*x), s = values_as<C>(*scale), b = values_as<C>(*bias);
+    std::vector<C> y(xv.size());
+    for (int64_t plane = 0; plane < n * c && spatial > 0; ++plane) {
+      const int64_t ch = plane % c;
+      C mean, var;
+      moments(xv.data() + plane * spatial, spatial, 1, &mean, &var);
+      const C denom = std::sqrt(var + static_cast<C>(epsilon));
+      for (int64_t i = plane * spatial; i < (plane + 1) * spatial; ++i)
+        y[static_cast<size_t>(i)] = s[static_cast<size_t>(ch)] * (xv[static_cast<size_t>(i)] - mean) / denom +
+                                    b[static_cast<size_t>(ch)];
+    }
+    ctx.set_output(0, to_tensor(y, x->dims(), x->dtype()));
+    return Status::ok();
+  });
+}
+
+// LayerNormalization(X, Scale[, B]) -> Y[, Mean, InvStdDev]: each row X[i0..i(axis-1), :] is
+// normalised as (x - mean) * (1 / sqrt(var + eps)), then Y = normalised * Scale + B with Scale and B
+// broadcasting into X. Mean and InvStdDev have shape X.shape[:axis] + [1] * (rank - axis).
+Status layer_normalization(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* scale, ctx.required(1, "Scale"));
+  const Tensor* bias = ctx.input(2);
+  QONNX_RETURN_IF_ERROR(require_float(ctx, 0, *x));
+  const int64_t rank = static_cast<int64_t>(x->rank());
+  int64_t axis = ctx.attr_int("axis", -1);
+  if (axis < -rank || axis >= rank)
+    return ctx.error(Code::kInvalidModel, "axis {} is out of range for input rank {}", axis, rank);
+  if (axis < 0) axis += rank;
+  if (ctx.attr_int("stash_type", 1) != 1)
+    return ctx.error(Code::kUnsupported, "stash_type {} is not supported (1 = float)", ctx.attr_int("stash_type", 1));
+  for (size_t i : {size_t{1}, size_t{2}}) {
+    const Tensor* p = ctx.input(i);
+    if (!p) continue;
+    Dims joined;
+    if (p->dtype() != x->dtype())
+      return ctx.input_error(Code::kInvalidModel, i, "type {} differs from X's {}", dtype_name(p->dtype()),
+                             dtype_name(x->dtype()));
+    if (!exec::broadcast_dims(x->dims(), p->dims(), &joined) || joined != x->dims())
+      return ctx.input_error(Code::kInvalidModel, i, "shape {} does not broadcast to X's {}",
+                             dims_to_string(p->dims()), dims_to_string(x->dims()));
+  }
+  int64_t rows = 1, cols = 1;
+  Dims stat_dims = x->dims();
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d < axis) rows *= x->dim(static_cast<size_t>(d));
+    else {
+      cols *= x->dim(static_cast<size_t>(d));
+      stat_dims[static_cast<size_t>(d)] = 1;
+    }
+  }
+  const float epsilon = ctx.attr_float("epsilon", 1e-5f);
+  return with_compute_type(x->dtype(), [&](auto tag) -> Status {
+    using C = decltype(tag);
+    const std::vector<C> xv = values_as<C>(*x), s = values_as<C>(*scale);
+    const std::vector<C> b = bias ? values_as<C>(*bias) : std::vector<C>{};
+    std::vector<C> normalized(xv.size()), mean(static_cast<size_t>(rows)), inv_std(static_cast<size_t>(rows));
+    for (int64_t r = 0; r < rows && cols > 0; ++r) {
+      C var;
+      moments(xv.data() + r * cols, cols, 1, &mean[static_cast<size_t>(r)], &var);
+      inv_std[static_cast<size_t>(r)] = static_cast<C>(1) / std::sqrt(var + static_cast<C>(epsilon));
+      for (int64_t j = r * cols; j < (r + 1) * cols; ++j)
+        normalized[static_cast<size_t>(j)] =
+            (xv[static_cast<size_t>(j)] - mean[static_cast<size_t>(r)]) * inv_std[static_cast<size_t>(r)];
+    }
+    std::vector<C> y(xv.size());
+    const Dims& bias_dims = bias ? bias->dims() : scale->dims();
+    exec::for_each_broadcast<2>(x->dims(), {&scale->dims(), &bias_dims}, [&](int64_t o, const auto& off) {
+      y[static_cast<size_t>(o)] = normalized[static_cast<size_t>(o)] * s[static_cast<size_t>(off[0])] +
+                                  (bias ? b[static_cast<size_t>(off[1])] : static_cast<C>(0));
+    });
+    ctx.set_output(0, to_tensor(y, x->dims(), x->dtype()));
+    ctx.set_output(1, to_tensor(mean, stat_dims, DType::kFloat));
+    ctx.set_output(2, to_tensor(inv_std, stat_dims, DType::kFloat));
+    return Status::ok();
+  });
+}
+
+// MeanVarianceNormalization: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9) over `axes`
+// (default 0, 2, 3), as the op's function body computes it. A variance that rounds below 0 counts as 0.
+Status mean_variance_normalization(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  QONNX_RETURN_IF_ERROR(require_float(ctx, 0, *x));
+  const int64_t rank = static_cast<int64_t>(x->rank());
+  Dims reduced = x->dims();
+  for (int64_t a : ctx.attr_ints("axes", {0, 2, 3})) {
+    if (a < -rank || a >= rank)
+      return ctx.error(Code::kInvalidModel, "axis {} is out of range for input rank {}", a, rank);
+    reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = 1;
+  }
+  const int64_t groups = checked_numel(reduced);
+  const int64_t count = groups == 0 ? 0 : x->numel() / groups;
+  return with_compute_type(x->dtype(), [&](auto tag) -> Status {
+    using C = decltype(tag);
+    const std::vector<C> xv = values_as<C>(*x);
+    std::vector<double> sum(static_cast<size_t>(groups), 0.0), sum_sq(static_cast<size_t>(groups), 0.0);
+    exec::for_each_broadcast<1>(x->dims(), {&reduced}, [&](int64_t o, const auto& off) {
+      const C v = xv[static_cast<size_t>(o)];
+      sum[static_cast<size_t>(off[0])] += static_cast<double>(v);
+      sum_sq[static_cast<size_t>(off[0])] += static_cast<double>(v * v);
+    });
+    std::vector<C> mean(sum.size()), denom(sum.size());
+    for (size_t g = 0; g < sum.size(); ++g) {
+      mean[g] = static_cast<C>(sum[g] / static_cast<double>(count));
+      const C mean_sq = static_cast<C>(sum_sq[g] / static_cast<double>(count));
+      denom[g] = std::sqrt(std::max(static_cast<C>(0), mean_sq - mean[g] * mean[g])) + static_cast<C>(1e-9);
+    }
+    std::vector<C> y(xv.size());
+    exec::for_each_broadcast<1>(x->dims(), {&reduced}, [&](int64_t o, const auto& off) {
+      const size_t g = static_cast<size_t>(off[0]);
+      y[static_cast<size_t>(o)] = (xv[static_cast<size_t>(o)] - mean[g]) / denom[g];
+    });
+    ctx.set_output(0, to_tensor(y, x->dims(), x->dtype()));
+    return Status::ok();
+  });
+}
+
+// LRN: y = x / (bias + alpha / size * sum of x^2 over channels [c - (size-1)/2, c + ceil((size-1)/2)])^beta.
+Status lrn(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  QONNX_RETURN_IF_ERROR(require_float(ctx, 0, *x));
+  if (x->rank() < 3)
+    return ctx.input_error(Code::kInvalidModel, 0, "must have rank >= 3 (N, C, spatial...), got shape {}",
+                           dims_to_string(x->dims()));
+  const int64_t size = ctx.attr_int("size", 0);
+  if (size < 1 || size > kMaxWindowAttr) return ctx.error(Code::kInvalidModel, "size must be a positive integer, got {}", size);
+  const float alpha = ctx.attr_float("alpha", 1e-4f), beta = ctx.attr_float("beta", 0.75f),
+              bias = ctx.attr_float("bias", 1.0f);
+  const int64_t n = x->dim(0), c = x->dim(1);
+  const int64_t spatial = n * c == 0 ? 0 : x->numel() / (n * c);
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  return with_compute_type(x->dtype(), [&](auto tag) -> Status {
+    using C = decltype(tag);
+    const std::vector<C> xv = values_as<C>(*x);
+    std::vector<C> y(xv.size());
+    const C scale = static_cast<C>(alpha) / static_cast<C>(size);
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t s = 0; s < spatial; ++s) {
+          C sq = 0;
+          for (int64_t k = std::max<int64_t>(0, ch - before); k <= std::min(c - 1, ch + after); ++k) {
+            const C v = xv[static_cast<size_t>((b * c + k) * spatial + s)];
+            sq += v * v;
+          }
+          const size_t at = static_cast<size_t>((b * c + ch) * spatial + s);
+          y[at] = xv[at] / std::pow(static_cast<C>(bias) + scale * sq, static_cast<C>(beta));
+        }
+    ctx.set_output(0, to_tensor(y, x->dims(), x->dtype()));
+    return Status::ok();
+  });
+}
+
+}  // namespace
+
+void register_normalization_kernels(exec::KernelRegistry& r) {
+  r.add("", "BatchNormalization", 6, batch_normalization_kernel);
+  r.add("", "InstanceNormalization", 6, instance_normalization);
+  r.add("", "LayerNormalization", 17, layer_normalization);
+  r.add("", "MeanVarianceNormalization", 9, mean_variance_normalization);
+  r.add("", "LRN", 1, lrn);
+}
+
+}  // namespace qonnx::kernels

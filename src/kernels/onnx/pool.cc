@@ -1,0 +1,274 @@
+// MaxPool (with the optional Indices output), AveragePool, GlobalAveragePool and GlobalMaxPool over
+// N-D windows with strides, pads, dilations, auto_pad and ceil_mode.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/onnx/compute_type.h"
+#include "kernels/onnx/conv_util.h"
+#include "kernels/onnx/onnx_kernels.h"
+#include "qonnx/exec/dtype_dispatch.h"
+
+namespace qonnx::kernels {
+namespace {
+
+// The input positions one window reads along one spatial dim: first, first + dilation, ... (count
+// of them, all inside the input).
+struct Span {
+  int64_t first = 0, count = 0;
+};
+
+// Per spatial dim and output index, the span a window reads, and how many window positions fall
+// inside the padded input (AveragePool's count_include_pad divisor).
+struct PoolPlan {
+  WindowGeometry geo;
+  int64_t planes = 0, in_size = 1, out_size = 1;
+  Dims out_dims;
+  std::vector<std::vector<Span>> spans;              // [d][o_d]
+  std::vector<std::vector<int64_t>> padded_count;    // [d][o_d]
+};
+
+Result<PoolPlan> pool_plan(const exec::KernelContext& ctx, const Tensor& x) {
+  if (x.rank() < 3)
+    return ctx.input_error(Code::kInvalidModel, 0, "must have rank >= 3 (N, C, spatial...), got shape {}",
+                           dims_to_string(x.dims()));
+  const size_t nd = x.rank() - 2;
+  if (!ctx.has_attr("kernel_shape")) return ctx.error(Code::kInvalidModel, "attribute kernel_shape is required");
+  QONNX_ASSIGN_OR_RETURN(Dims kernel, window_attr(ctx, "kernel_shape", nd, 1, 1));
+  PoolPlan p;
+  const Dims in(x.dims().begin() + 2, x.dims().end());
+  QONNX_ASSIGN_OR_RETURN(p.geo, window_geometry(ctx, in, kernel, ctx.attr_int("ceil_mode", 0) != 0));
+  const WindowGeometry& g = p.geo;
+  p.planes = x.dim(0) * x.dim(1);
+  p.out_dims = {x.dim(0), x.dim(1)};
+  p.out_dims.insert(p.out_dims.end(), g.out.begin(), g.out.end());
+  if (checked_numel(p.out_dims) < 0) return ctx.error(Code::kInvalidModel, "output {} is too large", dims_to_string(p.out_dims));
+  p.spans.resize(nd);
+  p.padded_count.resize(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    p.in_size *= in[d];
+    p.out_size *= g.out[d];
+    const int64_t dil = g.dilations[d];
+    // Window positions k in [0, kernel) read i = start + k * dil; count those in [0, in) and in
+    // [-pads_begin, in + pads_end) (start >= -pads_begin always holds).
+    auto positions_below = [&](int64_t start, int64_t limit) {
+      return std::clamp<int64_t>((limit - start + dil - 1) / dil, 0, g.kernel[d]);
+    };
+    for (int64_t o = 0; o < g.out[d]; ++o) {
+      const int64_t start = o * g.strides[d] - g.pads_begin[d];
+      const int64_t k_lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
+      const int64_t k_hi = start >= in[d] ? 0 : positions_below(start, in[d]);
+      p.spans[d].push_back(Span{start + k_lo * dil, std::max<int64_t>(0, k_hi - k_lo)});
+      p.padded_count[d].push_back(positions_below(start, in[d] + g.pads_end[d]));
+    }
+  }
+  return p;
+}
+
+// Calls f(o, spans) for every output position o (row-major) with the spans of its window per dim.
+template <typename F>
+void for_each_window(const PoolPlan& p, F&& f) {
+  const size_t nd = p.geo.rank();
+  std::vector<int64_t> o(nd, 0);
+  std::vector<Span> spans(nd);
+  for (int64_t oo = 0; oo < p.out_size; ++oo) {
+    for (size_t d = 0; d < nd; ++d) spans[d] = p.spans[d][static_cast<size_t>(o[d])];
+    f(o, spans);
+    for (size_t d = nd; d-- > 0;) {
+      if (++o[d] < p.geo.out[d]) break;
+      o[d] = 0;
+    }
+  }
+}
+
+// Calls f(i) for every input offset of a window; `strides` are the element strides of the spatial
+// dims and `counter` is scratch space of one entry per dim.
+template <typename F>
+void for_each_tap(const std::vector<Span>& spans, const Dims& dilations, const std::vector<int64_t>& strides,
+                  std::vector<int64_t>& counter, F&& f) {
+  const size_t last = spans.size() - 1;
+  for (const Span& s : spans)
+    if (s.count == 0) return;
+  std::fill(counter.begin(), counter.end(), 0);
+  while (true) {
+    int64_t base = spans[last].first;
+    for (size_t d = 0; d < last; ++d) base += (spans[d].first + counter[d] * dilations[d]) * strides[d];
+    for (int64_t j = 0; j < spans[last].count; ++j) f(base + j * dilations[last]);
+    size_t d = last;
+    while (d-- > 0) {
+      if (++counter[d] < spans[d].count) break;
+      counter[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) return;
+  }
+}
+
+std::vector<int64_t> row_major_strides(const Dims& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t d = dims.size(); d-- > 1;) s[d - 1] = s[d] * dims[d];
+  return s;
+}
+
+std::vector<int64_t> column_major_strides(const Dims& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t d = 1; d < dims.size(); ++d) s[d] = s[d - 1] * dims[d - 1];
+  return s;
+}
+
+template <typename T>
+void max_pool_typed(const PoolPlan& p, const T* x, T* y, int64_t* indices, bool column_major) {
+  const std::vector<int64_t> strides = row_major_strides(p.geo.in);
+  const std::vector<int64_t> index_strides = column_major ? column_major_strides(p.geo.in) : strides;
+  using C = Compute<T>;
+  std::vector<int64_t> counter(p.geo.rank());
+  for (int64_t plane = 0; plane < p.planes; ++plane) {
+    const T* xp = x + plane * p.in_size;
+    int64_t oo = 0;
+    for_each_window(p, [&](const std::vector<int64_t>&, const std::vector<Span>& spans) {
+      C best = std::numeric_limits<C>::lowest();
+      if constexpr (std::is_floating_point_v<C>) best = -std::numeric_limits<C>::infinity();
+      int64_t best_at = -1;
+      for_each_tap(spans, p.geo.dilations, strides, counter, [&](int64_t i) {
+        const C v = load(xp[i]);
+        if (best_at < 0 || v > best) {
+          best = v;
+          best_at = i;
+        }
+      });
+      y[plane * p.out_size + oo] = store<T>(best);
+      if (indices) {
+        // The index of the max in the flattened input, its spatial part in the storage order asked for.
+        int64_t spatial = 0;
+        if (best_at >= 0) {
+          int64_t rest = best_at;
+          for (size_t d = 0; d < strides.size(); ++d) {
+            spatial += (rest / strides[d]) * index_strides[d];
+            rest %= strides[d];
+          }
+        }
+        indices[plane * p.out_size + oo] = plane * p.in_size + spatial;
+      }
+      ++oo;
+    });
+  }
+}
+
+template <typename T>
+void average_pool_typed(const PoolPlan& p, const T* x, T* y, bool count_include_pad) {
+  const std::vector<int64_t> strides = row_major_strides(p.geo.in);
+  using C = Compute<T>;
+  std::vector<int64_t> counter(p.geo.rank());
+  for (int64_t plane = 0; plane < p.planes; ++plane) {
+    const T* xp = x + plane * p.in_size;
+    int64_t oo = 0;
+    for_each_window(p, [&](const std::vector<int64_t>& o, const std::vector<Span>& spans) {
+      C sum = 0;
+      int64_t count = 1;
+      for (size_t d = 0; d < spans.size(); ++d)
+        count *= count_include_pad ? p.padded_count[d][static_cast<size_t>(o[d])] : spans[d].count;
+      for_each_tap(spans, p.geo.dilations, strides, counter, [&](int64_t i) { sum += load(xp[i]); });
+      y[plane * p.out_size + oo] = store<T>(count > 0 ? sum / static_cast<C>(count) : C(0));
+      ++oo;
+    });
+  }
+}
+
+}  // namespace
+
+Status max_pool_kernel(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  QONNX_ASSIGN_OR_RETURN(PoolPlan p, pool_plan(ctx, *x));
+  const int64_t storage_order = ctx.attr_int("storage_order", 0);
+  if (storage_order != 0 && storage_order != 1)
+    return ctx.error(Code::kInvalidModel, "storage_order must be 0 or 1, got {}", storage_order);
+  const bool want_indices = ctx.num_outputs() > 1 && ctx.node().outputs()[1] != nullptr;
+  Tensor y(x->dtype(), p.out_dims);
+  Tensor indices = want_indices ? Tensor(DType::kInt64, p.out_dims) : Tensor();
+  bool supported = false;
+  exec::visit_dtype(x->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_float_storage_v<T> || std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
+      max_pool_typed<T>(p, x->data<T>(), y.data<T>(), want_indices ? indices.data<int64_t>() : nullptr,
+                        storage_order == 1);
+      supported = true;
+    }
+  });
+  if (!supported)
+    return ctx.input_error(Code::kUnsupported, 0, "type {} is not supported (float types, int8, uint8)",
+                           dtype_name(x->dtype()));
+  ctx.set_output(0, std::move(y));
+  if (want_indices) ctx.set_output(1, std::move(indices));
+  return Status::ok();
+}
+
+namespace {
+
+Status average_pool(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  if (!dtype_is_float(x->dtype()))
+    return ctx.input_error(Code::kUnsupported, 0, "type {} is not supported (float types)", dtype_name(x->dtype()));
+  QONNX_ASSIGN_OR_RETURN(PoolPlan p, pool_plan(ctx, *x));
+  const bool count_include_pad = ctx.attr_int("count_include_pad", 0) != 0;
+  Tensor y(x->dtype(), p.out_dims);
+  exec::visit_dtype(x->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_float_storage_v<T>) average_pool_typed<T>(p, x->data<T>(), y.data<T>(), count_include_pad);
+  });
+  ctx.set_output(0, std::move(y));
+  return Status::ok();
+}
+
+// Global pooling: one value per (N, C) plane, output shape (N, C, 1, ..., 1). The mean accumulates
+// in double, the closest match to numpy's pairwise float32 sum over a whole plane.
+template <bool kMax>
+Status global_pool(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  if (x->rank() < 3)
+    return ctx.input_error(Code::kInvalidModel, 0, "must have rank >= 3 (N, C, spatial...), got shape {}",
+                           dims_to_string(x->dims()));
+  if (!dtype_is_float(x->dtype()))
+    return ctx.input_error(Code::kUnsupported, 0, "type {} is not supported (float types)", dtype_name(x->dtype()));
+  Dims out_dims(x->rank(), 1);
+  out_dims[0] = x->dim(0);
+  out_dims[1] = x->dim(1);
+  const int64_t planes = x->dim(0) * x->dim(1);
+  const int64_t size = planes == 0 ? 0 : x->numel() / planes;
+  if (size == 0 && planes > 0)
+    return ctx.input_error(Code::kInvalidModel, 0, "has an empty spatial extent {}", dims_to_string(x->dims()));
+  Tensor y(x->dtype(), out_dims);
+  exec::visit_dtype(x->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_float_storage_v<T>) {
+      using C = Compute<T>;
+      const T* xv = x->data<T>();
+      T* yv = y.data<T>();
+      for (int64_t p = 0; p < planes; ++p) {
+        const T* plane = xv + p * size;
+        if constexpr (kMax) {
+          C best = load(plane[0]);
+          for (int64_t i = 1; i < size; ++i) best = std::max(best, load(plane[i]));
+          yv[p] = store<T>(best);
+        } else {
+          double sum = 0;
+          for (int64_t i = 0; i < size; ++i) sum += static_cast<double>(load(plane[i]));
+          yv[p] = store<T>(static_cast<C>(sum / static_cast<double>(size)));
+        }
+      }
+    }
+  });
+  ctx.set_output(0, std::move(y));
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_pool_kernels(exec::KernelRegistry& r) {
+  r.add("", "MaxPool", 1, max_pool_kernel);
+  r.add("", "AveragePool", 1, average_pool);
+  r.add("", "GlobalAveragePool", 1, global_pool<false>);
+  r.add("", "GlobalMaxPool", 1, global_pool<true>);
+}
+
+}  // namespace qonnx::kernels

@@ -1,0 +1,381 @@
+// Reductions (ReduceSum ... ReduceLogSumExp), ArgMax/ArgMin, CumSum and TopK.
+// Floats accumulate in their compute type (float32 for float32 and 16-bit floats, as numpy does);
+// integers accumulate exactly with wrap-around and are converted back.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <type_traits>
+
+#include "qonnx/exec/broadcast.h"
+#include "qonnx/exec/dtype_dispatch.h"
+#include "kernels/onnx/axes.h"
+#include "kernels/onnx/compute_type.h"
+#include "kernels/onnx/element_copy.h"
+#include "kernels/onnx/onnx_kernels.h"
+
+namespace qonnx::kernels {
+namespace {
+
+enum class Reduce { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
+
+// Opset from which the op takes axes as input #1 (and has noop_with_empty_axes).
+int axes_input_since(Reduce k) { return k == Reduce::kSum ? 13 : 18; }
+
+template <typename T>
+constexpr bool kNumeric = !std::is_same_v<T, bool>;
+
+// Accumulator: the compute type for floats, a wrapping 64-bit unsigned for integers.
+template <typename T>
+using Acc = std::conditional_t<std::is_integral_v<T>, uint64_t, Compute<T>>;
+
+template <typename T>
+Acc<T> to_acc(T v) {
+  if constexpr (std::is_integral_v<T>) return static_cast<uint64_t>(static_cast<int64_t>(v));
+  else return load(v);
+}
+
+// The signed value an integer accumulator holds, as double (for Mean, L2, logs).
+template <typename T>
+double acc_as_double(Acc<T> a) {
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) return static_cast<double>(static_cast<int64_t>(a));
+  else return static_cast<double>(a);
+}
+
+template <typename T>
+T from_acc(Acc<T> a) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(a);
+  else return store<T>(a);
+}
+
+template <typename T>
+T from_real(double v) {
+  // Integers: truncate like numpy's astype; non-finite or out-of-range values (mean of nothing,
+  // log of 0) give 0 rather than undefined behaviour.
+  if constexpr (std::is_integral_v<T>) return std::isfinite(v) && std::fabs(v) < 9.2e18 ? static_cast<T>(static_cast<int64_t>(v)) : T(0);
+  else return store<T>(static_cast<Compute<T>>(v));
+}
+
+template <typename T>
+Compute<T> lowest() {
+  if constexpr (std::is_integral_v<T>) return std::numeric_limits<T>::lowest();
+  else return -std::numeric_limits<Compute<T>>::infinity();
+}
+template <typename T>
+Compute<T> highest() {
+  if constexpr (std::is_integral_v<T>) return std::numeric_limits<T>::max();
+  else return std::numeric_limits<Compute<T>>::infinity();
+}
+
+template <typename V>
+bool is_nan(V v) {
+  if constexpr (std::is_floating_point_v<V>) return std::isnan(v);
+  else return false;
+}
+
+struct ReducePlan {
+  Dims keep_dims;  // input dims with reduced axes set to 1
+  Dims out_dims;   // keep_dims, or without the reduced axes
+  int64_t count = 1;  // elements per output
+  bool noop = false;
+};
+
+Result<ReducePlan> plan_reduce(const exec::KernelContext& ctx, const Tensor& x, Reduce kind) {
+  const int64_t rank = static_cast<int64_t>(x.rank());
+  std::vector<int64_t> axes;
+  ReducePlan plan;
+  if (ctx.op_version() >= axes_input_since(kind)) {
+    if (const Tensor* a = ctx.input(1)) {
+      auto v = read_ints(*a);
+      if (!v || a->rank() > 1) return ctx.input_error(Code::kInvalidModel, 1, "axes must be a 1-D int64 tensor");
+      axes = *v;
+    }
+    if (axes.empty() && ctx.attr_int("noop_with_empty_axes", 0) != 0) {
+      plan.noop = true;
+      return plan;
+    }
+  } else {
+    axes = ctx.attr_ints("axes");
+  }
+  if (axes.empty()) {
+    axes.resize(x.rank());
+    std::iota(axes.begin(), axes.end(), 0);
+  }
+  if (!normalize_axes(&axes, rank))
+    return ctx.error(Code::kInvalidModel, "axes {} are out of range or repeated for rank {}", dims_to_string(axes), rank);
+  const bool keepdims = ctx.attr_int("keepdims", 1) != 0;
+  plan.keep_dims = x.dims();
+  for (int64_t a : axes) {
+    plan.count *= x.dim(static_cast<size_t>(a));
+    plan.keep_dims[static_cast<size_t>(a)] = 1;
+  }
+  for (size_t a = 0; a < x.rank(); ++a) {
+    bool reduced = std::find(axes.begin(), axes.end(), static_cast<int64_t>(a)) != axes.end();
+    if (keepdims || !reduced) plan.out_dims.push_back(plan.keep_dims[a]);
+  }
+  return plan;
+}
+
+template <Reduce K, typename T>
+void reduce_typed(const Tensor& x, const ReducePlan& plan, Tensor& out) {
+  const T* in = x.data<T>();
+  T* o = out.data<T>();
+  const size_t n_out = static_cast<size_t>(out.numel());
+  auto walk = [&](auto&& f) {
+    exec::for_each_broadcast<1>(x.dims(), {&plan.keep_dims}, [&](int64_t i, const auto& off) { f(in[i], static_cast<size_t>(off[0])); });
+  };
+  if constexpr (K == Reduce::kMax || K == Reduce::kMin) {
+    std::vector<Compute<T>> acc(n_out, K == Reduce::kMax ? lowest<T>() : highest<T>());
+    walk([&](T v, size_t j) {
+      const Compute<T> c = load(v);
+      if (is_nan(acc[j])) return;
+      if (is_nan(c) || (K == Reduce::kMax ? c > acc[j] : c < acc[j])) acc[j] = c;
+    });
+    for (size_t j = 0; j < n_out; ++j) o[j] = store<T>(acc[j]);
+  } else if constexpr (K == Reduce::kLogSumExp) {
+    // log(sum(exp(x))) = m + log(sum(exp(x - m))) with m the max, so large inputs do not overflow.
+    std::vector<double> m(n_out, -std::numeric_limits<double>::infinity());
+    walk([&](T v, size_t j) { m[j] = std::max(m[j], static_cast<double>(load(v))); });
+    std::vector<Compute<T>> acc(n_out, 0);
+    walk([&](T v, size_t j) {
+      if (std::isfinite(m[j])) acc[j] += static_cast<Compute<T>>(std::exp(static_cast<double>(load(v)) - m[j]));
+    });
+    for (size_t j = 0; j < n_out; ++j)
+      o[j] = from_real<T>(std::isfinite(m[j]) ? m[j] + std::log(static_cast<double>(acc[j])) : m[j]);
+  } else {
+    std::vector<Acc<T>> acc(n_out, K == Reduce::kProd ? Acc<T>(1) : Acc<T>(0));
+    walk([&](T v, size_t j) {
+      const Acc<T> a = to_acc(v);
+      if constexpr (K == Reduce::kProd) acc[j] *= a;
+      else if constexpr (K == Reduce::kSumSquare || K == Reduce::kL2) acc[j] += a * a;
+      else if constexpr (K == Reduce::kL1) acc[j] += (acc_as_double<T>(a) < 0 ? Acc<T>(0) - a : a);
+      else acc[j] += a;
+    });
+    for (size_t j = 0; j < n_out; ++j) {
+      if constexpr (K == Reduce::kMean) {
+        if constexpr (std::is_integral_v<T>) o[j] = from_real<T>(acc_as_double<T>(acc[j]) / static_cast<double>(plan.count));
+        else o[j] = store<T>(acc[j] / static_cast<Compute<T>>(plan.count));
+      } else if constexpr (K == Reduce::kL2) {
+        if constexpr (std::is_integral_v<T>) o[j] = from_real<T>(std::sqrt(acc_as_double<T>(acc[j])));
+        else o[j] = store<T>(std::sqrt(acc[j]));
+      } else if constexpr (K == Reduce::kLogSum) {
+        if constexpr (std::is_integral_v<T>) o[j] = from_real<T>(std::log(acc_as_double<T>(acc[j])));
+        else o[j] = store<T>(std::log(acc[j]));
+      } else {
+        o[j] = from_acc<T>(acc[j]);
+      }
+    }
+  }
+}
+
+template <Reduce K>
+Status reduce(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
+  QONNX_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce(ctx, *x, K));
+  if (x->dtype() == DType::kBool || x->dtype() == DType::kString || !exec::visit_dtype(x->dtype(), [](auto) {}))
+    return ctx.input_error(Code::kUnsupported, 0, "reduction of {} is not supported", dtype_name(x->dtype()));
+  if (plan.noop) {
+    ctx.set_output(0, *x);
+    return Status::ok();
+  }
+  Tensor out(x->dtype(), plan.out_dims);
+  exec::visit_dtype(x->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (kNumeric<T>) reduce_typed<K, T>(*x, plan, out);
+  });
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+// Splits dims around `axis` into outer x dim x inner.
+struct AxisSplit {
+  int64_t outer = 1, dim = 1, inner = 1;
+};
+AxisSplit split_at(const Dims& d, size_t axis) {
+  AxisSplit s;
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (i < axis) s.outer *= d[i];
+    else if (i == axis) s.dim = d[i];
+    else s.inner *= d[i];
+  }
+  return s;
+}
+
+template <bool kMax>
+Status arg_extreme(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
+  const int64_t rank = static_cast<int64_t>(x->rank());
+  int64_t axis = ctx.attr_int("axis", 0);
+  if (!normalize_axis(axis, std::max<int64_t>(rank, 1), &axis) || rank == 0)
+    return ctx.error(Code::kInvalidModel, "axis {} is out of range for rank {}", ctx.attr_int("axis", 0), rank);
+  const bool keepdims = ctx.attr_int("keepdims", 1) != 0;
+  const bool last = ctx.op_version() >= 12 && ctx.attr_int("select_last_index", 0) != 0;
+  const AxisSplit s = split_at(x->dims(), static_cast<size_t>(axis));
+  if (s.dim == 0 && x->numel() == 0 && s.outer * s.inner > 0)
+    return ctx.input_error(Code::kInvalidModel, 0, "cannot take the arg{} of an empty axis", kMax ? "max" : "min");
+  Dims out_dims = x->dims();
+  if (keepdims) out_dims[static_cast<size_t>(axis)] = 1;
+  else out_dims.erase(out_dims.begin() + axis);
+  Tensor out(DType::kInt64, out_dims);
+  int64_t* o = out.data<int64_t>();
+  bool ok = exec::visit_dtype(x->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (kNumeric<T>) {
+      const T* in = x->data<T>();
+      for (int64_t a = 0; a < s.outer; ++a) {
+        for (int64_t b = 0; b < s.inner; ++b) {
+          const T* p = in + a * s.dim * s.inner + b;
+          int64_t best = 0;
+          Compute<T> bv = load(p[0]);
+          for (int64_t i = 1; i < s.dim && !is_nan(bv); ++i) {
+            const Compute<T> v = load(p[i * s.inner]);
+            // NaN wins (first one), as numpy's argmax/argmin.
+            bool better = is_nan(v) || (kMax ? v > bv : v < bv) || (last && v == bv);
+            if (better) {
+              best = i;
+              bv = v;
+            }
+          }
+          o[a * s.inner + b] = best;
+        }
+      }
+    }
+  });
+  if (!ok || x->dtype() == DType::kBool)
+    return ctx.input_error(Code::kUnsupported, 0, "arg{} of {} is not supported", kMax ? "max" : "min", dtype_name(x->dtype()));
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+Status cum_sum(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "x"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* axis_t, ctx.required(1, "axis"));
+  auto axis_v = read_ints(*axis_t);
+  if (!axis_v || axis_v->size() != 1 || axis_t->rank() > 1)
+    return ctx.input_error(Code::kInvalidModel, 1, "axis must be one int32/int64 value");
+  const int64_t rank = static_cast<int64_t>(x->rank());
+  int64_t axis = (*axis_v)[0];
+  if (rank == 0 || !normalize_axis(axis, rank, &axis))
+    return ctx.input_error(Code::kInvalidModel, 1, "axis {} is out of range for rank {}", (*axis_v)[0], rank);
+  const bool exclusive = ctx.attr_int("exclusive", 0) != 0, reverse = ctx.attr_int("reverse", 0) != 0;
+  const AxisSplit s = split_at(x->dims(), static_cast<size_t>(axis));
+  Tensor out(x->dtype(), x->dims());
+  bool ok = exec::visit_dtype(x->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (kNumeric<T>) {
+      const T* in = x->data<T>();
+      T* o = out.data<T>();
+      for (int64_t a = 0; a < s.outer; ++a) {
+        for (int64_t b = 0; b < s.inner; ++b) {
+          Acc<T> acc = 0;
+          for (int64_t step = 0; step < s.dim; ++step) {
+            const int64_t i = reverse ? s.dim - 1 - step : step;
+            const int64_t at = (a * s.dim + i) * s.inner + b;
+            if (exclusive) {
+              o[at] = from_acc<T>(acc);
+              acc += to_acc(in[at]);
+            } else {
+              acc += to_acc(in[at]);
+              o[at] = from_acc<T>(acc);
+            }
+          }
+        }
+      }
+    }
+  });
+  if (!ok || x->dtype() == DType::kBool)
+    return ctx.input_error(Code::kUnsupported, 0, "CumSum of {} is not supported", dtype_name(x->dtype()));
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+Status top_k(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  int64_t k = 0;
+  if (ctx.op_version() < 10) {
+    k = ctx.attr_int("k", -1);
+  } else {
+    QONNX_ASSIGN_OR_RETURN(const Tensor* kt, ctx.required(1, "K"));
+    auto v = read_ints(*kt);
+    if (!v || v->size() != 1) return ctx.input_error(Code::kInvalidModel, 1, "K must hold one int64 value");
+    k = (*v)[0];
+  }
+  const int64_t rank = static_cast<int64_t>(x->rank());
+  int64_t axis = ctx.attr_int("axis", -1);
+  if (rank == 0 || !normalize_axis(axis, rank, &axis))
+    return ctx.error(Code::kInvalidModel, "axis {} is out of range for rank {}", ctx.attr_int("axis", -1), rank);
+  const AxisSplit s = split_at(x->dims(), static_cast<size_t>(axis));
+  if (k < 0 || k > s.dim) return ctx.error(Code::kInvalidModel, "k = {} is outside [0, {}] (axis size)", k, s.dim);
+  const bool largest = ctx.op_version() < 11 || ctx.attr_int("largest", 1) != 0;
+  Dims out_dims = x->dims();
+  out_dims[static_cast<size_t>(axis)] = k;
+  Tensor values(x->dtype(), out_dims), indices(DType::kInt64, out_dims);
+  bool ok = exec::visit_dtype(x->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (kNumeric<T>) {
+      const T* in = x->data<T>();
+      T* ov = values.data<T>();
+      int64_t* oi = indices.data<int64_t>();
+      std::vector<int64_t> order(static_cast<size_t>(s.dim));
+      std::vector<Compute<T>> row(static_cast<size_t>(s.dim));
+      for (int64_t a = 0; a < s.outer; ++a) {
+        for (int64_t b = 0; b < s.inner; ++b) {
+          for (int64_t i = 0; i < s.dim; ++i) row[static_cast<size_t>(i)] = load(in[(a * s.dim + i) * s.inner + b]);
+          std::iota(order.begin(), order.end(), 0);
+          // Ties go to the lower index; NaN counts as larger than every number.
+          auto before = [&](int64_t i, int64_t j) {
+            const Compute<T> u = row[static_cast<size_t>(i)], v = row[static_cast<size_t>(j)];
+            const bool un = is_nan(u), vn = is_nan(v);
+            if (un || vn) {
+              if (un && vn) return i < j;
+              return largest ? un : vn;
+            }
+            if (u != v) return largest ? u > v : u < v;
+            return i < j;
+          };
+          std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+          for (int64_t i = 0; i < k; ++i) {
+            const int64_t src = order[static_cast<size_t>(i)];
+            const int64_t at = (a * k + i) * s.inner + b;
+            ov[at] = in[(a * s.dim + src) * s.inner + b];
+            oi[at] = src;
+          }
+        }
+      }
+    }
+  });
+  if (!ok || x->dtype() == DType::kBool)
+    return ctx.input_error(Code::kUnsupported, 0, "TopK of {} is not supported", dtype_name(x->dtype()));
+  ctx.set_output(0, std::move(values));
+  ctx.set_output(1, std::move(indices));
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_reduce_kernels(exec::KernelRegistry& r) {
+  auto add_reduce = [&](const char* op, Reduce kind, exec::KernelFn fn) {
+    r.add("", op, 1, fn);
+    r.add("", op, axes_input_since(kind), fn);
+  };
+  add_reduce("ReduceSum", Reduce::kSum, reduce<Reduce::kSum>);
+  add_reduce("ReduceMean", Reduce::kMean, reduce<Reduce::kMean>);
+  add_reduce("ReduceMax", Reduce::kMax, reduce<Reduce::kMax>);
+  add_reduce("ReduceMin", Reduce::kMin, reduce<Reduce::kMin>);
+  add_reduce("ReduceProd", Reduce::kProd, reduce<Reduce::kProd>);
+  add_reduce("ReduceL1", Reduce::kL1, reduce<Reduce::kL1>);
+  add_reduce("ReduceL2", Reduce::kL2, reduce<Reduce::kL2>);
+  add_reduce("ReduceLogSum", Reduce::kLogSum, reduce<Reduce::kLogSum>);
+  add_reduce("ReduceLogSumExp", Reduce::kLogSumExp, reduce<Reduce::kLogSumExp>);
+  add_reduce("ReduceSumSquare", Reduce::kSumSquare, reduce<Reduce::kSumSquare>);
+  r.add("", "ArgMax", 1, arg_extreme<true>);
+  r.add("", "ArgMax", 12, arg_extreme<true>);
+  r.add("", "ArgMin", 1, arg_extreme<false>);
+  r.add("", "ArgMin", 12, arg_extreme<false>);
+  r.add("", "CumSum", 11, cum_sum);
+  r.add("", "TopK", 1, top_k);
+  r.add("", "TopK", 10, top_k);
+  r.add("", "TopK", 11, top_k);
+}
+
+}  // namespace qonnx::kernels

@@ -1,0 +1,380 @@
+// Resize (opsets 10, 11, 13, 18, 19) and Upsample (7, 9) for N-D inputs.
+// Each axis is resampled independently: an output coordinate maps to a source coordinate by the
+// coordinate_transformation_mode, then to a few weighted source taps (1 for nearest, 2 for linear,
+// 4 for cubic). Nearest only moves elements (every dtype); linear and cubic compute in double and
+// convert back, applying the axes one after the other.
+#include <cmath>
+#include <type_traits>
+
+#include "qonnx/exec/dtype_dispatch.h"
+#include "kernels/onnx/axes.h"
+#include "kernels/onnx/compute_type.h"
+#include "kernels/onnx/element_copy.h"
+#include "kernels/onnx/onnx_kernels.h"
+
+namespace qonnx::kernels {
+namespace {
+
+struct ResizeParams {
+  std::string mode = "nearest";
+  std::string coord = "half_pixel";
+  std::string nearest = "round_prefer_floor";  // or "simple" for Resize-10/Upsample
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  double extrapolation = 0.0;
+};
+
+struct Tap {
+  int64_t index;
+  double weight;
+};
+
+struct AxisMap {
+  std::vector<std::vector<Tap>> taps;  // per output coordinate
+  std::vector<bool> outside;           // tf_crop_and_resize: coordinate outside the input
+  bool identity = true;
+  bool any_outside = false;
+};
+
+// Source coordinate of output coordinate x. `out_len` is scale * in_len before flooring, as
+// the ONNX reference uses it.
+double source_coordinate(const ResizeParams& p, int64_t x, double scale, int64_t in_len, double out_len, double roi_start,
+                         double roi_end) {
+  const double xd = static_cast<double>(x);
+  if (p.coord == "asymmetric") return xd / scale;
+  if (p.coord == "half_pixel") return (xd + 0.5) / scale - 0.5;
+  if (p.coord == "half_pixel_symmetric") {
+    const double adj = std::floor(out_len) / (scale * static_cast<double>(in_len));
+    const double center = static_cast<double>(in_len) / 2.0;
+    const double offset = center * (1.0 - adj);
+    return offset + (xd + 0.5) / scale - 0.5;
+  }
+  if (p.coord == "pytorch_half_pixel") return out_len > 1 ? (xd + 0.5) / scale - 0.5 : 0.0;
+  if (p.coord == "tf_half_pixel_for_nn") return (xd + 0.5) / scale;
+  if (p.coord == "align_corners") return out_len == 1 ? 0.0 : xd * static_cast<double>(in_len - 1) / (out_len - 1);
+  // tf_crop_and_resize
+  const double span = static_cast<double>(in_len - 1);
+  if (out_len > 1) return roi_start * span + xd * (roi_end - roi_start) * span / (out_len - 1);
+  return roi_start * span + 0.5 * (roi_end - roi_start) * span;
+}
+
+int64_t nearest_index(const ResizeParams& p, double x, double scale) {
+  const double f = std::floor(x);
+  const double frac = x - f;
+  if (p.nearest == "simple") return static_cast<int64_t>(scale < 1 ? std::ceil(x) : f);
+  if (p.nearest == "floor") return static_cast<int64_t>(f);
+  if (p.nearest == "ceil") return static_cast<int64_t>(std::ceil(x));
+  if (p.nearest == "round_prefer_ceil") return static_cast<int64_t>(frac >= 0.5 ? f + 1 : f);
+  return static_cast<int64_t>(frac > 0.5 ? f + 1 : f);  // round_prefer_floor
+}
+
+std::vector<double> cubic_weights(double r, double a) {
+  auto near = [a](double d) { return ((a + 2) * d - (a + 3)) * d * d + 1; };           // |d| <= 1
+  auto far = [a](double d) { return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a; };      // 1 < |d| < 2
+  return {far(r + 1), near(r), near(1 - r), far(2 - r)};
+}
+
+AxisMap map_axis(const ResizeParams& p, int64_t in_len, int64_t out_len, double scale, double roi_start, double roi_end) {
+  AxisMap m;
+  m.taps.resize(static_cast<size_t>(out_len));
+  m.outside.assign(static_cast<size_t>(out_len), false);
+  const double out_len_real = scale * static_cast<double>(in_len);
+  const int64_t n = p.mode == "cubic" ? 4 : 2;
+  for (int64_t x = 0; x < out_len; ++x) {
+    std::vector<Tap>& taps = m.taps[static_cast<size_t>(x)];
+    const double src = source_coordinate(p, x, scale, in_len, out_len_real, roi_start, roi_end);
+    if (p.coord == "tf_crop_and_resize" && (src < 0 || src > static_cast<double>(in_len - 1))) {
+      m.outside[static_cast<size_t>(x)] = true;
+      m.any_outside = true;
+      m.identity = false;
+      continue;
+    }
+    // Far-out coordinates (tiny scales) only ever read the edge: bound them so integer
+    // conversions stay defined.
+    const double bounded = std::clamp(src, -1e15, 1e15);
+    if (!std::isfinite(src)) {
+      taps.push_back({0, 1.0});
+    } else if (p.mode == "nearest") {
+      taps.push_back({std::clamp<int64_t>(nearest_index(p, bounded, scale), 0, in_len - 1), 1.0});
+    } else {
+      // The n source positions nearest to src (ties toward lower ones), kept within one
+      // half-window of edge padding; reads beyond the input take the edge value.
+      const double f = std::floor(bounded);
+      const double r = bounded == f ? 1.0 : bounded - f;
+      std::vector<double> w = n == 2 ? std::vector<double>{1 - r, r} : cubic_weights(r, p.cubic_a);
+      const int64_t half = n / 2;
+      const double start_real = std::clamp(std::ceil(bounded) - static_cast<double>(half), static_cast<double>(-half),
+                                           static_cast<double>(in_len + half - n));
+      const int64_t start = static_cast<int64_t>(start_real);
+      if (p.exclude_outside) {
+        double sum = 0;
+        for (int64_t k = 0; k < n; ++k) {
+          const int64_t i = start + k;
+          if (i < 0 || i >= in_len) w[static_cast<size_t>(k)] = 0;
+          sum += w[static_cast<size_t>(k)];
+        }
+        if (sum != 0)
+          for (double& v : w) v /= sum;
+      }
+      for (int64_t k = 0; k < n; ++k)
+        if (w[static_cast<size_t>(k)] != 0) taps.push_back({std::clamp<int64_t>(start + k, 0, in_len - 1), w[static_cast<size_t>(k)]});
+    }
+    if (taps.size() != 1 || taps[0].index != x || taps[0].weight != 1.0) m.identity = false;
+  }
+  if (in_len != out_len) m.identity = false;
+  return m;
+}
+
+// Weighted resampling of a double buffer along one axis.
+std::vector<double> resample_axis(const std::vector<double>& in, const Dims& dims, size_t axis, const AxisMap& m) {
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < axis; ++i) outer *= dims[i];
+  for (size_t i = axis + 1; i < dims.size(); ++i) inner *= dims[i];
+  const int64_t in_len = dims[axis], out_len = static_cast<int64_t>(m.taps.size());
+  std::vector<double> out(static_cast<size_t>(outer * out_len * inner), 0.0);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < out_len; ++c) {
+      double* dst = out.data() + (o * out_len + c) * inner;
+      for (const Tap& t : m.taps[static_cast<size_t>(c)]) {
+        const double* src = in.data() + (o * in_len + t.index) * inner;
+        for (int64_t i = 0; i < inner; ++i) dst[i] += t.weight * src[i];
+      }
+    }
+  return out;
+}
+
+template <typename T>
+T from_double_value(double v) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(v);
+  else return store<T>(static_cast<Compute<T>>(v));
+}
+
+Status interpolate(const exec::KernelContext& ctx, const Tensor& x, const std::vector<AxisMap>& maps, const Dims& out_dims,
+                   const ResizeParams& p, Tensor& out) {
+  Status st;
+  bool ok = exec::visit_dtype(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      st = ctx.input_error(Code::kUnsupported, 0, "{} resize of bool is not supported", p.mode);
+    } else {
+      std::vector<double> buf(static_cast<size_t>(x.numel()));
+      const T* in = x.data<T>();
+      for (int64_t i = 0; i < x.numel(); ++i) buf[static_cast<size_t>(i)] = static_cast<double>(load(in[i]));
+      Dims cur = x.dims();
+      for (size_t a = 0; a < maps.size(); ++a) {
+        if (maps[a].identity) continue;
+        buf = resample_axis(buf, cur, a, maps[a]);
+        cur[a] = out_dims[a];
+      }
+      T* o = out.data<T>();
+      for (int64_t i = 0; i < out.numel(); ++i) o[i] = from_double_value<T>(buf[static_cast<size_t>(i)]);
+      bool any_outside = false;
+      for (const AxisMap& m : maps) any_outside |= m.any_outside;
+      if (any_outside) {
+        const T fill = from_double_value<T>(p.extrapolation);
+        for (int64_t i = 0; i < out.numel(); ++i) {
+          int64_t rest = i;
+          bool outside = false;
+          for (size_t a = maps.size(); a-- > 0;) {
+            outside = outside || maps[a].outside[static_cast<size_t>(rest % out_dims[a])];
+            rest /= out_dims[a];
+          }
+          if (outside) o[i] = fill;
+        }
+      }
+    }
+  });
+  if (!ok) return ctx.input_error(Code::kUnsupported, 0, "resize of {} is not supported", dtype_name(x.dtype()));
+  return st;
+}
+
+// Resizes x given per-axis scales and output dims (roi as [starts..., ends...] or empty).
+Status run_resize(exec::KernelContext& ctx, const Tensor& x, const std::vector<double>& scales, const Dims& out_dims,
+                  const std::vector<double>& roi, const ResizeParams& p) {
+  if (p.mode != "nearest" && p.mode != "linear" && p.mode != "cubic")
+    return ctx.error(Code::kInvalidModel, "mode '{}' is not nearest, linear or cubic", p.mode);
+  static const char* kCoords[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                  "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+  if (std::find(std::begin(kCoords), std::end(kCoords), p.coord) == std::end(kCoords))
+    return ctx.error(Code::kInvalidModel, "coordinate_transformation_mode '{}' is not supported", p.coord);
+  static const char* kNearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple"};
+  if (std::find(std::begin(kNearest), std::end(kNearest), p.nearest) == std::end(kNearest))
+    return ctx.error(Code::kInvalidModel, "nearest_mode '{}' is not supported", p.nearest);
+  QONNX_RETURN_IF_ERROR(check_output_dims(ctx, out_dims, x.dtype()));
+  const size_t rank = x.rank();
+  if (p.coord == "tf_crop_and_resize" && roi.size() != 2 * rank)
+    return ctx.error(Code::kInvalidModel, "tf_crop_and_resize needs roi with {} values, got {}", 2 * rank, roi.size());
+  Tensor out(x.dtype(), out_dims);
+  if (out.numel() == 0) {
+    ctx.set_output(0, std::move(out));
+    return Status::ok();
+  }
+  if (x.numel() == 0) return ctx.input_error(Code::kInvalidModel, 0, "cannot resize an empty tensor to {}", dims_to_string(out_dims));
+  std::vector<AxisMap> maps;
+  for (size_t a = 0; a < rank; ++a) {
+    const double rs = roi.empty() ? 0.0 : roi[a], re = roi.empty() ? 1.0 : roi[a + rank];
+    maps.push_back(map_axis(p, x.dim(a), out_dims[a], scales[a], rs, re));
+  }
+  if (p.mode == "nearest") {
+    const std::vector<int64_t> strides = row_major_strides(x.dims());
+    std::vector<std::vector<int64_t>> tables(rank);
+    for (size_t a = 0; a < rank; ++a)
+      for (size_t c = 0; c < maps[a].taps.size(); ++c)
+        tables[a].push_back(maps[a].outside[c] ? kOutside : maps[a].taps[c][0].index * strides[a]);
+    Tensor fill;
+    if (x.dtype() != DType::kString) fill = exec::cast_tensor(Tensor::scalar<double>(DType::kDouble, p.extrapolation), x.dtype());
+    else fill = Tensor(DType::kString, {});
+    copy_by_axis_tables(x, out, tables, &fill);
+  } else {
+    QONNX_RETURN_IF_ERROR(interpolate(ctx, x, maps, out_dims, p, out));
+  }
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+// Output dims floor(in * scale) for scales given per axis.
+Result<Dims> dims_from_scales(const exec::KernelContext& ctx, size_t input, const Tensor& x, const std::vector<double>& scales) {
+  Dims out(x.rank());
+  for (size_t a = 0; a < x.rank(); ++a) {
+    const double v = std::floor(static_cast<double>(x.dim(a)) * scales[a]);
+    if (!(scales[a] > 0) || !(v < 9e15))
+      return ctx.input_error(Code::kInvalidModel, input, "scale {} for axis {} is invalid", scales[a], a);
+    out[a] = static_cast<int64_t>(v);
+  }
+  return out;
+}
+
+Result<std::vector<double>> float_values(const exec::KernelContext& ctx, size_t i, const char* what) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* t, ctx.required(i, what));
+  if (!dtype_is_float(t->dtype()))
+    return ctx.input_error(Code::kInvalidModel, i, "{} must be a float tensor, got {}", what, dtype_name(t->dtype()));
+  std::vector<double> v(static_cast<size_t>(t->numel()));
+  for (int64_t k = 0; k < t->numel(); ++k) v[static_cast<size_t>(k)] = exec::element_as_double(*t, k);
+  return v;
+}
+
+ResizeParams params_from_attrs(const exec::KernelContext& ctx) {
+  ResizeParams p;
+  p.mode = ctx.attr_string("mode", "nearest");
+  if (ctx.op_version() < 11) {
+    p.coord = "asymmetric";
+    p.nearest = "simple";
+    return p;
+  }
+  p.coord = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
+  p.nearest = ctx.attr_string("nearest_mode", "round_prefer_floor");
+  p.cubic_a = ctx.attr_float("cubic_coeff_a", -0.75f);
+  p.exclude_outside = ctx.attr_int("exclude_outside", 0) != 0;
+  p.extrapolation = ctx.attr_float("extrapolation_value", 0.0f);
+  return p;
+}
+
+Status resize(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  const ResizeParams p = params_from_attrs(ctx);
+  const size_t rank = x->rank();
+  if (ctx.op_version() < 11) {
+    QONNX_ASSIGN_OR_RETURN(std::vector<double> scales, float_values(ctx, 1, "scales"));
+    if (scales.size() != rank) return ctx.input_error(Code::kInvalidModel, 1, "scales has {} entries for rank {}", scales.size(), rank);
+    QONNX_ASSIGN_OR_RETURN(Dims out_dims, dims_from_scales(ctx, 1, *x, scales));
+    return run_resize(ctx, *x, scales, out_dims, {}, p);
+  }
+  if (ctx.op_version() >= 18 && ctx.attr_int("antialias", 0) != 0)
+    return ctx.error(Code::kUnsupported, "Resize with antialias is not supported");
+  // Axes the roi/scales/sizes refer to (all axes before opset 18).
+  std::vector<int64_t> axes;
+  if (ctx.op_version() >= 18 && ctx.has_attr("axes")) {
+    axes = ctx.attr_ints("axes");
+    if (!normalize_axes(&axes, static_cast<int64_t>(rank)))
+      return ctx.error(Code::kInvalidModel, "axes {} are out of range or repeated for rank {}", dims_to_string(axes), rank);
+  } else {
+    for (size_t a = 0; a < rank; ++a) axes.push_back(static_cast<int64_t>(a));
+  }
+  const Tensor* roi_t = ctx.input(1);
+  const Tensor* scales_t = ctx.input(2);
+  const Tensor* sizes_t = ctx.input(3);
+  const bool has_scales = scales_t && scales_t->numel() > 0, has_sizes = sizes_t && sizes_t->numel() > 0;
+  if (has_scales == has_sizes) return ctx.error(Code::kInvalidModel, "exactly one of scales and sizes must be given");
+  std::vector<double> roi;
+  if (roi_t && roi_t->numel() > 0 && p.coord == "tf_crop_and_resize") {
+    QONNX_ASSIGN_OR_RETURN(std::vector<double> given, float_values(ctx, 1, "roi"));
+    if (given.size() != 2 * axes.size())
+      return ctx.input_error(Code::kInvalidModel, 1, "roi has {} entries, expected {}", given.size(), 2 * axes.size());
+    roi.assign(2 * rank, 0.0);
+    for (size_t a = rank; a < 2 * rank; ++a) roi[a] = 1.0;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      roi[static_cast<size_t>(axes[i])] = given[i];
+      roi[static_cast<size_t>(axes[i]) + rank] = given[i + axes.size()];
+    }
+  }
+  std::vector<double> scales(rank, 1.0);
+  Dims out_dims = x->dims();
+  if (has_scales) {
+    QONNX_ASSIGN_OR_RETURN(std::vector<double> given, float_values(ctx, 2, "scales"));
+    if (given.size() != axes.size()) return ctx.input_error(Code::kInvalidModel, 2, "scales has {} entries, expected {}", given.size(), axes.size());
+    for (size_t i = 0; i < axes.size(); ++i) scales[static_cast<size_t>(axes[i])] = given[i];
+    QONNX_ASSIGN_OR_RETURN(out_dims, dims_from_scales(ctx, 2, *x, scales));
+  } else {
+    auto given = read_ints(*sizes_t);
+    if (!given || given->size() != axes.size())
+      return ctx.input_error(Code::kInvalidModel, 3, "sizes must be {} int64 values", axes.size());
+    for (int64_t s : *given)
+      if (s < 0) return ctx.input_error(Code::kInvalidModel, 3, "sizes {} has a negative entry", dims_to_string(*given));
+    const std::string policy = ctx.op_version() >= 18 ? ctx.attr_string("keep_aspect_ratio_policy", "stretch") : "stretch";
+    if (policy == "stretch") {
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const size_t a = static_cast<size_t>(axes[i]);
+        out_dims[a] = (*given)[i];
+        scales[a] = x->dim(a) == 0 ? 1.0 : static_cast<double>(out_dims[a]) / static_cast<double>(x->dim(a));
+      }
+    } else if (policy == "not_larger" || policy == "not_smaller") {
+      double s = policy == "not_larger" ? INFINITY : 0.0;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        if (x->dim(static_cast<size_t>(axes[i])) == 0)
+          return ctx.input_error(Code::kInvalidModel, 0, "{} resize of an empty axis is undefined", policy);
+        const double r = static_cast<double>((*given)[i]) / static_cast<double>(x->dim(static_cast<size_t>(axes[i])));
+        s = policy == "not_larger" ? std::min(s, r) : std::max(s, r);
+      }
+      for (int64_t a : axes) {
+        scales[static_cast<size_t>(a)] = s;
+        out_dims[static_cast<size_t>(a)] = static_cast<int64_t>(std::round(s * static_cast<double>(x->dim(static_cast<size_t>(a)))));
+      }
+    } else {
+      return ctx.error(Code::kInvalidModel, "keep_aspect_ratio_policy '{}' is not stretch, not_larger or not_smaller", policy);
+    }
+  }
+  return run_resize(ctx, *x, scales, out_dims, roi, p);
+}
+
+Status upsample(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  ResizeParams p;
+  p.mode = ctx.attr_string("mode", "nearest");
+  p.coord = "asymmetric";
+  p.nearest = "simple";
+  if (p.mode != "nearest" && p.mode != "linear") return ctx.error(Code::kInvalidModel, "mode '{}' is not nearest or linear", p.mode);
+  std::vector<double> scales;
+  if (ctx.op_version() < 9) {
+    for (float s : ctx.attr_floats("scales")) scales.push_back(s);
+  } else {
+    QONNX_ASSIGN_OR_RETURN(scales, float_values(ctx, 1, "scales"));
+  }
+  if (scales.size() != x->rank())
+    return ctx.error(Code::kInvalidModel, "scales has {} entries for rank {}", scales.size(), x->rank());
+  QONNX_ASSIGN_OR_RETURN(Dims out_dims, dims_from_scales(ctx, 1, *x, scales));
+  return run_resize(ctx, *x, scales, out_dims, {}, p);
+}
+
+}  // namespace
+
+void register_resize_kernels(exec::KernelRegistry& r) {
+  r.add("", "Resize", 10, resize);
+  r.add("", "Resize", 11, resize);
+  r.add("", "Resize", 13, resize);
+  r.add("", "Resize", 18, resize);
+  r.add("", "Resize", 19, resize);
+  r.add("", "Upsample", 7, upsample);
+  r.add("", "Upsample", 9, upsample);
+}
+
+}  // namespace qonnx::kernels

@@ -1,0 +1,112 @@
+// The qonnx.custom_op.channels_last domain: Conv, MaxPool and BatchNormalization on channels-last
+// data. As qonnx's ChannelsLastWrappedOp: the data input (and for Conv also the weights, stored
+// (M, k..., C/group)) is moved to channels-first, the default-domain kernel runs on the same node
+// (same attributes), and the output is moved back to channels-last.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "kernels/qonnx/qonnx_kernels.h"
+
+namespace qonnx::kernels {
+namespace {
+
+// Reads `t` as (outer, a, b) and returns it as (outer, b, a) with the given dims.
+Tensor swap_inner_axes(const Tensor& t, int64_t outer, int64_t a, int64_t b, Dims out_dims) {
+  Tensor out(t.dtype(), std::move(out_dims));
+  const size_t elem = dtype_size(t.dtype());
+  const auto* src = static_cast<const uint8_t*>(t.raw());
+  auto* dst = static_cast<uint8_t*>(out.raw());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < a; ++i)
+      for (int64_t j = 0; j < b; ++j)
+        std::memcpy(dst + static_cast<size_t>((o * b + j) * a + i) * elem,
+                    src + static_cast<size_t>((o * a + i) * b + j) * elem, elem);
+  return out;
+}
+
+int64_t spatial_size(const Dims& dims, size_t first, size_t last) {
+  int64_t n = 1;
+  for (size_t d = first; d < last; ++d) n *= dims[d];
+  return n;
+}
+
+// (N, d1..., C) -> (N, C, d1...).
+Tensor to_channels_first(const Tensor& t) {
+  const Dims& d = t.dims();
+  Dims out{d[0], d.back()};
+  out.insert(out.end(), d.begin() + 1, d.end() - 1);
+  return swap_inner_axes(t, d[0], spatial_size(d, 1, d.size() - 1), d.back(), std::move(out));
+}
+
+// (N, C, d1...) -> (N, d1..., C).
+Tensor to_channels_last(const Tensor& t) {
+  const Dims& d = t.dims();
+  Dims out{d[0]};
+  out.insert(out.end(), d.begin() + 2, d.end());
+  out.push_back(d[1]);
+  return swap_inner_axes(t, d[0], d[1], spatial_size(d, 2, d.size()), std::move(out));
+}
+
+Status run_channels_first(exec::KernelContext& ctx, size_t transposed_inputs, size_t min_rank) {
+  const std::string& op = ctx.node().op_type();
+  if (ctx.num_outputs() != 1)
+    return ctx.error(Code::kUnsupported, "channels_last {} supports exactly one output, the node has {}", op,
+                     ctx.num_outputs());
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  if (x->rank() < min_rank)
+    return ctx.input_error(Code::kInvalidModel, 0, "channels_last {} needs a rank >= {} (N, ..., C) tensor, got {}", op,
+                           min_rank, dims_to_string(x->dims()));
+  if (x->dtype() == DType::kString)
+    return ctx.input_error(Code::kUnsupported, 0, "string tensors are not supported");
+
+  std::vector<Tensor> channels_first;
+  channels_first.reserve(transposed_inputs);
+  std::vector<const Tensor*> inputs;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    const Tensor* in = ctx.input(i);
+    if (in && i < transposed_inputs) {
+      if (in->rank() != x->rank() || in->dtype() == DType::kString)
+        return ctx.input_error(Code::kInvalidModel, i, "channels_last {} needs a {}-d tensor like X, got {} {}", op,
+                               x->rank(), dtype_name(in->dtype()), dims_to_string(in->dims()));
+      channels_first.push_back(to_channels_first(*in));
+      in = &channels_first.back();
+    }
+    inputs.push_back(in);
+  }
+
+  // qonnx runs the node in onnxruntime with the default-domain opset set to this domain's version
+  // (1 when the model does not import the domain). onnxruntime has these kernels from opset 7 on, and
+  // before 7 BatchNormalization defaulted to training mode, so older versions run as opset 7. A
+  // default-domain kernel registered only from a later opset computes the same for these attributes.
+  const int64_t version = std::max<int64_t>(ctx.op_version(), 7);
+  const auto& registry = exec::KernelRegistry::global();
+  exec::KernelFn fn = registry.find("", op, version);
+  if (!fn) fn = registry.find("", op, std::numeric_limits<int>::max());
+  if (!fn) return registry.unsupported("", op, version);
+  exec::KernelContext inner(ctx.node(), version, std::move(inputs));
+  Status st = fn(inner);
+  if (!st.is_ok()) return st.with_context(fmt::format("channels_last {} on the channels-first data", op));
+  const Tensor& y = inner.outputs()[0];
+  if (!y.defined() || y.rank() < 2)
+    return ctx.error(Code::kFailed, "the default-domain {} gave no channels-first output", op);
+  ctx.set_output(0, to_channels_last(y));
+  return Status::ok();
+}
+
+// Conv's weights are channels-last too: (M, k1..., C/group).
+Status conv(exec::KernelContext& ctx) { return run_channels_first(ctx, 2, 3); }
+Status max_pool(exec::KernelContext& ctx) { return run_channels_first(ctx, 1, 3); }
+Status batch_normalization(exec::KernelContext& ctx) { return run_channels_first(ctx, 1, 2); }
+
+}  // namespace
+
+void register_channels_last_kernels(exec::KernelRegistry& r) {
+  const char* domain = "qonnx.custom_op.channels_last";
+  r.add(domain, "Conv", 1, conv);
+  r.add(domain, "MaxPool", 1, max_pool);
+  r.add(domain, "BatchNormalization", 1, batch_normalization);
+}
+
+}  // namespace qonnx::kernels

@@ -1,0 +1,144 @@
+// cleanup: removes Identity nodes, dead nodes, unused initializers and value_info, merges identical
+// constant initializers, and gives every node a unique, stable name.
+#include <cstring>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "qonnx/exec/executor.h"
+#include "passes/passes.h"
+
+namespace qonnx::passes {
+namespace {
+
+// FNV-1a over a tensor's bytes: groups candidate duplicates before the exact comparison.
+uint64_t content_hash(const Tensor& t) {
+  uint64_t h = 1469598103934665603ULL;
+  const auto* p = static_cast<const uint8_t*>(t.raw());
+  for (size_t i = 0; i < t.nbytes(); ++i) h = (h ^ p[i]) * 1099511628211ULL;
+  return h ^ static_cast<uint64_t>(t.dtype());
+}
+
+class Cleanup : public pass::Pass {
+ public:
+  std::string name() const override { return "cleanup"; }
+  std::string summary() const override {
+    return "Remove Identity, dead nodes, unused initializers and value_info; merge identical constants; name nodes";
+  }
+
+  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
+    ir::Graph& g = model.graph();
+    bool changed = remove_identities(g, ctx);
+    changed |= merge_duplicate_constants(g, ctx);
+    changed |= remove_dead_nodes(g, ctx);
+    changed |= remove_unused_initializers(g, ctx);
+    changed |= remove_stale_value_info(g, ctx);
+    changed |= name_nodes(g, ctx);
+    return changed;
+  }
+
+ private:
+  static bool remove_identities(ir::Graph& g, pass::PassContext& ctx) {
+    std::vector<ir::Node*> identities;
+    for (const auto& n : g.nodes())
+      if (n->op_type() == "Identity" && ir::is_default_domain(n->domain()) && n->input(0) && n->output(0))
+        identities.push_back(n.get());
+    bool changed = false;
+    for (ir::Node* n : identities) {
+      ir::Value* in = n->input(0);
+      ir::Value* out = n->output(0);
+      // A graph output keeps its name: such an Identity stays.
+      if (out->is_graph_output()) continue;
+      g.replace_all_uses(out, in);
+      g.remove_node(n);
+      ctx.count("identities-removed");
+      changed = true;
+    }
+    return changed;
+  }
+
+  static bool merge_duplicate_constants(ir::Graph& g, pass::PassContext& ctx) {
+    std::map<std::pair<uint64_t, size_t>, std::vector<ir::Value*>> groups;
+    std::vector<std::pair<ir::Value*, ir::Value*>> merges;  // (duplicate, kept)
+    for (const auto& init : g.initializers()) {
+      ir::Value* v = init.value;
+      if (v->is_graph_input() || v->is_graph_output() || v->uses().empty()) continue;
+      auto t = g.initializer_tensor(v);
+      if (!t.is_ok() || t->dtype() == DType::kString) continue;
+      auto& group = groups[{content_hash(t.value()), t->nbytes()}];
+      ir::Value* same = nullptr;
+      for (ir::Value* kept : group)
+        if (g.initializer_tensor(kept)->identical(t.value())) same = kept;
+      if (same) merges.emplace_back(v, same);
+      else group.push_back(v);
+    }
+    for (auto [dup, kept] : merges) g.replace_all_uses(dup, kept);
+    if (!merges.empty()) ctx.count("constants-merged", static_cast<int64_t>(merges.size()));
+    return !merges.empty();
+  }
+
+  static bool remove_dead_nodes(ir::Graph& g, pass::PassContext& ctx) {
+    auto order = exec::topological_order(g);
+    if (!order.is_ok()) return false;
+    bool changed = false;
+    // Reverse topological order: a chain of dead nodes goes in one sweep.
+    for (auto it = order->rbegin(); it != order->rend(); ++it) {
+      ir::Node* n = const_cast<ir::Node*>(*it);
+      bool live = false;
+      for (const ir::Value* v : n->outputs()) live |= v && (!v->uses().empty() || v->is_graph_output());
+      if (live) continue;
+      g.remove_node(n);
+      ctx.count("dead-nodes-removed");
+      changed = true;
+    }
+    return changed;
+  }
+
+  static bool remove_unused_initializers(ir::Graph& g, pass::PassContext& ctx) {
+    std::vector<ir::Value*> unused;
+    for (const auto& init : g.initializers()) {
+      const ir::Value* v = init.value;
+      // Initializers that are graph inputs are part of the model's interface: they stay.
+      if (v->uses().empty() && !v->is_graph_output() && !v->is_graph_input()) unused.push_back(init.value);
+    }
+    g.remove_initializers(unused);
+    if (!unused.empty()) ctx.count("initializers-removed", static_cast<int64_t>(unused.size()));
+    return !unused.empty();
+  }
+
+  static bool remove_stale_value_info(ir::Graph& g, pass::PassContext& ctx) {
+    std::vector<std::string> stale;
+    for (const auto& name : g.value_info_names()) {
+      const ir::Value* v = g.find_value(name);
+      if (!v || (!v->producer() && !v->is_initializer() && !v->is_graph_input())) stale.push_back(name);
+    }
+    g.remove_value_infos(stale);
+    if (!stale.empty()) ctx.count("value-info-removed", static_cast<int64_t>(stale.size()));
+    return !stale.empty();
+  }
+
+  static bool name_nodes(ir::Graph& g, pass::PassContext& ctx) {
+    std::set<std::string> used;
+    bool changed = false;
+    std::map<std::string, int> next_index;
+    for (const auto& n : g.nodes()) {
+      if (!n->name().empty() && used.insert(n->name()).second) continue;
+      std::string base = n->name().empty() ? n->op_type() : n->name();
+      std::string candidate;
+      do {
+        candidate = fmt::format("{}_{}", base, next_index[base]++);
+      } while (used.count(candidate));
+      used.insert(candidate);
+      g.set_node_name(n.get(), candidate);
+      ctx.count("nodes-named");
+      changed = true;
+    }
+    return changed;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<pass::Pass> make_cleanup() { return std::make_unique<Cleanup>(); }
+
+}  // namespace qonnx::passes

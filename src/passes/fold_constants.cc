@@ -1,0 +1,100 @@
+// fold-constants: evaluates every node whose inputs are all constant with the registry kernels, in
+// one topological sweep (a folded output makes its consumers foldable in the same sweep).
+#include <fmt/format.h>
+
+#include "qonnx/analysis/summary.h"
+#include "qonnx/exec/executor.h"
+#include "passes/passes.h"
+
+namespace qonnx::passes {
+
+std::optional<std::vector<Tensor>> constant_inputs(const ir::Graph& graph, const ir::Node& node) {
+  std::vector<Tensor> out;
+  for (const ir::Value* v : node.inputs()) {
+    if (!v) {
+      out.emplace_back();
+      continue;
+    }
+    // An initializer that is also a graph input is only a default: the caller may override it.
+    if (!v->is_initializer() || v->is_graph_input()) return std::nullopt;
+    auto t = graph.initializer_tensor(v);
+    if (!t.is_ok()) return std::nullopt;
+    out.push_back(std::move(t).value());
+  }
+  return out;
+}
+
+namespace {
+
+bool never_folded(const ir::Node& node) {
+  static const char* const kOps[] = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
+                                     "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+                                     "Multinomial", "Bernoulli", "If", "Loop", "Scan"};
+  if (!ir::is_default_domain(node.domain())) return false;
+  for (const char* op : kOps)
+    if (node.op_type() == op) return true;
+  return false;
+}
+
+class FoldConstants : public pass::Pass {
+ public:
+  std::string name() const override { return "fold-constants"; }
+  std::string summary() const override {
+    return "Evaluate nodes whose inputs are all constant (never QuantizeLinear/DequantizeLinear or random ops)";
+  }
+  std::vector<pass::OptionSpec> options() const override {
+    return {{"max-bytes", "67108864", "largest output (bytes) a folded node may produce"}};
+  }
+  Status configure(const pass::PassOptions& o) override {
+    if (auto it = o.find("max-bytes"); it != o.end()) {
+      try {
+        max_bytes_ = std::stoull(it->second);
+      } catch (...) {
+        return Status(Code::kUsage, fmt::format("max-bytes must be a number, got '{}'", it->second));
+      }
+    }
+    return Status::ok();
+  }
+
+  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
+    ir::Graph& g = model.graph();
+    QONNX_ASSIGN_OR_RETURN(auto order, exec::topological_order(g));
+    bool changed = false;
+    for (const ir::Node* cnode : order) {
+      ir::Node* node = const_cast<ir::Node*>(cnode);
+      if (never_folded(*node) || node->outputs().empty()) continue;
+      auto inputs = constant_inputs(g, *node);
+      if (!inputs) continue;
+      if (!ctx.registry().find(node->domain(), node->op_type(), model.op_version(node->domain()))) {
+        ctx.count("skipped-no-kernel");
+        continue;
+      }
+      std::vector<const Tensor*> ptrs;
+      for (const auto& t : *inputs) ptrs.push_back(t.defined() ? &t : nullptr);
+      QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, exec::evaluate_node(model, *node, ptrs, ctx.registry()));
+      size_t bytes = 0;
+      for (const auto& t : outs) bytes += t.nbytes();
+      if (bytes > max_bytes_) {
+        ctx.count("skipped-too-large");
+        continue;
+      }
+      if (analysis::is_quant_family(*node)) ctx.record(*node, "folded", "constant inputs, evaluated to a float initializer");
+      std::vector<ir::Value*> outputs = node->outputs();
+      g.remove_node(node);
+      for (size_t k = 0; k < outputs.size(); ++k)
+        if (outputs[k]) QONNX_RETURN_IF_ERROR(g.set_initializer(outputs[k], outs[k]));
+      ctx.count("folded-nodes");
+      changed = true;
+    }
+    return changed;
+  }
+
+ private:
+  size_t max_bytes_ = 64u << 20;
+};
+
+}  // namespace
+
+std::unique_ptr<pass::Pass> make_fold_constants() { return std::make_unique<FoldConstants>(); }
+
+}  // namespace qonnx::passes

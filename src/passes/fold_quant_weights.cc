@@ -1,0 +1,129 @@
+// fold-quant-weights: Quant / BipolarQuant / Trunc whose inputs are all initializers become
+// precomputed tensors. mode=float stores the dequantized float weights; mode=int stores the integer
+// codes (annotated with their finn_datatype) followed by Sub(zero point) and Mul(scale), which
+// recompute exactly the float weights: Quant's output is (q - z) * s in float32.
+#include <fmt/format.h>
+
+#include "kernels/qonnx/params.h"
+#include "qonnx/analysis/summary.h"
+#include "qonnx/exec/broadcast.h"
+#include "qonnx/exec/executor.h"
+#include "qonnx/kernels/quant.h"
+#include "passes/passes.h"
+
+namespace qonnx::passes {
+namespace {
+
+std::string integer_datatype(const kernels::QuantParams& p) {
+  if (p.bits == 1) return p.is_signed ? "BIPOLAR" : "BINARY";
+  return fmt::format("{}INT{}", p.is_signed ? "" : "U", p.bits);
+}
+
+bool all_zero(const Tensor& t) {
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (t.data<float>()[i] != 0.0f) return false;
+  return true;
+}
+
+// Integer codes and parameters of a Quant or BipolarQuant node with constant inputs.
+Result<std::pair<Tensor, kernels::QuantParams>> integer_codes(const ir::Model& model, const ir::Node& node,
+                                                               const std::vector<const Tensor*>& inputs) {
+  exec::KernelContext ctx(node, model.op_version(node.domain()), inputs);
+  QONNX_ASSIGN_OR_RETURN(Tensor x, kernels::float_input(ctx, 0, "X"));
+  kernels::QuantParams p;
+  if (node.op_type() != "BipolarQuant") {
+    QONNX_ASSIGN_OR_RETURN(p, kernels::read_quant_params(ctx));
+    QONNX_ASSIGN_OR_RETURN(Tensor codes, kernels::quant_codes(ctx, x, p));
+    return std::make_pair(std::move(codes), std::move(p));
+  }
+  // BipolarQuant compares x itself with 0 (no division by the scale).
+  QONNX_ASSIGN_OR_RETURN(p.scale, kernels::scale_input(ctx, 1, "scale"));
+  p.zeropt = Tensor::scalar<float>(DType::kFloat, 0.0f);
+  p.bits = 1;
+  QONNX_ASSIGN_OR_RETURN(Dims dims, kernels::broadcast_inputs(ctx, {{0, &x}, {1, &p.scale}}));
+  Tensor codes(DType::kFloat, dims);
+  float* cs = codes.data<float>();
+  const float* xs = x.data<float>();
+  exec::for_each_broadcast<2>(dims, {&x.dims(), &p.scale.dims()},
+                              [&](int64_t o, const auto& off) { cs[o] = xs[off[0]] >= 0.0f ? 1.0f : -1.0f; });
+  return std::make_pair(std::move(codes), std::move(p));
+}
+
+class FoldQuantWeights : public pass::Pass {
+ public:
+  std::string name() const override { return "fold-quant-weights"; }
+  std::string summary() const override {
+    return "Precompute Quant/BipolarQuant/Trunc on initializers (mode=float: float weights; "
+           "mode=int: integer weights with their finn_datatype, then Sub(zeropt) and Mul(scale))";
+  }
+  std::vector<pass::OptionSpec> options() const override { return {{"mode", "float", "float | int"}}; }
+  Status configure(const pass::PassOptions& o) override {
+    if (auto it = o.find("mode"); it != o.end()) {
+      if (it->second != "float" && it->second != "int")
+        return Status(Code::kUsage, fmt::format("mode must be float or int, got '{}'", it->second));
+      int_mode_ = it->second == "int";
+    }
+    return Status::ok();
+  }
+
+  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
+    ir::Graph& g = model.graph();
+    std::vector<ir::Node*> candidates;
+    for (const auto& n : g.nodes())
+      if (analysis::is_quant_family(*n) && n->op_type() != "FloatQuant") candidates.push_back(n.get());
+    bool changed = false;
+    for (ir::Node* node : candidates) {
+      auto inputs = constant_inputs(g, *node);
+      if (!inputs) continue;
+      std::vector<const Tensor*> ptrs;
+      for (const auto& t : *inputs) ptrs.push_back(t.defined() ? &t : nullptr);
+      if (int_mode_ && node->op_type() != "Trunc") {
+        QONNX_RETURN_IF_ERROR(fold_to_integers(model, node, ptrs, ctx));
+      } else {
+        QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, exec::evaluate_node(model, *node, ptrs, ctx.registry()));
+        ctx.record(*node, "folded", "constant inputs, precomputed float tensor");
+        ir::Value* out = node->output(0);
+        g.remove_node(node);
+        QONNX_RETURN_IF_ERROR(g.set_initializer(out, outs[0]));
+      }
+      ctx.count("folded-quantizers");
+      changed = true;
+    }
+    return changed;
+  }
+
+ private:
+  Status fold_to_integers(ir::Model& model, ir::Node* node, const std::vector<const Tensor*>& inputs,
+                          pass::PassContext& ctx) {
+    ir::Graph& g = model.graph();
+    auto codes = integer_codes(model, *node, inputs);
+    if (!codes.is_ok()) return std::move(codes).status().with_context(node->describe());
+    auto& [q, p] = codes.value();
+    std::string datatype = integer_datatype(p);
+    ctx.record(*node, "folded", fmt::format("integer weights ({}) + Mul by scale", datatype));
+    ir::Value* out = node->output(0);
+    const std::string base = out->name();
+    const std::string node_name = node->name().empty() ? base : node->name();
+    ir::Node* before = g.next_node(node);
+    g.remove_node(node);
+    QONNX_ASSIGN_OR_RETURN(ir::Value* current, g.add_initializer_tensor(g.unique_name(base + "_int"), q));
+    g.set_finn_datatype(current->name(), datatype);
+    if (!all_zero(p.zeropt)) {
+      QONNX_ASSIGN_OR_RETURN(ir::Value* zp, g.add_initializer_tensor(g.unique_name(base + "_zeropt"), p.zeropt));
+      QONNX_ASSIGN_OR_RETURN(ir::Node* sub, g.insert_node(before, node_name + "_sub", "Sub", "", {current, zp},
+                                                          {g.unique_name(base + "_centered")}));
+      current = sub->output(0);
+    }
+    QONNX_ASSIGN_OR_RETURN(ir::Value* scale, g.add_initializer_tensor(g.unique_name(base + "_scale"), p.scale));
+    auto mul = g.insert_node(before, node_name + "_mul", "Mul", "", {current, scale}, {base});
+    return mul.status();
+  }
+
+  bool int_mode_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<pass::Pass> make_fold_quant_weights() { return std::make_unique<FoldQuantWeights>(); }
+
+}  // namespace qonnx::passes

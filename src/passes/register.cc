@@ -1,0 +1,12 @@
+#include "passes/passes.h"
+
+namespace qonnx::pass {
+
+void register_all_passes(PassRegistry& registry) {
+  registry.add(passes::make_fold_constants);
+  registry.add(passes::make_fold_quant_weights);
+  registry.add(passes::make_cleanup);
+  registry.add(passes::make_infer_shapes);
+}
+
+}  // namespace qonnx::pass

@@ -1,0 +1,255 @@
+// Conv, ConvInteger, QLinearConv, ConvTranspose, pooling and normalization kernels: exact values
+// and error cases.
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "support/test_util.h"
+
+namespace qonnx::test {
+namespace {
+
+using Attrs = std::function<void(io::NodeBuilder&)>;
+
+template <typename T>
+std::vector<T> values(const Tensor& t) {
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
+}
+
+Tensor u8(Dims dims, const std::vector<uint8_t>& v) { return make<uint8_t>(DType::kUInt8, std::move(dims), v); }
+
+std::vector<float> iota(int n) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i);
+  return v;
+}
+
+Result<std::vector<Tensor>> run(const std::string& op, std::vector<Tensor> inputs, Attrs attrs = nullptr,
+                                int64_t opset = 13, int num_outputs = 1) {
+  NodeCase c;
+  c.op = op;
+  c.opset = opset;
+  c.inputs = std::move(inputs);
+  c.attrs = std::move(attrs);
+  c.num_outputs = num_outputs;
+  return run_node(c);
+}
+
+Tensor run_ok(const std::string& op, std::vector<Tensor> inputs, Attrs attrs = nullptr, int64_t opset = 13) {
+  auto r = run(op, std::move(inputs), std::move(attrs), opset);
+  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+  return r.is_ok() ? r.value()[0] : Tensor();
+}
+
+void expect_error(const Result<std::vector<Tensor>>& r, Code code, const std::string& fragment) {
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), code) << r.status().to_string();
+  EXPECT_NE(r.status().to_string().find(fragment), std::string::npos) << r.status().to_string();
+}
+
+Attrs ints(const std::string& name, std::vector<int64_t> v) {
+  return [name, v](io::NodeBuilder& n) { n.attr(name, v); };
+}
+
+TEST(ConvKernel, BasicWithAndWithoutPadding) {
+  Tensor x = f32({1, 1, 5, 5}, iota(25)), w = f32({1, 1, 3, 3}, std::vector<float>(9, 1.0f));
+  Tensor y = run_ok("Conv", {x, w});
+  EXPECT_EQ(y.dims(), (Dims{1, 1, 3, 3}));
+  EXPECT_EQ(values_f32(y), (std::vector<float>{54, 63, 72, 99, 108, 117, 144, 153, 162}));
+  Tensor p = run_ok("Conv", {x, w}, ints("pads", {1, 1, 1, 1}));
+  EXPECT_EQ(values_f32(p), (std::vector<float>{12, 21, 27, 33, 24, 33, 54, 63, 72, 51, 63, 99, 108, 117, 81,
+                                               93, 144, 153, 162, 111, 72, 111, 117, 123, 84}));
+  Tensor s = run_ok("Conv", {x, w}, [](io::NodeBuilder& n) {
+    n.attr("strides", std::vector<int64_t>{2, 2}).attr("pads", std::vector<int64_t>{1, 0, 1, 0});
+  });
+  EXPECT_EQ(s.dims(), (Dims{1, 1, 3, 2}));
+  EXPECT_EQ(values_f32(s), (std::vector<float>{21, 33, 99, 117, 111, 123}));
+}
+
+TEST(ConvKernel, GroupsBiasDilationAutoPad) {
+  Tensor g = run_ok("Conv", {f32({1, 2, 1, 2}, {1, 2, 3, 4}), f32({2, 1, 1, 1}, {2, 10}), f32({2}, {1, -1})},
+                    [](io::NodeBuilder& n) { n.attr("group", 2); });
+  EXPECT_EQ(values_f32(g), (std::vector<float>{3, 5, 29, 39}));
+  Tensor x = f32({1, 1, 5}, {1, 2, 3, 4, 5}), w = f32({1, 1, 2}, {1, 1});
+  EXPECT_EQ(values_f32(run_ok("Conv", {x, w}, ints("dilations", {2}))), (std::vector<float>{4, 6, 8}));
+  Tensor x4 = f32({1, 1, 4}, {1, 2, 3, 4});
+  auto pad = [](const char* mode) { return [mode](io::NodeBuilder& n) { n.attr("auto_pad", mode); }; };
+  EXPECT_EQ(values_f32(run_ok("Conv", {x4, w}, pad("SAME_UPPER"))), (std::vector<float>{3, 5, 7, 4}));
+  EXPECT_EQ(values_f32(run_ok("Conv", {x4, w}, pad("SAME_LOWER"))), (std::vector<float>{1, 3, 5, 7}));
+  EXPECT_EQ(values_f32(run_ok("Conv", {x4, w}, pad("VALID"))), (std::vector<float>{3, 5, 7}));
+  Tensor y3 = run_ok("Conv", {f32({1, 1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), f32({1, 1, 2, 2, 2}, std::vector<float>(8, 1))});
+  EXPECT_EQ(y3.dims(), (Dims{1, 1, 1, 1, 1}));
+  EXPECT_EQ(values_f32(y3), (std::vector<float>{36}));
+}
+
+TEST(ConvKernel, Errors) {
+  Tensor x = f32({1, 3, 4, 4}, {}), w = f32({1, 2, 3, 3}, {});
+  expect_error(run("Conv", {x, w}), Code::kInvalidModel, "expects 2 input channels");
+  expect_error(run("Conv", {x, f32({1, 3, 3, 3}, {})}, [](io::NodeBuilder& n) { n.attr("group", 0); }),
+               Code::kInvalidModel, "group must be a positive integer");
+  expect_error(run("Conv", {f32({1, 2, 3, 3}, {}), f32({3, 1, 1, 1}, {})}, [](io::NodeBuilder& n) { n.attr("group", 2); }),
+               Code::kInvalidModel, "not divisible by group");
+  expect_error(run("Conv", {x, f32({1, 3, 3, 3}, {})}, ints("kernel_shape", {2, 2})), Code::kInvalidModel,
+               "kernel_shape");
+  expect_error(run("Conv", {f32({1, 1, 2, 2}, {}), f32({1, 1, 3, 3}, {})}), Code::kInvalidModel, "exceeds");
+  expect_error(run("Conv", {x, f32({2, 3, 1, 1}, {}), f32({3}, {})}), Code::kInvalidModel, "bias shape");
+  expect_error(run("Conv", {f32({1, 3}, {}), f32({1, 3}, {})}), Code::kInvalidModel, "rank >= 3");
+  expect_error(run("Conv", {x, f32({1, 3, 1, 1}, {})}, ints("pads", {1, 1})), Code::kInvalidModel,
+               "attribute pads has 2 values");
+  expect_error(run("Conv", {x, f32({1, 3, 1, 1}, {})}, ints("strides", {0, 1})), Code::kInvalidModel, "strides");
+  expect_error(run("Conv", {x, f32({1, 3, 1, 1}, {})}, [](io::NodeBuilder& n) { n.attr("auto_pad", "SAME"); }),
+               Code::kInvalidModel, "auto_pad");
+}
+
+TEST(ConvKernel, EmptyBatchAndOutOfRangeAttributes) {
+  Tensor y = run_ok("Conv", {f32({0, 1, 3, 3}, {}), f32({2, 1, 3, 3}, {})});
+  EXPECT_EQ(y.dims(), (Dims{0, 2, 1, 1}));
+  Tensor x = f32({1, 1, 3, 3}, {}), w = f32({1, 1, 1, 1}, {});
+  expect_error(run("Conv", {x, w}, ints("strides", {int64_t{1} << 40, 1})), Code::kInvalidModel, "out of range");
+  expect_error(run("Conv", {x, w}, ints("pads", {-1, 0, 0, 0})), Code::kInvalidModel, "out of range");
+  expect_error(run("MaxPool", {x}, [](io::NodeBuilder& n) {
+    n.attr("kernel_shape", std::vector<int64_t>{1, 1}).attr("pads", std::vector<int64_t>{int64_t{1} << 40, 0, 0, 0});
+  }), Code::kInvalidModel, "out of range");
+  expect_error(run("ConvTranspose", {x, w}, ints("output_shape", {-1, 3})), Code::kInvalidModel, "output_shape");
+}
+
+TEST(ConvIntegerKernel, ZeroPoints) {
+  Tensor y = run_ok("ConvInteger", {u8({1, 1, 2, 2}, {2, 3, 4, 5}), u8({1, 1, 1, 1}, {3}), u8({}, {1}), u8({}, {1})});
+  EXPECT_EQ(y.dtype(), DType::kInt32);
+  EXPECT_EQ(values<int32_t>(y), (std::vector<int32_t>{2, 4, 6, 8}));
+}
+
+TEST(QLinearConvKernel, PerChannelScaleAndBias) {
+  Tensor y = run_ok("QLinearConv", {u8({1, 1, 1, 2}, {1, 2}), f32s(1.0f), u8({}, {0}), u8({2, 1, 1, 1}, {2, 4}),
+                                    f32({2}, {0.5f, 0.25f}), u8({2}, {0, 0}), f32s(1.0f), u8({}, {5}),
+                                    make<int32_t>(DType::kInt32, {2}, {1, 0})});
+  // channel 0: (2x + 1) * 0.5 = 1.5, 2.5 -> 2, 2 (ties to even); channel 1: 4x * 0.25 = 1, 2; + 5.
+  EXPECT_EQ(values<uint8_t>(y), (std::vector<uint8_t>{7, 7, 6, 7}));
+}
+
+TEST(ConvTransposeKernel, StridesPadsOutputShapeGroups) {
+  Tensor x = f32({1, 1, 3}, {1, 2, 3}), w = f32({1, 1, 2}, {1, 1});
+  EXPECT_EQ(values_f32(run_ok("ConvTranspose", {x, w})), (std::vector<float>{1, 3, 5, 3}));
+  EXPECT_EQ(values_f32(run_ok("ConvTranspose", {x, w}, ints("strides", {2}))), (std::vector<float>{1, 1, 2, 2, 3, 3}));
+  auto strided = [](const char* name, std::vector<int64_t> v) {
+    return [name, v](io::NodeBuilder& n) { n.attr("strides", std::vector<int64_t>{2}).attr(name, v); };
+  };
+  EXPECT_EQ(values_f32(run_ok("ConvTranspose", {x, w}, strided("output_shape", {7}))),
+            (std::vector<float>{1, 1, 2, 2, 3, 3, 0}));
+  EXPECT_EQ(values_f32(run_ok("ConvTranspose", {x, w}, strided("output_padding", {1}))),
+            (std::vector<float>{1, 1, 2, 2, 3, 3, 0}));
+  EXPECT_EQ(values_f32(run_ok("ConvTranspose", {x, w}, strided("pads", {1, 0}))), (std::vector<float>{1, 2, 2, 3, 3}));
+  Tensor g = run_ok("ConvTranspose", {f32({1, 2, 1}, {1, 2}), f32({2, 1, 1}, {3, 5}), f32({2}, {1, 1})},
+                    [](io::NodeBuilder& n) { n.attr("group", 2); });
+  EXPECT_EQ(g.dims(), (Dims{1, 2, 1}));
+  EXPECT_EQ(values_f32(g), (std::vector<float>{4, 11}));
+  expect_error(run("ConvTranspose", {x, f32({2, 1, 2}, {})}), Code::kInvalidModel, "input channels");
+  expect_error(run("ConvTranspose", {x, w}, ints("pads", {3, 3})), Code::kInvalidModel, "leave no output");
+}
+
+TEST(MaxPoolKernel, IndicesStorageOrderAndCeilMode) {
+  auto r = run("MaxPool", {f32({1, 1, 4}, {1, 3, 2, 5})}, [](io::NodeBuilder& n) {
+    n.attr("kernel_shape", std::vector<int64_t>{2}).attr("strides", std::vector<int64_t>{2});
+  }, 13, 2);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(values_f32(r.value()[0]), (std::vector<float>{3, 5}));
+  EXPECT_EQ(values<int64_t>(r.value()[1]), (std::vector<int64_t>{1, 3}));
+  Tensor x2 = f32({1, 1, 2, 3}, {1, 6, 2, 4, 3, 7});
+  for (int order : {0, 1}) {
+    auto r2 = run("MaxPool", {x2}, [order](io::NodeBuilder& n) {
+      n.attr("kernel_shape", std::vector<int64_t>{2, 2}).attr("storage_order", order);
+    }, 13, 2);
+    ASSERT_TRUE(r2.is_ok()) << r2.status().to_string();
+    EXPECT_EQ(values_f32(r2.value()[0]), (std::vector<float>{6, 7}));
+    EXPECT_EQ(values<int64_t>(r2.value()[1]), order == 0 ? (std::vector<int64_t>{1, 5}) : (std::vector<int64_t>{2, 5}));
+  }
+  Tensor x5 = f32({1, 1, 5}, {1, 2, 3, 4, 5});
+  auto pool = [](int ceil) {
+    return [ceil](io::NodeBuilder& n) {
+      n.attr("kernel_shape", std::vector<int64_t>{2}).attr("strides", std::vector<int64_t>{2}).attr("ceil_mode", ceil);
+    };
+  };
+  EXPECT_EQ(values_f32(run_ok("MaxPool", {x5}, pool(0))), (std::vector<float>{2, 4}));
+  EXPECT_EQ(values_f32(run_ok("MaxPool", {x5}, pool(1))), (std::vector<float>{2, 4, 5}));
+  Tensor q = run_ok("MaxPool", {u8({1, 1, 3}, {7, 200, 9})}, ints("kernel_shape", {2}));
+  EXPECT_EQ(values<uint8_t>(q), (std::vector<uint8_t>{200, 200}));
+}
+
+TEST(MaxPoolKernel, Errors) {
+  Tensor x = f32({1, 1, 4, 4}, {});
+  expect_error(run("MaxPool", {x}), Code::kInvalidModel, "kernel_shape is required");
+  expect_error(run("MaxPool", {x}, ints("kernel_shape", {2})), Code::kInvalidModel, "kernel_shape has 1 values");
+  expect_error(run("MaxPool", {x}, ints("kernel_shape", {5, 5})), Code::kInvalidModel, "exceeds");
+  expect_error(run("MaxPool", {f32({4, 4}, {})}, ints("kernel_shape", {2})), Code::kInvalidModel, "rank >= 3");
+}
+
+TEST(AveragePoolKernel, CountIncludePad) {
+  Tensor x = f32({1, 1, 3}, {1, 2, 3});
+  auto pool = [](int include) {
+    return [include](io::NodeBuilder& n) {
+      n.attr("kernel_shape", std::vector<int64_t>{2}).attr("pads", std::vector<int64_t>{1, 1}).attr("count_include_pad", include);
+    };
+  };
+  EXPECT_EQ(values_f32(run_ok("AveragePool", {x}, pool(0))), (std::vector<float>{1, 1.5f, 2.5f, 3}));
+  EXPECT_EQ(values_f32(run_ok("AveragePool", {x}, pool(1))), (std::vector<float>{0.5f, 1.5f, 2.5f, 1.5f}));
+}
+
+TEST(GlobalPoolKernel, AverageAndMax) {
+  Tensor x = f32({1, 2, 2}, {1, 3, 5, 7});
+  Tensor a = run_ok("GlobalAveragePool", {x});
+  EXPECT_EQ(a.dims(), (Dims{1, 2, 1}));
+  EXPECT_EQ(values_f32(a), (std::vector<float>{2, 6}));
+  EXPECT_EQ(values_f32(run_ok("GlobalMaxPool", {x})), (std::vector<float>{3, 7}));
+}
+
+TEST(BatchNormalizationKernel, InferenceValuesAndErrors) {
+  Tensor x = f32({1, 2, 1, 2}, {1, 2, 3, 4});
+  auto eps0 = [](io::NodeBuilder& n) { n.attr("epsilon", 0.0f); };
+  Tensor y = run_ok("BatchNormalization", {x, f32({2}, {1, 2}), f32({2}, {0, 1}), f32({2}, {1, 3}), f32({2}, {4, 0.25f})}, eps0);
+  EXPECT_EQ(values_f32(y), (std::vector<float>{0, 0.5f, 1, 5}));
+  expect_error(run("BatchNormalization", {x, f32({3}, {}), f32({2}, {}), f32({2}, {}), f32({2}, {})}),
+               Code::kInvalidModel, "one value per channel");
+  expect_error(run("BatchNormalization", {x, f32({2}, {}), f32({2}, {}), f32({2}, {})}), Code::kInvalidModel,
+               "input_var");
+  expect_error(run("BatchNormalization", {x, f32({2}, {}), f32({2}, {}), f32({2}, {}), f32({2}, {})}, nullptr, 13, 3),
+               Code::kUnsupported, "training outputs");
+}
+
+TEST(BatchNormalizationKernel, TrainingModeRunningStatistics) {
+  auto r = run("BatchNormalization",
+               {f32({2, 1, 1, 2}, {1, 2, 3, 4}), f32({1}, {1}), f32({1}, {0}), f32({1}, {0}), f32({1}, {1})},
+               [](io::NodeBuilder& n) { n.attr("training_mode", 1).attr("epsilon", 0.0f); }, 15, 3);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_FLOAT_EQ(values_f32(r.value()[1])[0], 0.25f);
+  EXPECT_FLOAT_EQ(values_f32(r.value()[2])[0], 1.025f);
+  EXPECT_FLOAT_EQ(values_f32(r.value()[0])[0], -1.5f / std::sqrt(1.25f));
+}
+
+TEST(NormalizationKernels, InstanceLayerLrn) {
+  Tensor i = run_ok("InstanceNormalization", {f32({1, 1, 2}, {1, 3}), f32({1}, {2}), f32({1}, {1})},
+                    [](io::NodeBuilder& n) { n.attr("epsilon", 0.0f); });
+  EXPECT_EQ(values_f32(i), (std::vector<float>{-1, 3}));
+  auto ln = run("LayerNormalization", {f32({2, 2}, {1, 3, 0, 4}), f32({2}, {1, 2}), f32({2}, {0, 1})},
+                [](io::NodeBuilder& n) { n.attr("epsilon", 0.0f); }, 17, 3);
+  ASSERT_TRUE(ln.is_ok()) << ln.status().to_string();
+  EXPECT_EQ(values_f32(ln.value()[0]), (std::vector<float>{-1, 3, -1, 3}));
+  EXPECT_EQ(ln.value()[1].dims(), (Dims{2, 1}));
+  EXPECT_EQ(values_f32(ln.value()[1]), (std::vector<float>{2, 2}));
+  EXPECT_EQ(values_f32(ln.value()[2]), (std::vector<float>{1, 0.5f}));
+  expect_error(run("LayerNormalization", {f32({2, 2}, {}), f32({3}, {})}, nullptr, 17), Code::kInvalidModel,
+               "does not broadcast");
+  Tensor l = run_ok("LRN", {f32({1, 2, 1, 1}, {1, 2})}, [](io::NodeBuilder& n) {
+    n.attr("size", 2).attr("alpha", 2.0f).attr("beta", 1.0f).attr("bias", 1.0f);
+  });
+  EXPECT_FLOAT_EQ(values_f32(l)[0], 1.0f / 6.0f);
+  EXPECT_FLOAT_EQ(values_f32(l)[1], 0.4f);
+  expect_error(run("InstanceNormalization", {f32({1, 2, 2}, {}), f32({1}, {}), f32({2}, {})}), Code::kInvalidModel,
+               "one value per channel");
+}
+
+}  // namespace
+}  // namespace qonnx::test

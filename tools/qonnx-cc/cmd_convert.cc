@@ -1,0 +1,222 @@
+// `convert` and `list-passes`: run a pass pipeline and write the transformed model atomically.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "qonnx/analysis/equivalence.h"
+#include "qonnx/analysis/summary.h"
+#include "qonnx/io/model_io.h"
+#include "qonnx/pass/pass.h"
+#include "qonnx/support/json.h"
+#include "qonnx/support/log.h"
+
+namespace qonnx::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+struct ConvertOptions {
+  std::string input, output, target = "fold", passes, report, external_data = "auto", print_ir_after, depfile;
+  int check = 0;
+  uint64_t seed = 0;
+  double atol = 1e-6, rtol = 1e-5;
+  bool timing = false, stats = false, dump_pipeline = false, in_place = false;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::string default_output(const ConvertOptions& o) {
+  fs::path in(o.input);
+  std::string suffix = o.passes.empty() ? o.target : "converted";
+  return (in.parent_path() / fmt::format("{}.{}.onnx", in.stem().string(), suffix)).string();
+}
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  if (fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;
+  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+
+std::string make_report(const ConvertOptions& o, const std::string& pipeline, const pass::PassContext& ctx,
+                        const std::vector<pass::PassTiming>& timings, const std::vector<analysis::QuantNodeInfo>& quantizers,
+                        const std::vector<analysis::OutputCheck>& checks) {
+  JsonWriter w;
+  w.begin_object();
+  w.key("input").value(o.input).key("output").value(o.output).key("pipeline").value(pipeline);
+  w.key("passes").begin_array();
+  for (const auto& t : timings) {
+    w.begin_object().key("pass").value(t.pass).key("changed").value(t.changed).key("seconds").value(t.seconds);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("counters").begin_object();
+  for (const auto& [pass, counters] : ctx.counters()) {
+    w.key(pass).begin_object();
+    for (const auto& [k, v] : counters) w.key(k).value(v);
+    w.end_object();
+  }
+  w.end_object();
+  w.key("quantizers").begin_array();
+  for (const auto& q : quantizers) {
+    w.begin_object().key("node").value(q.name).key("op_type").value(q.op_type);
+    std::string outcome = "left", detail = "not constant: kept for the runtime", by;
+    for (const auto& r : ctx.quant_outcomes())
+      if (r.node == q.name) {
+        outcome = r.outcome;
+        detail = r.detail;
+        by = r.pass;
+      }
+    w.key("outcome").value(outcome).key("detail").value(detail);
+    if (!by.empty()) w.key("pass").value(by);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("diagnostics").begin_array();
+  for (const auto& d : ctx.diagnostics())
+    w.begin_object().key("pass").value(d.pass).key("node").value(d.node).key("message").value(d.message).end_object();
+  w.end_array();
+  w.key("check").begin_array();
+  for (const auto& c : checks) {
+    w.begin_object().key("output").value(c.name).key("ok").value(c.ok).key("max_abs_error").value(c.max_abs_error);
+    w.key("max_rel_error").value(c.max_rel_error).key("mismatches").value(c.mismatches).end_object();
+  }
+  w.end_array();
+  w.end_object();
+  return w.str() + "\n";
+}
+
+int run_convert(ConvertOptions o) {
+  auto start = std::chrono::steady_clock::now();
+  std::string pipeline_text = o.passes;
+  if (pipeline_text.empty()) {
+    auto t = pass::target_pipeline(o.target);
+    if (!t.is_ok()) return report(t.status());
+    pipeline_text = t.value();
+  }
+  auto pipeline = pass::parse_pipeline(pipeline_text);
+  if (!pipeline.is_ok()) return report(pipeline.status());
+  std::string canonical = pass::format_pipeline(pipeline.value());
+  if (o.dump_pipeline) {
+    std::printf("%s\n", canonical.c_str());
+    return 0;
+  }
+  if (o.output.empty()) o.output = default_output(o);
+  if (same_file(o.input, o.output) && !o.in_place)
+    return report(Status(Code::kUsage, fmt::format("refusing to overwrite the input '{}' (use --in-place)", o.input)));
+  io::SaveOptions save;
+  if (o.external_data == "always") save.external_data = io::ExternalData::kAlways;
+  else if (o.external_data == "never") save.external_data = io::ExternalData::kNever;
+
+  auto loaded = io::load_model(o.input);
+  if (!loaded.is_ok()) return report(loaded.status());
+  ir::Model model = std::move(loaded).value();
+  double load_secs = seconds_since(start);
+  auto quantizers = analysis::summarize(model).quant_nodes;
+  const auto input_data_files = io::external_data_files(model);
+
+  pass::PassContext ctx;
+  pass::RunOptions run_opts;
+  run_opts.print_ir_after = o.print_ir_after;
+  auto timings = pass::run_pipeline(model, pipeline.value(), ctx, run_opts);
+  if (!timings.is_ok()) return report(std::move(timings).status().with_context(o.input));
+  model.set_metadata("qonnx-cc.pipeline", canonical);
+  model.set_metadata("qonnx-cc.version", QONNX_CC_VERSION);
+
+  std::vector<analysis::OutputCheck> checks;
+  bool check_failed = false;
+  if (o.check > 0) {
+    auto original = io::load_model(o.input);
+    if (!original.is_ok()) return report(original.status());
+    analysis::CheckOptions copts{o.check, o.seed, o.atol, o.rtol};
+    auto r = analysis::check_equivalence(original.value(), model, copts);
+    if (!r.is_ok()) return report(r.status());
+    checks = r.value();
+    for (const auto& c : checks) {
+      if (!c.problem.empty())
+        std::printf("check %s: MISMATCH: %s\n", c.name.c_str(), c.problem.c_str());
+      else
+        std::printf("check %s: %s over %d runs: max abs error %.6g, max rel error %.6g\n", c.name.c_str(),
+                    c.ok ? "ok" : "MISMATCH", o.check, c.max_abs_error, c.max_rel_error);
+      check_failed |= !c.ok;
+    }
+  }
+  auto save_start = std::chrono::steady_clock::now();
+  if (!check_failed) {
+    if (Status st = io::save_model(model, o.output, save); !st.is_ok()) return report(st);
+  }
+  double save_secs = seconds_since(save_start);
+  if (!o.report.empty()) {
+    std::string json = make_report(o, canonical, ctx, timings.value(), quantizers, checks);
+    if (Status st = io::write_file_atomic(o.report, json); !st.is_ok()) return report(st);
+  }
+  if (o.timing) {
+    std::fprintf(stderr, "timing: load %.4f s\n", load_secs);
+    for (const auto& t : timings.value()) std::fprintf(stderr, "timing: %-24s %.4f s%s\n", t.pass.c_str(), t.seconds, t.changed ? "" : " (no change)");
+    std::fprintf(stderr, "timing: save %.4f s\ntiming: total %.4f s\n", save_secs, seconds_since(start));
+  }
+  if (o.stats) {
+    for (const auto& [pass, counters] : ctx.counters())
+      for (const auto& [k, v] : counters) std::fprintf(stderr, "stats: %s: %s = %lld\n", pass.c_str(), k.c_str(), static_cast<long long>(v));
+  }
+  if (check_failed) {
+    std::fprintf(stderr, "qonnx-cc: error: --check: the converted model differs beyond atol %g / rtol %g; nothing written\n", o.atol, o.rtol);
+    return static_cast<int>(Code::kMismatch);
+  }
+  if (!o.depfile.empty()) {
+    std::string line = fmt::format("{}: {}", o.output, o.input);
+    for (const auto& f : input_data_files) line += " " + f.string();
+    line += "\n";
+    if (Status st = io::write_file_atomic(o.depfile, line); !st.is_ok()) return report(st);
+  }
+  log::info("wrote {}", o.output);
+  return 0;
+}
+
+}  // namespace
+
+void add_convert_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("convert", "Run a pass pipeline and write the transformed model");
+  auto o = std::make_shared<ConvertOptions>();
+  cmd->add_option("MODEL", o->input, "Input model (.onnx)")->required();
+  cmd->add_option("-o,--output", o->output, "Output model (default: MODEL's folder, <stem>.<target>.onnx)");
+  cmd->add_option("--target", o->target, "Named pipeline")->check(CLI::IsMember(pass::target_names()))->default_val("fold");
+  cmd->add_option("--passes", o->passes, "Textual pipeline, e.g. 'fold-constants,cleanup' (overrides --target)");
+  cmd->add_option("--check", o->check, "Compare original and result on N seeded random inputs (exit 7 on mismatch)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--seed", o->seed, "Seed for --check")->default_val(0);
+  cmd->add_option("--atol", o->atol, "Absolute tolerance for --check")->default_val(1e-6);
+  cmd->add_option("--rtol", o->rtol, "Relative tolerance for --check")->default_val(1e-5);
+  cmd->add_option("--report", o->report, "Write a JSON report: passes, counters, every quantizer's outcome, check");
+  cmd->add_option("--external-data", o->external_data, "auto | always | never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))->default_val("auto");
+  cmd->add_flag("--timing", o->timing, "Print load, per-pass and save times to stderr");
+  cmd->add_flag("--stats", o->stats, "Print per-pass counters to stderr");
+  cmd->add_flag("--dump-pipeline", o->dump_pipeline, "Print the pipeline that would run, and stop");
+  cmd->add_option("--print-ir-after", o->print_ir_after, "Print the graph (ONNX text) after PASS, or 'all'");
+  cmd->add_option("--depfile", o->depfile, "Write a make-style dependency line for the output");
+  cmd->add_flag("--in-place", o->in_place, "Allow -o to name the input file");
+  cmd->callback([&exit_code, o] { exit_code = run_convert(*o); });
+}
+
+void add_list_passes_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("list-passes", "List passes with their options, and the named targets");
+  cmd->callback([&exit_code] {
+    const auto& registry = pass::PassRegistry::global();
+    for (const auto& name : registry.names()) {
+      auto p = registry.create(name);
+      std::printf("%s\n    %s\n", name.c_str(), p->summary().c_str());
+      for (const auto& opt : p->options())
+        std::printf("    {%s=%s}  %s\n", opt.name.c_str(), opt.default_value.c_str(), opt.help.c_str());
+    }
+    std::printf("\ntargets (--target):\n");
+    for (const auto& t : pass::target_names()) std::printf("  %-8s %s\n", t.c_str(), pass::target_pipeline(t).value().c_str());
+    exit_code = 0;
+  });
+}
+
+}  // namespace qonnx::cli
