@@ -130,6 +130,35 @@ TEST_F(Cli, RandomInputsAreDeterministic) {
   EXPECT_NE(io::read_file(path("a/output_0.pb")).value(), io::read_file(path("c/output_0.pb")).value());
 }
 
+TEST_F(Cli, ExecSaveInputsWritesFedTensorsInInputDirLayout) {
+  io::ModelBuilder b(13);
+  b.input("a", DType::kFloat, {2, 3}).input("b", DType::kInt64, {3}).output("y", DType::kFloat, {2, 3});
+  b.node("Cast", {"b"}, {"bf"}).attr("to", static_cast<int64_t>(1));
+  b.node("Add", {"a", "bf"}, {"y"});
+  auto m = b.build();
+  ASSERT_TRUE(m.is_ok()) << m.status().message();
+  ASSERT_TRUE(io::save_model(m.value(), path("two.onnx")).is_ok());
+  auto r = run_cli("exec " + path("two.onnx") + " --random-inputs --seed 5 --save-inputs " + path("in") +
+                   " --output-dir " + path("out"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto a = io::read_tensor_file(path("in/input_0.pb"));
+  auto bb = io::read_tensor_file(path("in/input_1.pb"));
+  ASSERT_TRUE(a.is_ok() && bb.is_ok());
+  EXPECT_EQ(a->name, "a");
+  EXPECT_EQ(a->tensor.dtype(), DType::kFloat);
+  EXPECT_EQ(a->tensor.dims(), (Dims{2, 3}));
+  EXPECT_EQ(bb->name, "b");
+  EXPECT_EQ(bb->tensor.dtype(), DType::kInt64);
+  // Feeding the saved inputs back reproduces the outputs bit for bit.
+  auto again = run_cli("exec " + path("two.onnx") + " --input-dir " + path("in") + " --output-dir " + path("out2"));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(io::read_file(path("out/output_0.pb")).value(), io::read_file(path("out2/output_0.pb")).value());
+  // A failed run saves nothing.
+  auto bad = run_cli("exec " + quant_model("q.onnx", 33, 0.5f) + " --random-inputs --save-inputs " + path("in_bad"));
+  EXPECT_EQ(bad.exit_code, 6);
+  EXPECT_FALSE(fs::exists(path("in_bad")));
+}
+
 TEST_F(Cli, ExecErrorsNameNodeAndInput) {
   std::string model = quant_model("q.onnx", 33, 0.5f);
   auto r = run_cli("exec " + model + " --random-inputs");

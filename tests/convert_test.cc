@@ -43,7 +43,7 @@ int constant_quantizers(const ir::Model& m) {
   for (const auto& node : m.graph().nodes()) {
     if (!analysis::is_quant_family(*node) || node->op_type() == "FloatQuant") continue;
     bool all_const = true;
-    for (const ir::Value* v : node->inputs()) all_const &= !v || (v->is_initializer() && !v->is_graph_input());
+    for (const ir::Value* v : node->inputs()) all_const &= !v || v->is_initializer();
     n += all_const;
   }
   return n;

@@ -251,5 +251,33 @@ TEST(ShapeKernel, DepthToSpaceAndResize) {
   expect_error(c, "invalid");
 }
 
+// Hostile parameters must give a Status (or a valid result), never a crash or a huge allocation.
+TEST(ShapeKernel, HostileParametersAreHandled) {
+  NodeCase range{"Range"};
+  range.opset = 11;
+  range.inputs = {f32s(0.0f), f32s(1e30f), f32s(1e-30f)};
+  EXPECT_FALSE(run_node(range).is_ok());
+  range.inputs = {f32s(0.0f), f32s(1.0f), f32s(0.0f)};
+  EXPECT_FALSE(run_node(range).is_ok());
+
+  NodeCase pad{"Pad"};
+  pad.inputs = {f32({2}, {1, 2}), i64({2}, {INT64_MAX, INT64_MAX})};
+  EXPECT_FALSE(run_node(pad).is_ok());
+
+  NodeCase resize{"Resize"};
+  resize.inputs = {f32({1, 4}, {1, 2, 3, 4}), Tensor(), Tensor(), i64({2}, {1, 2})};
+  resize.attrs = [](io::NodeBuilder& n) {
+    n.attr("mode", "cubic").attr("coordinate_transformation_mode", "align_corners").attr("exclude_outside", 1);
+  };
+  EXPECT_TRUE(run_node(resize).is_ok());
+  resize.inputs = {f32({1, 4}, {1, 2, 3, 4}), Tensor(), f32({2}, {1e-30f, 1e30f})};
+  EXPECT_FALSE(run_node(resize).is_ok());
+
+  NodeCase onehot{"OneHot"};
+  onehot.opset = 11;
+  onehot.inputs = {i64({1}, {0}), f32s(1e20f), f32({2}, {0, 1})};
+  EXPECT_FALSE(run_node(onehot).is_ok());
+}
+
 }  // namespace
 }  // namespace qonnx::test

@@ -481,6 +481,20 @@ Model::~Model() = default;
 Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
 
+int Model::prune_unused_imports() {
+  std::vector<std::string> used;
+  for (const auto& n : graph_->nodes()) used.push_back(canonical_domain(n->domain()));
+  auto* imports = header_->mutable_opset_import();
+  int removed = 0;
+  for (int i = imports->size() - 1; i >= 0; --i) {
+    const std::string d = canonical_domain(imports->Get(i).domain());
+    if (d.empty() || std::find(used.begin(), used.end(), d) != used.end()) continue;
+    imports->erase(imports->begin() + i);
+    ++removed;
+  }
+  return removed;
+}
+
 void Model::set_metadata(const std::string& key, const std::string& value) {
   for (auto& kv : *header_->mutable_metadata_props())
     if (kv.key() == key) {

@@ -267,6 +267,7 @@ Result<std::vector<PassTiming>> run_pipeline(ir::Model& model, const std::vector
 namespace {
 const std::vector<std::pair<std::string, std::string>>& targets() {
   static const std::vector<std::pair<std::string, std::string>> t = {
+      {"qdq", "upgrade-opset{version=13},fold-constants{skip-quantizers=1},lower-quant{target=qdq},fold-constants,cleanup,infer-shapes"},
       {"fold", "fold-quant-weights,fold-constants,cleanup,infer-shapes"},
   };
   return t;

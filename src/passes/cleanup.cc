@@ -23,7 +23,7 @@ class Cleanup : public pass::Pass {
  public:
   std::string name() const override { return "cleanup"; }
   std::string summary() const override {
-    return "Remove Identity, dead nodes, unused initializers and value_info; merge identical constants; name nodes";
+    return "Remove Identity, dead nodes, unused initializers, value_info and domain imports; merge identical constants; name nodes";
   }
 
   Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
@@ -34,6 +34,10 @@ class Cleanup : public pass::Pass {
     changed |= remove_unused_initializers(g, ctx);
     changed |= remove_stale_value_info(g, ctx);
     changed |= name_nodes(g, ctx);
+    if (int pruned = model.prune_unused_imports(); pruned > 0) {
+      ctx.count("imports-removed", pruned);
+      changed = true;
+    }
     return changed;
   }
 

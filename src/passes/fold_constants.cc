@@ -8,15 +8,19 @@
 
 namespace qonnx::passes {
 
-std::optional<std::vector<Tensor>> constant_inputs(const ir::Graph& graph, const ir::Node& node) {
+bool is_constant(const ir::Value* v, bool include_overridable) {
+  return v && v->is_initializer() && (include_overridable || !v->is_graph_input());
+}
+
+std::optional<std::vector<Tensor>> constant_inputs(const ir::Graph& graph, const ir::Node& node,
+                                                   bool include_overridable) {
   std::vector<Tensor> out;
   for (const ir::Value* v : node.inputs()) {
     if (!v) {
       out.emplace_back();
       continue;
     }
-    // An initializer that is also a graph input is only a default: the caller may override it.
-    if (!v->is_initializer() || v->is_graph_input()) return std::nullopt;
+    if (!is_constant(v, include_overridable)) return std::nullopt;
     auto t = graph.initializer_tensor(v);
     if (!t.is_ok()) return std::nullopt;
     out.push_back(std::move(t).value());
@@ -43,7 +47,8 @@ class FoldConstants : public pass::Pass {
     return "Evaluate nodes whose inputs are all constant (never QuantizeLinear/DequantizeLinear or random ops)";
   }
   std::vector<pass::OptionSpec> options() const override {
-    return {{"max-bytes", "67108864", "largest output (bytes) a folded node may produce"}};
+    return {{"max-bytes", "67108864", "largest output (bytes) a folded node may produce"},
+            {"skip-quantizers", "0", "1: leave Quant/BipolarQuant/Trunc for a lowering pass"}};
   }
   Status configure(const pass::PassOptions& o) override {
     if (auto it = o.find("max-bytes"); it != o.end()) {
@@ -53,6 +58,7 @@ class FoldConstants : public pass::Pass {
         return Status(Code::kUsage, fmt::format("max-bytes must be a number, got '{}'", it->second));
       }
     }
+    if (auto it = o.find("skip-quantizers"); it != o.end()) skip_quantizers_ = it->second == "1";
     return Status::ok();
   }
 
@@ -63,7 +69,8 @@ class FoldConstants : public pass::Pass {
     for (const ir::Node* cnode : order) {
       ir::Node* node = const_cast<ir::Node*>(cnode);
       if (never_folded(*node) || node->outputs().empty()) continue;
-      auto inputs = constant_inputs(g, *node);
+      if (skip_quantizers_ && analysis::is_quant_family(*node)) continue;
+      auto inputs = constant_inputs(g, *node, /*include_overridable=*/false);
       if (!inputs) continue;
       if (!ctx.registry().find(node->domain(), node->op_type(), model.op_version(node->domain()))) {
         ctx.count("skipped-no-kernel");
@@ -91,6 +98,7 @@ class FoldConstants : public pass::Pass {
 
  private:
   size_t max_bytes_ = 64u << 20;
+  bool skip_quantizers_ = false;
 };
 
 }  // namespace

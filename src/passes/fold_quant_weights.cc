@@ -73,7 +73,7 @@ class FoldQuantWeights : public pass::Pass {
       if (analysis::is_quant_family(*n) && n->op_type() != "FloatQuant") candidates.push_back(n.get());
     bool changed = false;
     for (ir::Node* node : candidates) {
-      auto inputs = constant_inputs(g, *node);
+      auto inputs = constant_inputs(g, *node, /*include_overridable=*/true);
       if (!inputs) continue;
       std::vector<const Tensor*> ptrs;
       for (const auto& t : *inputs) ptrs.push_back(t.defined() ? &t : nullptr);

@@ -7,6 +7,8 @@ void register_all_passes(PassRegistry& registry) {
   registry.add(passes::make_fold_quant_weights);
   registry.add(passes::make_cleanup);
   registry.add(passes::make_infer_shapes);
+  registry.add(passes::make_lower_quant);
+  registry.add(passes::make_upgrade_opset);
 }
 
 }  // namespace qonnx::pass

@@ -83,6 +83,8 @@ void register_qonnx_schemas() {
     }
     // 2021 Brevitas exports put Quant/BipolarQuant/Trunc in the default domain.
     register_domain("");
+    register_ngraph_schemas();
+    register_ascend_schemas();
   });
 }
 

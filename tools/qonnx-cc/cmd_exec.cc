@@ -26,6 +26,7 @@ struct ExecOptions {
   bool random = false;
   uint64_t seed = 0;
   std::string output_dir;
+  std::string save_inputs_dir;
   bool npy = false;
   std::string expect_dir;
   double atol = 1e-7;
@@ -106,6 +107,21 @@ Status write_outputs(const ir::Graph& g, const exec::RunResult& r, const ExecOpt
   return Status::ok();
 }
 
+// Writes DIR/input_K.pb of the fed tensors, K = runtime input position (the --input-dir layout).
+Status save_inputs(const ir::Graph& g, const std::map<std::string, Tensor>& feeds, const ExecOptions& o) {
+  fs::path dir(o.save_inputs_dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Status(Code::kCannotWrite, fmt::format("cannot create '{}': {}", dir.string(), ec.message()));
+  auto inputs = g.runtime_inputs();
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    auto it = feeds.find(inputs[k]->name());
+    if (it == feeds.end()) continue;
+    QONNX_RETURN_IF_ERROR(io::write_tensor_pb(dir / fmt::format("input_{}.pb", k), it->first, it->second));
+  }
+  return Status::ok();
+}
+
 int run_exec(const ExecOptions& o) {
   auto loaded = io::load_model(o.model);
   if (!loaded.is_ok()) return report(loaded.status());
@@ -131,6 +147,9 @@ int run_exec(const ExecOptions& o) {
   for (size_t k = 0; k < result->outputs.size(); ++k)
     std::printf("output %zu '%s': %s\n", k, g.outputs()[k]->name().c_str(), stats(result->outputs[k]).c_str());
   for (const auto& [name, t] : result->exposed) std::printf("exposed '%s': %s\n", name.c_str(), stats(t).c_str());
+  if (!o.save_inputs_dir.empty()) {
+    if (Status st = save_inputs(g, feeds, o); !st.is_ok()) return report(st);
+  }
   if (!o.output_dir.empty()) {
     if (Status st = write_outputs(g, result.value(), o); !st.is_ok()) return report(st);
   }
@@ -168,6 +187,7 @@ void add_exec_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--random-inputs", o->random, "Seeded random data for every input not given otherwise");
   cmd->add_option("--seed", o->seed, "Seed for --random-inputs")->default_val(0);
   cmd->add_option("--output-dir", o->output_dir, "Write output_K.pb (graph-output order)");
+  cmd->add_option("--save-inputs", o->save_inputs_dir, "Write the fed inputs as DIR/input_K.pb (--input-dir layout)");
   cmd->add_flag("--npy", o->npy, "Also write output_K.npy next to output_K.pb");
   cmd->add_option("--expect", o->expect_dir, "Compare with DIR/output_K.pb; exit 7 on mismatch");
   cmd->add_option("--atol", o->atol, "Absolute tolerance for --expect")->default_val(1e-7);

@@ -238,6 +238,8 @@ class Model {
   const onnx::ModelProto& header() const { return *header_; }
   onnx::ModelProto& mutable_header() { return *header_; }
 
+  // Drops opset imports of non-default domains no node uses; returns how many.
+  int prune_unused_imports();
   // Sets (or replaces) a metadata_props entry.
   void set_metadata(const std::string& key, const std::string& value);
 

@@ -25,6 +25,11 @@ inline float round_half_even(float t) {
 
 inline float sign_of(float t) { return t > 0.0f ? 1.0f : (t < 0.0f ? -1.0f : t); }
 
+// The two nGraph modes without a QONNX name, as nGraph evaluates them in float32:
+// nearest with ties toward +inf (ROUND_NEAREST_UPWARD) and toward -inf (ROUND_NEAREST_DOWNWARD).
+inline float round_half_upward(float t) { return std::floor(t + 0.5f); }
+inline float round_half_downward(float t) { return std::ceil(t - 0.5f); }
+
 inline float apply_rounding(RoundingMode mode, float t) {
   switch (mode) {
     case RoundingMode::kRound: return round_half_even(t);

@@ -5,5 +5,7 @@
 namespace qonnx::schemas {
 
 void register_qonnx_schemas();
+void register_ngraph_schemas();
+void register_ascend_schemas();
 
 }  // namespace qonnx::schemas

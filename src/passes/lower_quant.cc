@@ -1,0 +1,469 @@
+// lower-quant{target=qdq|ngraph}: replaces QONNX quantizers by standard ops where the result is
+// bit-exact (SEMANTICS.md sections 2 and 3), by an exact float emulation otherwise, and leaves a node
+// in place (with a diagnostic) only when its parameters are not constant.
+//
+// Exactness notes: QONNX computes t = x/s + z in float32 and rounds t; QuantizeLinear rounds x/s and
+// adds z afterwards. The two agree for z = 0 only: with z != 0 the float addition can itself round
+// onto a tie (x/s = 1.49999988f, z = 2 gives t = 3.5f), so non-zero zero points use the float form.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "kernels/qonnx/params.h"
+#include "passes/node_emitter.h"
+#include "passes/passes.h"
+#include "qonnx/analysis/summary.h"
+#include "qonnx/exec/dtype_dispatch.h"
+#include "qonnx/exec/executor.h"
+#include "qonnx/kernels/quant.h"
+#include "qonnx/kernels/rounding.h"
+
+namespace qonnx::passes {
+namespace {
+
+using kernels::QuantParams;
+using kernels::RoundingMode;
+
+// How a scale tensor varies over X: per tensor, along exactly one axis of X, or otherwise.
+struct Layout {
+  bool per_tensor = false;
+  bool one_axis = false;
+  int64_t axis = 0;      // axis of X
+  int64_t channels = 1;
+};
+
+Layout layout_of(const Tensor& t, int64_t x_rank) {
+  Layout l;
+  if (t.numel() == 1) {
+    l.per_tensor = true;
+    return l;
+  }
+  int varying = -1, count = 0;
+  for (size_t d = 0; d < t.rank(); ++d)
+    if (t.dim(d) != 1) {
+      varying = static_cast<int>(d);
+      ++count;
+    }
+  if (count != 1 || x_rank < static_cast<int64_t>(t.rank())) return l;
+  l.one_axis = true;
+  l.axis = x_rank - static_cast<int64_t>(t.rank()) + varying;
+  l.channels = t.dim(static_cast<size_t>(varying));
+  return l;
+}
+
+bool all_integral(const Tensor& t) {
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    float v = t.data<float>()[i];
+    if (v != std::nearbyint(v)) return false;
+  }
+  return true;
+}
+
+bool all_zero(const Tensor& t) {
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (t.data<float>()[i] != 0.0f) return false;
+  return true;
+}
+
+// A 1-D (or scalar) float32 copy of a per-tensor / one-axis parameter.
+Tensor flatten_param(const Tensor& t, const Layout& l, int64_t channels) {
+  if (l.per_tensor && channels == 1) return Tensor::scalar<float>(DType::kFloat, t.data<float>()[0]);
+  Tensor out(DType::kFloat, {channels});
+  for (int64_t c = 0; c < channels; ++c) out.data<float>()[c] = t.data<float>()[t.numel() == 1 ? 0 : c];
+  return out;
+}
+
+// Integer storage type for codes of `bits` bits; kUndefined when none fits the target opset.
+DType storage_type(const QuantParams& p, bool zero_point_is_zero) {
+  if (p.bits <= 8) return p.is_signed ? DType::kInt8 : DType::kUInt8;
+  if (zero_point_is_zero && p.bits <= 31) return DType::kInt32;  // DequantizeLinear reads int32 with zp 0
+  return DType::kUndefined;
+}
+
+Tensor to_storage(const Tensor& floats, DType dtype) { return exec::cast_tensor(floats, dtype); }
+
+class LowerQuant : public pass::Pass {
+ public:
+  std::string name() const override { return "lower-quant"; }
+  std::string summary() const override {
+    return "Lower Quant/BipolarQuant/Trunc to QuantizeLinear/Clip/DequantizeLinear (exact cases), integer "
+           "weights + DequantizeLinear, or exact float emulation";
+  }
+  std::vector<pass::OptionSpec> options() const override {
+    return {{"target", "qdq", "qdq (the only target this pass handles so far)"},
+            {"strict", "0", "1: a quantizer that cannot be lowered is an error"}};
+  }
+  Status configure(const pass::PassOptions& o) override {
+    if (auto it = o.find("target"); it != o.end() && it->second != "qdq")
+      return Status(Code::kUsage, fmt::format("target must be qdq, got '{}'", it->second));
+    if (auto it = o.find("strict"); it != o.end()) strict_ = it->second == "1";
+    return Status::ok();
+  }
+
+  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
+    ir::Graph& g = model.graph();
+    if (model.opset("").value_or(1) < 13)
+      return Status(Code::kUnsupported, "lower-quant needs the default-domain opset >= 13: run upgrade-opset first");
+    std::vector<ir::Node*> quantizers;
+    for (const auto& n : g.nodes())
+      if (analysis::is_quant_family(*n) && n->op_type() != "FloatQuant") quantizers.push_back(n.get());
+    bool changed = false;
+    for (ir::Node* node : quantizers) {
+      QONNX_ASSIGN_OR_RETURN(bool lowered, lower(model, node, ctx));
+      changed |= lowered;
+    }
+    return changed;
+  }
+
+ private:
+  // Constant parameter inputs (1..): nullptr entries for X and for non-constant inputs.
+  static bool constant_params(const ir::Graph& g, const ir::Node& node, std::vector<Tensor>& storage,
+                              std::vector<const Tensor*>& ptrs) {
+    storage.assign(node.inputs().size(), Tensor());
+    ptrs.assign(node.inputs().size(), nullptr);
+    bool all = true;
+    for (size_t i = 0; i < node.inputs().size(); ++i) {
+      const ir::Value* v = node.input(i);
+      if (!v) continue;
+      if (!is_constant(v, /*include_overridable=*/true)) {
+        if (i > 0) all = false;
+        continue;
+      }
+      auto t = g.initializer_tensor(v);
+      if (!t.is_ok()) return false;
+      storage[i] = t.value();
+      ptrs[i] = &storage[i];
+    }
+    return all;
+  }
+
+  Result<bool> lower(ir::Model& model, ir::Node* node, pass::PassContext& ctx) {
+    ir::Graph& g = model.graph();
+    std::vector<Tensor> storage;
+    std::vector<const Tensor*> ptrs;
+    if (!constant_params(g, *node, storage, ptrs)) {
+      std::string why = "quantization parameters are not constant";
+      ctx.record(*node, "left", why);
+      if (strict_) return Status(Code::kUnsupported, why).with_context(node->describe());
+      ctx.warn(node, why + ": left in place");
+      ctx.count("left");
+      return false;
+    }
+    exec::KernelContext kctx(*node, model.op_version(node->domain()), ptrs);
+    int64_t x_rank = -1;
+    if (auto t = g.type_of(node->input(0)); t && t->has_shape) x_rank = static_cast<int64_t>(t->dims.size());
+    if (ptrs[0]) x_rank = static_cast<int64_t>(ptrs[0]->rank());
+    Status st;
+    const std::string& op = node->op_type();
+    if (op == "Trunc") {
+      st = lower_trunc(model, node, kctx, ctx);
+    } else if (op == "BipolarQuant") {
+      st = lower_bipolar(model, node, kctx, ctx);
+    } else {
+      auto p = kernels::read_quant_params(kctx);
+      if (!p.is_ok()) return std::move(p).status().with_context(node->describe());
+      st = ptrs[0] ? lower_constant_quant(model, node, kctx, p.value(), ctx)
+                   : lower_activation_quant(model, node, p.value(), x_rank, ctx);
+    }
+    if (!st.is_ok()) return std::move(st).with_context(node->describe());
+    return true;
+  }
+
+  // Weights: integer codes in an initializer + DequantizeLinear, exact for any rounding mode.
+  Status lower_constant_quant(ir::Model& model, ir::Node* node, const exec::KernelContext& kctx, const QuantParams& p,
+                              pass::PassContext& ctx) {
+    ir::Graph& g = model.graph();
+    QONNX_ASSIGN_OR_RETURN(Tensor x, kernels::float_input(kctx, 0, "X"));
+    QONNX_ASSIGN_OR_RETURN(Tensor codes, kernels::quant_codes(kctx, x, p));
+    const int64_t rank = static_cast<int64_t>(codes.rank());
+    Layout sl = layout_of(p.scale, rank), zl = layout_of(p.zeropt, rank);
+    bool zp_zero = all_zero(p.zeropt);
+    DType storage = storage_type(p, zp_zero);
+    bool layout_ok = (sl.per_tensor || sl.one_axis) &&
+                     (zl.per_tensor || (zl.one_axis && sl.one_axis && zl.axis == sl.axis));
+    bool zp_ok = all_integral(p.zeropt) && p.zeropt.numel() >= 1;
+    if (storage != DType::kUndefined && layout_ok && zp_ok && codes.dims() == x.dims()) {
+      int64_t channels = sl.one_axis ? sl.channels : 1;
+      Tensor scale = flatten_param(p.scale, sl, channels);
+      Tensor zp = to_storage(flatten_param(p.zeropt, zl, channels), storage);
+      std::string form = fmt::format("integer initializer ({}) + DequantizeLinear{}", dtype_name(storage),
+                                     sl.one_axis ? fmt::format(" (axis {})", sl.axis) : "");
+      ctx.record(*node, "lowered", form);
+      std::string datatype = p.bipolar() ? "BIPOLAR" : fmt::format("{}INT{}", p.is_signed ? "" : "U", p.bits);
+      NodeEmitter e(g, node);
+      QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.constant("int", to_storage(codes, storage)));
+      g.set_finn_datatype(q->name(), datatype);
+      QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", scale));
+      std::vector<ir::Value*> ins = {q, s};
+      if (!zp_zero || storage != DType::kInt32) {
+        QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", zp));
+        ins.push_back(z);
+      }
+      ctx.count("weights-to-dequantize-linear");
+      return e.finish("dequant", "DequantizeLinear", ins, [&](ir::Node& n) {
+        if (sl.one_axis) n.set_attr_int("axis", sl.axis);
+      });
+    }
+    // No integer form fits (zero point not integral, scale over several axes, ...): float weights.
+    QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, exec::evaluate_node(model, *node, {&x, &p.scale, &p.zeropt, kctx.input(3)}));
+    ctx.record(*node, "folded", "float initializer (no integer DequantizeLinear form fits)");
+    NodeEmitter e(g, node);
+    QONNX_ASSIGN_OR_RETURN(ir::Value* w, e.constant("float", outs[0]));
+    ctx.count("weights-folded-float");
+    return e.finish_with(w);
+  }
+
+  Status lower_activation_quant(ir::Model& model, ir::Node* node, const QuantParams& p, int64_t x_rank,
+                                pass::PassContext& ctx) {
+    ir::Graph& g = model.graph();
+    ir::Value* x = node->input(0);
+    bool zp_zero = all_zero(p.zeropt);
+    Layout sl = x_rank >= 0 ? layout_of(p.scale, x_rank) : Layout{p.scale.numel() == 1, false, 0, 1};
+    bool qdq_range = p.bits >= 2 && p.bits <= 8;
+    bool qdq_layout = sl.per_tensor || sl.one_axis;
+    if (qdq_range && qdq_layout && zp_zero && p.mode == RoundingMode::kRound) {
+      return emit_qcdq(g, node, p, sl, nullptr, ctx);
+    }
+    if (qdq_range && qdq_layout && zp_zero && (p.mode == RoundingMode::kFloor || p.mode == RoundingMode::kCeil)) {
+      return emit_qcdq(g, node, p, sl, p.mode == RoundingMode::kFloor ? "Floor" : "Ceil", ctx);
+    }
+    (void)x;
+    return emit_float_quant(g, node, p, ctx);
+  }
+
+  // [Div(s) -> Floor|Ceil ->] QuantizeLinear -> [Clip] -> DequantizeLinear.
+  Status emit_qcdq(ir::Graph& g, ir::Node* node, const QuantParams& p, const Layout& sl, const char* pre_round,
+                   pass::PassContext& ctx) {
+    DType storage = p.is_signed ? DType::kInt8 : DType::kUInt8;
+    int64_t channels = sl.one_axis ? sl.channels : 1;
+    Tensor scale = flatten_param(p.scale, sl, channels);
+    Tensor zp = Tensor(storage, scale.dims());  // zeros
+    const kernels::IntRange r = kernels::quant_int_range(p.bits, p.is_signed, p.narrow);
+    const bool needs_clip = p.narrow || p.bits < 8;
+    std::string form = fmt::format("{}QuantizeLinear{} -> DequantizeLinear ({}{})", pre_round ? fmt::format("Div -> {} -> ", pre_round) : "",
+                                   needs_clip ? " -> Clip" : "", dtype_name(storage),
+                                   sl.one_axis ? fmt::format(", axis {}", sl.axis) : ", per-tensor");
+    ctx.record(*node, "lowered", form);
+    ir::Value* x = node->input(0);
+    ir::Value* orig_scale = node->input(1);
+    NodeEmitter e(g, node);
+    auto axis_attr = [&](ir::Node& n) {
+      if (sl.one_axis) n.set_attr_int("axis", sl.axis);
+    };
+    QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", scale));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", zp));
+    ir::Value* q;
+    if (pre_round) {
+      // t = round_mode(x / s) is already an integer: QuantizeLinear with scale 1 only saturates and casts.
+      QONNX_ASSIGN_OR_RETURN(ir::Value* div, e.op("div", "Div", {x, orig_scale}));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* rounded, e.op(pre_round == std::string("Floor") ? "floor" : "ceil", pre_round, {div}));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* one, e.constant("one", Tensor::scalar<float>(DType::kFloat, 1.0f)));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* z0, e.constant("zero_point_scalar", Tensor(storage, {})));
+      QONNX_ASSIGN_OR_RETURN(q, e.op("quant", "QuantizeLinear", {rounded, one, z0}));
+    } else {
+      QONNX_ASSIGN_OR_RETURN(q, e.op("quant", "QuantizeLinear", {x, s, z}, axis_attr));
+    }
+    if (needs_clip) {
+      Tensor lo(storage, {}), hi(storage, {});
+      if (storage == DType::kInt8) {
+        *lo.data<int8_t>() = static_cast<int8_t>(r.min);
+        *hi.data<int8_t>() = static_cast<int8_t>(r.max);
+      } else {
+        *lo.data<uint8_t>() = static_cast<uint8_t>(r.min);
+        *hi.data<uint8_t>() = static_cast<uint8_t>(r.max);
+      }
+      QONNX_ASSIGN_OR_RETURN(ir::Value* lo_v, e.constant("clip_min", lo));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* hi_v, e.constant("clip_max", hi));
+      QONNX_ASSIGN_OR_RETURN(q, e.op("clip", "Clip", {q, lo_v, hi_v}));
+    }
+    ctx.count("activations-to-qdq");
+    return e.finish("dequant", "DequantizeLinear", {q, s, z}, axis_attr);
+  }
+
+  // Emits round_mode(t) with standard float ops.
+  static Result<ir::Value*> emit_rounding(NodeEmitter& e, RoundingMode mode, ir::Value* t) {
+    switch (mode) {
+      case RoundingMode::kRound: return e.op("round", "Round", {t});
+      case RoundingMode::kCeil: return e.op("ceil", "Ceil", {t});
+      case RoundingMode::kFloor: return e.op("floor", "Floor", {t});
+      default: break;
+    }
+    // sign(t) * f(|t|) for the sign-symmetric modes.
+    QONNX_ASSIGN_OR_RETURN(ir::Value* sign, e.op("sign", "Sign", {t}));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* abs, e.op("abs", "Abs", {t}));
+    ir::Value* magnitude = nullptr;
+    if (mode == RoundingMode::kUp) {
+      QONNX_ASSIGN_OR_RETURN(magnitude, e.op("ceil", "Ceil", {abs}));
+    } else if (mode == RoundingMode::kDown) {
+      QONNX_ASSIGN_OR_RETURN(magnitude, e.op("floor", "Floor", {abs}));
+    } else {
+      bool half_up = mode == RoundingMode::kHalfUp;
+      QONNX_ASSIGN_OR_RETURN(ir::Value* half, e.constant("half", Tensor::scalar<float>(DType::kFloat, 0.5f)));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* shifted, e.op(half_up ? "add_half" : "sub_half", half_up ? "Add" : "Sub", {abs, half}));
+      QONNX_ASSIGN_OR_RETURN(magnitude, e.op(half_up ? "floor" : "ceil", half_up ? "Floor" : "Ceil", {shifted}));
+    }
+    return e.op("signed", "Mul", {sign, magnitude});
+  }
+
+  // Div(s) -> Add(z) -> Clip -> round -> Sub(z) -> Mul(s): QONNX's own float32 formula, op by op.
+  Status emit_float_quant(ir::Graph& g, ir::Node* node, const QuantParams& p, pass::PassContext& ctx) {
+    bool zp_zero = all_zero(p.zeropt);
+    ctx.record(*node, "lowered", fmt::format("exact float emulation (Div, {}Clip, {}, {}Mul)", zp_zero ? "" : "Add, ",
+                                             p.bipolar() ? "sign" : kernels::rounding_mode_name(p.mode), zp_zero ? "" : "Sub, "));
+    ir::Value* x = node->input(0);
+    NodeEmitter e(g, node);
+    QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", p.scale));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* t, e.op("div", "Div", {x, s}));
+    ir::Value* z = nullptr;
+    if (!zp_zero) {
+      QONNX_ASSIGN_OR_RETURN(z, e.constant("zero_point", p.zeropt));
+      QONNX_ASSIGN_OR_RETURN(t, e.op("add_zero_point", "Add", {t, z}));
+    }
+    ir::Value* q;
+    if (p.bipolar()) {
+      QONNX_ASSIGN_OR_RETURN(q, emit_sign_code(e, t));
+    } else {
+      const kernels::IntRange r = kernels::quant_int_range(p.bits, p.is_signed, p.narrow);
+      QONNX_ASSIGN_OR_RETURN(ir::Value* lo, e.constant("min", Tensor::scalar<float>(DType::kFloat, r.min)));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* hi, e.constant("max", Tensor::scalar<float>(DType::kFloat, r.max)));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* clipped, e.op("clip", "Clip", {t, lo, hi}));
+      QONNX_ASSIGN_OR_RETURN(q, emit_rounding(e, p.mode, clipped));
+    }
+    if (z) {
+      QONNX_ASSIGN_OR_RETURN(q, e.op("sub_zero_point", "Sub", {q, z}));
+    }
+    ctx.count("activations-to-float-ops");
+    return e.finish("scaled", "Mul", {q, s});
+  }
+
+  // t >= 0 ? +1 : -1 (NaN -> -1).
+  static Result<ir::Value*> emit_sign_code(NodeEmitter& e, ir::Value* t) {
+    QONNX_ASSIGN_OR_RETURN(ir::Value* zero, e.constant("zero", Tensor::scalar<float>(DType::kFloat, 0.0f)));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* plus, e.constant("plus_one", Tensor::scalar<float>(DType::kFloat, 1.0f)));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* minus, e.constant("minus_one", Tensor::scalar<float>(DType::kFloat, -1.0f)));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* nonneg, e.op("nonnegative", "GreaterOrEqual", {t, zero}));
+    return e.op("sign_code", "Where", {nonneg, plus, minus});
+  }
+
+  Status lower_bipolar(ir::Model& model, ir::Node* node, const exec::KernelContext& kctx, pass::PassContext& ctx) {
+    ir::Graph& g = model.graph();
+    QONNX_ASSIGN_OR_RETURN(Tensor scale, kernels::scale_input(kctx, 1, "scale"));
+    if (kctx.input(0)) {
+      QuantParams p;
+      p.scale = scale;
+      p.zeropt = Tensor::scalar<float>(DType::kFloat, 0.0f);
+      p.bits = 1;
+      // Codes compare x itself with 0; as weights they go to int8 + DequantizeLinear when the scale allows.
+      QONNX_ASSIGN_OR_RETURN(Tensor x, kernels::float_input(kctx, 0, "X"));
+      Layout sl = layout_of(scale, static_cast<int64_t>(x.rank()));
+      if (sl.per_tensor || sl.one_axis) {
+        Tensor codes(DType::kInt8, x.dims());
+        for (int64_t i = 0; i < x.numel(); ++i) codes.data<int8_t>()[i] = x.data<float>()[i] >= 0.0f ? 1 : -1;
+        ctx.record(*node, "lowered", "integer initializer (int8, bipolar) + DequantizeLinear");
+        NodeEmitter e(g, node);
+        QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.constant("int", codes));
+        g.set_finn_datatype(q->name(), "BIPOLAR");
+        int64_t channels = sl.one_axis ? sl.channels : 1;
+        QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", flatten_param(scale, sl, channels)));
+        QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", Tensor(DType::kInt8, sl.one_axis ? Dims{channels} : Dims{})));
+        ctx.count("weights-to-dequantize-linear");
+        return e.finish("dequant", "DequantizeLinear", {q, s, z}, [&](ir::Node& n) {
+          if (sl.one_axis) n.set_attr_int("axis", sl.axis);
+        });
+      }
+      QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, exec::evaluate_node(model, *node, {kctx.input(0), kctx.input(1)}));
+      ctx.record(*node, "folded", "float initializer");
+      NodeEmitter e(g, node);
+      QONNX_ASSIGN_OR_RETURN(ir::Value* w, e.constant("float", outs[0]));
+      return e.finish_with(w);
+    }
+    ctx.record(*node, "lowered", "exact float emulation (GreaterOrEqual, Where, Mul)");
+    ir::Value* x = node->input(0);
+    NodeEmitter e(g, node);
+    QONNX_ASSIGN_OR_RETURN(ir::Value* code, emit_sign_code(e, x));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", scale));
+    ctx.count("activations-to-float-ops");
+    return e.finish("scaled", "Mul", {code, s});
+  }
+
+  // Trunc as float ops with the kernel's own constants (k and z/k precomputed in float32).
+  Status lower_trunc(ir::Model& model, ir::Node* node, const exec::KernelContext& kctx, pass::PassContext& ctx) {
+    ir::Graph& g = model.graph();
+    const bool v2 = kctx.op_version() >= 2 && node->inputs().size() == 6;
+    if (kctx.input(0)) {
+      std::vector<const Tensor*> ins;
+      for (size_t i = 0; i < kctx.num_inputs(); ++i) ins.push_back(kctx.input(i));
+      QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, exec::evaluate_node(model, *node, ins));
+      ctx.record(*node, "folded", "float initializer");
+      NodeEmitter e(g, node);
+      QONNX_ASSIGN_OR_RETURN(ir::Value* w, e.constant("float", outs[0]));
+      return e.finish_with(w);
+    }
+    QONNX_ASSIGN_OR_RETURN(Tensor scale, kernels::scale_input(kctx, 1, "scale"));
+    QONNX_ASSIGN_OR_RETURN(Tensor zeropt, kernels::float_input(kctx, 2, "zeropt"));
+    QONNX_ASSIGN_OR_RETURN(int in_bits, kernels::bitwidth_input(kctx, 3, "in_bitwidth"));
+    QONNX_ASSIGN_OR_RETURN(RoundingMode mode, kernels::rounding_attr(kctx, "FLOOR"));
+    if (!v2 && node->inputs().size() != 5)
+      return Status(Code::kInvalidModel, fmt::format("Trunc version {} takes 5 inputs, got {}", kctx.op_version(), node->inputs().size()));
+    Tensor out_scale, k;
+    int out_bits;
+    if (v2) {
+      QONNX_ASSIGN_OR_RETURN(out_scale, kernels::scale_input(kctx, 4, "out_scale"));
+      QONNX_ASSIGN_OR_RETURN(out_bits, kernels::bitwidth_input(kctx, 5, "out_bitwidth"));
+      if (out_scale.numel() != 1 || scale.numel() != 1)
+        return leave(node, "per-channel Trunc v2 scales are not lowered yet", ctx);
+      float ks = std::ldexp(1.0f, static_cast<int>(kernels::round_half_even(std::log2(out_scale.data<float>()[0] / scale.data<float>()[0]))));
+      k = Tensor::scalar<float>(DType::kFloat, ks);
+    } else {
+      QONNX_ASSIGN_OR_RETURN(out_bits, kernels::bitwidth_input(kctx, 4, "out_bitwidth"));
+      k = Tensor::scalar<float>(DType::kFloat, std::ldexp(1.0f, in_bits - out_bits));
+    }
+    bool zp_zero = all_zero(zeropt);
+    const kernels::IntRange range =
+        kernels::quant_int_range(out_bits, kctx.attr_int("signed", 1) != 0, kctx.attr_int("narrow", 0) != 0);
+    ctx.record(*node, "lowered", fmt::format("exact float emulation of Trunc v{}", v2 ? 2 : 1));
+    // `node` and `kctx` are gone once the emitter exists.
+    ir::Value* x = node->input(0);
+    NodeEmitter e(g, node);
+    QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", scale));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* t, e.op("div", "Div", {x, s}));
+    if (!zp_zero) {
+      QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", zeropt));
+      QONNX_ASSIGN_OR_RETURN(t, e.op("add_zero_point", "Add", {t, z}));
+    }
+    QONNX_ASSIGN_OR_RETURN(t, e.op("round", "Round", {t}));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* kv, e.constant("shift", k));
+    QONNX_ASSIGN_OR_RETURN(t, e.op("shift", "Div", {t, kv}));
+    if (v2) {
+      QONNX_ASSIGN_OR_RETURN(ir::Value* lo, e.constant("min", Tensor::scalar<float>(DType::kFloat, range.min)));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* hi, e.constant("max", Tensor::scalar<float>(DType::kFloat, range.max)));
+      QONNX_ASSIGN_OR_RETURN(t, e.op("clip", "Clip", {t, lo, hi}));
+    }
+    QONNX_ASSIGN_OR_RETURN(t, emit_rounding(e, mode, t));
+    if (!zp_zero) {
+      Tensor zk = zeropt.clone();
+      if (v2)
+        for (int64_t i = 0; i < zk.numel(); ++i) zk.data<float>()[i] /= k.data<float>()[0];
+      QONNX_ASSIGN_OR_RETURN(ir::Value* zkv, e.constant("zero_point_out", zk));
+      QONNX_ASSIGN_OR_RETURN(t, e.op("sub_zero_point", "Sub", {t, zkv}));
+    }
+    QONNX_ASSIGN_OR_RETURN(ir::Value* so, e.constant("out_scale", v2 ? out_scale : scale));
+    ctx.count("activations-to-float-ops");
+    return e.finish("scaled", "Mul", {t, so});
+  }
+
+  Status leave(ir::Node* node, const std::string& why, pass::PassContext& ctx) {
+    ctx.record(*node, "left", why);
+    if (strict_) return Status(Code::kUnsupported, why);
+    ctx.warn(node, why + ": left in place");
+    return Status::ok();
+  }
+
+  bool strict_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<pass::Pass> make_lower_quant() { return std::make_unique<LowerQuant>(); }
+
+}  // namespace qonnx::passes

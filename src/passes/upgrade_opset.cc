@@ -1,0 +1,89 @@
+// upgrade-opset{version=N}: raises the default-domain opset with ONNX's version converter, which
+// rewrites the nodes whose semantics changed (Unsqueeze/Squeeze axes, Split, Softmax axis, ...).
+// QONNX ops exported into the default domain move to qonnx.custom_op.general first, where the
+// converter leaves them alone.
+#include <fmt/format.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/version_converter/convert.h>
+
+#include "qonnx/io/model_io.h"
+#include "qonnx/schemas/schemas.h"
+#include "passes/passes.h"
+
+namespace qonnx::passes {
+namespace {
+
+constexpr const char* kQonnxDomain = "qonnx.custom_op.general";
+
+class UpgradeOpset : public pass::Pass {
+ public:
+  std::string name() const override { return "upgrade-opset"; }
+  std::string summary() const override {
+    return "Raise the default-domain opset with ONNX's version converter (never lowers it)";
+  }
+  std::vector<pass::OptionSpec> options() const override { return {{"version", "13", "target opset"}}; }
+  Status configure(const pass::PassOptions& o) override {
+    if (auto it = o.find("version"); it != o.end()) {
+      try {
+        version_ = std::stoi(it->second);
+      } catch (...) {
+        return Status(Code::kUsage, fmt::format("version must be a number, got '{}'", it->second));
+      }
+    }
+    return Status::ok();
+  }
+
+  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
+    int64_t current = model.opset("").value_or(1);
+    if (current >= version_) return false;
+    int known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
+    if (version_ > known)
+      return Status(Code::kUnsupported, fmt::format("the installed ONNX library converts up to opset {}, asked for {}", known, version_));
+    schemas::register_qonnx_schemas();
+    QONNX_ASSIGN_OR_RETURN(std::string bytes, io::serialize_model(model));
+    onnx::ModelProto proto;
+    proto.ParseFromString(bytes);
+    // Default-domain QONNX ops get their proper domain (the executor accepts both).
+    bool moved = false;
+    for (auto& node : *proto.mutable_graph()->mutable_node())
+      if (ir::is_default_domain(node.domain()) && (node.op_type() == "Quant" || node.op_type() == "BipolarQuant" ||
+                                                   node.op_type() == "Trunc" || node.op_type() == "IntQuant")) {
+        node.set_domain(kQonnxDomain);
+        moved = true;
+      }
+    if (moved && !model.opset(kQonnxDomain)) {
+      auto* op = proto.add_opset_import();
+      op->set_domain(kQonnxDomain);
+      op->set_version(1);
+    }
+    for (const auto& d : model.unimported_domains()) {
+      auto* op = proto.add_opset_import();
+      op->set_domain(d);
+      op->set_version(1);
+    }
+    onnx::ModelProto converted;
+    try {
+      converted = onnx::version_conversion::ConvertVersion(proto, version_);
+    } catch (const std::exception& e) {
+      return Status(Code::kUnsupported, fmt::format("ONNX version converter {} -> {}: {}", current, version_, e.what()));
+    }
+    std::string out;
+    converted.SerializeToString(&out);
+    auto reloaded = io::load_model_from_bytes(out, model.source_path().has_parent_path() ? model.source_path().parent_path() : ".");
+    if (!reloaded.is_ok()) return std::move(reloaded).status().with_context("after the ONNX version converter");
+    reloaded->set_source_path(model.source_path());
+    model = std::move(reloaded).value();
+    ctx.count("opset-raised-from", current);
+    return true;
+  }
+
+ private:
+  int version_ = 13;
+};
+
+}  // namespace
+
+std::unique_ptr<pass::Pass> make_upgrade_opset() { return std::make_unique<UpgradeOpset>(); }
+
+}  // namespace qonnx::passes
