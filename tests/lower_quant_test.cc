@@ -1,0 +1,214 @@
+// lower-quant{target=qdq}: every lowered form is bit-exact against the Quant kernel, on inputs
+// full of ties, bounds, NaN and infinities.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "qonnx/exec/executor.h"
+#include "qonnx/io/model_builder.h"
+#include "qonnx/pass/pass.h"
+#include "support/test_util.h"
+
+namespace qonnx::test {
+namespace {
+
+const char* kQ = "qonnx.custom_op.general";
+
+struct QuantCase {
+  int bits = 8;
+  int is_signed = 1;
+  int narrow = 0;
+  bool per_channel = false;
+  float zeropt = 0;
+  std::string mode = "ROUND";
+  bool weight = false;  // X is an initializer
+};
+
+// x[2,3,4] (channels on axis 1) -> Quant -> y.
+io::ModelBuilder quant_model(const QuantCase& c, const Tensor& x) {
+  io::ModelBuilder b(11);  // below 13: the pipeline must raise it
+  b.import(kQ, 1);
+  if (!c.weight) b.input("x", DType::kFloat, {2, 3, 4});
+  else b.initializer("x", x);
+  b.output("y", DType::kFloat, {2, 3, 4});
+  if (c.per_channel) b.initializer("s", f32({1, 3, 1}, {0.5f, 0.25f, 0.125f}));
+  else b.initializer("s", f32s(0.25f));
+  b.initializer("z", f32s(c.zeropt)).initializer("bw", f32s(static_cast<float>(c.bits)));
+  b.node("Quant", {"x", "s", "z", "bw"}, {"y"}, kQ)
+      .attr("signed", c.is_signed).attr("narrow", c.narrow).attr("rounding_mode", c.mode);
+  return b;
+}
+
+// 24 values: exact ties (k + 0.5) * s for the smallest scale, bounds, -0, +-inf. No NaN: an integer
+// QuantizeLinear has no NaN code, so NaN activations are the one documented exception of the QDQ forms.
+Tensor tie_rich_input() {
+  std::vector<float> v;
+  for (int k = -6; k <= 5; ++k) v.push_back((static_cast<float>(k) + 0.5f) * 0.125f);
+  for (float extra : {-0.0f, 1000.0f, -1000.0f, 0.49999997f, -0.49999997f, 31.75f, -32.25f, 0.0625f, 2.5f, -2.5f,
+                      INFINITY, -INFINITY})
+    v.push_back(extra);
+  return f32({2, 3, 4}, v);
+}
+
+void expect_bit_exact(const QuantCase& c, const std::string& expected_form) {
+  Tensor x = tie_rich_input();
+  auto original = quant_model(c, x).build().value();
+  auto lowered = quant_model(c, x).build().value();
+  auto pipeline = pass::parse_pipeline(pass::target_pipeline("qdq").value());
+  ASSERT_TRUE(pipeline.is_ok());
+  pass::PassContext ctx;
+  auto r = pass::run_pipeline(lowered, pipeline.value(), ctx);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  ASSERT_EQ(ctx.quant_outcomes().size(), 1u);
+  EXPECT_NE(ctx.quant_outcomes()[0].detail.find(expected_form), std::string::npos)
+      << "got form: " << ctx.quant_outcomes()[0].detail;
+  for (const auto& n : lowered.graph().nodes()) EXPECT_NE(n->op_type(), "Quant");
+  std::map<std::string, Tensor> feeds;
+  if (!c.weight) feeds["x"] = x;
+  auto a = exec::Executor::create(original).value().run(feeds);
+  auto b = exec::Executor::create(lowered).value().run(feeds);
+  ASSERT_TRUE(a.is_ok() && b.is_ok()) << (a.is_ok() ? b.status().to_string() : a.status().to_string());
+  const Tensor& ya = a->outputs[0];
+  const Tensor& yb = b->outputs[0];
+  ASSERT_EQ(ya.dims(), yb.dims());
+  for (int64_t i = 0; i < ya.numel(); ++i) {
+    float p = ya.data<float>()[i], q = yb.data<float>()[i];
+    EXPECT_TRUE((std::isnan(p) && std::isnan(q)) || p == q)
+        << "bits " << c.bits << " signed " << c.is_signed << " narrow " << c.narrow << " mode " << c.mode << " zp "
+        << c.zeropt << " element " << i << " x=" << x.data<float>()[i] << ": " << p << " vs " << q;
+  }
+}
+
+TEST(LowerQuant, RoundWithZeroPointIsQcdqForEveryWidthSignAndNarrow) {
+  for (int bits = 2; bits <= 8; ++bits)
+    for (int is_signed : {0, 1})
+      for (int narrow : {0, 1})
+        for (bool per_channel : {false, true}) {
+          QuantCase c;
+          c.bits = bits;
+          c.is_signed = is_signed;
+          c.narrow = narrow;
+          c.per_channel = per_channel;
+          bool clip = narrow || bits < 8;
+          expect_bit_exact(c, clip ? "QuantizeLinear -> Clip -> DequantizeLinear" : "QuantizeLinear -> DequantizeLinear");
+        }
+}
+
+TEST(LowerQuant, FloorAndCeilUseScaleOneQuantizeLinear) {
+  for (const char* mode : {"FLOOR", "CEIL"})
+    for (bool per_channel : {false, true}) {
+      QuantCase c;
+      c.mode = mode;
+      c.bits = 4;
+      c.per_channel = per_channel;
+      expect_bit_exact(c, std::string("Div -> ") + (c.mode == "FLOOR" ? "Floor" : "Ceil"));
+    }
+}
+
+TEST(LowerQuant, OtherModesAndZeroPointsUseExactFloatOps) {
+  for (const char* mode : {"ROUND", "CEIL", "FLOOR", "UP", "DOWN", "HALF_UP", "HALF_DOWN"})
+    for (float zp : {0.0f, 1.0f, 2.0f, 3.0f, 0.5f, -2.0f}) {
+      QuantCase c;
+      c.mode = mode;
+      c.zeropt = zp;
+      c.bits = 5;
+      c.is_signed = zp < 0 ? 1 : 0;
+      bool qdq = zp == 0 && (c.mode == "ROUND" || c.mode == "CEIL" || c.mode == "FLOOR");
+      expect_bit_exact(c, qdq ? "DequantizeLinear" : "exact float emulation");
+    }
+}
+
+TEST(LowerQuant, FloatFormsKeepNaN) {
+  QuantCase c;
+  c.mode = "HALF_UP";
+  c.zeropt = 1;
+  Tensor x = tie_rich_input();
+  x = x.clone();
+  x.data<float>()[5] = std::nanf("");
+  auto lowered = quant_model(c, x).build().value();
+  pass::PassContext ctx;
+  ASSERT_TRUE(pass::run_pipeline(lowered, pass::parse_pipeline(pass::target_pipeline("qdq").value()).value(), ctx).is_ok());
+  auto r = exec::Executor::create(lowered).value().run({{"x", x}});
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_TRUE(std::isnan(r->outputs[0].data<float>()[5]));
+}
+
+TEST(LowerQuant, BipolarAndWideQuantizersUseFloatOps) {
+  QuantCase bipolar;
+  bipolar.bits = 1;
+  expect_bit_exact(bipolar, "exact float emulation");
+  QuantCase wide;
+  wide.bits = 12;
+  expect_bit_exact(wide, "exact float emulation");
+}
+
+TEST(LowerQuant, WeightsBecomeIntegerInitializersForEveryMode) {
+  for (const char* mode : {"ROUND", "CEIL", "FLOOR", "UP", "DOWN", "HALF_UP", "HALF_DOWN"})
+    for (float zp : {0.0f, 3.0f}) {
+      QuantCase c;
+      c.weight = true;
+      c.mode = mode;
+      c.zeropt = zp;
+      c.is_signed = zp == 0;
+      c.per_channel = true;
+      expect_bit_exact(c, "integer initializer");
+    }
+  QuantCase wide;
+  wide.weight = true;
+  wide.bits = 16;
+  expect_bit_exact(wide, "integer initializer (int32)");
+  QuantCase fractional_zp;
+  fractional_zp.weight = true;
+  fractional_zp.zeropt = 0.5f;
+  fractional_zp.is_signed = 0;
+  expect_bit_exact(fractional_zp, "float initializer");
+}
+
+TEST(LowerQuant, NonConstantParametersAreLeftWithADiagnostic) {
+  io::ModelBuilder b(13);
+  b.import(kQ, 1);
+  b.input("x", DType::kFloat, {4}).input("s", DType::kFloat, {}).output("y", DType::kFloat, {4});
+  b.initializer("z", f32s(0)).initializer("bw", f32s(4));
+  b.node("Quant", {"x", "s", "z", "bw"}, {"y"}, kQ);
+  auto m = b.build().value();
+  pass::PassContext ctx;
+  auto p = pass::parse_pipeline("lower-quant");
+  ASSERT_TRUE(pass::run_pipeline(m, p.value(), ctx).is_ok());
+  ASSERT_EQ(ctx.quant_outcomes().size(), 1u);
+  EXPECT_EQ(ctx.quant_outcomes()[0].outcome, "left");
+  EXPECT_EQ(m.graph().nodes().front()->op_type(), "Quant");
+  auto strict = pass::parse_pipeline("lower-quant{strict=1}");
+  auto r = pass::run_pipeline(m, strict.value(), ctx);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), Code::kUnsupported);
+  EXPECT_NE(r.status().to_string().find("not constant"), std::string::npos);
+}
+
+TEST(LowerQuant, TruncBothVersions) {
+  for (int version : {1, 2}) {
+    io::ModelBuilder b(13);
+    b.import(kQ, version);
+    b.input("x", DType::kFloat, {24}).output("y", DType::kFloat, {24});
+    b.initializer("s", f32s(0.125f)).initializer("z", f32s(0)).initializer("ib", f32s(8)).initializer("ob", f32s(4));
+    b.initializer("os", f32s(0.5f));
+    std::vector<std::string> ins = {"x", "s", "z", "ib"};
+    if (version == 2) ins.push_back("os");
+    ins.push_back("ob");
+    b.node("Trunc", ins, {"y"}, kQ).attr("rounding_mode", "ROUND").attr("signed", 1);
+    auto original = b.build().value();
+    auto lowered = b.build().value();
+    pass::PassContext ctx;
+    ASSERT_TRUE(pass::run_pipeline(lowered, pass::parse_pipeline(pass::target_pipeline("qdq").value()).value(), ctx).is_ok());
+    Tensor x = tie_rich_input().reshaped({24});
+    auto a = exec::Executor::create(original).value().run({{"x", x}});
+    auto c = exec::Executor::create(lowered).value().run({{"x", x}});
+    ASSERT_TRUE(a.is_ok() && c.is_ok());
+    for (int64_t i = 0; i < 24; ++i) {
+      float p = a->outputs[0].data<float>()[i], q = c->outputs[0].data<float>()[i];
+      EXPECT_TRUE((std::isnan(p) && std::isnan(q)) || p == q) << "v" << version << " element " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace qonnx::test
