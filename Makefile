@@ -4,7 +4,7 @@ BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 MODEL ?=
 
-.PHONY: all deps build run test bench clean
+.PHONY: all deps build run test bench clean test-sanitize fuzz fuzz-build fuzz-replay fuzz-corpus
 
 all: build
 
@@ -23,6 +23,58 @@ run: build
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# ---- hardening (README "Hardening") ----
+# test-sanitize: the whole ctest suite built with ASan + UBSan (SAN_CXX=g++ works too).
+SAN_BUILD_DIR ?= build-asan
+SAN_CXX ?= clang++
+SAN_FLAGS ?= -O1 -g1
+SAN_ENV = ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:abort_on_error=1:strict_string_checks=1 \
+          UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+$(SAN_BUILD_DIR)/CMakeCache.txt:
+	cmake -S . -B $(SAN_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE="$(SAN_FLAGS)" \
+	  -DCMAKE_CXX_COMPILER=$(SAN_CXX) -DQONNX_SANITIZE=ON
+
+test-sanitize: deps $(SAN_BUILD_DIR)/CMakeCache.txt
+	cmake --build $(SAN_BUILD_DIR) -j $(JOBS)
+	cd $(SAN_BUILD_DIR) && $(SAN_ENV) ctest --output-on-failure -j $(JOBS)
+
+# fuzz: libFuzzer (clang) on each target for FUZZ_SECONDS, starting from fuzz/corpus/<target> and
+# fuzz/regressions/<target>; new inputs go to $(FUZZ_BUILD_DIR)/corpus/<target>, crashes to
+# $(FUZZ_BUILD_DIR)/findings/<target>/ (copy a reproducer to fuzz/regressions/<target>/ once fixed).
+FUZZ_BUILD_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= load exec convert
+FUZZ_FLAGS ?= -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+FUZZ_ENV = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+$(FUZZ_BUILD_DIR)/CMakeCache.txt:
+	cmake -S . -B $(FUZZ_BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE="-O1 -g1" \
+	  -DCMAKE_CXX_COMPILER=clang++ -DQONNX_FUZZ=ON -DQONNX_BUILD_TESTS=OFF
+
+fuzz-build: deps $(FUZZ_BUILD_DIR)/CMakeCache.txt
+	cmake --build $(FUZZ_BUILD_DIR) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS)) gen_corpus
+
+# Runs every committed corpus file and crash reproducer once.
+fuzz-replay: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "== replay $$t"; \
+	  $(FUZZ_ENV) $(FUZZ_BUILD_DIR)/fuzz/fuzz_$$t -runs=0 fuzz/corpus/$$t $$(test -d fuzz/regressions/$$t && echo fuzz/regressions/$$t) || exit 1; \
+	done
+
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
+	  mkdir -p $(FUZZ_BUILD_DIR)/corpus/$$t $(FUZZ_BUILD_DIR)/findings/$$t; \
+	  $(FUZZ_ENV) $(FUZZ_BUILD_DIR)/fuzz/fuzz_$$t $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) \
+	    -artifact_prefix=$(FUZZ_BUILD_DIR)/findings/$$t/ $(FUZZ_BUILD_DIR)/corpus/$$t fuzz/corpus/$$t \
+	    $$(test -d fuzz/regressions/$$t && echo fuzz/regressions/$$t) || exit 1; \
+	done
+
+# Rewrites the committed seed corpora (tiny models built in code by fuzz/gen_corpus.cc).
+fuzz-corpus: fuzz-build
+	rm -rf fuzz/corpus && $(FUZZ_BUILD_DIR)/fuzz/gen_corpus fuzz/corpus
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(cmake ninja-build g++ ccache pkg-config libonnx-dev libprotobuf-dev protobuf-compiler
           libcli11-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-          libonnx-testdata)
+          libonnx-testdata clang libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

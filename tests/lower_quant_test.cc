@@ -50,11 +50,11 @@ Tensor tie_rich_input() {
   return f32({2, 3, 4}, v);
 }
 
-void expect_bit_exact(const QuantCase& c, const std::string& expected_form) {
+void expect_bit_exact(const QuantCase& c, const std::string& expected_form, const std::string& target = "qdq") {
   Tensor x = tie_rich_input();
   auto original = quant_model(c, x).build().value();
   auto lowered = quant_model(c, x).build().value();
-  auto pipeline = pass::parse_pipeline(pass::target_pipeline("qdq").value());
+  auto pipeline = pass::parse_pipeline(pass::target_pipeline(target).value());
   ASSERT_TRUE(pipeline.is_ok());
   pass::PassContext ctx;
   auto r = pass::run_pipeline(lowered, pipeline.value(), ctx);
@@ -162,6 +162,30 @@ TEST(LowerQuant, WeightsBecomeIntegerInitializersForEveryMode) {
   fractional_zp.zeropt = 0.5f;
   fractional_zp.is_signed = 0;
   expect_bit_exact(fractional_zp, "float initializer");
+}
+
+TEST(LowerQuant, NgraphTargetCoversEveryModeWithZeroZeroPoint) {
+  const std::pair<const char*, const char*> modes[] = {
+      {"ROUND", "ROUND_NEAREST_TOWARD_EVEN"}, {"CEIL", "ROUND_UP"},          {"FLOOR", "ROUND_DOWN"},
+      {"UP", "ROUND_TOWARD_INFINITY"},        {"DOWN", "ROUND_TOWARD_ZERO"}, {"HALF_UP", "ROUND_NEAREST_TOWARD_INFINITY"},
+      {"HALF_DOWN", "ROUND_NEAREST_TOWARD_ZERO"}};
+  for (const auto& [mode, ngraph_mode] : modes)
+    for (int bits : {3, 8})
+      for (bool per_channel : {false, true}) {
+        QuantCase c;
+        c.mode = mode;
+        c.bits = bits;
+        c.per_channel = per_channel;
+        expect_bit_exact(c, std::string("Quantize(") + ngraph_mode + ")", "ngraph");
+      }
+  QuantCase zp;
+  zp.zeropt = 2;
+  zp.is_signed = 0;
+  expect_bit_exact(zp, "exact float emulation", "ngraph");
+  QuantCase weight;
+  weight.weight = true;
+  weight.per_channel = true;
+  expect_bit_exact(weight, "integer initializer (int8) + Dequantize (axis 1)", "ngraph");
 }
 
 TEST(LowerQuant, NonConstantParametersAreLeftWithADiagnostic) {

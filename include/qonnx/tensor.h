@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,20 @@ float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);
 float bfloat16_to_float(uint16_t b);
 uint16_t float_to_bfloat16(float f);
+
+// Process-wide cap on the bytes held by live tensors (`--max-memory`). A Tensor whose storage would
+// push the total past it throws MemoryLimitError naming its dims, the limit and the bytes in use; the
+// executor and the tensor decoder turn that into a Status (exit code 1). The default is 3/4 of the
+// physical memory (8 GiB when that is unknown); 0 means no limit.
+uint64_t default_memory_limit();
+void set_memory_limit(uint64_t bytes);
+uint64_t memory_limit();
+uint64_t memory_in_use();
+
+class MemoryLimitError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 class Tensor {
  public:

@@ -82,7 +82,14 @@ Result<std::map<std::string, Tensor>> random_inputs(const ir::Graph& graph, uint
     Dims dims = type->dims;
     for (auto& d : dims)
       if (d < 0) d = symbolic_dim;
-    Tensor t(type->dtype, dims);
+    if (checked_numel(dims) < 0)
+      return Status(Code::kInvalidModel, fmt::format("graph input '{}': dims {} are negative or overflow", v->name(), dims_to_string(dims)));
+    Tensor t;
+    try {
+      t = Tensor(type->dtype, dims);
+    } catch (const std::exception& e) {
+      return Status(Code::kFailed, fmt::format("graph input '{}': {}", v->name(), e.what()));
+    }
     DType dt = type->dtype;
     bool ok = visit_dtype(dt, [&](auto tag) {
       using T = decltype(tag);

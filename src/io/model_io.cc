@@ -1,11 +1,14 @@
 #include "qonnx/io/model_io.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -37,37 +40,124 @@ Result<std::string> read_file(const fs::path& path) {
   return ss.str();
 }
 
-Status write_file_atomic(const fs::path& path, const std::string& bytes) {
-  fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  std::random_device rd;
-  fs::path tmp = dir / fmt::format(".{}.tmp-{:08x}", path.filename().string(), rd());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return Status(Code::kCannotWrite, fmt::format("cannot write '{}': {}", path.string(), std::strerror(errno)));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return Status(Code::kCannotWrite, fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)));
+namespace {
+
+// Atomic writes. The data goes to an unnamed file (O_TMPFILE) in the target's folder, is fsynced,
+// and only then gets a name: linkat() to a unique temp name and rename() over the target, then the
+// folder is fsynced. A process killed while writing (SIGKILL included) leaves the previous target
+// intact and no file behind: the kernel frees the unnamed inode. Only the few microseconds between
+// linkat and rename, or file systems without O_TMPFILE (then a named temp file is written), can leave
+// a temp file; its name, ".<target>.qonnx-tmp-<pid>-<hex>", lets the next write of that target remove
+// it once process <pid> is gone. QONNX_ATOMIC_WRITE=named forces the named fallback (tests).
+constexpr const char* kTempTag = ".qonnx-tmp-";
+
+Status write_error(const fs::path& path, int err) {
+  return Status(Code::kCannotWrite, fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)));
+}
+
+fs::path folder_of(const fs::path& path) { return path.has_parent_path() ? path.parent_path() : fs::path("."); }
+
+// Removes temp files of `target` left by processes that no longer exist.
+void remove_stale_temps(const fs::path& target) {
+  std::string prefix = "." + target.filename().string() + kTempTag;
+  std::error_code ec;
+  for (fs::directory_iterator it(folder_of(target), ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.compare(0, prefix.size(), prefix) != 0) continue;
+    char* rest = nullptr;
+    long pid = std::strtol(name.c_str() + prefix.size(), &rest, 10);
+    if (pid <= 0 || !rest || *rest != '-') continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) ::unlink(it->path().c_str());
+  }
+}
+
+fs::path unique_temp_name(const fs::path& target) {
+  static std::random_device rd;
+  return folder_of(target) /
+         fmt::format(".{}{}{}-{:08x}{:08x}", target.filename().string(), kTempTag, ::getpid(), rd(), rd());
+}
+
+// One file being written: an unnamed O_TMPFILE inode, or the named fallback.
+class PendingFile {
+ public:
+  explicit PendingFile(fs::path target) : target_(std::move(target)) {}
+  PendingFile(const PendingFile&) = delete;
+  PendingFile& operator=(const PendingFile&) = delete;
+  ~PendingFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!named_.empty()) ::unlink(named_.c_str());
+  }
+
+  Status write(const std::string& bytes) {
+    remove_stale_temps(target_);
+    const char* mode = std::getenv("QONNX_ATOMIC_WRITE");
+    bool named_only = mode && std::string(mode) == "named";
+    if (!named_only && ::access("/proc/self/fd", X_OK) == 0)
+      fd_ = ::open(folder_of(target_).c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd_ < 0) {  // no O_TMPFILE here (file system, kernel, no /proc): a named temp file
+      fs::path tmp = unique_temp_name(target_);
+      fd_ = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      if (fd_ < 0) return write_error(target_, errno);
+      named_ = tmp;
     }
-    done += static_cast<size_t>(n);
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return write_error(target_, errno);
+      }
+      done += static_cast<size_t>(n);
+    }
+    if (::fsync(fd_) != 0) return write_error(target_, errno);
+    return Status::ok();
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return Status(Code::kCannotWrite, fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)));
+
+  // Gives the written data the target's name (replacing any previous file).
+  Status commit() {
+    if (named_.empty()) {
+      fs::path tmp = unique_temp_name(target_);
+      std::string proc = fmt::format("/proc/self/fd/{}", fd_);
+      if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0)
+        return write_error(target_, errno);
+      named_ = tmp;
+    }
+    if (::close(fd_) != 0) {
+      fd_ = -1;
+      return write_error(target_, errno);
+    }
+    fd_ = -1;
+    if (::rename(named_.c_str(), target_.c_str()) != 0) return write_error(target_, errno);
+    named_.clear();
+    int dir = ::open(folder_of(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+      ::fsync(dir);  // durability of the rename; failing here loses nothing already written
+      ::close(dir);
+    }
+    return Status::ok();
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return Status(Code::kCannotWrite, fmt::format("cannot write '{}': {}", path.string(), std::strerror(err)));
+
+ private:
+  fs::path target_;
+  int fd_ = -1;
+  fs::path named_;
+};
+
+}  // namespace
+
+Status write_files_atomic(const std::vector<std::pair<fs::path, std::string>>& files) {
+  // Everything is written and flushed before the first rename, so the renames follow each other
+  // within microseconds: a kill can no longer pair a new data file with an old model for long.
+  std::vector<std::unique_ptr<PendingFile>> pending;
+  for (const auto& [path, bytes] : files) {
+    pending.push_back(std::make_unique<PendingFile>(path));
+    QONNX_RETURN_IF_ERROR(pending.back()->write(bytes));
   }
+  for (auto& p : pending) QONNX_RETURN_IF_ERROR(p->commit());
   return Status::ok();
 }
+
+Status write_file_atomic(const fs::path& path, const std::string& bytes) { return write_files_atomic({{path, bytes}}); }
 
 namespace {
 
@@ -145,7 +235,7 @@ Result<ir::Model> load_model_from_bytes(const std::string& bytes, const fs::path
                                                 static_cast<int>(std::min<size_t>(bytes.size(), INT32_MAX)));
   stream.SetRecursionLimit(100);
   if (!proto.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
-    return Status(Code::kInvalidModel, "not an ONNX model: protobuf parsing failed (truncated or not protobuf)");
+    return Status(Code::kInvalidModel, "not an ONNX model: protobuf parsing failed (truncated, not protobuf, or nested deeper than 100 levels)");
   QONNX_RETURN_IF_ERROR(validate_header(proto));
   ir::Model model;
   std::unique_ptr<onnx::GraphProto> g(proto.release_graph());
@@ -304,8 +394,8 @@ Status save_model(const ir::Model& model, const fs::path& path, const SaveOption
   if (!proto.is_ok()) return std::move(proto).status().with_context(path.string());
   auto bytes = serialize(proto.value());
   if (!bytes.is_ok()) return std::move(bytes).status().with_context(path.string());
-  if (!ext.bytes.empty()) QONNX_RETURN_IF_ERROR(write_file_atomic(ext.file, ext.bytes));
-  return write_file_atomic(path, bytes.value());
+  if (ext.bytes.empty()) return write_file_atomic(path, bytes.value());
+  return write_files_atomic({{ext.file, ext.bytes}, {path, bytes.value()}});
 }
 
 }  // namespace qonnx::io

@@ -35,18 +35,26 @@ Result<ExternalSlice> resolve_external(const onnx::TensorProto& proto, const fs:
   ExternalSlice slice;
   std::string location;
   bool has_length = false;
+  // Decimal digits only (std::stoull would take "-1" as 2^64-1 and "12abc" as 12), no overflow.
+  auto parse = [](const std::string& text, uint64_t& out) {
+    if (text.empty() || text.size() > 20) return false;
+    uint64_t v = 0;
+    for (char c : text) {
+      if (c < '0' || c > '9') return false;
+      uint64_t d = static_cast<uint64_t>(c - '0');
+      if (v > (UINT64_MAX - d) / 10) return false;
+      v = v * 10 + d;
+    }
+    out = v;
+    return true;
+  };
   for (const auto& kv : proto.external_data()) {
-    try {
-      if (kv.key() == "location") {
-        location = kv.value();
-      } else if (kv.key() == "offset") {
-        slice.offset = std::stoull(kv.value());
-      } else if (kv.key() == "length") {
-        slice.length = std::stoull(kv.value());
-        has_length = true;
-      }
-    } catch (const std::exception&) {
-      return invalid(proto, fmt::format("external_data '{}' is not a number: '{}'", kv.key(), kv.value()));
+    if (kv.key() == "location") {
+      location = kv.value();
+    } else if (kv.key() == "offset" || kv.key() == "length") {
+      if (!parse(kv.value(), kv.key() == "offset" ? slice.offset : slice.length))
+        return invalid(proto, fmt::format("external_data '{}' is not a number: '{}'", kv.key(), kv.value()));
+      has_length |= kv.key() == "length";
     }
   }
   if (location.empty()) return invalid(proto, "external data has no location");
@@ -163,6 +171,8 @@ Result<Tensor> decode_checked(const onnx::TensorProto& proto, const fs::path& ba
 Result<Tensor> decode_tensor(const onnx::TensorProto& proto, const fs::path& base_dir) {
   try {
     return decode_checked(proto, base_dir);
+  } catch (const MemoryLimitError& e) {
+    return Status(Code::kFailed, fmt::format("tensor '{}': {}", proto.name(), e.what()));
   } catch (const std::bad_alloc&) {
     return Status(Code::kFailed, fmt::format("tensor '{}': out of memory", proto.name()));
   } catch (const std::length_error& e) {

@@ -481,6 +481,13 @@ Model::~Model() = default;
 Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
 
+void Model::ensure_import(const std::string& domain, int64_t version) {
+  if (opset(domain)) return;
+  auto* op = header_->add_opset_import();
+  op->set_domain(domain);
+  op->set_version(version);
+}
+
 int Model::prune_unused_imports() {
   std::vector<std::string> used;
   for (const auto& n : graph_->nodes()) used.push_back(canonical_domain(n->domain()));

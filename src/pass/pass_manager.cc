@@ -157,7 +157,7 @@ class PipelineParser {
     }
     for (const auto& [k, v] : item.options) {
       auto specs = pass->options();
-      bool known = std::any_of(specs.begin(), specs.end(), [&](const OptionSpec& o) { return o.name == k; });
+      bool known = std::any_of(specs.begin(), specs.end(), [&, &key = k](const OptionSpec& o) { return o.name == key; });
       if (!known) {
         std::vector<std::string> names;
         for (const auto& o : specs) names.push_back(o.name);
@@ -268,7 +268,10 @@ namespace {
 const std::vector<std::pair<std::string, std::string>>& targets() {
   static const std::vector<std::pair<std::string, std::string>> t = {
       {"qdq", "upgrade-opset{version=13},fold-constants{skip-quantizers=1},lower-quant{target=qdq},fold-constants,cleanup,infer-shapes"},
+      {"ngraph", "upgrade-opset{version=13},fold-constants{skip-quantizers=1},lower-quant{target=ngraph},fold-constants,cleanup,infer-shapes"},
       {"fold", "fold-quant-weights,fold-constants,cleanup,infer-shapes"},
+      {"ascend", "upgrade-opset{version=13},fold-constants{skip-quantizers=1},lower-quant{target=qdq},fold-constants,"
+                 "cleanup,infer-shapes,ascend-quant-matmul,fold-constants,cleanup,infer-shapes"},
   };
   return t;
 }

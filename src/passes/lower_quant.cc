@@ -15,6 +15,7 @@
 #include "qonnx/analysis/summary.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/exec/executor.h"
+#include "qonnx/kernels/ngraph.h"
 #include "qonnx/kernels/quant.h"
 #include "qonnx/kernels/rounding.h"
 
@@ -90,12 +91,15 @@ class LowerQuant : public pass::Pass {
            "weights + DequantizeLinear, or exact float emulation";
   }
   std::vector<pass::OptionSpec> options() const override {
-    return {{"target", "qdq", "qdq (the only target this pass handles so far)"},
+    return {{"target", "qdq", "qdq (ONNX QuantizeLinear/DequantizeLinear) | ngraph (qonnx_cc.ngraph Quantize/Dequantize)"},
             {"strict", "0", "1: a quantizer that cannot be lowered is an error"}};
   }
   Status configure(const pass::PassOptions& o) override {
-    if (auto it = o.find("target"); it != o.end() && it->second != "qdq")
-      return Status(Code::kUsage, fmt::format("target must be qdq, got '{}'", it->second));
+    if (auto it = o.find("target"); it != o.end()) {
+      if (it->second != "qdq" && it->second != "ngraph")
+        return Status(Code::kUsage, fmt::format("target must be qdq or ngraph, got '{}'", it->second));
+      ngraph_ = it->second == "ngraph";
+    }
     if (auto it = o.find("strict"); it != o.end()) strict_ = it->second == "1";
     return Status::ok();
   }
@@ -104,6 +108,7 @@ class LowerQuant : public pass::Pass {
     ir::Graph& g = model.graph();
     if (model.opset("").value_or(1) < 13)
       return Status(Code::kUnsupported, "lower-quant needs the default-domain opset >= 13: run upgrade-opset first");
+    if (ngraph_) model.ensure_import(kernels::kNGraphDomain, kernels::kNGraphDomainVersion);
     std::vector<ir::Node*> quantizers;
     for (const auto& n : g.nodes())
       if (analysis::is_quant_family(*n) && n->op_type() != "FloatQuant") quantizers.push_back(n.get());
@@ -186,7 +191,7 @@ class LowerQuant : public pass::Pass {
       int64_t channels = sl.one_axis ? sl.channels : 1;
       Tensor scale = flatten_param(p.scale, sl, channels);
       Tensor zp = to_storage(flatten_param(p.zeropt, zl, channels), storage);
-      std::string form = fmt::format("integer initializer ({}) + DequantizeLinear{}", dtype_name(storage),
+      std::string form = fmt::format("integer initializer ({}) + {}{}", dtype_name(storage), ngraph_ ? "Dequantize" : "DequantizeLinear",
                                      sl.one_axis ? fmt::format(" (axis {})", sl.axis) : "");
       ctx.record(*node, "lowered", form);
       std::string datatype = p.bipolar() ? "BIPOLAR" : fmt::format("{}INT{}", p.is_signed ? "" : "U", p.bits);
@@ -195,14 +200,12 @@ class LowerQuant : public pass::Pass {
       g.set_finn_datatype(q->name(), datatype);
       QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", scale));
       std::vector<ir::Value*> ins = {q, s};
-      if (!zp_zero || storage != DType::kInt32) {
+      if (!zp_zero || storage != DType::kInt32 || ngraph_) {
         QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", zp));
         ins.push_back(z);
       }
-      ctx.count("weights-to-dequantize-linear");
-      return e.finish("dequant", "DequantizeLinear", ins, [&](ir::Node& n) {
-        if (sl.one_axis) n.set_attr_int("axis", sl.axis);
-      });
+      ctx.count("weights-to-dequantize");
+      return finish_dequantize(e, ins, sl);
     }
     // No integer form fits (zero point not integral, scale over several axes, ...): float weights.
     QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, exec::evaluate_node(model, *node, {&x, &p.scale, &p.zeropt, kctx.input(3)}));
@@ -221,6 +224,11 @@ class LowerQuant : public pass::Pass {
     Layout sl = x_rank >= 0 ? layout_of(p.scale, x_rank) : Layout{p.scale.numel() == 1, false, 0, 1};
     bool qdq_range = p.bits >= 2 && p.bits <= 8;
     bool qdq_layout = sl.per_tensor || sl.one_axis;
+    if (ngraph_) {
+      // nGraph's Quantize adds the zero point after rounding, like QuantizeLinear: exact for z = 0.
+      if (qdq_range && qdq_layout && zp_zero && !p.bipolar()) return emit_ngraph(g, node, p, sl, ctx);
+      return emit_float_quant(g, node, p, ctx);
+    }
     if (qdq_range && qdq_layout && zp_zero && p.mode == RoundingMode::kRound) {
       return emit_qcdq(g, node, p, sl, nullptr, ctx);
     }
@@ -264,20 +272,64 @@ class LowerQuant : public pass::Pass {
       QONNX_ASSIGN_OR_RETURN(q, e.op("quant", "QuantizeLinear", {x, s, z}, axis_attr));
     }
     if (needs_clip) {
-      Tensor lo(storage, {}), hi(storage, {});
-      if (storage == DType::kInt8) {
-        *lo.data<int8_t>() = static_cast<int8_t>(r.min);
-        *hi.data<int8_t>() = static_cast<int8_t>(r.max);
-      } else {
-        *lo.data<uint8_t>() = static_cast<uint8_t>(r.min);
-        *hi.data<uint8_t>() = static_cast<uint8_t>(r.max);
-      }
-      QONNX_ASSIGN_OR_RETURN(ir::Value* lo_v, e.constant("clip_min", lo));
-      QONNX_ASSIGN_OR_RETURN(ir::Value* hi_v, e.constant("clip_max", hi));
-      QONNX_ASSIGN_OR_RETURN(q, e.op("clip", "Clip", {q, lo_v, hi_v}));
+      QONNX_ASSIGN_OR_RETURN(q, emit_int_clip(e, q, storage, r));
     }
     ctx.count("activations-to-qdq");
     return e.finish("dequant", "DequantizeLinear", {q, s, z}, axis_attr);
+  }
+
+  // The last node of a weight: DequantizeLinear, or the nGraph Dequantize.
+  Status finish_dequantize(NodeEmitter& e, const std::vector<ir::Value*>& ins, const Layout& sl) {
+    if (ngraph_) {
+      return e.finish("dequant", "Dequantize", ins, [&](ir::Node& n) {
+        n.set_attr_string("type", "f32");
+        n.set_attr_ints("axes", sl.one_axis ? std::vector<int64_t>{sl.axis} : std::vector<int64_t>{});
+      }, kernels::kNGraphDomain);
+    }
+    return e.finish("dequant", "DequantizeLinear", ins, [&](ir::Node& n) {
+      if (sl.one_axis) n.set_attr_int("axis", sl.axis);
+    });
+  }
+
+  static Result<ir::Value*> emit_int_clip(NodeEmitter& e, ir::Value* q, DType storage, const kernels::IntRange& r) {
+    Tensor lo(storage, {}), hi(storage, {});
+    if (storage == DType::kInt8) {
+      *lo.data<int8_t>() = static_cast<int8_t>(r.min);
+      *hi.data<int8_t>() = static_cast<int8_t>(r.max);
+    } else {
+      *lo.data<uint8_t>() = static_cast<uint8_t>(r.min);
+      *hi.data<uint8_t>() = static_cast<uint8_t>(r.max);
+    }
+    QONNX_ASSIGN_OR_RETURN(ir::Value* lo_v, e.constant("clip_min", lo));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* hi_v, e.constant("clip_max", hi));
+    return e.op("clip", "Clip", {q, lo_v, hi_v});
+  }
+
+  // Quantize(round_mode) -> [Clip] -> Dequantize in the nGraph domain.
+  Status emit_ngraph(ir::Graph& g, ir::Node* node, const QuantParams& p, const Layout& sl, pass::PassContext& ctx) {
+    DType storage = p.is_signed ? DType::kInt8 : DType::kUInt8;
+    int64_t channels = sl.one_axis ? sl.channels : 1;
+    const kernels::IntRange r = kernels::quant_int_range(p.bits, p.is_signed, p.narrow);
+    const bool needs_clip = p.narrow || p.bits < 8;
+    auto mode = kernels::ngraph_round_mode_for(p.mode);
+    ctx.record(*node, "lowered", fmt::format("Quantize({}) -> {}Dequantize ({}{})", kernels::ngraph_round_mode_name(mode),
+                                             needs_clip ? "Clip -> " : "", p.is_signed ? "i8" : "u8",
+                                             sl.one_axis ? fmt::format(", axis {}", sl.axis) : ", per-tensor"));
+    ir::Value* x = node->input(0);
+    NodeEmitter e(g, node);
+    QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", flatten_param(p.scale, sl, channels)));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", Tensor(storage, sl.one_axis ? Dims{channels} : Dims{})));
+    std::vector<int64_t> axes = sl.one_axis ? std::vector<int64_t>{sl.axis} : std::vector<int64_t>{};
+    QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.op("quant", "Quantize", {x, s, z}, [&](ir::Node& n) {
+      n.set_attr_string("type", p.is_signed ? "i8" : "u8");
+      n.set_attr_ints("axes", axes);
+      n.set_attr_int("round_mode", static_cast<int64_t>(mode));
+    }, kernels::kNGraphDomain));
+    if (needs_clip) {
+      QONNX_ASSIGN_OR_RETURN(q, emit_int_clip(e, q, storage, r));
+    }
+    ctx.count("activations-to-ngraph");
+    return finish_dequantize(e, {q, s, z}, sl);
   }
 
   // Emits round_mode(t) with standard float ops.
@@ -359,17 +411,15 @@ class LowerQuant : public pass::Pass {
       if (sl.per_tensor || sl.one_axis) {
         Tensor codes(DType::kInt8, x.dims());
         for (int64_t i = 0; i < x.numel(); ++i) codes.data<int8_t>()[i] = x.data<float>()[i] >= 0.0f ? 1 : -1;
-        ctx.record(*node, "lowered", "integer initializer (int8, bipolar) + DequantizeLinear");
+        ctx.record(*node, "lowered", fmt::format("integer initializer (int8, bipolar) + {}", ngraph_ ? "Dequantize" : "DequantizeLinear"));
         NodeEmitter e(g, node);
         QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.constant("int", codes));
         g.set_finn_datatype(q->name(), "BIPOLAR");
         int64_t channels = sl.one_axis ? sl.channels : 1;
         QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", flatten_param(scale, sl, channels)));
         QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", Tensor(DType::kInt8, sl.one_axis ? Dims{channels} : Dims{})));
-        ctx.count("weights-to-dequantize-linear");
-        return e.finish("dequant", "DequantizeLinear", {q, s, z}, [&](ir::Node& n) {
-          if (sl.one_axis) n.set_attr_int("axis", sl.axis);
-        });
+        ctx.count("weights-to-dequantize");
+        return finish_dequantize(e, {q, s, z}, sl);
       }
       QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, exec::evaluate_node(model, *node, {kctx.input(0), kctx.input(1)}));
       ctx.record(*node, "folded", "float initializer");
@@ -460,6 +510,7 @@ class LowerQuant : public pass::Pass {
   }
 
   bool strict_ = false;
+  bool ngraph_ = false;
 };
 
 }  // namespace

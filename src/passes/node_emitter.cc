@@ -13,16 +13,17 @@ Result<ir::Value*> NodeEmitter::constant(const std::string& suffix, const Tensor
 }
 
 Result<ir::Value*> NodeEmitter::op(const std::string& suffix, const std::string& op_type,
-                                   const std::vector<ir::Value*>& inputs, const std::function<void(ir::Node&)>& attrs) {
+                                   const std::vector<ir::Value*>& inputs, const std::function<void(ir::Node&)>& attrs,
+                                   const std::string& domain) {
   std::string name = graph_.unique_name(base_ + "_" + suffix);
-  QONNX_ASSIGN_OR_RETURN(ir::Node* node, graph_.insert_node(before_, name, op_type, "", inputs, {name}));
+  QONNX_ASSIGN_OR_RETURN(ir::Node* node, graph_.insert_node(before_, name, op_type, domain, inputs, {name}));
   if (attrs) attrs(*node);
   return node->output(0);
 }
 
 Status NodeEmitter::finish(const std::string& suffix, const std::string& op_type, const std::vector<ir::Value*>& inputs,
-                           const std::function<void(ir::Node&)>& attrs) {
-  auto node = graph_.insert_node(before_, graph_.unique_name(base_ + "_" + suffix), op_type, "", inputs, {output_->name()});
+                           const std::function<void(ir::Node&)>& attrs, const std::string& domain) {
+  auto node = graph_.insert_node(before_, graph_.unique_name(base_ + "_" + suffix), op_type, domain, inputs, {output_->name()});
   if (!node.is_ok()) return std::move(node).status();
   if (attrs) attrs(*node.value());
   return Status::ok();

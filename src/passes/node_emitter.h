@@ -20,10 +20,10 @@ class NodeEmitter {
   Result<ir::Value*> constant(const std::string& suffix, const Tensor& value);
   // A new node "<base>_<suffix>" with one output; `attrs` may set attributes.
   Result<ir::Value*> op(const std::string& suffix, const std::string& op_type, const std::vector<ir::Value*>& inputs,
-                        const std::function<void(ir::Node&)>& attrs = nullptr);
+                        const std::function<void(ir::Node&)>& attrs = nullptr, const std::string& domain = "");
   // The final node: its output is the replaced node's output.
   Status finish(const std::string& suffix, const std::string& op_type, const std::vector<ir::Value*>& inputs,
-                const std::function<void(ir::Node&)>& attrs = nullptr);
+                const std::function<void(ir::Node&)>& attrs = nullptr, const std::string& domain = "");
   // Or: every consumer of the replaced output reads `value` (an Identity keeps a graph output's name).
   Status finish_with(ir::Value* value);
 

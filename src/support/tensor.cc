@@ -1,5 +1,8 @@
 #include "qonnx/tensor.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -153,30 +156,71 @@ uint16_t float_to_bfloat16(float f) {
   return static_cast<uint16_t>(x >> 16);
 }
 
+uint64_t default_memory_limit() {
+  long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return uint64_t{8} << 30;
+  return static_cast<uint64_t>(pages) / 4 * 3 * static_cast<uint64_t>(page);
+}
+
 namespace {
 
-std::shared_ptr<uint8_t> allocate(size_t bytes) {
+std::atomic<uint64_t> g_limit{default_memory_limit()};
+std::atomic<uint64_t> g_in_use{0};
+
+// Counts `bytes` against the limit before anything is allocated.
+void reserve(uint64_t bytes, DType dtype, const Dims& dims) {
+  uint64_t limit = g_limit.load(std::memory_order_relaxed);
+  uint64_t before = g_in_use.fetch_add(bytes, std::memory_order_relaxed);
+  if (limit != 0 && (bytes > limit || before > limit - bytes)) {
+    g_in_use.fetch_sub(bytes, std::memory_order_relaxed);
+    throw MemoryLimitError(fmt::format("a {} tensor of dims {} needs {} bytes, over the memory limit of {} bytes "
+                                       "({} in use; raise it with --max-memory)",
+                                       dtype_name(dtype), dims_to_string(dims), bytes, limit, before));
+  }
+}
+
+void release(uint64_t bytes) { g_in_use.fetch_sub(bytes, std::memory_order_relaxed); }
+
+// Zeroed, 64-byte aligned storage of `bytes`; `extra` more bytes (held elsewhere, e.g. string
+// headers) are counted against the limit for as long as the storage lives.
+std::shared_ptr<uint8_t> allocate(size_t bytes, DType dtype, const Dims& dims, uint64_t extra = 0) {
   size_t rounded = ((bytes + 63) / 64) * 64;
   if (rounded == 0) rounded = 64;
+  uint64_t counted = rounded + extra;
+  reserve(counted, dtype, dims);
   void* p = std::aligned_alloc(64, rounded);
-  if (!p) throw std::bad_alloc();
+  if (!p) {
+    release(counted);
+    throw std::bad_alloc();
+  }
   std::memset(p, 0, rounded);
-  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [](uint8_t* q) { std::free(q); });
+  return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [counted](uint8_t* q) {
+    std::free(q);
+    release(counted);
+  });
 }
 
 }  // namespace
+
+void set_memory_limit(uint64_t bytes) { g_limit.store(bytes, std::memory_order_relaxed); }
+uint64_t memory_limit() { return g_limit.load(std::memory_order_relaxed); }
+uint64_t memory_in_use() { return g_in_use.load(std::memory_order_relaxed); }
 
 Tensor::Tensor(DType dtype, Dims dims) : dtype_(dtype), dims_(std::move(dims)) {
   numel_ = checked_numel(dims_);
   if (numel_ < 0) throw std::length_error("tensor dims " + dims_to_string(dims_) + " are not allocatable");
   if (dtype_ == DType::kString) {
+    // The element strings themselves are not counted; their headers are.
+    size_t header = sizeof(std::string);
+    if (static_cast<uint64_t>(numel_) > std::numeric_limits<size_t>::max() / header / 2)
+      throw std::length_error("tensor dims " + dims_to_string(dims_) + " are too large");
+    buffer_ = allocate(0, dtype_, dims_, static_cast<uint64_t>(numel_) * header);
     strings_ = std::make_shared<std::vector<std::string>>(static_cast<size_t>(numel_));
-    buffer_ = allocate(0);
   } else {
     size_t esize = dtype_size(dtype_);
     if (esize != 0 && static_cast<uint64_t>(numel_) > std::numeric_limits<size_t>::max() / esize / 2)
       throw std::length_error("tensor dims " + dims_to_string(dims_) + " are too large");
-    buffer_ = allocate(static_cast<size_t>(numel_) * esize);
+    buffer_ = allocate(static_cast<size_t>(numel_) * esize, dtype_, dims_);
   }
 }
 

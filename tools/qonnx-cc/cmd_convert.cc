@@ -21,6 +21,7 @@ namespace {
 struct ConvertOptions {
   std::string input, output, target = "fold", passes, report, external_data = "auto", print_ir_after, depfile;
   int check = 0;
+  std::string round_mode;  // --round-mode: sets ascend-quant-matmul{round-mode=...}
   uint64_t seed = 0;
   double atol = 1e-6, rtol = 1e-5;
   bool timing = false, stats = false, dump_pipeline = false, in_place = false;
@@ -100,6 +101,16 @@ int run_convert(ConvertOptions o) {
   }
   auto pipeline = pass::parse_pipeline(pipeline_text);
   if (!pipeline.is_ok()) return report(pipeline.status());
+  if (!o.round_mode.empty()) {
+    bool used = false;
+    for (auto& item : pipeline.value())
+      if (item.pass == "ascend-quant-matmul") {
+        item.options["round-mode"] = o.round_mode;
+        used = true;
+      }
+    if (!used)
+      return report(Status(Code::kUsage, "--round-mode applies to pipelines with ascend-quant-matmul (--target ascend)"));
+  }
   std::string canonical = pass::format_pipeline(pipeline.value());
   if (o.dump_pipeline) {
     std::printf("%s\n", canonical.c_str());
@@ -186,6 +197,8 @@ void add_convert_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-o,--output", o->output, "Output model (default: MODEL's folder, <stem>.<target>.onnx)");
   cmd->add_option("--target", o->target, "Named pipeline")->check(CLI::IsMember(pass::target_names()))->default_val("fold");
   cmd->add_option("--passes", o->passes, "Textual pipeline, e.g. 'fold-constants,cleanup' (overrides --target)");
+  cmd->add_option("--round-mode", o->round_mode, "Ascend scale rounding to FP19: 0 truncate (default), 1 round half to even")
+      ->check(CLI::IsMember({"0", "1"}));
   cmd->add_option("--check", o->check, "Compare original and result on N seeded random inputs (exit 7 on mismatch)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", o->seed, "Seed for --check")->default_val(0);

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "qonnx/support/log.h"
+#include "qonnx/tensor.h"
 
 namespace {
 
@@ -40,6 +41,12 @@ int main(int argc, char** argv) {
                         "More log output on stderr");
   app.add_flag_callback("-q,--quiet", [] { qonnx::log::set_level(qonnx::log::Level::kError); },
                         "Only errors on stderr");
+  // Global, so it works after any subcommand (exec, convert, check, ...): applies before they run.
+  app.add_option_function<uint64_t>(
+         "--max-memory", [](const uint64_t& bytes) { qonnx::set_memory_limit(bytes); },
+         fmt::format("Cap on memory held by tensors, in bytes or with a unit (512M, 8G; 0 = none). Default: "
+                     "3/4 of physical memory, here {}", qonnx::default_memory_limit()))
+      ->transform(CLI::AsSizeValue(false));
   int exit_code = 0;
   qonnx::cli::add_info_command(app, exit_code);
   qonnx::cli::add_check_command(app, exit_code);
@@ -54,6 +61,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : static_cast<int>(qonnx::Code::kUsage);
+  } catch (const qonnx::MemoryLimitError& e) {
+    std::fprintf(stderr, "qonnx-cc: error: %s\n", e.what());
+    return static_cast<int>(qonnx::Code::kFailed);
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "qonnx-cc: error: out of memory\n");
     return static_cast<int>(qonnx::Code::kFailed);

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "qonnx/ir/model.h"
@@ -33,8 +34,11 @@ std::vector<std::filesystem::path> external_data_files(const ir::Model& model);
 // The graph in ONNX's textual syntax, initializer data left out (for --print-ir-after).
 std::string to_onnx_text(const ir::Model& model);
 
-// Writes `bytes` to `path` atomically: a temp file in the same folder, flushed, then renamed.
+// Writes `bytes` to `path` atomically: an unnamed temp file (O_TMPFILE) in the same folder, flushed,
+// then linked and renamed over `path`. A killed process leaves the previous file and no temp file.
 Status write_file_atomic(const std::filesystem::path& path, const std::string& bytes);
+// Several files: all are written and flushed first, then renamed one after the other.
+Status write_files_atomic(const std::vector<std::pair<std::filesystem::path, std::string>>& files);
 Result<std::string> read_file(const std::filesystem::path& path);
 
 }  // namespace qonnx::io

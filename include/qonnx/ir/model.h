@@ -238,6 +238,8 @@ class Model {
   const onnx::ModelProto& header() const { return *header_; }
   onnx::ModelProto& mutable_header() { return *header_; }
 
+  // Adds an opset import for `domain` unless it has one.
+  void ensure_import(const std::string& domain, int64_t version);
   // Drops opset imports of non-default domains no node uses; returns how many.
   int prune_unused_imports();
   // Sets (or replaces) a metadata_props entry.
