@@ -134,6 +134,10 @@ void Node::set_attr_ints(const std::string& name, const std::vector<int64_t>& va
   for (int64_t v : value) a->add_ints(v);
 }
 
+void Node::copy_attributes_from(const Node& other) {
+  rest_->mutable_attribute()->CopyFrom(other.rest_->attribute());
+}
+
 void Node::remove_attr(const std::string& name) {
   auto* attrs = rest_->mutable_attribute();
   for (int i = 0; i < attrs->size(); ++i)

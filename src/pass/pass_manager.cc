@@ -267,10 +267,10 @@ Result<std::vector<PassTiming>> run_pipeline(ir::Model& model, const std::vector
 namespace {
 const std::vector<std::pair<std::string, std::string>>& targets() {
   static const std::vector<std::pair<std::string, std::string>> t = {
-      {"qdq", "upgrade-opset{version=13},fold-constants{skip-quantizers=1},lower-quant{target=qdq},fold-constants,cleanup,infer-shapes"},
-      {"ngraph", "upgrade-opset{version=13},fold-constants{skip-quantizers=1},lower-quant{target=ngraph},fold-constants,cleanup,infer-shapes"},
+      {"qdq", "upgrade-opset{version=13},fold-constants{skip-quantizers=1},infer-shapes,lower-quant{target=qdq},lower-custom-ops,fold-constants,cleanup,infer-shapes"},
+      {"ngraph", "upgrade-opset{version=13},fold-constants{skip-quantizers=1},infer-shapes,lower-quant{target=ngraph},lower-custom-ops,fold-constants,cleanup,infer-shapes"},
       {"fold", "fold-quant-weights,fold-constants,cleanup,infer-shapes"},
-      {"ascend", "upgrade-opset{version=13},fold-constants{skip-quantizers=1},lower-quant{target=qdq},fold-constants,"
+      {"ascend", "upgrade-opset{version=13},fold-constants{skip-quantizers=1},infer-shapes,lower-quant{target=qdq},lower-custom-ops,fold-constants,"
                  "cleanup,infer-shapes,ascend-quant-matmul,fold-constants,cleanup,infer-shapes"},
   };
   return t;

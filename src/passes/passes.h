@@ -13,6 +13,7 @@ std::unique_ptr<pass::Pass> make_cleanup();
 std::unique_ptr<pass::Pass> make_infer_shapes();
 std::unique_ptr<pass::Pass> make_lower_quant();
 std::unique_ptr<pass::Pass> make_upgrade_opset();
+std::unique_ptr<pass::Pass> make_lower_custom_ops();
 std::unique_ptr<pass::Pass> make_ascend_quant_matmul();
 
 // Whether a value is an initializer the passes may treat as constant. Initializers that are also

@@ -9,6 +9,7 @@ void register_all_passes(PassRegistry& registry) {
   registry.add(passes::make_infer_shapes);
   registry.add(passes::make_lower_quant);
   registry.add(passes::make_upgrade_opset);
+  registry.add(passes::make_lower_custom_ops);
   registry.add(passes::make_ascend_quant_matmul);
 }
 

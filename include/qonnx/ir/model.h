@@ -106,6 +106,8 @@ class Node {
   void set_attr_string(const std::string& name, const std::string& value);
   void set_attr_ints(const std::string& name, const std::vector<int64_t>& value);
   void remove_attr(const std::string& name);
+  // Replaces this node's attributes by a copy of `other`'s.
+  void copy_attributes_from(const Node& other);
 
   const onnx::NodeProto& rest() const { return *rest_; }
   onnx::NodeProto& mutable_rest() { return *rest_; }

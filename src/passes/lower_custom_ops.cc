@@ -1,0 +1,164 @@
+// lower-custom-ops: exact standard forms for the other QONNX/FINN ops, so a lowered model runs in
+// any ONNX runtime:
+//  - MultiThreshold: Unsqueeze -> GreaterOrEqual(thresholds) -> Cast -> ReduceSum -> [Mul] -> [Add]
+//    (the count is exact in float; scale and bias are applied as the kernel does, multiply then add);
+//  - qonnx.custom_op.channels_last Conv / MaxPool / BatchNormalization: Transpose to channels-first,
+//    the default-domain op with the same attributes, Transpose back (the kernel does exactly this).
+// Needs the default-domain opset >= 13 (Unsqueeze and ReduceSum take axes as inputs).
+#include <fmt/format.h>
+
+#include "passes/node_emitter.h"
+#include "passes/passes.h"
+#include "qonnx/exec/dtype_dispatch.h"
+
+namespace qonnx::passes {
+namespace {
+
+constexpr const char* kChannelsLast = "qonnx.custom_op.channels_last";
+
+std::vector<int64_t> to_channels_first_perm(int64_t rank) {
+  std::vector<int64_t> perm = {0, rank - 1};
+  for (int64_t d = 1; d < rank - 1; ++d) perm.push_back(d);
+  return perm;
+}
+
+std::vector<int64_t> to_channels_last_perm(int64_t rank) {
+  std::vector<int64_t> perm = {0};
+  for (int64_t d = 2; d < rank; ++d) perm.push_back(d);
+  perm.push_back(1);
+  return perm;
+}
+
+class LowerCustomOps : public pass::Pass {
+ public:
+  std::string name() const override { return "lower-custom-ops"; }
+  std::string summary() const override {
+    return "Lower MultiThreshold and channels_last Conv/MaxPool/BatchNormalization to exact standard ops";
+  }
+
+  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
+    ir::Graph& g = model.graph();
+    if (model.opset("").value_or(1) < 13)
+      return Status(Code::kUnsupported, "lower-custom-ops needs the default-domain opset >= 13: run upgrade-opset first");
+    std::vector<ir::Node*> nodes;
+    for (const auto& n : g.nodes()) nodes.push_back(n.get());
+    bool changed = false;
+    for (ir::Node* n : nodes) {
+      bool multithreshold = n->op_type() == "MultiThreshold" && (ir::is_qonnx_domain(n->domain()) || n->domain() == "finn");
+      bool channels_last = n->domain() == kChannelsLast &&
+                           (n->op_type() == "Conv" || n->op_type() == "MaxPool" || n->op_type() == "BatchNormalization");
+      if (!multithreshold && !channels_last) continue;
+      QONNX_ASSIGN_OR_RETURN(bool lowered, multithreshold ? lower_multithreshold(g, n, ctx) : lower_channels_last(g, n, ctx));
+      changed |= lowered;
+    }
+    return changed;
+  }
+
+ private:
+  static int64_t rank_of(const ir::Graph& g, const ir::Value* v) {
+    if (!v) return -1;
+    if (v->is_initializer()) {
+      auto t = g.initializer_tensor(v);
+      return t.is_ok() ? static_cast<int64_t>(t->rank()) : -1;
+    }
+    auto t = g.type_of(v);
+    return t && t->has_shape ? static_cast<int64_t>(t->dims.size()) : -1;
+  }
+
+  static bool leave(ir::Node* n, const std::string& why, pass::PassContext& ctx) {
+    ctx.warn(n, why + ": left in place");
+    ctx.count("left");
+    return false;
+  }
+
+  Result<bool> lower_multithreshold(ir::Graph& g, ir::Node* n, pass::PassContext& ctx) {
+    ir::Value* v = n->input(0);
+    const ir::Value* thr_value = n->input(1);
+    int64_t rank = rank_of(g, v);
+    if (rank < 1) return leave(n, "the input's rank is unknown (run infer-shapes)", ctx);
+    if (!thr_value || !thr_value->is_initializer()) return leave(n, "thresholds are not constant", ctx);
+    auto thr_t = g.initializer_tensor(thr_value);
+    if (!thr_t.is_ok()) return std::move(thr_t).status().with_context(n->describe());
+    Tensor thresholds = thr_t.value();
+    auto v_type = g.type_of(v);
+    DType v_dtype = v_type ? v_type->dtype : DType::kUndefined;
+    if (thresholds.rank() != 2 || (v_dtype != DType::kFloat && v_dtype != DType::kDouble))
+      return leave(n, "needs 2-D thresholds and a float or double input", ctx);
+    const std::string layout = n->attr_string("data_layout", "NCHW");
+    const bool channels_last = !layout.empty() && layout.back() == 'C';
+    // The kernel compares in double; float32 values compare the same in float32.
+    DType compare = (v_dtype == DType::kFloat && thresholds.dtype() == DType::kFloat) ? DType::kFloat : DType::kDouble;
+    Dims thr_dims = {thresholds.dim(0)};
+    if (!channels_last)
+      for (int64_t d = 2; d < rank; ++d) thr_dims.push_back(1);
+    thr_dims.push_back(thresholds.dim(1));
+    Tensor thr = exec::cast_tensor(thresholds, compare).reshaped(thr_dims);
+    const float scale = n->attr_float("out_scale", 1.0f), bias = n->attr_float("out_bias", 0.0f);
+    ctx.record(*n, "lowered", "GreaterOrEqual/Cast/ReduceSum");
+    NodeEmitter e(g, n);
+    ir::Value* x = v;
+    if (compare != v_dtype) {
+      QONNX_ASSIGN_OR_RETURN(x, e.op("to_double", "Cast", {x}, [](ir::Node& c) { c.set_attr_int("to", static_cast<int64_t>(DType::kDouble)); }));
+    }
+    Tensor last_axis(DType::kInt64, {1});
+    last_axis.data<int64_t>()[0] = -1;
+    QONNX_ASSIGN_OR_RETURN(ir::Value* axes, e.constant("axes", last_axis));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* expanded, e.op("unsqueeze", "Unsqueeze", {x, axes}));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* thr_v, e.constant("thresholds", thr));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* reached, e.op("compare", "GreaterOrEqual", {expanded, thr_v}));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* ones, e.op("cast", "Cast", {reached}, [&](ir::Node& c) { c.set_attr_int("to", static_cast<int64_t>(v_dtype)); }));
+    const bool needs_scale = scale != 1.0f, needs_bias = bias != 0.0f;
+    std::function<void(ir::Node&)> keepdims = [](ir::Node& r) { r.set_attr_int("keepdims", 0); };
+    ctx.count("multithreshold-lowered");
+    if (!needs_scale && !needs_bias) {
+      QONNX_RETURN_IF_ERROR(e.finish("count", "ReduceSum", {ones, axes}, keepdims));
+      return true;
+    }
+    QONNX_ASSIGN_OR_RETURN(ir::Value* count, e.op("count", "ReduceSum", {ones, axes}, keepdims));
+    auto param = [&](float value) { return v_dtype == DType::kFloat ? Tensor::scalar<float>(DType::kFloat, value) : Tensor::scalar<double>(DType::kDouble, value); };
+    if (needs_scale) {
+      QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("out_scale", param(scale)));
+      if (!needs_bias) {
+        QONNX_RETURN_IF_ERROR(e.finish("scaled", "Mul", {count, s}));
+        return true;
+      }
+      QONNX_ASSIGN_OR_RETURN(count, e.op("scaled", "Mul", {count, s}));
+    }
+    QONNX_ASSIGN_OR_RETURN(ir::Value* b, e.constant("out_bias", param(bias)));
+    QONNX_RETURN_IF_ERROR(e.finish("biased", "Add", {count, b}));
+    return true;
+  }
+
+  Result<bool> lower_channels_last(ir::Graph& g, ir::Node* n, pass::PassContext& ctx) {
+    int64_t rank = rank_of(g, n->input(0));
+    if (rank < 3 && n->op_type() != "BatchNormalization") return leave(n, "the input's rank is unknown (run infer-shapes)", ctx);
+    if (rank < 2) return leave(n, "the input's rank is unknown (run infer-shapes)", ctx);
+    if (n->outputs().size() != 1) return leave(n, "only single-output channels_last ops are lowered", ctx);
+    const std::string op = n->op_type();
+    std::vector<ir::Value*> inputs = n->inputs();
+    ctx.record(*n, "lowered", fmt::format("Transpose -> {} -> Transpose", op));
+    NodeEmitter e(g, n);
+    auto perm_attr = [](std::vector<int64_t> perm) {
+      return [perm](ir::Node& t) { t.set_attr_ints("perm", perm); };
+    };
+    std::vector<ir::Value*> ins = inputs;
+    QONNX_ASSIGN_OR_RETURN(ins[0], e.op("to_channels_first", "Transpose", {inputs[0]}, perm_attr(to_channels_first_perm(rank))));
+    if (op == "Conv") {
+      int64_t w_rank = rank_of(g, inputs[1]);
+      if (w_rank < 3) return Status(Code::kInvalidModel, "channels_last Conv weights must have rank >= 3");
+      QONNX_ASSIGN_OR_RETURN(ins[1], e.op("weights_channels_first", "Transpose", {inputs[1]}, perm_attr(to_channels_first_perm(w_rank))));
+    }
+    // The channels-first op takes the same attributes.
+    QONNX_ASSIGN_OR_RETURN(ir::Value* y, e.op(fmt::format("{}_channels_first", op), op, ins,
+                                              [&](ir::Node& node) { node.copy_attributes_from(*n); }));
+    QONNX_RETURN_IF_ERROR(e.finish("to_channels_last", "Transpose", {y}, perm_attr(to_channels_last_perm(rank))));
+    ctx.count("channels-last-lowered");
+    return true;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<pass::Pass> make_lower_custom_ops() { return std::make_unique<LowerCustomOps>(); }
+
+}  // namespace qonnx::passes
