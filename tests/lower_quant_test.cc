@@ -236,3 +236,68 @@ TEST(LowerQuant, TruncBothVersions) {
 
 }  // namespace
 }  // namespace qonnx::test
+
+namespace qonnx::test {
+namespace {
+
+// The one value that shows why a non-zero zero point is not exact as QuantizeLinear: x/s = 1.49999988f
+// and z = 2 give t = x/s + z = 3.5f in float32, which rounds to 4 (QONNX), while QuantizeLinear rounds
+// 1.49999988f to 1 and adds 2.
+TEST(LowerQuant, AllowApproximateUsesQuantizeLinearAndReallyDiffersOnTies) {
+  const float x_over_s = 1.49999988f;
+  ASSERT_EQ(x_over_s + 2.0f, 3.5f);
+  io::ModelBuilder b(13);
+  b.import(kQ, 1);
+  b.input("x", DType::kFloat, {1}).output("y", DType::kFloat, {1});
+  b.initializer("s", f32s(1.0f)).initializer("z", f32s(2)).initializer("bw", f32s(8));
+  b.node("Quant", {"x", "s", "z", "bw"}, {"y"}, kQ).attr("signed", 0);
+  auto original = b.build().value();
+  auto exact = b.build().value();
+  auto approx = b.build().value();
+  pass::PassContext c1, c2;
+  ASSERT_TRUE(pass::run_pipeline(exact, pass::parse_pipeline("lower-quant").value(), c1).is_ok());
+  ASSERT_TRUE(pass::run_pipeline(approx, pass::parse_pipeline("lower-quant{allow-approximate=1}").value(), c2).is_ok());
+  EXPECT_NE(c1.quant_outcomes()[0].detail.find("exact float emulation"), std::string::npos);
+  EXPECT_NE(c2.quant_outcomes()[0].detail.find("APPROXIMATE"), std::string::npos) << c2.quant_outcomes()[0].detail;
+  ASSERT_EQ(c2.diagnostics().size(), 1u);
+  std::map<std::string, Tensor> feed = {{"x", f32({1}, {x_over_s})}};
+  float want = exec::Executor::create(original).value().run(feed).value().outputs[0].data<float>()[0];
+  float got_exact = exec::Executor::create(exact).value().run(feed).value().outputs[0].data<float>()[0];
+  float got_approx = exec::Executor::create(approx).value().run(feed).value().outputs[0].data<float>()[0];
+  EXPECT_EQ(want, 2.0f);
+  EXPECT_EQ(got_exact, want);
+  EXPECT_EQ(got_approx, 1.0f);
+}
+
+// MultiThreshold and channels_last ops lowered to standard ops give the kernel's numbers exactly.
+TEST(LowerCustomOps, MultiThresholdAndChannelsLastAreExact) {
+  io::ModelBuilder b(13);
+  b.import("finn.custom_op.general", 1).import("qonnx.custom_op.channels_last", 1);
+  b.input("x", DType::kFloat, {1, 4, 4, 2}).output("y", DType::kFloat, {1, 4, 4, 2}).output("p", DType::kFloat, {1, 2, 2, 2});
+  b.initializer("thr", f32({2, 3}, {-0.5f, 0.0f, 0.5f, -0.25f, 0.25f, 0.75f}));
+  std::vector<float> w(2 * 3 * 3 * 2);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * static_cast<float>(static_cast<int>(i % 7) - 3);
+  b.initializer("w", f32({2, 3, 3, 2}, w));
+  b.node("MultiThreshold", {"x", "thr"}, {"t"}, "finn.custom_op.general")
+      .attr("out_dtype", "UINT2").attr("out_scale", 0.5f).attr("out_bias", -1.0f).attr("data_layout", "NHWC");
+  b.node("Conv", {"t", "w"}, {"y"}, "qonnx.custom_op.channels_last")
+      .attr("kernel_shape", std::vector<int64_t>{3, 3}).attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("MaxPool", {"y"}, {"p"}, "qonnx.custom_op.channels_last")
+      .attr("kernel_shape", std::vector<int64_t>{2, 2}).attr("strides", std::vector<int64_t>{2, 2});
+  auto original = b.build().value();
+  auto lowered = b.build().value();
+  pass::PassContext ctx;
+  auto r = pass::run_pipeline(lowered, pass::parse_pipeline("infer-shapes,lower-custom-ops").value(), ctx);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  for (const auto& n : lowered.graph().nodes()) EXPECT_TRUE(ir::is_default_domain(n->domain())) << n->describe();
+  std::vector<float> xs(32);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = 0.25f * static_cast<float>(static_cast<int>(i % 9) - 4);
+  std::map<std::string, Tensor> feed = {{"x", f32({1, 4, 4, 2}, xs)}};
+  auto a = exec::Executor::create(original).value().run(feed);
+  auto c = exec::Executor::create(lowered).value().run(feed);
+  ASSERT_TRUE(a.is_ok() && c.is_ok()) << (a.is_ok() ? c.status().to_string() : a.status().to_string());
+  for (size_t k = 0; k < 2; ++k) EXPECT_TRUE(a->outputs[k].identical(c->outputs[k])) << "output " << k;
+}
+
+}  // namespace
+}  // namespace qonnx::test

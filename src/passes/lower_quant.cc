@@ -92,7 +92,8 @@ class LowerQuant : public pass::Pass {
   }
   std::vector<pass::OptionSpec> options() const override {
     return {{"target", "qdq", "qdq (ONNX QuantizeLinear/DequantizeLinear) | ngraph (qonnx_cc.ngraph Quantize/Dequantize)"},
-            {"strict", "0", "1: a quantizer that cannot be lowered is an error"}};
+            {"strict", "0", "1: a quantizer that cannot be lowered is an error"},
+            {"allow-approximate", "0", "1: QuantizeLinear with a non-zero zero point (differs from QONNX on rare ties)"}};
   }
   Status configure(const pass::PassOptions& o) override {
     if (auto it = o.find("target"); it != o.end()) {
@@ -101,6 +102,7 @@ class LowerQuant : public pass::Pass {
       ngraph_ = it->second == "ngraph";
     }
     if (auto it = o.find("strict"); it != o.end()) strict_ = it->second == "1";
+    if (auto it = o.find("allow-approximate"); it != o.end()) allow_approximate_ = it->second == "1";
     return Status::ok();
   }
 
@@ -232,6 +234,13 @@ class LowerQuant : public pass::Pass {
     if (qdq_range && qdq_layout && zp_zero && p.mode == RoundingMode::kRound) {
       return emit_qcdq(g, node, p, sl, nullptr, ctx);
     }
+    if (allow_approximate_ && qdq_range && qdq_layout && p.mode == RoundingMode::kRound && all_integral(p.zeropt) &&
+        (p.zeropt.numel() == 1 || layout_of(p.zeropt, x_rank).axis == sl.axis)) {
+      ctx.warn(node, "approximate: QuantizeLinear adds the zero point after rounding; x/s + z can round onto a tie "
+                     "where QONNX does not (--allow-approximate)");
+      ctx.count("activations-approximate");
+      return emit_qcdq(g, node, p, sl, nullptr, ctx);
+    }
     if (qdq_range && qdq_layout && zp_zero && (p.mode == RoundingMode::kFloor || p.mode == RoundingMode::kCeil)) {
       return emit_qcdq(g, node, p, sl, p.mode == RoundingMode::kFloor ? "Floor" : "Ceil", ctx);
     }
@@ -245,12 +254,14 @@ class LowerQuant : public pass::Pass {
     DType storage = p.is_signed ? DType::kInt8 : DType::kUInt8;
     int64_t channels = sl.one_axis ? sl.channels : 1;
     Tensor scale = flatten_param(p.scale, sl, channels);
-    Tensor zp = Tensor(storage, scale.dims());  // zeros
+    Layout zl = p.zeropt.numel() == 1 ? Layout{true, false, 0, 1} : sl;
+    Tensor zp = to_storage(flatten_param(p.zeropt, zl, channels), storage);
     const kernels::IntRange r = kernels::quant_int_range(p.bits, p.is_signed, p.narrow);
     const bool needs_clip = p.narrow || p.bits < 8;
-    std::string form = fmt::format("{}QuantizeLinear{} -> DequantizeLinear ({}{})", pre_round ? fmt::format("Div -> {} -> ", pre_round) : "",
+    std::string form = fmt::format("{}QuantizeLinear{} -> DequantizeLinear ({}{}){}", pre_round ? fmt::format("Div -> {} -> ", pre_round) : "",
                                    needs_clip ? " -> Clip" : "", dtype_name(storage),
-                                   sl.one_axis ? fmt::format(", axis {}", sl.axis) : ", per-tensor");
+                                   sl.one_axis ? fmt::format(", axis {}", sl.axis) : ", per-tensor",
+                                   all_zero(p.zeropt) ? "" : " APPROXIMATE: non-zero zero point");
     ctx.record(*node, "lowered", form);
     ir::Value* x = node->input(0);
     ir::Value* orig_scale = node->input(1);
@@ -511,6 +522,7 @@ class LowerQuant : public pass::Pass {
 
   bool strict_ = false;
   bool ngraph_ = false;
+  bool allow_approximate_ = false;
 };
 
 }  // namespace

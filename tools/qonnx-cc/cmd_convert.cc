@@ -22,6 +22,8 @@ struct ConvertOptions {
   std::string input, output, target = "fold", passes, report, external_data = "auto", print_ir_after, depfile;
   int check = 0;
   std::string round_mode;  // --round-mode: sets ascend-quant-matmul{round-mode=...}
+  bool strict = false, allow_approximate = false;  // lower-quant{strict=1}, {allow-approximate=1}
+  int target_opset = 0;                            // upgrade-opset{version=N}
   uint64_t seed = 0;
   double atol = 1e-6, rtol = 1e-5;
   bool timing = false, stats = false, dump_pipeline = false, in_place = false;
@@ -101,16 +103,25 @@ int run_convert(ConvertOptions o) {
   }
   auto pipeline = pass::parse_pipeline(pipeline_text);
   if (!pipeline.is_ok()) return report(pipeline.status());
-  if (!o.round_mode.empty()) {
+  // Shortcut flags set an option on every instance of the pass they belong to.
+  auto set_option = [&](const char* flag, const char* pass, const char* key, const std::string& value) {
     bool used = false;
     for (auto& item : pipeline.value())
-      if (item.pass == "ascend-quant-matmul") {
-        item.options["round-mode"] = o.round_mode;
+      if (item.pass == pass) {
+        item.options[key] = value;
         used = true;
       }
-    if (!used)
-      return report(Status(Code::kUsage, "--round-mode applies to pipelines with ascend-quant-matmul (--target ascend)"));
-  }
+    if (used) return Status::ok();
+    return Status(Code::kUsage, fmt::format("{} applies to pipelines with {}", flag, pass));
+  };
+  std::vector<Status> flag_errors;
+  if (!o.round_mode.empty()) flag_errors.push_back(set_option("--round-mode", "ascend-quant-matmul", "round-mode", o.round_mode));
+  if (o.strict) flag_errors.push_back(set_option("--strict", "lower-quant", "strict", "1"));
+  if (o.allow_approximate) flag_errors.push_back(set_option("--allow-approximate", "lower-quant", "allow-approximate", "1"));
+  if (o.target_opset > 0)
+    flag_errors.push_back(set_option("--target-opset", "upgrade-opset", "version", std::to_string(o.target_opset)));
+  for (const Status& st : flag_errors)
+    if (!st.is_ok()) return report(st);
   std::string canonical = pass::format_pipeline(pipeline.value());
   if (o.dump_pipeline) {
     std::printf("%s\n", canonical.c_str());
@@ -197,6 +208,10 @@ void add_convert_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-o,--output", o->output, "Output model (default: MODEL's folder, <stem>.<target>.onnx)");
   cmd->add_option("--target", o->target, "Named pipeline")->check(CLI::IsMember(pass::target_names()))->default_val("fold");
   cmd->add_option("--passes", o->passes, "Textual pipeline, e.g. 'fold-constants,cleanup' (overrides --target)");
+  cmd->add_flag("--strict", o->strict, "A quantizer that cannot be lowered exactly is an error (exit 6)");
+  cmd->add_flag("--allow-approximate", o->allow_approximate,
+                "Allow QuantizeLinear forms that can differ from QONNX on rare ties (non-zero zero points); reported");
+  cmd->add_option("--target-opset", o->target_opset, "Default-domain opset of the output (>= 13, <= 17)")->check(CLI::Range(13, 17));
   cmd->add_option("--round-mode", o->round_mode, "Ascend scale rounding to FP19: 0 truncate (default), 1 round half to even")
       ->check(CLI::IsMember({"0", "1"}));
   cmd->add_option("--check", o->check, "Compare original and result on N seeded random inputs (exit 7 on mismatch)")
