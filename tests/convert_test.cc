@@ -94,7 +94,7 @@ std::string bad_model(const std::string& file) {
 TEST_F(Convert, FailingPassLeavesOutputUntouched) {
   std::string in = bad_model(path("bad.onnx"));
   std::ofstream(path("out.onnx")) << "previous output";
-  auto r = run_cli("convert " + in + " -o " + path("out.onnx"));
+  auto r = run_cli("convert " + in + " --target fold -o " + path("out.onnx"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("[fold-quant-weights]: node 'Quant_bad'"), std::string::npos) << r.err;
   EXPECT_EQ(io::read_file(path("out.onnx")).value(), "previous output");
@@ -121,7 +121,7 @@ TEST_F(Convert, DefaultOutputNameAndNoOverwrite) {
 
 TEST_F(Convert, ReportDepfileMetadataAndDump) {
   ASSERT_EQ(run_cli("demo-model " + path("demo.onnx")).exit_code, 0);
-  auto r = run_cli("convert " + path("demo.onnx") + " -o " + path("out.onnx") + " --check 2 --report " +
+  auto r = run_cli("convert " + path("demo.onnx") + " --target fold -o " + path("out.onnx") + " --check 2 --report " +
                    path("report.json") + " --depfile " + path("out.d") + " --timing --stats");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::string report = io::read_file(path("report.json")).value();

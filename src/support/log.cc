@@ -1,5 +1,7 @@
 #include "qonnx/support/log.h"
 
+#include <cstdio>
+
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -24,6 +26,8 @@ void set_level(Level level) { g_level = level; }
 Level level() { return g_level; }
 
 void write(Level level, std::string_view message) {
+  // Results on stdout come first when both streams go to one terminal or file.
+  std::fflush(stdout);
   switch (level) {
     case Level::kDebug: logger().debug("{}", message); break;
     case Level::kInfo: logger().info("{}", message); break;

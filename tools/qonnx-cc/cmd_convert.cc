@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct ConvertOptions {
-  std::string input, output, target = "fold", passes, report, external_data = "auto", print_ir_after, depfile;
+  std::string input, output, target = "qdq", passes, report, external_data = "auto", print_ir_after, depfile;
   int check = 0;
   std::string round_mode;  // --round-mode: sets ascend-quant-matmul{round-mode=...}
   bool strict = false, allow_approximate = false;  // lower-quant{strict=1}, {allow-approximate=1}
@@ -206,7 +206,7 @@ void add_convert_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ConvertOptions>();
   cmd->add_option("MODEL", o->input, "Input model (.onnx)")->required();
   cmd->add_option("-o,--output", o->output, "Output model (default: MODEL's folder, <stem>.<target>.onnx)");
-  cmd->add_option("--target", o->target, "Named pipeline")->check(CLI::IsMember(pass::target_names()))->default_val("fold");
+  cmd->add_option("--target", o->target, "Named pipeline")->check(CLI::IsMember(pass::target_names()))->default_val("qdq");
   cmd->add_option("--passes", o->passes, "Textual pipeline, e.g. 'fold-constants,cleanup' (overrides --target)");
   cmd->add_flag("--strict", o->strict, "A quantizer that cannot be lowered exactly is an error (exit 6)");
   cmd->add_flag("--allow-approximate", o->allow_approximate,
