@@ -5,8 +5,12 @@
 #include <fmt/format.h>
 
 #include "qonnx/exec/dtype_dispatch.h"
+#include "qonnx/ir/finn_datatype.h"
 
 namespace qonnx::exec {
+
+Result<std::map<std::string, Tensor>> random_inputs(const ir::Graph& graph, uint64_t seed,
+                                                    const InputShapeOverrides& overrides, int64_t symbolic_dim);
 
 std::string Comparison::describe() const {
   if (!dtype_match) return "dtype differs";
@@ -73,15 +77,32 @@ struct Rng {
 }  // namespace
 
 Result<std::map<std::string, Tensor>> random_inputs(const ir::Graph& graph, uint64_t seed, int64_t symbolic_dim) {
+  InputShapeOverrides none;
+  none.batch = 0;
+  return random_inputs(graph, seed, none, symbolic_dim);
+}
+
+Result<std::map<std::string, Tensor>> random_inputs(const ir::Graph& graph, uint64_t seed,
+                                                    const InputShapeOverrides& overrides) {
+  return random_inputs(graph, seed, overrides, overrides.batch > 0 ? overrides.batch : 1);
+}
+
+Result<std::map<std::string, Tensor>> random_inputs(const ir::Graph& graph, uint64_t seed,
+                                                    const InputShapeOverrides& overrides, int64_t symbolic_dim) {
   std::map<std::string, Tensor> out;
   Rng rng{seed};
   for (const ir::Value* v : graph.runtime_inputs()) {
     auto type = graph.type_of(v);
-    if (!type || type->dtype == DType::kUndefined || !type->has_shape)
+    bool shape_given = overrides.shapes.count(v->name()) > 0;
+    if (!type || type->dtype == DType::kUndefined || (!type->has_shape && !shape_given))
       return Status(Code::kUsage, fmt::format("graph input '{}' has no declared type and shape: give it with --input", v->name()));
     Dims dims = type->dims;
     for (auto& d : dims)
       if (d < 0) d = symbolic_dim;
+    if (overrides.batch > 0 && !dims.empty()) dims[0] = overrides.batch;
+    if (auto it = overrides.shapes.find(v->name()); it != overrides.shapes.end()) dims = it->second;
+    if (checked_numel(dims) < 0)
+      return Status(Code::kUsage, fmt::format("input '{}': shape {} is not valid", v->name(), dims_to_string(dims)));
     if (checked_numel(dims) < 0)
       return Status(Code::kInvalidModel, fmt::format("graph input '{}': dims {} are negative or overflow", v->name(), dims_to_string(dims)));
     Tensor t;
@@ -91,11 +112,21 @@ Result<std::map<std::string, Tensor>> random_inputs(const ir::Graph& graph, uint
       return Status(Code::kFailed, fmt::format("graph input '{}': {}", v->name(), e.what()));
     }
     DType dt = type->dtype;
+    // An input annotated with an integer finn_datatype (e.g. UINT8 pixels) gets values it allows.
+    auto range = ir::integer_datatype_range(graph.finn_datatype(v->name()));
     bool ok = visit_dtype(dt, [&](auto tag) {
       using T = decltype(tag);
       T* p = t.data<T>();
       for (int64_t i = 0; i < t.numel(); ++i) {
         double u = rng.uniform();
+        if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<T, Half> && !std::is_same_v<T, BFloat16>) {
+          if (range) {
+            double q = std::floor(range->min + u * (range->max - range->min + 1));
+            if (range->excludes_zero && q == 0) q = 1;
+            p[i] = static_cast<T>(q);
+            continue;
+          }
+        }
         if constexpr (std::is_same_v<T, Half>) p[i] = Half{float_to_half(static_cast<float>(2 * u - 1))};
         else if constexpr (std::is_same_v<T, BFloat16>) p[i] = BFloat16{float_to_bfloat16(static_cast<float>(2 * u - 1))};
         else if constexpr (std::is_same_v<T, bool>) p[i] = u < 0.5;

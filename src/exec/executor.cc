@@ -100,13 +100,14 @@ Status Executor::expose(const std::vector<std::string>& names) {
   return Status::ok();
 }
 
-Status check_input_against_declared(const ir::Graph& graph, const ir::Value* input, const Tensor& tensor) {
+Status check_input_against_declared(const ir::Graph& graph, const ir::Value* input, const Tensor& tensor,
+                                    bool check_shape) {
   auto type = graph.type_of(input);
   if (!type) return Status::ok();
   if (type->dtype != DType::kUndefined && type->dtype != tensor.dtype())
     return Status(Code::kInvalidModel, fmt::format("graph input '{}' is {}, got a {} tensor", input->name(),
                                                    dtype_name(type->dtype), dtype_name(tensor.dtype())));
-  if (type->has_shape) {
+  if (type->has_shape && check_shape) {
     bool ok = type->dims.size() == tensor.rank();
     for (size_t i = 0; ok && i < type->dims.size(); ++i)
       ok = type->dims[i] < 0 || type->dims[i] == tensor.dim(i);
@@ -136,7 +137,7 @@ Result<RunResult> Executor::run(const std::map<std::string, Tensor>& inputs) con
     const ir::Value* v = graph.find_value(name);
     if (!v || !v->is_graph_input())
       return Status(Code::kUsage, fmt::format("'{}' is not an input of the graph", name));
-    QONNX_RETURN_IF_ERROR(check_input_against_declared(graph, v, tensor));
+    QONNX_RETURN_IF_ERROR(check_input_against_declared(graph, v, tensor, check_input_shapes_));
     values[static_cast<size_t>(v->id())] = tensor;
     present[static_cast<size_t>(v->id())] = true;
   }

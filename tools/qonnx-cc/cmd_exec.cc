@@ -1,4 +1,5 @@
 // `exec`: run a model on given or seeded random inputs with qonnx-cc's own kernels.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -6,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "qonnx/analysis/datatypes.h"
 #include "qonnx/demo/demo_model.h"
 #include "qonnx/exec/compare.h"
 #include "qonnx/exec/dtype_dispatch.h"
@@ -32,7 +34,36 @@ struct ExecOptions {
   double atol = 1e-7;
   double rtol = 1e-3;
   std::vector<std::string> expose;
+  int64_t batch = 0;                      // --batch: dim 0 of every random input
+  std::vector<std::string> input_shapes;  // --input-shape NAME=AxBxC
+  bool check_datatypes = false;           // qonnx's finn_datatype sanity check
 };
+
+// "x=1x3x224x224" -> ("x", {1, 3, 224, 224}).
+Status parse_input_shape(const std::string& spec, std::map<std::string, Dims>& shapes) {
+  auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+    return Status(Code::kUsage, fmt::format("--input-shape '{}': use NAME=D1xD2x...", spec));
+  Dims dims;
+  std::string text = spec.substr(eq + 1);
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t x = text.find('x', start);
+    std::string part = text.substr(start, x == std::string::npos ? std::string::npos : x - start);
+    try {
+      size_t used = 0;
+      long long d = std::stoll(part, &used);
+      if (used != part.size() || d < 0) throw std::invalid_argument(part);
+      dims.push_back(d);
+    } catch (const std::exception&) {
+      return Status(Code::kUsage, fmt::format("--input-shape '{}': '{}' is not a dimension", spec, part));
+    }
+    if (x == std::string::npos) break;
+    start = x + 1;
+  }
+  shapes[spec.substr(0, eq)] = dims;
+  return Status::ok();
+}
 
 std::string stats(const Tensor& t) {
   std::string head = fmt::format("{}{}", dtype_name(t.dtype()), dims_to_string(t.dims()));
@@ -130,10 +161,24 @@ int run_exec(const ExecOptions& o) {
   auto ex = exec::Executor::create(model);
   if (!ex.is_ok()) return report(std::move(ex).status().with_context(o.model));
   if (Status st = ex->expose(o.expose); !st.is_ok()) return report(st);
+  std::vector<std::string> annotated;
+  if (o.check_datatypes) {
+    // Keep every annotated tensor the graph computes or receives, to check it after the run.
+    for (const auto& name : analysis::annotated_tensors(g)) {
+      const ir::Value* v = g.find_value(name);
+      if (v && (v->producer() || v->is_graph_input() || v->is_initializer())) annotated.push_back(name);
+    }
+    if (Status st = ex->expose(annotated); !st.is_ok()) return report(st);
+  }
+  exec::InputShapeOverrides overrides;
+  overrides.batch = o.batch;
+  for (const auto& spec : o.input_shapes)
+    if (Status st = parse_input_shape(spec, overrides.shapes); !st.is_ok()) return report(st);
+  if (o.batch > 0 || !overrides.shapes.empty()) ex->set_check_input_shapes(false);
 
   std::map<std::string, Tensor> feeds;
   if (o.random) {
-    auto r = exec::random_inputs(g, o.seed);
+    auto r = exec::random_inputs(g, o.seed, overrides);
     if (!r.is_ok()) return report(r.status());
     feeds = std::move(r).value();
   }
@@ -144,6 +189,16 @@ int run_exec(const ExecOptions& o) {
 
   auto result = ex->run(feeds);
   if (!result.is_ok()) return report(std::move(result).status().with_context(o.model));
+  if (o.check_datatypes) {
+    std::map<std::string, Tensor> values = result->exposed;
+    for (size_t k = 0; k < result->outputs.size(); ++k) values[g.outputs()[k]->name()] = result->outputs[k];
+    auto checked = analysis::check_finn_datatypes(g, values);
+    if (!checked.is_ok()) return report(std::move(checked).status().with_context(o.model));
+    std::printf("datatypes: %d annotated tensors hold allowed values\n", checked.value());
+    // Only what the user asked to expose is printed and written.
+    for (const auto& name : annotated)
+      if (std::find(o.expose.begin(), o.expose.end(), name) == o.expose.end()) result->exposed.erase(name);
+  }
   for (size_t k = 0; k < result->outputs.size(); ++k)
     std::printf("output %zu '%s': %s\n", k, g.outputs()[k]->name().c_str(), stats(result->outputs[k]).c_str());
   for (const auto& [name, t] : result->exposed) std::printf("exposed '%s': %s\n", name.c_str(), stats(t).c_str());
@@ -192,6 +247,11 @@ void add_exec_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--expect", o->expect_dir, "Compare with DIR/output_K.pb; exit 7 on mismatch");
   cmd->add_option("--atol", o->atol, "Absolute tolerance for --expect")->default_val(1e-7);
   cmd->add_option("--rtol", o->rtol, "Relative tolerance for --expect")->default_val(1e-3);
+  cmd->add_option("--batch", o->batch, "Batch size of --random-inputs (replaces dim 0 of every input)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--input-shape", o->input_shapes, "NAME=D1xD2x... shape of a random input; repeatable");
+  cmd->add_flag("--check-datatypes", o->check_datatypes,
+                "Check that tensors annotated with a finn_datatype hold allowed values (exit 7 if not)");
   cmd->add_option("--expose", o->expose, "Also output these intermediate tensors (comma-separated)")->delimiter(',');
   cmd->callback([&exit_code, o] {
     if (o->inputs.empty() && o->input_dir.empty() && !o->random) {

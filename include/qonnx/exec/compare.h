@@ -29,4 +29,13 @@ Comparison compare_tensors(const Tensor& actual, const Tensor& expected, double 
 // `symbolic_dim`; floats uniform in [-1, 1), integers in [0, 10), bools fair. Same seed, same data.
 Result<std::map<std::string, Tensor>> random_inputs(const ir::Graph& graph, uint64_t seed, int64_t symbolic_dim = 1);
 
+// Shape choices for random inputs: `batch` > 0 replaces dim 0 of every input; `shapes` gives whole
+// shapes by input name (they win over `batch`).
+struct InputShapeOverrides {
+  int64_t batch = 0;
+  std::map<std::string, Dims> shapes;
+};
+Result<std::map<std::string, Tensor>> random_inputs(const ir::Graph& graph, uint64_t seed,
+                                                    const InputShapeOverrides& overrides);
+
 }  // namespace qonnx::exec

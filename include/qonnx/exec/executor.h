@@ -26,6 +26,9 @@ class Executor {
   // Values to keep and return besides the graph outputs (qonnx's expose-intermediates).
   Status expose(const std::vector<std::string>& names);
 
+  // With --batch / --input-shape the declared dims are a default, not a contract: only dtypes are checked.
+  void set_check_input_shapes(bool check) { check_input_shapes_ = check; }
+
   // Inputs by graph-input name; every runtime input must be given.
   Result<RunResult> run(const std::map<std::string, Tensor>& inputs) const;
 
@@ -40,6 +43,7 @@ class Executor {
   std::vector<Step> steps_;
   std::vector<bool> keep_;  // value id -> never released
   std::vector<std::string> exposed_;
+  bool check_input_shapes_ = true;
 };
 
 // Nodes in an order where producers come first (stored order where possible); error on a cycle.
@@ -52,7 +56,8 @@ Result<std::vector<Tensor>> evaluate_node(const ir::Model& model, const ir::Node
 Result<std::vector<Tensor>> invoke_kernel(KernelFn fn, const ir::Node& node, int64_t version,
                                          std::vector<const Tensor*> inputs);
 
-// Checks a user-supplied input against the graph's declared type: dtype and fixed dims.
-Status check_input_against_declared(const ir::Graph& graph, const ir::Value* input, const Tensor& tensor);
+// Checks a user-supplied input against the graph's declared type: dtype and (optionally) fixed dims.
+Status check_input_against_declared(const ir::Graph& graph, const ir::Value* input, const Tensor& tensor,
+                                    bool check_shape = true);
 
 }  // namespace qonnx::exec
