@@ -70,16 +70,6 @@ io::ModelBuilder int8_layer() {
   return b;
 }
 
-Result<bool> run_passes(ir::Model& m, const std::string& text, pass::PassContext& ctx) {
-  auto pipeline = pass::parse_pipeline(text);
-  if (!pipeline.is_ok()) return pipeline.status();
-  auto t = pass::run_pipeline(m, pipeline.value(), ctx);
-  if (!t.is_ok()) return t.status();
-  bool changed = false;
-  for (const auto& p : t.value()) changed |= p.changed;
-  return changed;
-}
-
 std::string pipeline_for(int round_mode) {
   return "ascend-quant-matmul{round-mode=" + std::to_string(round_mode) + "},fold-constants,cleanup";
 }

@@ -27,16 +27,6 @@ class Convert : public ::testing::Test {
   fs::path dir_;
 };
 
-std::vector<fs::path> shared_models() {
-  std::vector<fs::path> out;
-  fs::path root = QONNX_SHARED_MODELS;
-  if (!fs::is_directory(root)) return out;
-  for (const auto& e : fs::recursive_directory_iterator(root))
-    if (e.path().extension() == ".onnx") out.push_back(e.path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // No Quant/BipolarQuant/Trunc whose inputs are all initializers.
 int constant_quantizers(const ir::Model& m) {
   int n = 0;

@@ -15,16 +15,6 @@ namespace qonnx::test {
 namespace {
 namespace fs = std::filesystem;
 
-std::vector<fs::path> shared_models() {
-  std::vector<fs::path> out;
-  fs::path root = QONNX_SHARED_MODELS;
-  if (!fs::is_directory(root)) return out;
-  for (const auto& e : fs::recursive_directory_iterator(root))
-    if (e.path().extension() == ".onnx") out.push_back(e.path());
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 fs::path temp_dir(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("qonnx_exec_models_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(d);

@@ -21,21 +21,6 @@ std::vector<std::string> op_types(const ir::Model& m) {
   return ops;
 }
 
-Result<bool> run_passes(ir::Model& m, const std::string& text, pass::PassContext& ctx) {
-  auto pipeline = pass::parse_pipeline(text);
-  if (!pipeline.is_ok()) return pipeline.status();
-  auto t = pass::run_pipeline(m, pipeline.value(), ctx);
-  if (!t.is_ok()) return t.status();
-  bool changed = false;
-  for (const auto& p : t.value()) changed |= p.changed;
-  return changed;
-}
-
-Result<bool> run_passes(ir::Model& m, const std::string& text) {
-  pass::PassContext ctx;
-  return run_passes(m, text, ctx);
-}
-
 // x[2,4] -> Quant(act) -> MatMul(Quant(W)) -> y, weights quantized with a per-column scale.
 io::ModelBuilder quant_mlp(float zeropt = 0.0f) {
   io::ModelBuilder b(13);

@@ -1,5 +1,7 @@
 #include "support/test_util.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "qonnx/exec/executor.h"
@@ -36,6 +38,35 @@ Result<std::vector<Tensor>> run_node(const NodeCase& c) {
 std::vector<float> values_f32(const Tensor& t) {
   std::vector<float> out(t.data<float>(), t.data<float>() + t.numel());
   return out;
+}
+
+}  // namespace qonnx::test
+
+namespace qonnx::test {
+
+std::vector<std::filesystem::path> shared_models() {
+  std::vector<std::filesystem::path> out;
+  std::filesystem::path root = QONNX_SHARED_MODELS;
+  if (!std::filesystem::is_directory(root)) return out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root))
+    if (e.path().extension() == ".onnx") out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<bool> run_passes(ir::Model& m, const std::string& text, pass::PassContext& ctx) {
+  auto pipeline = pass::parse_pipeline(text);
+  if (!pipeline.is_ok()) return pipeline.status();
+  auto t = pass::run_pipeline(m, pipeline.value(), ctx);
+  if (!t.is_ok()) return t.status();
+  bool changed = false;
+  for (const auto& p : t.value()) changed |= p.changed;
+  return changed;
+}
+
+Result<bool> run_passes(ir::Model& m, const std::string& text) {
+  pass::PassContext ctx;
+  return run_passes(m, text, ctx);
 }
 
 }  // namespace qonnx::test

@@ -2,12 +2,14 @@
 // through the real executor and registry.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "qonnx/io/model_builder.h"
+#include "qonnx/pass/pass.h"
 #include "qonnx/support/status.h"
 #include "qonnx/tensor.h"
 
@@ -37,5 +39,12 @@ inline Tensor f32s(float v) { return make<float>(DType::kFloat, {}, {v}); }
 inline Tensor i64(Dims dims, const std::vector<int64_t>& v) { return make<int64_t>(DType::kInt64, std::move(dims), v); }
 
 std::vector<float> values_f32(const Tensor& t);
+
+// Every .onnx under QONNX_SHARED_MODELS (sorted); empty when ../shared is absent.
+std::vector<std::filesystem::path> shared_models();
+
+// Parses and runs a textual pipeline; whether any pass changed the model.
+Result<bool> run_passes(ir::Model& m, const std::string& text, pass::PassContext& ctx);
+Result<bool> run_passes(ir::Model& m, const std::string& text);
 
 }  // namespace qonnx::test
