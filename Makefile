@@ -24,6 +24,10 @@ run: build
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
+# bench: kernel bandwidth vs a memory copy and convert scaling (bench/run_bench.sh prints the ratios).
+bench: build
+	bash bench/run_bench.sh $(BUILD_DIR)
+
 # ---- hardening (README "Hardening") ----
 # test-sanitize: the whole ctest suite built with ASan + UBSan (SAN_CXX=g++ works too).
 SAN_BUILD_DIR ?= build-asan

@@ -101,10 +101,9 @@ Result<std::map<std::string, Tensor>> random_inputs(const ir::Graph& graph, uint
       if (d < 0) d = symbolic_dim;
     if (overrides.batch > 0 && !dims.empty()) dims[0] = overrides.batch;
     if (auto it = overrides.shapes.find(v->name()); it != overrides.shapes.end()) dims = it->second;
-    if (checked_numel(dims) < 0)
-      return Status(Code::kUsage, fmt::format("input '{}': shape {} is not valid", v->name(), dims_to_string(dims)));
-    if (checked_numel(dims) < 0)
-      return Status(Code::kInvalidModel, fmt::format("graph input '{}': dims {} are negative or overflow", v->name(), dims_to_string(dims)));
+    if (checked_numel(dims) < 0)  // a bad override is a usage error, bad declared dims an invalid model
+      return Status(shape_given ? Code::kUsage : Code::kInvalidModel,
+                    fmt::format("input '{}': shape {} is not valid (negative or overflowing)", v->name(), dims_to_string(dims)));
     Tensor t;
     try {
       t = Tensor(type->dtype, dims);

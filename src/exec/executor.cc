@@ -1,6 +1,7 @@
 #include "qonnx/exec/executor.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <exception>
 #include <new>
 
@@ -12,7 +13,7 @@ Result<std::vector<const ir::Node*>> topological_order(const ir::Graph& graph) {
   std::vector<const ir::Node*> nodes;
   for (const auto& n : graph.nodes()) nodes.push_back(n.get());
   // Kahn's algorithm, preferring stored order so a sorted graph runs as written.
-  std::map<const ir::Node*, size_t> index;
+  std::unordered_map<const ir::Node*, size_t> index;  // lookups only: no iteration order leaks
   for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i]] = i;
   std::vector<int> pending(nodes.size(), 0);
   std::vector<std::vector<size_t>> consumers(nodes.size());

@@ -88,7 +88,8 @@ class PendingFile {
     if (!named_.empty()) ::unlink(named_.c_str());
   }
 
-  Status write(const std::string& bytes) {
+  // Creates the (unnamed) file; append() then adds data.
+  Status open() {
     remove_stale_temps(target_);
     const char* mode = std::getenv("QONNX_ATOMIC_WRITE");
     bool named_only = mode && std::string(mode) == "named";
@@ -100,21 +101,33 @@ class PendingFile {
       if (fd_ < 0) return write_error(target_, errno);
       named_ = tmp;
     }
+    return Status::ok();
+  }
+
+  Status append(const void* data, size_t size) {
     size_t done = 0;
-    while (done < bytes.size()) {
-      ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+    while (done < size) {
+      ssize_t n = ::write(fd_, static_cast<const char*>(data) + done, size - done);
       if (n < 0) {
         if (errno == EINTR) continue;
         return write_error(target_, errno);
       }
       done += static_cast<size_t>(n);
     }
-    if (::fsync(fd_) != 0) return write_error(target_, errno);
+    written_ += size;
     return Status::ok();
+  }
+
+  uint64_t size() const { return written_; }
+
+  Status write(const std::string& bytes) {
+    QONNX_RETURN_IF_ERROR(open());
+    return append(bytes.data(), bytes.size());
   }
 
   // Gives the written data the target's name (replacing any previous file).
   Status commit() {
+    if (::fsync(fd_) != 0) return write_error(target_, errno);
     if (named_.empty()) {
       fs::path tmp = unique_temp_name(target_);
       std::string proc = fmt::format("/proc/self/fd/{}", fd_);
@@ -141,6 +154,7 @@ class PendingFile {
   fs::path target_;
   int fd_ = -1;
   fs::path named_;
+  uint64_t written_ = 0;
 };
 
 }  // namespace
@@ -178,6 +192,7 @@ Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, ir::Graph& gra
       auto slice = resolve_external(t, base_dir);
       if (!slice.is_ok()) return std::move(slice).status().with_context(fmt::format("initializer '{}'", t.name()));
     }
+    init.external_in_source = t.data_location() == onnx::TensorProto::EXTERNAL;
     init.proto = std::make_shared<onnx::TensorProto>(std::move(t));
     QONNX_RETURN_IF_ERROR(graph.add_initializer(std::move(init)));
   }
@@ -207,6 +222,13 @@ Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, ir::Graph& gra
     }
   }
   for (auto& out : *g.mutable_output()) {
+    // An output nothing defines is invalid (and crashes the ONNX library's version converter).
+    const ir::Value* defined = graph.find_value(out.name());
+    bool sparse = false;
+    for (const auto& sp : g.sparse_initializer()) sparse |= sp.values().name() == out.name();
+    if (!sparse && (!defined || (!defined->producer() && !defined->is_initializer() && !defined->is_graph_input())))
+      return Status(Code::kInvalidModel,
+                    fmt::format("graph output '{}' is not produced by any node, initializer or input", out.name()));
     ir::Value* v = graph.get_or_create_value(out.name());
     graph.add_output(v, std::make_unique<onnx::ValueInfoProto>(std::move(out)));
   }
@@ -255,16 +277,26 @@ Result<ir::Model> load_model(const fs::path& path) {
 
 namespace {
 
-struct ExternalWriter {
-  fs::path file;        // absolute target of the .data file
-  std::string location;  // relative name written in the model
-  std::string bytes;
-  size_t alignment;
+// Writes external data tensor by tensor into "<model>.data" (never the whole payload in memory).
+// Initializer bytes beyond which `auto` writes external data even for an inline input model.
+constexpr size_t kAutoExternalBytes = size_t{1800} << 20;
 
-  void place(const Tensor& t, onnx::TensorProto* proto) {
-    size_t offset = (bytes.size() + alignment - 1) / alignment * alignment;
-    bytes.resize(offset, '\0');
-    bytes.append(static_cast<const char*>(t.raw()), t.nbytes());
+class ExternalWriter {
+ public:
+  ExternalWriter(fs::path file, std::string location, size_t alignment)
+      : file_(std::move(file)), location_(std::move(location)), alignment_(alignment == 0 ? 1 : alignment) {}
+
+  Status place(const Tensor& t, onnx::TensorProto* proto) {
+    if (!pending_) {
+      pending_ = std::make_unique<PendingFile>(file_);
+      QONNX_RETURN_IF_ERROR(pending_->open());
+    }
+    uint64_t offset = (pending_->size() + alignment_ - 1) / alignment_ * alignment_;
+    if (offset > pending_->size()) {
+      std::string pad(static_cast<size_t>(offset - pending_->size()), '\0');
+      QONNX_RETURN_IF_ERROR(pending_->append(pad.data(), pad.size()));
+    }
+    QONNX_RETURN_IF_ERROR(pending_->append(t.raw(), t.nbytes()));
     proto->clear_raw_data();
     proto->clear_float_data();
     proto->clear_int32_data();
@@ -279,10 +311,20 @@ struct ExternalWriter {
       e->set_key(k);
       e->set_value(v);
     };
-    add("location", location);
+    add("location", location_);
     add("offset", std::to_string(offset));
     add("length", std::to_string(t.nbytes()));
+    return Status::ok();
   }
+
+  // Nothing written (no tensor went external), or the data file with its final name.
+  PendingFile* pending() { return pending_.get(); }
+
+ private:
+  fs::path file_;
+  std::string location_;
+  size_t alignment_;
+  std::unique_ptr<PendingFile> pending_;
 };
 
 Result<onnx::ModelProto> to_proto(const ir::Model& model, const SaveOptions& options, ExternalWriter* ext) {
@@ -299,16 +341,25 @@ Result<onnx::ModelProto> to_proto(const ir::Model& model, const SaveOptions& opt
     if (np->op_type() != node->op_type()) np->set_op_type(node->op_type());
     if (np->domain() != node->domain()) np->set_domain(node->domain());
   }
+  auto nbytes = [](const onnx::TensorProto& p) -> size_t {
+    int64_t n = checked_numel(Dims(p.dims().begin(), p.dims().end()));
+    return n < 0 ? 0 : static_cast<size_t>(n) * dtype_size(static_cast<DType>(p.data_type()));
+  };
+  // auto: external data when the loaded model had it, or when the model would not fit protobuf's 2 GB.
+  bool auto_external = false;
+  size_t total = 0;
+  for (const auto& init : graph.initializers()) {
+    auto_external |= init.external_in_source;
+    total += nbytes(*init.proto);
+  }
+  auto_external |= total > kAutoExternalBytes;
   for (const auto& init : graph.initializers()) {
     onnx::TensorProto* tp = g->add_initializer();
     bool was_external = init.proto->data_location() == onnx::TensorProto::EXTERNAL;
+    bool large = nbytes(*init.proto) >= options.external_threshold;
     bool go_external = false;
-    if (ext && options.external_data == ExternalData::kAuto) go_external = was_external;
-    if (ext && options.external_data == ExternalData::kAlways) {
-      int64_t n = checked_numel(Dims(init.proto->dims().begin(), init.proto->dims().end()));
-      size_t es = dtype_size(static_cast<DType>(init.proto->data_type()));
-      go_external = es > 0 && n >= 0 && static_cast<size_t>(n) * es >= options.external_threshold;
-    }
+    if (ext && options.external_data == ExternalData::kAuto) go_external = auto_external && (large || was_external);
+    if (ext && options.external_data == ExternalData::kAlways) go_external = large;
     if (!was_external && !go_external) {
       tp->CopyFrom(*init.proto);
       continue;
@@ -317,7 +368,7 @@ Result<onnx::ModelProto> to_proto(const ir::Model& model, const SaveOptions& opt
     if (!t.is_ok()) return std::move(t).status();
     tp->CopyFrom(*init.proto);
     if (go_external) {
-      ext->place(t.value(), tp);
+      QONNX_RETURN_IF_ERROR(ext->place(t.value(), tp));
     } else {
       tp->clear_external_data();
       tp->clear_data_location();
@@ -386,16 +437,17 @@ std::string to_onnx_text(const ir::Model& model) {
 }
 
 Status save_model(const ir::Model& model, const fs::path& path, const SaveOptions& options) {
-  ExternalWriter ext;
-  ext.location = path.filename().string() + ".data";
-  ext.file = (path.has_parent_path() ? path.parent_path() : fs::path(".")) / ext.location;
-  ext.alignment = options.external_alignment == 0 ? 1 : options.external_alignment;
+  std::string location = path.filename().string() + ".data";
+  ExternalWriter ext(folder_of(path) / location, location, options.external_alignment);
   auto proto = to_proto(model, options, options.external_data == ExternalData::kNever ? nullptr : &ext);
   if (!proto.is_ok()) return std::move(proto).status().with_context(path.string());
   auto bytes = serialize(proto.value());
   if (!bytes.is_ok()) return std::move(bytes).status().with_context(path.string());
-  if (ext.bytes.empty()) return write_file_atomic(path, bytes.value());
-  return write_files_atomic({{ext.file, ext.bytes}, {path, bytes.value()}});
+  PendingFile model_file(path);
+  QONNX_RETURN_IF_ERROR(model_file.write(bytes.value()));
+  // Data first, model second: the two renames follow each other within microseconds.
+  if (PendingFile* data = ext.pending()) QONNX_RETURN_IF_ERROR(data->commit());
+  return model_file.commit();
 }
 
 }  // namespace qonnx::io

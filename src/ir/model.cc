@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
+#include "io/spill_store.h"
 #include "io/tensor_codec.h"
 
 namespace qonnx::ir {
@@ -265,28 +266,41 @@ void Graph::replace_all_uses(Value* from, Value* to) {
     to->graph_output_ = true;
     // The graph output keeps its declared name: `to` takes it over.
     output_info_[i]->set_name(to->name());
+    type_index_stale_ = true;
   }
 }
+
+namespace {
+
+// A new initializer's storage: inline and cached when small, spilled to the scratch file when large.
+Result<Initializer> make_initializer(Value* value, const Tensor& tensor) {
+  Initializer init;
+  init.value = value;
+  init.proto = std::make_shared<onnx::TensorProto>();
+  init.proto->set_name(value->name());
+  if (tensor.dtype() != DType::kString && tensor.nbytes() >= io::kSpillThresholdBytes) {
+    QONNX_ASSIGN_OR_RETURN(init.base_dir, io::spill_tensor(tensor, init.proto.get()));
+  } else {
+    io::encode_tensor(tensor, init.proto.get());
+    init.decoded = tensor;
+  }
+  return init;
+}
+
+}  // namespace
 
 Status Graph::set_initializer(Value* value, const Tensor& tensor) {
   if (value->producer_)
     return Status(Code::kFailed, fmt::format("'{}' is produced by a node and cannot become an initializer", value->name()));
-  auto proto = std::make_shared<onnx::TensorProto>();
-  io::encode_tensor(tensor, proto.get());
-  proto->set_name(value->name());
+  QONNX_ASSIGN_OR_RETURN(Initializer fresh, make_initializer(value, tensor));
   if (value->is_initializer()) {
     Initializer& init = initializers_[static_cast<size_t>(value->initializer_index_)];
     // Keep the doc string; data, type and dims are new.
-    if (init.proto->has_doc_string()) proto->set_doc_string(init.proto->doc_string());
-    init.proto = std::move(proto);
-    init.decoded = tensor;
+    if (init.proto->has_doc_string()) fresh.proto->set_doc_string(init.proto->doc_string());
+    init = std::move(fresh);
     return Status::ok();
   }
-  Initializer init;
-  init.value = value;
-  init.proto = std::move(proto);
-  init.decoded = tensor;
-  return add_initializer(std::move(init));
+  return add_initializer(std::move(fresh));
 }
 
 void Graph::remove_initializers(const std::vector<Value*>& values) {
@@ -319,6 +333,7 @@ void Graph::remove_initializers(const std::vector<Value*>& values) {
   }
   inputs_ = std::move(inputs);
   input_info_ = std::move(infos);
+  type_index_stale_ = true;
 }
 
 std::vector<std::string> Graph::value_info_names() const {
@@ -328,6 +343,7 @@ std::vector<std::string> Graph::value_info_names() const {
 }
 
 void Graph::remove_value_infos(const std::vector<std::string>& names) {
+  type_index_stale_ = true;
   value_info_.erase(std::remove_if(value_info_.begin(), value_info_.end(),
                                    [&](const auto& vi) {
                                      return std::find(names.begin(), names.end(), vi->name()) != names.end();
@@ -341,6 +357,7 @@ Status Graph::rename_value(Value* value, const std::string& name) {
   by_name_.erase(old);
   value->name_ = name;
   by_name_.emplace(name, value);
+  type_index_stale_ = true;
   for (size_t i = 0; i < inputs_.size(); ++i)
     if (inputs_[i] == value) input_info_[i]->set_name(name);
   for (size_t i = 0; i < outputs_.size(); ++i)
@@ -392,15 +409,20 @@ void Graph::add_input(Value* value, std::unique_ptr<onnx::ValueInfoProto> info) 
   value->graph_input_ = true;
   inputs_.push_back(value);
   input_info_.push_back(std::move(info));
+  type_index_stale_ = true;
 }
 
 void Graph::add_output(Value* value, std::unique_ptr<onnx::ValueInfoProto> info) {
   value->graph_output_ = true;
   outputs_.push_back(value);
   output_info_.push_back(std::move(info));
+  type_index_stale_ = true;
 }
 
-void Graph::add_value_info(std::unique_ptr<onnx::ValueInfoProto> info) { value_info_.push_back(std::move(info)); }
+void Graph::add_value_info(std::unique_ptr<onnx::ValueInfoProto> info) {
+  value_info_.push_back(std::move(info));
+  type_index_stale_ = true;
+}
 
 const onnx::ValueInfoProto* Graph::input_info(size_t i) const { return input_info_[i].get(); }
 const onnx::ValueInfoProto* Graph::output_info(size_t i) const { return output_info_[i].get(); }
@@ -416,12 +438,7 @@ Status Graph::add_initializer(Initializer init) {
 
 Result<Value*> Graph::add_initializer_tensor(const std::string& name, const Tensor& tensor) {
   if (find_value(name)) return Status(Code::kFailed, fmt::format("tensor name '{}' is already used", name));
-  Initializer init;
-  init.value = get_or_create_value(name);
-  init.proto = std::make_shared<onnx::TensorProto>();
-  init.proto->set_name(name);
-  io::encode_tensor(tensor, init.proto.get());
-  init.decoded = tensor;
+  QONNX_ASSIGN_OR_RETURN(Initializer init, make_initializer(get_or_create_value(name), tensor));
   QONNX_RETURN_IF_ERROR(add_initializer(std::move(init)));
   return find_value(name);
 }
@@ -441,12 +458,11 @@ const Initializer* Graph::initializer(const Value* value) const {
 Result<Tensor> Graph::initializer_tensor(const Value* value) const {
   const Initializer* init = initializer(value);
   if (!init) return Status(Code::kFailed, fmt::format("'{}' is not an initializer", value ? value->name() : ""));
-  if (!init->decoded) {
-    auto t = io::decode_tensor(*init->proto, init->base_dir);
-    if (!t.is_ok()) return std::move(t).status().with_context(fmt::format("initializer '{}'", value->name()));
-    init->decoded = std::move(t).value();
-  }
-  return *init->decoded;
+  if (init->decoded) return *init->decoded;
+  auto t = io::decode_tensor(*init->proto, init->base_dir);
+  if (!t.is_ok()) return std::move(t).status().with_context(fmt::format("initializer '{}'", value->name()));
+  if (init->proto->data_location() != onnx::TensorProto::EXTERNAL) init->decoded = t.value();
+  return t;
 }
 
 namespace {
@@ -469,13 +485,18 @@ TypeInfo type_info_of(const onnx::ValueInfoProto& info) {
 }  // namespace
 
 std::optional<TypeInfo> Graph::type_of(const Value* value) const {
-  for (size_t i = 0; i < inputs_.size(); ++i)
-    if (inputs_[i] == value) return type_info_of(*input_info_[i]);
-  for (size_t i = 0; i < outputs_.size(); ++i)
-    if (outputs_[i] == value) return type_info_of(*output_info_[i]);
-  for (const auto& vi : value_info_)
-    if (vi->name() == value->name()) return type_info_of(*vi);
-  return std::nullopt;
+  if (!value) return std::nullopt;  // an omitted optional input
+  if (type_index_stale_) {
+    type_index_.clear();
+    // emplace keeps the first entry: inputs win over outputs, outputs over value_info.
+    for (size_t i = 0; i < inputs_.size(); ++i) type_index_.emplace(inputs_[i]->name(), input_info_[i].get());
+    for (size_t i = 0; i < outputs_.size(); ++i) type_index_.emplace(outputs_[i]->name(), output_info_[i].get());
+    for (const auto& vi : value_info_) type_index_.emplace(vi->name(), vi.get());
+    type_index_stale_ = false;
+  }
+  auto it = type_index_.find(value->name());
+  if (it == type_index_.end()) return std::nullopt;
+  return type_info_of(*it->second);
 }
 
 // ---- Model -----------------------------------------------------------------------------------

@@ -46,10 +46,14 @@ class InferShapes : public pass::Pass {
     }
     ir::Graph& g = model.graph();
     bool changed = false;
+    // Decide everything first: adding value_info invalidates the graph's type index.
+    std::vector<const onnx::ValueInfoProto*> fresh;
     for (const auto& vi : proto.graph().value_info()) {
       const ir::Value* v = g.find_value(vi.name());
-      if (!v || g.type_of(v)) continue;
-      g.add_value_info(std::make_unique<onnx::ValueInfoProto>(vi));
+      if (v && !g.type_of(v)) fresh.push_back(&vi);
+    }
+    for (const auto* vi : fresh) {
+      g.add_value_info(std::make_unique<onnx::ValueInfoProto>(*vi));
       ctx.count("types-inferred");
       changed = true;
     }

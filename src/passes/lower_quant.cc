@@ -159,7 +159,7 @@ class LowerQuant : public pass::Pass {
     exec::KernelContext kctx(*node, model.op_version(node->domain()), ptrs);
     int64_t x_rank = -1;
     if (auto t = g.type_of(node->input(0)); t && t->has_shape) x_rank = static_cast<int64_t>(t->dims.size());
-    if (ptrs[0]) x_rank = static_cast<int64_t>(ptrs[0]->rank());
+    if (!ptrs.empty() && ptrs[0]) x_rank = static_cast<int64_t>(ptrs[0]->rank());
     Status st;
     const std::string& op = node->op_type();
     if (op == "Trunc") {
@@ -473,7 +473,10 @@ class LowerQuant : public pass::Pass {
       QONNX_ASSIGN_OR_RETURN(out_bits, kernels::bitwidth_input(kctx, 5, "out_bitwidth"));
       if (out_scale.numel() != 1 || scale.numel() != 1)
         return leave(node, "per-channel Trunc v2 scales are not lowered yet", ctx);
-      float ks = std::ldexp(1.0f, static_cast<int>(kernels::round_half_even(std::log2(out_scale.data<float>()[0] / scale.data<float>()[0]))));
+      float log2_ratio = kernels::round_half_even(std::log2(out_scale.data<float>()[0] / scale.data<float>()[0]));
+      if (!std::isfinite(log2_ratio) || std::fabs(log2_ratio) > 256)  // also keeps the int cast defined
+        return leave(node, "Trunc v2 out_scale / scale is out of range", ctx);
+      float ks = std::ldexp(1.0f, static_cast<int>(log2_ratio));
       k = Tensor::scalar<float>(DType::kFloat, ks);
     } else {
       QONNX_ASSIGN_OR_RETURN(out_bits, kernels::bitwidth_input(kctx, 4, "out_bitwidth"));

@@ -11,7 +11,13 @@
 namespace qonnx::cli {
 
 int report(const Status& status) {
-  std::fprintf(stderr, "qonnx-cc: error: %s\n", status.to_string().c_str());
+  // Hostile models can put megabytes into a message (a million-entry perm, a huge name): keep
+  // the head and say how much was cut.
+  constexpr size_t kMaxMessage = 4096;
+  std::string text = status.to_string();
+  if (text.size() > kMaxMessage)
+    text = text.substr(0, kMaxMessage) + fmt::format("... ({} more characters)", text.size() - kMaxMessage);
+  std::fprintf(stderr, "qonnx-cc: error: %s\n", text.c_str());
   return status.exit_code();
 }
 

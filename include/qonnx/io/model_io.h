@@ -15,8 +15,9 @@ namespace qonnx::io {
 enum class ExternalData { kAuto, kAlways, kNever };
 
 struct SaveOptions {
-  // kAuto: tensors that came from external data stay external; kAlways: every initializer of at
-  // least `external_threshold` bytes goes to "<output file name>.data"; kNever: all inline.
+  // kAuto: like kAlways when the loaded model used external data or the initializers exceed 1.8 GB,
+  // else like kNever; kAlways: every initializer of at least `external_threshold` bytes goes to
+  // "<output file name>.data" (offsets aligned to `external_alignment`); kNever: all inline.
   ExternalData external_data = ExternalData::kAuto;
   size_t external_threshold = 1024;
   size_t external_alignment = 4096;

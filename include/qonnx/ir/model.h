@@ -125,11 +125,15 @@ class Node {
 
 // One initializer. Its TensorProto is kept until the data is replaced, so untouched weights are
 // written back exactly as they came (same encoding, same fields).
+// Data lives in the proto (inline), or in a file slice it references (external data of the model,
+// or a pass's large result spilled to a scratch file). External data is read on each access and not
+// cached, so a multi-GB model never sits in memory whole.
 struct Initializer {
   Value* value = nullptr;
-  std::shared_ptr<onnx::TensorProto> proto;  // metadata; data is cleared when `external` is set
-  std::filesystem::path base_dir;            // for external data
-  mutable std::optional<Tensor> decoded;
+  std::shared_ptr<onnx::TensorProto> proto;
+  std::filesystem::path base_dir;  // for external data
+  bool external_in_source = false;  // came from the loaded model's external data
+  mutable std::optional<Tensor> decoded;  // cache, inline data only
 };
 
 class Graph {
@@ -217,6 +221,10 @@ class Graph {
   std::vector<Initializer> initializers_;
   // name, doc_string, sparse_initializer, quantization_annotation and unknown fields.
   std::unique_ptr<onnx::GraphProto> rest_;
+  // Value name -> its declared type (inputs first, then outputs, then value_info), rebuilt lazily
+  // after any change to those lists so type_of stays O(log n).
+  mutable std::map<std::string, const onnx::ValueInfoProto*> type_index_;
+  mutable bool type_index_stale_ = true;
 };
 
 class Model {

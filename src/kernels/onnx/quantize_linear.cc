@@ -4,10 +4,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/onnx/onnx_kernels.h"
 #include "kernels/onnx/quantize_util.h"
+#include "kernels/qonnx/fast_kernels.h"
+#include "kernels/qonnx/fast_math.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/kernels/rounding.h"
 
@@ -57,6 +61,97 @@ Result<std::vector<float>> float_values(const exec::KernelContext& ctx, size_t i
   return std::vector<float>(f.data<float>(), f.data<float>() + f.numel());
 }
 
+// ---- the loops (also called by bench/ and tests/ through kernels/qonnx/fast_kernels.h) ----
+
+// Calls run(offset, len, param_index, per_element) over the elements [0, n): per tensor one run; per
+// axis with inner > 1 one run per (outer, channel) with the channel's parameters; per axis on the
+// last dim (inner 1) one run per row of `count` elements whose parameters are s[0..count).
+template <typename F>
+void for_each_param_run(int64_t n, int64_t count, int64_t inner, F&& run) {
+  if (count <= 1) {
+    run(int64_t{0}, n, int64_t{0}, false);
+  } else if (inner == 1) {
+    for (int64_t e = 0; e < n; e += count) run(e, count, int64_t{0}, true);
+  } else {
+    for (int64_t e = 0, c = 0; e < n; e += inner, c = c + 1 == count ? 0 : c + 1) run(e, inner, c, false);
+  }
+}
+
+// y = saturate(rne(x / s) + zp), NaN -> 0. The clamp to [lo - zp, hi - zp] before adding the
+// (integral, small) zero point is exact, so this equals the double-precision reference formula.
+template <typename T, bool kArray>
+void quantize_run(const float* x, const float* s, const float* z, T* y, int64_t n) {
+  const float s0 = s[0], z0 = z[0];
+  const float lo = static_cast<float>(std::numeric_limits<T>::lowest());
+  const float hi = static_cast<float>(std::numeric_limits<T>::max());
+  for (int64_t i = 0; i < n; ++i) {
+    const float si = kArray ? s[i] : s0, zi = kArray ? z[i] : z0;
+    const float q = fast::round_half_even_f(x[i] / si);
+    float c = q > hi - zi ? hi - zi : q;
+    c = c < lo - zi ? lo - zi : c;
+    c = q == q ? c + zi : 0.0f;
+    y[i] = static_cast<T>(static_cast<int32_t>(c));
+  }
+}
+
+template <typename T, typename W, bool kArray>
+void dequantize_run(const T* x, const float* s, const T* z, float* y, int64_t n) {
+  const float s0 = s[0];
+  const W z0 = static_cast<W>(z[0]);
+  for (int64_t i = 0; i < n; ++i) {
+    const float si = kArray ? s[i] : s0;
+    const W zi = kArray ? static_cast<W>(z[i]) : z0;
+    y[i] = static_cast<float>(static_cast<W>(x[i]) - zi) * si;
+  }
+}
+
+}  // namespace
+
+void quantize_linear_into(const float* x, int64_t n, const float* s, const float* zp, int64_t count, int64_t inner,
+                          DType out_type, void* y) {
+  std::vector<float> zeros;
+  if (!zp) {
+    zeros.assign(static_cast<size_t>(std::max<int64_t>(count, 1)), 0.0f);
+    zp = zeros.data();
+  }
+  exec::visit_dtype(out_type, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t> || std::is_same_v<T, int16_t> ||
+                  std::is_same_v<T, uint16_t>) {
+      T* yt = static_cast<T*>(y);
+      for_each_param_run(n, count, inner, [&](int64_t e, int64_t len, int64_t c, bool per_element) {
+        if (per_element) quantize_run<T, true>(x + e, s, zp, yt + e, len);
+        else quantize_run<T, false>(x + e, s + c, zp + c, yt + e, len);
+      });
+    }
+  });
+}
+
+void dequantize_linear_into(const void* x, DType in_type, int64_t n, const float* s, const void* zp, int64_t count,
+                            int64_t inner, float* y) {
+  exec::visit_dtype(in_type, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t> || std::is_same_v<T, int16_t> ||
+                  std::is_same_v<T, uint16_t> || std::is_same_v<T, int32_t>) {
+      // Differences of 8/16-bit values are exact in int32; int32 ones need 64 bits.
+      using W = std::conditional_t<std::is_same_v<T, int32_t>, int64_t, int32_t>;
+      const T* xt = static_cast<const T*>(x);
+      std::vector<T> zeros;
+      const T* zt = static_cast<const T*>(zp);
+      if (!zt) {
+        zeros.assign(static_cast<size_t>(std::max<int64_t>(count, 1)), T(0));
+        zt = zeros.data();
+      }
+      for_each_param_run(n, count, inner, [&](int64_t e, int64_t len, int64_t c, bool per_element) {
+        if (per_element) dequantize_run<T, W, true>(xt + e, s, zt, y + e, len);
+        else dequantize_run<T, W, false>(xt + e, s + c, zt + c, y + e, len);
+      });
+    }
+  });
+}
+
+namespace {
+
 Status quantize_linear(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "x"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* scale, ctx.required(1, "y_scale"));
@@ -69,18 +164,18 @@ Status quantize_linear(exec::KernelContext& ctx) {
     return ctx.error(Code::kUnsupported, "QuantizeLinear to {} is not supported (int8, uint8, int16, uint16)",
                      dtype_name(out_type));
   QONNX_ASSIGN_OR_RETURN(ParamLayout layout, param_layout(ctx, *x, *scale, zp));
-  QONNX_ASSIGN_OR_RETURN(std::vector<float> xs, float_values(ctx, 0, *x));
+  // float32 x is read in place; other types are converted to float32 first (as before).
+  if (!dtype_is_float(x->dtype()) && !dtype_is_integer(x->dtype()))
+    return ctx.input_error(Code::kUnsupported, 0, "type {} is not supported", dtype_name(x->dtype()));
+  Tensor xf = exec::cast_tensor(*x, DType::kFloat);
   QONNX_ASSIGN_OR_RETURN(std::vector<float> ss, float_values(ctx, 1, *scale));
-  std::vector<float> zs(ss.size(), 0.0f);
+  std::vector<float> zs;
   if (zp) {
     QONNX_ASSIGN_OR_RETURN(zs, float_values(ctx, 2, *zp));
   }
   Tensor out(out_type, x->dims());
-  store_saturated(&out, [&](int64_t e) {
-    const int64_t p = layout.index(e);
-    return static_cast<double>(round_half_even(xs[static_cast<size_t>(e)] / ss[static_cast<size_t>(p)])) +
-           static_cast<double>(zs[static_cast<size_t>(p)]);
-  });
+  quantize_linear_into(xf.data<float>(), x->numel(), ss.data(), zp ? zs.data() : nullptr, layout.count, layout.inner,
+                       out_type, out.raw());
   ctx.set_output(0, std::move(out));
   return Status::ok();
 }
@@ -97,19 +192,9 @@ Status dequantize_linear(exec::KernelContext& ctx) {
                            dtype_name(x->dtype()));
   QONNX_ASSIGN_OR_RETURN(ParamLayout layout, param_layout(ctx, *x, *scale, zp));
   QONNX_ASSIGN_OR_RETURN(std::vector<float> ss, float_values(ctx, 1, *scale));
-  Tensor xi = exec::cast_tensor(*x, DType::kInt64);
-  const int64_t* xv = xi.data<int64_t>();
-  std::vector<int64_t> zs(ss.size(), 0);
-  if (zp) {
-    Tensor zi = exec::cast_tensor(*zp, DType::kInt64);
-    zs.assign(zi.data<int64_t>(), zi.data<int64_t>() + zi.numel());
-  }
   Tensor y(DType::kFloat, x->dims());
-  float* yv = y.data<float>();
-  for (int64_t e = 0; e < x->numel(); ++e) {
-    const size_t p = static_cast<size_t>(layout.index(e));
-    yv[e] = static_cast<float>(xv[e] - zs[p]) * ss[p];
-  }
+  dequantize_linear_into(x->raw(), x->dtype(), x->numel(), ss.data(), zp ? zp->raw() : nullptr, layout.count,
+                         layout.inner, y.data<float>());
   // The output has the scale's type (float16 / bfloat16 scales from opset 19).
   ctx.set_output(0, exec::cast_tensor(y, scale->dtype()));
   return Status::ok();

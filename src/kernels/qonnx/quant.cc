@@ -2,6 +2,8 @@
 #include "qonnx/kernels/quant.h"
 
 #include "qonnx/exec/broadcast.h"
+#include "kernels/qonnx/fast_math.h"
+#include "kernels/qonnx/fast_kernels.h"
 #include "kernels/qonnx/params.h"
 #include "kernels/qonnx/qonnx_kernels.h"
 
@@ -20,41 +22,120 @@ Result<QuantParams> read_quant_params(const exec::KernelContext& ctx) {
 
 namespace {
 
-// Calls f(out_index, code, scale, zeropt) for every element of the broadcast shape `out_dims`.
-template <typename F>
-void for_each_code(const Dims& out_dims, const Tensor& x, const QuantParams& p, F&& f) {
+// Quant over one run with the scale and zero point constant along it (per-tensor and per-channel
+// layouts). kCodes: write the integer codes instead of the dequantized values.
+template <RoundingMode M, bool kBipolar, bool kCodes>
+void quant_run_scalar(const float* x, float s, float z, float lo, float hi, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    float t = x[i] / s + z;
+    float q;
+    if constexpr (kBipolar) {
+      q = t >= 0.0f ? 1.0f : -1.0f;
+    } else {
+      t = t > hi ? hi : t;
+      t = t < lo ? lo : t;
+      q = fast::round_mode<M>(t);
+    }
+    y[i] = kCodes ? q : (q - z) * s;
+  }
+}
+
+// Same with the scale and zero point varying along the run (per-element layouts).
+template <RoundingMode M, bool kBipolar, bool kCodes>
+void quant_run_array(const float* x, const float* s, const float* z, float lo, float hi, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    float t = x[i] / s[i] + z[i];
+    float q;
+    if constexpr (kBipolar) {
+      q = t >= 0.0f ? 1.0f : -1.0f;
+    } else {
+      t = t > hi ? hi : t;
+      t = t < lo ? lo : t;
+      q = fast::round_mode<M>(t);
+    }
+    y[i] = kCodes ? q : (q - z[i]) * s[i];
+  }
+}
+
+}  // namespace
+
+// y = Quant(x) (or its codes) over the broadcast shape out_dims; the same numbers as quant_code()
+// element by element, with the mode and layout dispatch outside the loops.
+template <bool kCodes>
+void quant_tensor(const Dims& out_dims, const Tensor& x, const QuantParams& p, float* y) {
   const IntRange range = quant_int_range(p.bits, p.is_signed, p.narrow);
   const float* xs = x.data<float>();
   const float* ss = p.scale.data<float>();
   const float* zs = p.zeropt.data<float>();
-  exec::for_each_broadcast<3>(out_dims, {&x.dims(), &p.scale.dims(), &p.zeropt.dims()}, [&](int64_t o, const auto& off) {
-    float s = ss[off[1]], z = zs[off[2]];
-    f(o, quant_code(xs[off[0]], s, z, range, p), s, z);
-  });
+  auto body = [&](auto mode_c, auto bipolar_c) {
+    constexpr RoundingMode M = decltype(mode_c)::value;
+    constexpr bool B = decltype(bipolar_c)::value;
+    std::vector<float> bx, bs, bz;
+    fast::for_each_run<3>(out_dims, {&x.dims(), &p.scale.dims(), &p.zeropt.dims()}, [&](const fast::Run<3>& r) {
+      float* yo = y + r.out_offset;
+      if (r.stride[0] == 1 && r.stride[1] == 0 && r.stride[2] == 0) {
+        quant_run_scalar<M, B, kCodes>(xs + r.offset[0], ss[r.offset[1]], zs[r.offset[2]], range.min, range.max, yo,
+                                       r.len);
+      } else {
+        quant_run_array<M, B, kCodes>(fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx),
+                                      fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs),
+                                      fast::run_operand(zs, r.offset[2], r.stride[2], r.len, bz), range.min,
+                                      range.max, yo, r.len);
+      }
+    });
+  };
+  if (p.bipolar()) {
+    body(std::integral_constant<RoundingMode, RoundingMode::kRound>{}, std::true_type{});
+  } else {
+    fast::with_mode(p.mode, [&](auto mode_c) { body(mode_c, std::false_type{}); });
+  }
 }
+
+void quant_into(const Dims& out_dims, const Tensor& x, const QuantParams& p, float* y) {
+  quant_tensor<false>(out_dims, x, p, y);
+}
+
+namespace {
 
 Status quant(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
   QONNX_ASSIGN_OR_RETURN(QuantParams p, read_quant_params(ctx));
   QONNX_ASSIGN_OR_RETURN(Dims out_dims, broadcast_inputs(ctx, {{0, &x}, {1, &p.scale}, {2, &p.zeropt}}));
   Tensor y(DType::kFloat, out_dims);
-  float* ys = y.data<float>();
-  for_each_code(out_dims, x, p, [&](int64_t o, float q, float s, float z) { ys[o] = (q - z) * s; });
+  quant_tensor<false>(out_dims, x, p, y.data<float>());
   ctx.set_output(0, std::move(y));
   return Status::ok();
 }
+
+}  // namespace
+
+// BipolarQuant: y = (x >= 0 ? +1 : -1) * scale, no division.
+void bipolar_quant_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, float* y) {
+  const float* xs = x.data<float>();
+  const float* ss = scale.data<float>();
+  std::vector<float> bx, bs;
+  fast::for_each_run<2>(out_dims, {&x.dims(), &scale.dims()}, [&](const fast::Run<2>& r) {
+    float* yo = y + r.out_offset;
+    if (r.stride[0] == 1 && r.stride[1] == 0) {
+      const float* xo = xs + r.offset[0];
+      const float s = ss[r.offset[1]];
+      for (int64_t i = 0; i < r.len; ++i) yo[i] = (xo[i] >= 0.0f ? 1.0f : -1.0f) * s;
+    } else {
+      const float* xo = fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx);
+      const float* so = fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs);
+      for (int64_t i = 0; i < r.len; ++i) yo[i] = (xo[i] >= 0.0f ? 1.0f : -1.0f) * so[i];
+    }
+  });
+}
+
+namespace {
 
 Status bipolar_quant(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
   QONNX_ASSIGN_OR_RETURN(Tensor scale, scale_input(ctx, 1, "scale"));
   QONNX_ASSIGN_OR_RETURN(Dims out_dims, broadcast_inputs(ctx, {{0, &x}, {1, &scale}}));
   Tensor y(DType::kFloat, out_dims);
-  const float* xs = x.data<float>();
-  const float* ss = scale.data<float>();
-  float* ys = y.data<float>();
-  exec::for_each_broadcast<2>(out_dims, {&x.dims(), &scale.dims()}, [&](int64_t o, const auto& off) {
-    ys[o] = (xs[off[0]] >= 0.0f ? 1.0f : -1.0f) * ss[off[1]];
-  });
+  bipolar_quant_into(out_dims, x, scale, y.data<float>());
   ctx.set_output(0, std::move(y));
   return Status::ok();
 }
@@ -64,8 +145,7 @@ Status bipolar_quant(exec::KernelContext& ctx) {
 Result<Tensor> quant_codes(const exec::KernelContext& ctx, const Tensor& x, const QuantParams& p) {
   QONNX_ASSIGN_OR_RETURN(Dims out_dims, broadcast_inputs(ctx, {{0, &x}, {1, &p.scale}, {2, &p.zeropt}}));
   Tensor codes(DType::kFloat, out_dims);
-  float* cs = codes.data<float>();
-  for_each_code(out_dims, x, p, [&](int64_t o, float q, float, float) { cs[o] = q; });
+  quant_tensor<true>(out_dims, x, p, codes.data<float>());
   return codes;
 }
 

@@ -1,8 +1,11 @@
 // Trunc v1 and v2 (SEMANTICS.md section 1). The version is the model's import of the node's
 // domain; the input count has to agree with it.
 #include <cmath>
+#include <vector>
 
 #include "qonnx/exec/broadcast.h"
+#include "kernels/qonnx/fast_kernels.h"
+#include "kernels/qonnx/fast_math.h"
 #include "kernels/qonnx/params.h"
 #include "kernels/qonnx/qonnx_kernels.h"
 
@@ -17,6 +20,91 @@ Status check_input_count(const exec::KernelContext& ctx, size_t expected) {
                    ctx.op_version(), expected, ctx.num_inputs());
 }
 
+// v1 over one run: t = rne(x/s + z) / shift; y = (mode(t) - z) * s.
+template <RoundingMode M, bool kScalar>
+void trunc_v1_run(const float* x, const float* s, const float* z, float shift, float* y, int64_t n) {
+  const float s0 = s[0], z0 = z[0];
+  for (int64_t i = 0; i < n; ++i) {
+    const float si = kScalar ? s0 : s[i], zi = kScalar ? z0 : z[i];
+    const float t = fast::round_half_even_f(x[i] / si + zi) / shift;
+    y[i] = (fast::round_mode<M>(t) - zi) * si;
+  }
+}
+
+// 2^rne(log2(out_scale / scale)), Trunc v2's power-of-two step.
+inline float trunc_v2_step(float so, float s) {
+  return std::ldexp(1.0f, static_cast<int>(round_half_even(std::log2(so / s))));
+}
+
+// v2 over one run (k precomputed: one value when kScalar).
+template <RoundingMode M, bool kScalar>
+void trunc_v2_run(const float* x, const float* s, const float* z, const float* so, const float* k,
+                                    float lo, float hi, float* y, int64_t n) {
+  const float s0 = s[0], z0 = z[0], so0 = so[0], k0 = k[0];
+  for (int64_t i = 0; i < n; ++i) {
+    const float si = kScalar ? s0 : s[i], zi = kScalar ? z0 : z[i], soi = kScalar ? so0 : so[i];
+    const float ki = kScalar ? k0 : k[i];
+    float t = fast::round_half_even_f(x[i] / si + zi) / ki;
+    t = t > hi ? hi : t;
+    t = t < lo ? lo : t;
+    y[i] = (fast::round_mode<M>(t) - zi / ki) * soi;
+  }
+}
+
+}  // namespace
+
+void trunc_v1_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, const Tensor& zeropt, int in_bits,
+                   int out_bits, RoundingMode mode, float* y) {
+  const float shift = std::ldexp(1.0f, in_bits - out_bits);
+  const float* xs = x.data<float>();
+  const float* ss = scale.data<float>();
+  const float* zs = zeropt.data<float>();
+  fast::with_mode(mode, [&](auto mode_c) {
+    constexpr RoundingMode M = decltype(mode_c)::value;
+    std::vector<float> bx, bs, bz;
+    fast::for_each_run<3>(out_dims, {&x.dims(), &scale.dims(), &zeropt.dims()}, [&](const fast::Run<3>& r) {
+      if (r.stride[0] == 1 && r.stride[1] == 0 && r.stride[2] == 0) {
+        trunc_v1_run<M, true>(xs + r.offset[0], ss + r.offset[1], zs + r.offset[2], shift, y + r.out_offset, r.len);
+      } else {
+        trunc_v1_run<M, false>(fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx),
+                               fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs),
+                               fast::run_operand(zs, r.offset[2], r.stride[2], r.len, bz), shift, y + r.out_offset,
+                               r.len);
+      }
+    });
+  });
+}
+
+void trunc_v2_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, const Tensor& zeropt,
+                   const Tensor& out_scale, IntRange range, RoundingMode mode, float* y) {
+  const float* xs = x.data<float>();
+  const float* ss = scale.data<float>();
+  const float* zs = zeropt.data<float>();
+  const float* os = out_scale.data<float>();
+  fast::with_mode(mode, [&](auto mode_c) {
+    constexpr RoundingMode M = decltype(mode_c)::value;
+    std::vector<float> bx, bs, bz, bo, bk;
+    fast::for_each_run<4>(out_dims, {&x.dims(), &scale.dims(), &zeropt.dims(), &out_scale.dims()},
+                          [&](const fast::Run<4>& r) {
+      if (r.stride[0] == 1 && r.stride[1] == 0 && r.stride[2] == 0 && r.stride[3] == 0) {
+        const float k = trunc_v2_step(os[r.offset[3]], ss[r.offset[1]]);
+        trunc_v2_run<M, true>(xs + r.offset[0], ss + r.offset[1], zs + r.offset[2], os + r.offset[3], &k, range.min,
+                              range.max, y + r.out_offset, r.len);
+      } else {
+        const float* xo = fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx);
+        const float* so = fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs);
+        const float* zo = fast::run_operand(zs, r.offset[2], r.stride[2], r.len, bz);
+        const float* oo = fast::run_operand(os, r.offset[3], r.stride[3], r.len, bo);
+        bk.resize(static_cast<size_t>(r.len));
+        for (int64_t i = 0; i < r.len; ++i) bk[static_cast<size_t>(i)] = trunc_v2_step(oo[i], so[i]);
+        trunc_v2_run<M, false>(xo, so, zo, oo, bk.data(), range.min, range.max, y + r.out_offset, r.len);
+      }
+    });
+  });
+}
+
+namespace {
+
 Status trunc_v1(exec::KernelContext& ctx) {
   QONNX_RETURN_IF_ERROR(check_input_count(ctx, 5));
   QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
@@ -26,17 +114,8 @@ Status trunc_v1(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(int out_bits, bitwidth_input(ctx, 4, "out_bitwidth"));
   QONNX_ASSIGN_OR_RETURN(RoundingMode mode, rounding_attr(ctx, "FLOOR"));
   QONNX_ASSIGN_OR_RETURN(Dims out_dims, broadcast_inputs(ctx, {{0, &x}, {1, &scale}, {2, &zeropt}}));
-  const float shift = std::ldexp(1.0f, in_bits - out_bits);
   Tensor y(DType::kFloat, out_dims);
-  const float* xs = x.data<float>();
-  const float* ss = scale.data<float>();
-  const float* zs = zeropt.data<float>();
-  float* ys = y.data<float>();
-  exec::for_each_broadcast<3>(out_dims, {&x.dims(), &scale.dims(), &zeropt.dims()}, [&](int64_t o, const auto& off) {
-    float s = ss[off[1]], z = zs[off[2]];
-    float t = round_half_even(xs[off[0]] / s + z) / shift;
-    ys[o] = (apply_rounding(mode, t) - z) * s;
-  });
+  trunc_v1_into(out_dims, x, scale, zeropt, in_bits, out_bits, mode, y.data<float>());
   ctx.set_output(0, std::move(y));
   return Status::ok();
 }
@@ -55,20 +134,7 @@ Status trunc_v2(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(Dims out_dims,
                          broadcast_inputs(ctx, {{0, &x}, {1, &scale}, {2, &zeropt}, {4, &out_scale}}));
   Tensor y(DType::kFloat, out_dims);
-  const float* xs = x.data<float>();
-  const float* ss = scale.data<float>();
-  const float* zs = zeropt.data<float>();
-  const float* os = out_scale.data<float>();
-  float* ys = y.data<float>();
-  exec::for_each_broadcast<4>(out_dims, {&x.dims(), &scale.dims(), &zeropt.dims(), &out_scale.dims()},
-                              [&](int64_t o, const auto& off) {
-                                float s = ss[off[1]], z = zs[off[2]], so = os[off[3]];
-                                float k = std::ldexp(1.0f, static_cast<int>(round_half_even(std::log2(so / s))));
-                                float t = round_half_even(xs[off[0]] / s + z) / k;
-                                if (t > range.max) t = range.max;
-                                if (t < range.min) t = range.min;
-                                ys[o] = (apply_rounding(mode, t) - z / k) * so;
-                              });
+  trunc_v2_into(out_dims, x, scale, zeropt, out_scale, range, mode, y.data<float>());
   ctx.set_output(0, std::move(y));
   return Status::ok();
 }

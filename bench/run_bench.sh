@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# make bench: kernel bandwidth vs a memory copy (Google Benchmark, one thread) and `convert` scaling
+# with nodes and bytes. Usage: bench/run_bench.sh BUILD_DIR
+set -euo pipefail
+BUILD=${1:-build}
+OUT=$BUILD/bench/results
+mkdir -p "$OUT"
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ---- 1. kernels: bytes/s (read + written, CPU time) of each kernel / the copy's, same binary, same run
+if [ -x "$BUILD/bench/kernel_bench" ]; then
+  "$BUILD/bench/kernel_bench" --benchmark_min_time=${BENCH_MIN_TIME:-0.5} --benchmark_format=console \
+    --benchmark_out="$OUT/kernels.json" --benchmark_out_format=json
+  python3 - "$OUT/kernels.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = [b for b in d["benchmarks"] if b.get("run_type", "iteration") == "iteration"]
+copy = next(b["bytes_per_second"] for b in rows if b["name"] == "BM_Copy")
+print("\nkernel / copy bandwidth (target >= 0.50 for the *_into loops; copy %.1f GB/s)" % (copy / 1e9))
+for b in rows:
+    if b["name"] == "BM_Copy": continue
+    r = b["bytes_per_second"] / copy
+    mark = "" if b["name"].endswith(("_Scalar", "_Kernel")) else ("  ok" if r >= 0.5 else "  BELOW TARGET")
+    print("  %-28s %-18s %6.2f GB/s  ratio %.2f%s" % (b["name"], b.get("label", ""), b["bytes_per_second"] / 1e9, r, mark))
+PY
+else
+  echo "kernel_bench not built (install libbenchmark-dev and re-run cmake)"
+fi
+
+# ---- 2. convert scaling: nodes (10k vs 20k) and bytes (~64 MB vs ~128 MB of initializers)
+QC=$BUILD/qonnx-cc
+GEN=$BUILD/bench/gen_graph
+secs() {  # best of 3 wall-clock seconds of a command
+  local best=""
+  for _ in 1 2 3; do
+    local t0 t1
+    t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N)
+    local t=$(( (t1 - t0) / 1000 ))
+    if [ -z "$best" ] || [ "$t" -lt "$best" ]; then best=$t; fi
+  done
+  awk -v us="$best" 'BEGIN { printf "%.3f", us / 1e6 }'
+}
+"$GEN" "$OUT/n10k.onnx" --blocks 2500 --width 8 >/dev/null
+"$GEN" "$OUT/n20k.onnx" --blocks 5000 --width 8 >/dev/null
+"$GEN" "$OUT/b64m.onnx" --blocks 16 --width 1024 >/dev/null
+"$GEN" "$OUT/b128m.onnx" --blocks 16 --width 1448 >/dev/null
+echo
+echo "convert --target qdq scaling (best of 3, whole process)"
+t1=$(secs "$QC" convert "$OUT/n10k.onnx" --target qdq -o "$OUT/n10k.qdq.onnx")
+t2=$(secs "$QC" convert "$OUT/n20k.onnx" --target qdq -o "$OUT/n20k.qdq.onnx")
+echo "  10,000 nodes: ${t1} s   20,000 nodes: ${t2} s   ratio $(awk -v a="$t1" -v b="$t2" 'BEGIN{printf "%.2f", b/a}') (linear = 2.00)"
+t3=$(secs "$QC" convert "$OUT/b64m.onnx" --target qdq -o "$OUT/b64m.qdq.onnx")
+t4=$(secs "$QC" convert "$OUT/b128m.onnx" --target qdq -o "$OUT/b128m.qdq.onnx")
+echo "  64 MiB weights: ${t3} s   128 MiB weights: ${t4} s   ratio $(awk -v a="$t3" -v b="$t4" 'BEGIN{printf "%.2f", b/a}') (linear = 2.00)"
