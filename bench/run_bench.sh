@@ -52,3 +52,25 @@ echo "  10,000 nodes: ${t1} s   20,000 nodes: ${t2} s   ratio $(awk -v a="$t1" -
 t3=$(secs "$QC" convert "$OUT/b64m.onnx" --target qdq -o "$OUT/b64m.qdq.onnx")
 t4=$(secs "$QC" convert "$OUT/b128m.onnx" --target qdq -o "$OUT/b128m.qdq.onnx")
 echo "  64 MiB weights: ${t3} s   128 MiB weights: ${t4} s   ratio $(awk -v a="$t3" -v b="$t4" 'BEGIN{printf "%.2f", b/a}') (linear = 2.00)"
+
+# ---- 3. a 3 GiB model in external data: peak RSS and wall time against cp (BENCH_LARGE=0 skips)
+if [ "${BENCH_LARGE:-1}" != "0" ]; then
+  LARGE=$OUT/large
+  rm -rf "$LARGE" && mkdir -p "$LARGE/copy"
+  "$BUILD/bench/gen_large_model" "$LARGE/big.onnx" --layers 12 --width 8192
+  largest=$((8192 * 8192 * 4))
+  limit_kb=$(( (2 * largest + 300 * 1024 * 1024) / 1024 ))
+  measure() {  # prints "seconds max_rss_kb" of a command
+    /usr/bin/time -f "%e %M" -o "$LARGE/time.txt" "$@" >/dev/null 2>&1
+    cat "$LARGE/time.txt"
+  }
+  read -r cp_s _ < <(measure cp "$LARGE/big.onnx" "$LARGE/big.onnx.data" "$LARGE/copy/")
+  echo
+  echo "3 GiB model (12 x 8192 x 8192 float32 in external data); cp of the input files: ${cp_s} s"
+  for target in fold qdq; do
+    read -r s kb < <(measure "$QC" convert "$LARGE/big.onnx" --target $target -o "$LARGE/big.$target.onnx")
+    echo "  convert --target $target: ${s} s (x$(awk -v a="$s" -v b="$cp_s" 'BEGIN{printf "%.1f", a/b}') cp, target <= 3), peak RSS $((kb / 1024)) MiB (limit 2 x largest tensor + 300 MiB = $((limit_kb / 1024)) MiB)"
+    rm -f "$LARGE/big.$target.onnx" "$LARGE/big.$target.onnx.data"
+  done
+  rm -rf "$LARGE"
+fi

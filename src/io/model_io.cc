@@ -263,6 +263,7 @@ Result<ir::Model> load_model_from_bytes(const std::string& bytes, const fs::path
   std::unique_ptr<onnx::GraphProto> g(proto.release_graph());
   model.mutable_header().Swap(&proto);
   QONNX_RETURN_IF_ERROR(build_graph(*g, base_dir, model.graph()));
+  for (const auto& init : model.graph().initializers()) model.set_source_used_external_data(model.source_used_external_data() || init.external_in_source);
   return model;
 }
 
@@ -346,16 +347,25 @@ Result<onnx::ModelProto> to_proto(const ir::Model& model, const SaveOptions& opt
     return n < 0 ? 0 : static_cast<size_t>(n) * dtype_size(static_cast<DType>(p.data_type()));
   };
   // auto: external data when the loaded model had it, or when the model would not fit protobuf's 2 GB.
-  bool auto_external = false;
+  bool auto_external = model.source_used_external_data();
   size_t total = 0;
-  for (const auto& init : graph.initializers()) {
-    auto_external |= init.external_in_source;
-    total += nbytes(*init.proto);
-  }
+  for (const auto& init : graph.initializers()) total += nbytes(*init.proto);
   auto_external |= total > kAutoExternalBytes;
   for (const auto& init : graph.initializers()) {
     onnx::TensorProto* tp = g->add_initializer();
     bool was_external = init.proto->data_location() == onnx::TensorProto::EXTERNAL;
+    if (nbytes(*init.proto) > options.max_inline_bytes) {
+      // Structure only: an external reference nothing can resolve, so a reader that needs the
+      // values fails loudly instead of seeing zeros.
+      tp->set_name(init.proto->name());
+      tp->set_data_type(init.proto->data_type());
+      tp->mutable_dims()->CopyFrom(init.proto->dims());
+      tp->set_data_location(onnx::TensorProto::EXTERNAL);
+      auto* e = tp->add_external_data();
+      e->set_key("location");
+      e->set_value("<not loaded>");
+      continue;
+    }
     bool large = nbytes(*init.proto) >= options.external_threshold;
     bool go_external = false;
     if (ext && options.external_data == ExternalData::kAuto) go_external = auto_external && (large || was_external);
@@ -400,6 +410,14 @@ Result<std::string> serialize(const onnx::ModelProto& m) {
 Result<std::string> serialize_model(const ir::Model& model) {
   SaveOptions inline_all;
   inline_all.external_data = ExternalData::kNever;
+  QONNX_ASSIGN_OR_RETURN(onnx::ModelProto m, to_proto(model, inline_all, nullptr));
+  return serialize(m);
+}
+
+Result<std::string> serialize_structure(const ir::Model& model, size_t max_inline_bytes) {
+  SaveOptions inline_all;
+  inline_all.external_data = ExternalData::kNever;
+  inline_all.max_inline_bytes = max_inline_bytes;
   QONNX_ASSIGN_OR_RETURN(onnx::ModelProto m, to_proto(model, inline_all, nullptr));
   return serialize(m);
 }

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <onnx/onnx_pb.h>
+
 #include "qonnx/exec/executor.h"
 #include "passes/passes.h"
 
@@ -67,6 +69,8 @@ class Cleanup : public pass::Pass {
     for (const auto& init : g.initializers()) {
       ir::Value* v = init.value;
       if (v->is_graph_input() || v->is_graph_output() || v->uses().empty()) continue;
+      // Duplicated weights of this size are rare and hashing them would read every large tensor.
+      if (init.proto->data_location() == onnx::TensorProto::EXTERNAL) continue;
       auto t = g.initializer_tensor(v);
       if (!t.is_ok() || t->dtype() == DType::kString) continue;
       auto& group = groups[{content_hash(t.value()), t->nbytes()}];

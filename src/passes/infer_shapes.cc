@@ -29,7 +29,8 @@ class InferShapes : public pass::Pass {
       return false;
     }
     schemas::register_qonnx_schemas();
-    QONNX_ASSIGN_OR_RETURN(std::string bytes, io::serialize_model(model));
+    // Shape inference reads small constants (Reshape shapes, ...), never the weights.
+    QONNX_ASSIGN_OR_RETURN(std::string bytes, io::serialize_structure(model, size_t{1} << 20));
     onnx::ModelProto proto;
     proto.ParseFromString(bytes);
     // Exports often use a QONNX domain without importing it; inference needs the import.

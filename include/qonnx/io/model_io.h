@@ -2,6 +2,7 @@
 // deterministic (same model -> same bytes) and atomic (temp file + rename, nothing on failure).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -21,6 +22,7 @@ struct SaveOptions {
   ExternalData external_data = ExternalData::kAuto;
   size_t external_threshold = 1024;
   size_t external_alignment = 4096;
+  size_t max_inline_bytes = SIZE_MAX;  // serialize_structure only
 };
 
 Result<ir::Model> load_model(const std::filesystem::path& path);
@@ -28,6 +30,9 @@ Result<ir::Model> load_model_from_bytes(const std::string& bytes, const std::fil
 Status save_model(const ir::Model& model, const std::filesystem::path& path, const SaveOptions& options = {});
 // Serialized ModelProto with every tensor inline (deterministic).
 Result<std::string> serialize_model(const ir::Model& model);
+// The graph's structure for ONNX's shape inference: initializers over `max_inline_bytes` keep
+// their name, type and dims but no data (weights are not read, so multi-GB models fit).
+Result<std::string> serialize_structure(const ir::Model& model, size_t max_inline_bytes);
 
 // External data files the model's initializers read (resolved, sorted, unique).
 std::vector<std::filesystem::path> external_data_files(const ir::Model& model);

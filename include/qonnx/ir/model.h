@@ -255,6 +255,10 @@ class Model {
   // Sets (or replaces) a metadata_props entry.
   void set_metadata(const std::string& key, const std::string& value);
 
+  // Whether the loaded file kept tensors in external data (saving with `auto` keeps doing so).
+  bool source_used_external_data() const { return source_used_external_data_; }
+  void set_source_used_external_data(bool v) { source_used_external_data_ = v; }
+
   const std::filesystem::path& source_path() const { return source_path_; }
   void set_source_path(std::filesystem::path p) { source_path_ = std::move(p); }
 
@@ -262,6 +266,7 @@ class Model {
   std::unique_ptr<onnx::ModelProto> header_;
   std::unique_ptr<Graph> graph_;
   std::filesystem::path source_path_;
+  bool source_used_external_data_ = false;
 };
 
 }  // namespace qonnx::ir
