@@ -98,6 +98,21 @@ ModelSummary summarize(const ir::Model& model) {
     q.narrow = node->attr_int("narrow", 0) != 0;
     bool trunc = node->op_type() == "Trunc";
     q.rounding_mode = node->op_type() == "BipolarQuant" ? "-" : node->attr_string("rounding_mode", trunc ? "FLOOR" : "ROUND");
+    if (node->op_type() == "FloatQuant") {
+      // Minifloat: inputs X, scale, exponent_bitwidth, mantissa_bitwidth, exponent_bias, max_val.
+      auto e = constant_input(g, *node, 2), m = constant_input(g, *node, 3);
+      if (e && m && e->numel() == 1 && m->numel() == 1)
+        q.bitwidth = 1 + exec::element_as_double(*e, 0) + exec::element_as_double(*m, 0);
+      q.format = e && m && e->numel() == 1 && m->numel() == 1
+                     ? fmt::format("minifloat E{}M{}", exec::element_as_double(*e, 0), exec::element_as_double(*m, 0))
+                     : "minifloat";
+      q.is_signed = true;
+      q.narrow = false;
+      describe_scale(g, *node, q);
+      q.zero_point = "none";
+      s.quant_nodes.push_back(std::move(q));
+      continue;
+    }
     if (node->op_type() == "BipolarQuant") {
       q.bitwidth = 1;
     } else {
@@ -134,8 +149,9 @@ std::string format_text(const ModelSummary& s) {
   for (const auto& q : s.quant_nodes) {
     std::string bw = q.bitwidth ? fmt::format("{}", *q.bitwidth) : "dynamic";
     std::string scale = q.scale_value ? fmt::format("{} {}", q.scale, *q.scale_value) : q.scale;
-    out += fmt::format("  {} {}: bits={} signed={} narrow={} rounding={} scale={} zeropt={}\n", q.op_type, q.name, bw,
-                       q.is_signed ? 1 : 0, q.narrow ? 1 : 0, q.rounding_mode, scale, q.zero_point);
+    out += fmt::format("  {} {}: bits={}{} signed={} narrow={} rounding={} scale={} zeropt={}\n", q.op_type, q.name, bw,
+                       q.format.empty() ? "" : " (" + q.format + ")", q.is_signed ? 1 : 0, q.narrow ? 1 : 0,
+                       q.rounding_mode, scale, q.zero_point);
   }
   return out;
 }
@@ -175,6 +191,7 @@ std::string format_json(const ModelSummary& s) {
     if (q.scale_value) w.value(*q.scale_value);
     else w.null();
     w.key("zero_point").value(q.zero_point);
+    if (!q.format.empty()) w.key("format").value(q.format);
     w.end_object();
   }
   w.end_array();

@@ -19,6 +19,7 @@ struct QuantNodeInfo {
   std::string scale;  // "per-tensor", "per-channel (axis A, N channels)", "per-element", "dynamic"
   std::optional<double> scale_value;  // per-tensor constant scale
   std::string zero_point;  // "0", "constant", "per-channel", "dynamic"
+  std::string format;      // FloatQuant: "minifloat E4M3"
 };
 
 struct ValueSummary {
