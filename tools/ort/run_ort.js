@@ -14,11 +14,13 @@ const path = require('path');
 const { TYPES, ORT_TO_ONNX, typeName, decodeTensorProto, encodeTensorProto } = require('./tensor_proto');
 
 const USAGE = `usage: node run_ort.js MODEL.onnx [--input-dir D] [--output-dir O] [--threads N]
-                   [--opt-level disabled|basic|extended|all] [--expect DIR [--atol A] [--rtol R] [--max-mismatch F]] [--quiet]
+                   [--opt-level disabled|basic|extended|all] [--repeat N] [--expect DIR [--atol A] [--rtol R] [--max-mismatch F]] [--quiet]
   --input-dir D    read D/input_K.pb for the K-th model input (session.inputNames order)
   --output-dir O   write O/output_K.pb for the K-th output (session.outputNames order)
   --threads N      intra-op threads (default 1: deterministic)
   --opt-level L    onnxruntime graph optimization level (default disabled: every node runs as written)
+  --repeat N       then run N more times on the same inputs (same session) and print the steady-state
+                   time per run (min and median, ms) to stderr
   --expect DIR     compare with DIR/output_K.pb: integers and bools exactly, floats within
                    |ort - expected| <= atol + rtol * |expected| (default atol 1e-5, rtol 1e-4; NaN == NaN)
   --max-mismatch F  accept up to this fraction of float elements beyond tolerance (default 0)`;
@@ -28,7 +30,7 @@ class ExitError extends Error {
 }
 
 function parseArgs(argv) {
-  const o = { model: null, inputDir: null, outputDir: null, threads: 1, optLevel: 'disabled', expect: null, atol: 1e-5, rtol: 1e-4, maxMismatch: 0, quiet: false };
+  const o = { model: null, inputDir: null, outputDir: null, threads: 1, optLevel: 'disabled', expect: null, atol: 1e-5, rtol: 1e-4, maxMismatch: 0, quiet: false, repeat: 0 };
   const needValue = (i, flag) => {
     if (i + 1 >= argv.length) throw new ExitError(2, `${flag} needs a value\n${USAGE}`);
     return argv[i + 1];
@@ -46,6 +48,7 @@ function parseArgs(argv) {
       case '--output-dir': o.outputDir = needValue(i++, a); break;
       case '--threads': o.threads = number(needValue(i++, a), a, { integer: true, min: 1 }); break;
       case '--opt-level': o.optLevel = needValue(i++, a); break;
+      case '--repeat': o.repeat = number(needValue(i++, a), a, { integer: true, min: 0 }); break;
       case '--expect': o.expect = needValue(i++, a); break;
       case '--atol': o.atol = number(needValue(i++, a), a); break;
       case '--rtol': o.rtol = number(needValue(i++, a), a); break;
@@ -225,6 +228,22 @@ async function main() {
     results = await session.run(feeds);
   } catch (e) {
     throw new ExitError(1, `${o.model}: onnxruntime failed: ${e.message}`);
+  }
+  if (o.repeat > 0) {
+    // Steady state: the same session again on the same inputs, after the run above (the warm-up).
+    const ms = [];
+    try {
+      for (let r = 0; r < o.repeat; ++r) {
+        const t0 = process.hrtime.bigint();
+        await session.run(feeds);
+        ms.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      }
+    } catch (e) {
+      throw new ExitError(1, `${o.model}: onnxruntime failed: ${e.message}`);
+    }
+    ms.sort((x, y) => x - y);
+    const h = ms.length >> 1, median = ms.length % 2 ? ms[h] : (ms[h - 1] + ms[h]) / 2;
+    process.stderr.write(`steady state: ${o.repeat} runs, threads ${o.threads}: min ${ms[0].toFixed(3)} ms, median ${median.toFixed(3)} ms\n`);
   }
   const outputs = session.outputNames.map((name) => fromOrt(results[name], name));
   outputs.forEach((t, k) => { if (!o.quiet) console.log(`output ${k} '${t.name}': ${stats(t)}`); });

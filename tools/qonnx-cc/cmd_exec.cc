@@ -1,5 +1,6 @@
 // `exec`: run a model on given or seeded random inputs with qonnx-cc's own kernels.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -12,6 +13,7 @@
 #include "qonnx/exec/compare.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/exec/executor.h"
+#include "qonnx/exec/threads.h"
 #include "qonnx/io/model_io.h"
 #include "qonnx/io/tensor_file.h"
 #include "qonnx/support/log.h"
@@ -37,6 +39,8 @@ struct ExecOptions {
   int64_t batch = 0;                      // --batch: dim 0 of every random input
   std::vector<std::string> input_shapes;  // --input-shape NAME=AxBxC
   bool check_datatypes = false;           // qonnx's finn_datatype sanity check
+  int repeat = 0;                         // --repeat N: time N more runs on the same inputs
+  int threads = 1;                        // --threads N: exec::set_threads (0 = all cores)
 };
 
 // "x=1x3x224x224" -> ("x", {1, 3, 224, 224}).
@@ -187,8 +191,24 @@ int run_exec(const ExecOptions& o) {
   }
   if (Status st = read_named_inputs(g, o.inputs, feeds); !st.is_ok()) return report(st);
 
+  exec::set_threads(o.threads);
   auto result = ex->run(feeds);
   if (!result.is_ok()) return report(std::move(result).status().with_context(o.model));
+  if (o.repeat > 0) {
+    // Steady state: the planned model again on the same inputs, after the run above (the warm-up).
+    std::vector<double> ms;
+    for (int r = 0; r < o.repeat; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      auto again = ex->run(feeds);
+      auto t1 = std::chrono::steady_clock::now();
+      if (!again.is_ok()) return report(std::move(again).status().with_context(o.model));
+      ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    double median = ms.size() % 2 ? ms[ms.size() / 2] : (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]) / 2;
+    std::fprintf(stderr, "steady state: %d runs, threads %d: min %.3f ms, median %.3f ms\n", o.repeat,
+                 exec::threads(), ms.front(), median);
+  }
   if (o.check_datatypes) {
     std::map<std::string, Tensor> values = result->exposed;
     for (size_t k = 0; k < result->outputs.size(); ++k) values[g.outputs()[k]->name()] = result->outputs[k];
@@ -252,6 +272,10 @@ void add_exec_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--input-shape", o->input_shapes, "NAME=D1xD2x... shape of a random input; repeatable");
   cmd->add_flag("--check-datatypes", o->check_datatypes,
                 "Check that tensors annotated with a finn_datatype hold allowed values (exit 7 if not)");
+  cmd->add_option("--repeat", o->repeat, "Then run N more times on the same inputs; print min/median ms to stderr")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--threads", o->threads, "Threads for MatMul/Gemm/Conv (0 = all cores); outputs do not depend on it")
+      ->default_val(1)->check(CLI::NonNegativeNumber);
   cmd->add_option("--expose", o->expose, "Also output these intermediate tensors (comma-separated)")->delimiter(',');
   cmd->callback([&exit_code, o] {
     if (o->inputs.empty() && o->input_dir.empty() && !o->random) {
