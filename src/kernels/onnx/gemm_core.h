@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "qonnx/exec/threads.h"
@@ -18,21 +19,29 @@ constexpr int64_t kColBlock = 16;  // columns per unit of work when splitting by
 // c[i][j] += sum_p a[i][p] * b[p][j] for i in [i0, i1), j in [j0, j1). Every c element receives its
 // terms one at a time in p order (c = c + a*b, nothing reassociated), so the result does not depend
 // on how the rows and columns are split between threads.
+// float x float -> float tile, compiled for AVX2 and for baseline x86-64 (picked at load time). The
+// arithmetic is the same in both: wider vectors only change how many j are done at once.
+void gemm_tile_f32(int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k, const float* a, int64_t lda,
+                   const float* b, int64_t ldb, float* c, int64_t ldc);
+
 template <typename T, typename Acc>
 void gemm_tile(int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k, const T* a, int64_t lda, const T* b,
                int64_t ldb, Acc* c, int64_t ldc) {
-  // i-p-j: b and c are walked along contiguous rows, so the inner loop vectorises.
-  for (int64_t i = i0; i < i1; ++i) {
-    Acc* crow = c + i * ldc;
-    const T* arow = a + i * lda;
-    for (int64_t p = 0; p < k; ++p) {
-      const Acc av = static_cast<Acc>(arow[p]);
-      const T* brow = b + p * ldb;
-      for (int64_t j = j0; j < j1; ++j) crow[j] += av * static_cast<Acc>(brow[j]);
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<Acc, float>) {
+    gemm_tile_f32(i0, i1, j0, j1, k, a, lda, b, ldb, c, ldc);
+  } else {
+    // i-p-j: b and c are walked along contiguous rows, so the inner loop vectorises.
+    for (int64_t i = i0; i < i1; ++i) {
+      Acc* crow = c + i * ldc;
+      const T* arow = a + i * lda;
+      for (int64_t p = 0; p < k; ++p) {
+        const Acc av = static_cast<Acc>(arow[p]);
+        const T* brow = b + p * ldb;
+        for (int64_t j = j0; j < j1; ++j) crow[j] += av * static_cast<Acc>(brow[j]);
+      }
     }
   }
 }
-
 }  // namespace gemm_detail
 
 // c[i*ldc + j] += sum_p a[i*lda + p] * b[p*ldb + j], products and sums in Acc. Each c element gets
