@@ -372,28 +372,41 @@ Status Graph::rename_value(Value* value, const std::string& name) {
   }
   for (auto& qa : *rest_->mutable_quantization_annotation())
     if (qa.tensor_name() == old) qa.set_tensor_name(name);
+  annotation_index_stale_ = true;
   return Status::ok();
 }
 
 void Graph::set_node_name(Node* node, const std::string& name) { node->name_ = name; }
 
+int Graph::annotation_position(const std::string& tensor) const {
+  if (annotation_index_stale_) {
+    annotation_index_.clear();
+    const auto& qas = rest_->quantization_annotation();
+    for (int i = 0; i < qas.size(); ++i) annotation_index_.emplace(qas.Get(i).tensor_name(), i);
+    annotation_index_stale_ = false;
+  }
+  auto it = annotation_index_.find(tensor);
+  return it == annotation_index_.end() ? -1 : it->second;
+}
+
 std::string Graph::finn_datatype(const std::string& tensor) const {
-  for (const auto& qa : rest_->quantization_annotation())
-    if (qa.tensor_name() == tensor)
-      for (const auto& kv : qa.quant_parameter_tensor_names())
-        if (kv.key() == "finn_datatype") return kv.value();
+  int pos = annotation_position(tensor);
+  if (pos < 0) return "";
+  for (const auto& kv : rest_->quantization_annotation(pos).quant_parameter_tensor_names())
+    if (kv.key() == "finn_datatype") return kv.value();
   return "";
 }
 
 void Graph::set_finn_datatype(const std::string& tensor, const std::string& datatype) {
-  for (auto& qa : *rest_->mutable_quantization_annotation()) {
-    if (qa.tensor_name() != tensor) continue;
-    for (auto& kv : *qa.mutable_quant_parameter_tensor_names())
+  int pos = annotation_position(tensor);
+  if (pos >= 0) {
+    auto* qa = rest_->mutable_quantization_annotation(pos);
+    for (auto& kv : *qa->mutable_quant_parameter_tensor_names())
       if (kv.key() == "finn_datatype") {
         kv.set_value(datatype);
         return;
       }
-    auto* kv = qa.add_quant_parameter_tensor_names();
+    auto* kv = qa->add_quant_parameter_tensor_names();
     kv->set_key("finn_datatype");
     kv->set_value(datatype);
     return;
@@ -403,6 +416,7 @@ void Graph::set_finn_datatype(const std::string& tensor, const std::string& data
   auto* kv = qa->add_quant_parameter_tensor_names();
   kv->set_key("finn_datatype");
   kv->set_value(datatype);
+  annotation_index_.emplace(tensor, rest_->quantization_annotation_size() - 1);
 }
 
 void Graph::add_input(Value* value, std::unique_ptr<onnx::ValueInfoProto> info) {

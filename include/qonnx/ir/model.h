@@ -207,7 +207,10 @@ class Graph {
   std::vector<std::string> value_info_names() const;
 
   const onnx::GraphProto& rest() const { return *rest_; }
-  onnx::GraphProto& mutable_rest() { return *rest_; }
+  onnx::GraphProto& mutable_rest() {
+    annotation_index_stale_ = true;  // the caller may edit annotations
+    return *rest_;
+  }
 
  private:
   std::list<std::unique_ptr<Node>> nodes_;
@@ -225,6 +228,10 @@ class Graph {
   // after any change to those lists so type_of stays O(log n).
   mutable std::map<std::string, const onnx::ValueInfoProto*> type_index_;
   mutable bool type_index_stale_ = true;
+  // Tensor name -> position in quantization_annotation (first entry), rebuilt after renames.
+  mutable std::map<std::string, int> annotation_index_;
+  mutable bool annotation_index_stale_ = true;
+  int annotation_position(const std::string& tensor) const;
 };
 
 class Model {
