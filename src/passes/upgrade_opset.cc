@@ -40,6 +40,17 @@ class UpgradeOpset : public pass::Pass {
     int known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
     if (version_ > known)
       return Status(Code::kUnsupported, fmt::format("the installed ONNX library converts up to opset {}, asked for {}", known, version_));
+    // ONNX 1.12's converter matches these experimental op names in any domain and can loop forever on
+    // them (found by fuzzing): refuse instead.
+    static const char* const kExperimental[] = {"ATen", "Affine", "ConstantFill", "Crop", "DynamicSlice", "GRUUnit",
+                                                "GivenTensorFill", "ImageScaler", "ParametricSoftplus", "Scale",
+                                                "ScaledTanh"};
+    for (const auto& n : model.graph().nodes())
+      for (const char* op : kExperimental)
+        if (n->op_type() == op)
+          return Status(Code::kUnsupported, fmt::format("the ONNX version converter cannot convert the experimental op "
+                                                        "name '{}' (opset {} -> {})", op, current, version_))
+              .with_context(n->describe());
     schemas::register_qonnx_schemas();
     QONNX_ASSIGN_OR_RETURN(std::string bytes, io::serialize_model(model));
     onnx::ModelProto proto;
