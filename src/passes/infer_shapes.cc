@@ -28,6 +28,20 @@ class InferShapes : public pass::Pass {
       ctx.warn(nullptr, fmt::format("skipped: the installed ONNX library knows opsets <= {}, the model uses {}", known, *opset));
       return false;
     }
+    // ONNX 1.12's inference functions for control flow dereference their subgraph attributes without
+    // checking them (a Scan without `body` crashes it; found by fuzzing): such graphs are not inferred.
+    for (const auto& n : model.graph().nodes()) {
+      if (!ir::is_default_domain(n->domain())) continue;
+      const std::string& op = n->op_type();
+      std::vector<const char*> needed;
+      if (op == "Scan" || op == "Loop") needed = {"body"};
+      if (op == "If") needed = {"then_branch", "else_branch"};
+      for (const char* attr : needed)
+        if (n->attr_type(attr) != onnx::AttributeProto::GRAPH) {
+          ctx.warn(n.get(), fmt::format("skipped: {} has no graph attribute '{}'", op, attr));
+          return false;
+        }
+    }
     schemas::register_qonnx_schemas();
     // Shape inference reads small constants (Reshape shapes, ...), never the weights.
     QONNX_ASSIGN_OR_RETURN(std::string bytes, io::serialize_structure(model, size_t{1} << 20));
