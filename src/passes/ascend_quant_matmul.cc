@@ -282,7 +282,7 @@ class AscendQuantMatMul : public pass::Pass {
     ir::Graph& g = model.graph();
     std::vector<ir::Node*> candidates;
     for (const auto& n : g.nodes())
-      if (is_op(n.get(), "MatMul") || is_op(n.get(), "Gemm")) candidates.push_back(n.get());
+      if ((is_op(n.get(), "MatMul") || is_op(n.get(), "Gemm")) && n->output(0)) candidates.push_back(n.get());
     bool changed = false;
     for (ir::Node* node : candidates) {
       Match m;

@@ -70,7 +70,7 @@ class FoldQuantWeights : public pass::Pass {
     ir::Graph& g = model.graph();
     std::vector<ir::Node*> candidates;
     for (const auto& n : g.nodes())
-      if (analysis::is_quant_family(*n) && n->op_type() != "FloatQuant") candidates.push_back(n.get());
+      if (analysis::is_quant_family(*n) && n->op_type() != "FloatQuant" && n->output(0)) candidates.push_back(n.get());
     bool changed = false;
     for (ir::Node* node : candidates) {
       auto inputs = constant_inputs(g, *node, /*include_overridable=*/true);

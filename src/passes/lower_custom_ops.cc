@@ -47,7 +47,7 @@ class LowerCustomOps : public pass::Pass {
       bool multithreshold = n->op_type() == "MultiThreshold" && (ir::is_qonnx_domain(n->domain()) || n->domain() == "finn");
       bool channels_last = n->domain() == kChannelsLast &&
                            (n->op_type() == "Conv" || n->op_type() == "MaxPool" || n->op_type() == "BatchNormalization");
-      if (!multithreshold && !channels_last) continue;
+      if ((!multithreshold && !channels_last) || !n->output(0)) continue;
       QONNX_ASSIGN_OR_RETURN(bool lowered, multithreshold ? lower_multithreshold(g, n, ctx) : lower_channels_last(g, n, ctx));
       changed |= lowered;
     }

@@ -4,7 +4,7 @@ namespace qonnx::passes {
 
 NodeEmitter::NodeEmitter(ir::Graph& graph, ir::Node* replaced)
     : graph_(graph), replaced_(replaced), output_(replaced->output(0)) {
-  base_ = replaced->name().empty() ? output_->name() : replaced->name();
+  base_ = !replaced->name().empty() ? replaced->name() : (output_ ? output_->name() : replaced->op_type());
 }
 
 Result<ir::Value*> NodeEmitter::constant(const std::string& suffix, const Tensor& value) {
@@ -22,6 +22,7 @@ Result<ir::Value*> NodeEmitter::op(const std::string& suffix, const std::string&
 
 Status NodeEmitter::finish(const std::string& suffix, const std::string& op_type, const std::vector<ir::Value*>& inputs,
                            const std::function<void(ir::Node&)>& attrs, const std::string& domain) {
+  if (!output_) return Status(Code::kInvalidModel, "the node has no output to replace").with_context(replaced_->describe());
   ir::Node* next = graph_.next_node(replaced_);
   graph_.remove_node(replaced_);
   auto node = graph_.insert_node(next, graph_.unique_name(base_ + "_" + suffix), op_type, domain, inputs, {output_->name()});
@@ -31,6 +32,7 @@ Status NodeEmitter::finish(const std::string& suffix, const std::string& op_type
 }
 
 Status NodeEmitter::finish_with(ir::Value* value) {
+  if (!output_) return Status(Code::kInvalidModel, "the node has no output to replace").with_context(replaced_->describe());
   // A graph output keeps its name: it is produced by an Identity of the value.
   if (output_->is_graph_output()) return finish("identity", "Identity", {value});
   graph_.remove_node(replaced_);
