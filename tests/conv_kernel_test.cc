@@ -45,12 +45,6 @@ Tensor run_ok(const std::string& op, std::vector<Tensor> inputs, Attrs attrs = n
   return r.is_ok() ? r.value()[0] : Tensor();
 }
 
-void expect_error(const Result<std::vector<Tensor>>& r, Code code, const std::string& fragment) {
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_EQ(r.status().code(), code) << r.status().to_string();
-  EXPECT_NE(r.status().to_string().find(fragment), std::string::npos) << r.status().to_string();
-}
-
 Attrs ints(const std::string& name, std::vector<int64_t> v) {
   return [name, v](io::NodeBuilder& n) { n.attr(name, v); };
 }

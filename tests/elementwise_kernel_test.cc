@@ -38,12 +38,6 @@ Tensor run_ok(const std::string& op, std::vector<Tensor> inputs, int64_t opset =
   return r.is_ok() ? r.value()[0] : Tensor();
 }
 
-void expect_error(const Result<std::vector<Tensor>>& r, Code code, const std::string& needle) {
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_EQ(r.status().code(), code) << r.status().to_string();
-  EXPECT_NE(r.status().to_string().find(needle), std::string::npos) << r.status().to_string();
-}
-
 Tensor i8(Dims d, const std::vector<int8_t>& v) { return make<int8_t>(DType::kInt8, std::move(d), v); }
 Tensor i32(Dims d, const std::vector<int32_t>& v) { return make<int32_t>(DType::kInt32, std::move(d), v); }
 Tensor u8(Dims d, const std::vector<uint8_t>& v) { return make<uint8_t>(DType::kUInt8, std::move(d), v); }

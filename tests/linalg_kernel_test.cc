@@ -40,12 +40,6 @@ Tensor run_ok(const std::string& op, std::vector<Tensor> inputs, std::function<v
   return r.is_ok() ? r.value()[0] : Tensor();
 }
 
-void expect_error(const Result<std::vector<Tensor>>& r, Code code, const std::string& fragment) {
-  ASSERT_FALSE(r.is_ok());
-  EXPECT_EQ(r.status().code(), code) << r.status().to_string();
-  EXPECT_NE(r.status().to_string().find(fragment), std::string::npos) << r.status().to_string();
-}
-
 TEST(MatMulKernel, TwoByThreeTimesThreeByTwo) {
   Tensor y = run_ok("MatMul", {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({3, 2}, {7, 8, 9, 10, 11, 12})});
   EXPECT_EQ(y.dims(), (Dims{2, 2}));

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "qonnx/exec/executor.h"
 
@@ -33,6 +34,12 @@ Result<std::vector<Tensor>> run_node(const NodeCase& c) {
   QONNX_ASSIGN_OR_RETURN(exec::Executor ex, exec::Executor::create(model));
   QONNX_ASSIGN_OR_RETURN(exec::RunResult r, ex.run(feeds));
   return r.outputs;
+}
+
+void expect_error(const Result<std::vector<Tensor>>& r, Code code, const std::string& fragment) {
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), code) << r.status().to_string();
+  EXPECT_NE(r.status().to_string().find(fragment), std::string::npos) << r.status().to_string();
 }
 
 std::vector<float> values_f32(const Tensor& t) {

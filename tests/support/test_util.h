@@ -40,6 +40,9 @@ inline Tensor i64(Dims dims, const std::vector<int64_t>& v) { return make<int64_
 
 std::vector<float> values_f32(const Tensor& t);
 
+// The run failed with `code` and a message containing `fragment` (gtest expectations).
+void expect_error(const Result<std::vector<Tensor>>& r, Code code, const std::string& fragment);
+
 // Every .onnx under QONNX_SHARED_MODELS (sorted); empty when ../shared is absent.
 std::vector<std::filesystem::path> shared_models();
 
