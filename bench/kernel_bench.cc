@@ -14,6 +14,7 @@
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/io/model_builder.h"
+#include "qonnx/register_all.h"
 #include "qonnx/kernels/quant.h"
 
 namespace {
@@ -206,4 +207,11 @@ BENCHMARK(BM_Quant_Kernel)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  qonnx::register_all();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

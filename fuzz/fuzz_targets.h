@@ -22,6 +22,7 @@
 #include "qonnx/exec/executor.h"
 #include "qonnx/io/model_io.h"
 #include "qonnx/pass/pass.h"
+#include "qonnx/register_all.h"
 #include "qonnx/support/log.h"
 #include "qonnx/tensor.h"
 
@@ -56,6 +57,7 @@ inline const std::filesystem::path& base_dir() {
 
 inline void init() {
   static bool done = [] {
+    register_all();
     log::set_level(log::Level::kOff);
     set_memory_limit(kFuzzMemoryLimit);
     (void)base_dir();

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "qonnx/analysis/summary.h"
+#include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/io/model_builder.h"
 #include "qonnx/io/model_io.h"
 #include "support/cli.h"
@@ -31,7 +31,7 @@ class Convert : public ::testing::Test {
 int constant_quantizers(const ir::Model& m) {
   int n = 0;
   for (const auto& node : m.graph().nodes()) {
-    if (!analysis::is_quant_family(*node) || node->op_type() == "FloatQuant") continue;
+    if (!dialect::is_integer_quantizer(*node)) continue;
     bool all_const = true;
     for (const ir::Value* v : node->inputs()) all_const &= !v || v->is_initializer();
     n += all_const;

@@ -490,7 +490,8 @@ TEST_F(KilledConvert, NamedTempFallbackIsCleanedByTheNextRun) {
 // ---- fuzz corpora and crash reproducers ----
 
 void replay(const std::string& target, int (*one)(const uint8_t*, size_t)) {
-  fs::path fuzz_dir = fs::path(__FILE__).parent_path().parent_path() / "fuzz";
+  // Not __FILE__: ccache (base_dir) makes it relative to the build folder.
+  fs::path fuzz_dir = fs::path(QONNX_SOURCE_DIR) / "fuzz";
   uint64_t saved_limit = memory_limit();
   auto saved_level = log::level();
   fuzz::init();

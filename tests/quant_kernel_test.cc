@@ -123,7 +123,7 @@ TEST(QuantKernel, ParameterTypesAreConvertedToFloat32) {
 
 TEST(QuantKernel, AllDomainSpellings) {
   Tensor x = f32({2}, {0.26f, -1.0f});
-  for (const char* d : {"qonnx.custom_op.general", "finn.custom_op.general", "onnx.brevitas", ""}) {
+  for (const char* d : {"qonnx.custom_op.general", "finn.custom_op.general", "finn", "onnx.brevitas", ""}) {
     auto r = quant(x, f32s(0.25f), f32s(0), f32s(4), 1, 0, "ROUND", d);
     ASSERT_TRUE(r.is_ok()) << d << ": " << r.status().to_string();
     EXPECT_EQ(values_f32(r.value()[0]), (std::vector<float>{0.25f, -1.0f})) << d;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
+#include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/support/json.h"
 
@@ -71,12 +72,6 @@ void describe_zero_point(const ir::Graph& g, const ir::Node& n, QuantNodeInfo& q
 
 }  // namespace
 
-bool is_quant_family(const ir::Node& node) {
-  const std::string& op = node.op_type();
-  bool qonnx_op = op == "Quant" || op == "IntQuant" || op == "BipolarQuant" || op == "Trunc" || op == "FloatQuant";
-  return qonnx_op && (ir::is_qonnx_domain(node.domain()) || ir::is_default_domain(node.domain()));
-}
-
 ModelSummary summarize(const ir::Model& model) {
   ModelSummary s;
   const auto& h = model.header();
@@ -89,7 +84,7 @@ ModelSummary summarize(const ir::Model& model) {
   for (const ir::Value* v : g.outputs()) s.outputs.push_back({v->name(), type_string(g, v)});
   for (const auto& node : g.nodes()) {
     s.op_counts[fmt::format("{}::{}", node->domain().empty() ? "ai.onnx" : node->domain(), node->op_type())]++;
-    if (!is_quant_family(*node)) continue;
+    if (!dialect::is_quantizer(*node)) continue;
     QuantNodeInfo q;
     q.name = node->name();
     q.op_type = node->op_type();

@@ -1,3 +1,4 @@
+#include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/analysis/validate.h"
 
 #include <fmt/format.h>
@@ -6,7 +7,6 @@
 #include <onnx/onnx_pb.h>
 
 #include "kernels/qonnx/params.h"
-#include "qonnx/analysis/summary.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/io/model_io.h"
 #include "qonnx/schemas/schemas.h"
@@ -44,7 +44,7 @@ Status run_onnx_checker(const ir::Model& model) {
 Status check_quant_parameters(const ir::Model& model) {
   const ir::Graph& g = model.graph();
   for (const auto& node : g.nodes()) {
-    if (!is_quant_family(*node) || node->op_type() == "FloatQuant") continue;
+    if (!dialect::is_integer_quantizer(*node)) continue;
     std::vector<Tensor> constants(node->inputs().size());
     std::vector<const Tensor*> ins(node->inputs().size(), nullptr);
     for (size_t i = 1; i < node->inputs().size(); ++i) {

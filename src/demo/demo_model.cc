@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/io/model_builder.h"
 
 namespace qonnx::demo {
@@ -16,7 +17,7 @@ Tensor filled(Dims dims, float (*f)(int64_t)) {
 }  // namespace
 
 Result<ir::Model> build_demo_model() {
-  const std::string q = "qonnx.custom_op.general";
+  const std::string q = dialect::kGeneralDomain;
   io::ModelBuilder b(13);
   b.import(q, 2);
   b.metadata("qonnx-cc.demo", "2-layer quantized MLP");

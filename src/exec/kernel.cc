@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "qonnx/kernels/register.h"
 
 namespace qonnx::exec {
 
@@ -19,12 +18,6 @@ Result<const Tensor*> KernelContext::required(size_t i, const char* what) const 
 
 void KernelRegistry::add(const std::string& domain, const std::string& op_type, int since_version, KernelFn fn) {
   kernels_[KernelKey{ir::canonical_domain(domain), op_type}][since_version] = fn;
-}
-
-void KernelRegistry::add_qonnx(const std::string& op_type, int since_version, KernelFn fn, bool also_default) {
-  for (const char* d : {"qonnx.custom_op.general", "finn.custom_op.general", "onnx.brevitas"})
-    add(d, op_type, since_version, fn);
-  if (also_default) add("", op_type, since_version, fn);
 }
 
 KernelFn KernelRegistry::find(const std::string& domain, const std::string& op_type, int64_t version) const {
@@ -57,12 +50,8 @@ Status KernelRegistry::unsupported(const std::string& domain, const std::string&
                                                 op_type, version, d, listing));
 }
 
-const KernelRegistry& KernelRegistry::global() {
-  static const KernelRegistry registry = [] {
-    KernelRegistry r;
-    kernels::register_all_kernels(r);
-    return r;
-  }();
+KernelRegistry& KernelRegistry::global() {
+  static KernelRegistry registry;
   return registry;
 }
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
-#include "io/tensor_codec.h"
+#include "ir/tensor_codec.h"
 #include "qonnx/io/model_io.h"
 
 namespace qonnx::io {
@@ -55,7 +55,7 @@ NodeBuilder& NodeBuilder::attr(const std::string& name, const std::vector<float>
   return *this;
 }
 NodeBuilder& NodeBuilder::attr(const std::string& name, const Tensor& value) {
-  encode_tensor(value, new_attr(node_, name, onnx::AttributeProto::TENSOR)->mutable_t());
+  ir::encode_tensor(value, new_attr(node_, name, onnx::AttributeProto::TENSOR)->mutable_t());
   return *this;
 }
 NodeBuilder& NodeBuilder::name(const std::string& value) {
@@ -99,7 +99,7 @@ ModelBuilder& ModelBuilder::output(const std::string& name, DType dtype) {
 
 ModelBuilder& ModelBuilder::initializer(const std::string& name, const Tensor& value) {
   auto* t = proto_->mutable_graph()->add_initializer();
-  encode_tensor(value, t);
+  ir::encode_tensor(value, t);
   t->set_name(name);
   return *this;
 }

@@ -20,7 +20,7 @@
 #include <onnx/defs/printer.h>
 #include <onnx/onnx_pb.h>
 
-#include "io/tensor_codec.h"
+#include "ir/tensor_codec.h"
 
 namespace qonnx::io {
 namespace fs = std::filesystem;
@@ -189,7 +189,7 @@ Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, ir::Graph& gra
     init.value = graph.get_or_create_value(t.name());
     init.base_dir = base_dir;
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-      auto slice = resolve_external(t, base_dir);
+      auto slice = ir::resolve_external(t, base_dir);
       if (!slice.is_ok()) return std::move(slice).status().with_context(fmt::format("initializer '{}'", t.name()));
     }
     init.external_in_source = t.data_location() == onnx::TensorProto::EXTERNAL;
@@ -382,7 +382,7 @@ Result<onnx::ModelProto> to_proto(const ir::Model& model, const SaveOptions& opt
     } else {
       tp->clear_external_data();
       tp->clear_data_location();
-      encode_tensor(t.value(), tp);
+      ir::encode_tensor(t.value(), tp);
     }
   }
   for (size_t i = 0; i < graph.inputs().size(); ++i) g->add_input()->CopyFrom(*graph.input_info(i));
@@ -426,7 +426,7 @@ std::vector<fs::path> external_data_files(const ir::Model& model) {
   std::vector<fs::path> files;
   for (const auto& init : model.graph().initializers()) {
     if (init.proto->data_location() != onnx::TensorProto::EXTERNAL) continue;
-    auto slice = resolve_external(*init.proto, init.base_dir);
+    auto slice = ir::resolve_external(*init.proto, init.base_dir);
     if (slice.is_ok() && std::find(files.begin(), files.end(), slice->file) == files.end()) files.push_back(slice->file);
   }
   std::sort(files.begin(), files.end());

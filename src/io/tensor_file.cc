@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
-#include "io/tensor_codec.h"
+#include "ir/tensor_codec.h"
 #include "qonnx/io/model_io.h"
 
 namespace qonnx::io {
@@ -133,7 +133,7 @@ Result<NamedTensor> read_tensor_file(const fs::path& path) {
   if (!proto.ParseFromString(bytes) || !proto.has_data_type())
     return Status(Code::kCannotRead, "not a TensorProto (.pb) file").with_context(path.string());
   fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  auto t = decode_tensor(proto, dir);
+  auto t = ir::decode_tensor(proto, dir);
   if (!t.is_ok()) return std::move(t).status().with_context(path.string());
   out.name = proto.name();
   out.tensor = std::move(t).value();
@@ -142,7 +142,7 @@ Result<NamedTensor> read_tensor_file(const fs::path& path) {
 
 Status write_tensor_pb(const fs::path& path, const std::string& name, const Tensor& tensor) {
   onnx::TensorProto proto;
-  encode_tensor(tensor, &proto);
+  ir::encode_tensor(tensor, &proto);
   proto.set_name(name);
   return write_file_atomic(path, proto.SerializeAsString());
 }

@@ -6,15 +6,10 @@
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
-#include "io/spill_store.h"
-#include "io/tensor_codec.h"
+#include "ir/spill_store.h"
+#include "ir/tensor_codec.h"
 
 namespace qonnx::ir {
-
-bool is_qonnx_domain(const std::string& domain) {
-  return domain == "qonnx.custom_op.general" || domain == "finn.custom_op.general" ||
-         domain == "onnx.brevitas" || domain == "finn";
-}
 
 bool is_default_domain(const std::string& domain) { return domain.empty() || domain == "ai.onnx"; }
 
@@ -100,7 +95,7 @@ Result<Tensor> Node::attr_tensor(const std::string& name) const {
   if (!a || !a->has_t())
     return Status(Code::kInvalidModel, fmt::format("missing tensor attribute '{}'", name));
   // Tensor attributes never use external data relative to anything but the working folder.
-  auto t = io::decode_tensor(a->t(), {});
+  auto t = decode_tensor(a->t(), {});
   if (!t.is_ok()) return std::move(t).status().with_context(fmt::format("attribute '{}'", name));
   return t;
 }
@@ -278,10 +273,10 @@ Result<Initializer> make_initializer(Value* value, const Tensor& tensor) {
   init.value = value;
   init.proto = std::make_shared<onnx::TensorProto>();
   init.proto->set_name(value->name());
-  if (tensor.dtype() != DType::kString && tensor.nbytes() >= io::kSpillThresholdBytes) {
-    QONNX_ASSIGN_OR_RETURN(init.base_dir, io::spill_tensor(tensor, init.proto.get()));
+  if (tensor.dtype() != DType::kString && tensor.nbytes() >= kSpillThresholdBytes) {
+    QONNX_ASSIGN_OR_RETURN(init.base_dir, spill_tensor(tensor, init.proto.get()));
   } else {
-    io::encode_tensor(tensor, init.proto.get());
+    encode_tensor(tensor, init.proto.get());
     init.decoded = tensor;
   }
   return init;
@@ -473,7 +468,7 @@ Result<Tensor> Graph::initializer_tensor(const Value* value) const {
   const Initializer* init = initializer(value);
   if (!init) return Status(Code::kFailed, fmt::format("'{}' is not an initializer", value ? value->name() : ""));
   if (init->decoded) return *init->decoded;
-  auto t = io::decode_tensor(*init->proto, init->base_dir);
+  auto t = decode_tensor(*init->proto, init->base_dir);
   if (!t.is_ok()) return std::move(t).status().with_context(fmt::format("initializer '{}'", value->name()));
   if (init->proto->data_location() != onnx::TensorProto::EXTERNAL) init->decoded = t.value();
   return t;

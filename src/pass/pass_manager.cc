@@ -67,12 +67,8 @@ std::string PassRegistry::closest(const std::string& name) const {
   return best_d <= std::max<size_t>(3, name.size() / 2) ? best : "";
 }
 
-const PassRegistry& PassRegistry::global() {
-  static const PassRegistry registry = [] {
-    PassRegistry r;
-    register_all_passes(r);
-    return r;
-  }();
+PassRegistry& PassRegistry::global() {
+  static PassRegistry registry;
   return registry;
 }
 

@@ -2,7 +2,7 @@
 // one topological sweep (a folded output makes its consumers foldable in the same sweep).
 #include <fmt/format.h>
 
-#include "qonnx/analysis/summary.h"
+#include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/exec/executor.h"
 #include "passes/passes.h"
 
@@ -69,7 +69,7 @@ class FoldConstants : public pass::Pass {
     for (const ir::Node* cnode : order) {
       ir::Node* node = const_cast<ir::Node*>(cnode);
       if (never_folded(*node) || node->outputs().empty()) continue;
-      if (skip_quantizers_ && analysis::is_quant_family(*node)) continue;
+      if (skip_quantizers_ && dialect::is_quantizer(*node)) continue;
       auto inputs = constant_inputs(g, *node, /*include_overridable=*/false);
       if (!inputs) continue;
       if (!ctx.registry().find(node->domain(), node->op_type(), model.op_version(node->domain()))) {
@@ -85,7 +85,7 @@ class FoldConstants : public pass::Pass {
         ctx.count("skipped-too-large");
         continue;
       }
-      if (analysis::is_quant_family(*node)) ctx.record(*node, "folded", "constant inputs, evaluated to a float initializer");
+      if (dialect::is_quantizer(*node)) ctx.record(*node, "folded", "constant inputs, evaluated to a float initializer");
       std::vector<ir::Value*> outputs = node->outputs();
       g.remove_node(node);
       for (size_t k = 0; k < outputs.size(); ++k)

@@ -4,8 +4,8 @@
 // recompute exactly the float weights: Quant's output is (q - z) * s in float32.
 #include <fmt/format.h>
 
+#include "qonnx/dialect/qonnx_dialect.h"
 #include "kernels/qonnx/params.h"
-#include "qonnx/analysis/summary.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/kernels/quant.h"
@@ -70,7 +70,7 @@ class FoldQuantWeights : public pass::Pass {
     ir::Graph& g = model.graph();
     std::vector<ir::Node*> candidates;
     for (const auto& n : g.nodes())
-      if (analysis::is_quant_family(*n) && n->op_type() != "FloatQuant" && n->output(0)) candidates.push_back(n.get());
+      if (dialect::is_integer_quantizer(*n) && n->output(0)) candidates.push_back(n.get());
     bool changed = false;
     for (ir::Node* node : candidates) {
       auto inputs = constant_inputs(g, *node, /*include_overridable=*/true);

@@ -8,13 +8,12 @@
 #include <fmt/format.h>
 
 #include "passes/node_emitter.h"
+#include "qonnx/dialect/qonnx_dialect.h"
 #include "passes/passes.h"
 #include "qonnx/exec/dtype_dispatch.h"
 
 namespace qonnx::passes {
 namespace {
-
-constexpr const char* kChannelsLast = "qonnx.custom_op.channels_last";
 
 std::vector<int64_t> to_channels_first_perm(int64_t rank) {
   std::vector<int64_t> perm = {0, rank - 1};
@@ -44,9 +43,10 @@ class LowerCustomOps : public pass::Pass {
     for (const auto& n : g.nodes()) nodes.push_back(n.get());
     bool changed = false;
     for (ir::Node* n : nodes) {
-      bool multithreshold = n->op_type() == "MultiThreshold" && (ir::is_qonnx_domain(n->domain()) || n->domain() == "finn");
-      bool channels_last = n->domain() == kChannelsLast &&
-                           (n->op_type() == "Conv" || n->op_type() == "MaxPool" || n->op_type() == "BatchNormalization");
+      const dialect::Op op = dialect::classify(*n);
+      bool multithreshold = op == dialect::Op::kMultiThreshold;
+      bool channels_last = op == dialect::Op::kChannelsLastConv || op == dialect::Op::kChannelsLastMaxPool ||
+                           op == dialect::Op::kChannelsLastBatchNormalization;
       if ((!multithreshold && !channels_last) || !n->output(0)) continue;
       QONNX_ASSIGN_OR_RETURN(bool lowered, multithreshold ? lower_multithreshold(g, n, ctx) : lower_channels_last(g, n, ctx));
       changed |= lowered;

@@ -9,10 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "qonnx/dialect/qonnx_dialect.h"
 #include "kernels/qonnx/params.h"
 #include "passes/node_emitter.h"
 #include "passes/passes.h"
-#include "qonnx/analysis/summary.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/kernels/ngraph.h"
@@ -113,7 +113,7 @@ class LowerQuant : public pass::Pass {
     if (ngraph_) model.ensure_import(kernels::kNGraphDomain, kernels::kNGraphDomainVersion);
     std::vector<ir::Node*> quantizers;
     for (const auto& n : g.nodes())
-      if (analysis::is_quant_family(*n) && n->op_type() != "FloatQuant" && n->output(0)) quantizers.push_back(n.get());
+      if (dialect::is_integer_quantizer(*n) && n->output(0)) quantizers.push_back(n.get());
     bool changed = false;
     for (ir::Node* node : quantizers) {
       QONNX_ASSIGN_OR_RETURN(bool lowered, lower(model, node, ctx));

@@ -1,16 +1,18 @@
+#include "qonnx/passes/register.h"
+
 #include "passes/passes.h"
 
-namespace qonnx::pass {
+namespace qonnx::passes {
 
-void register_all_passes(PassRegistry& registry) {
-  registry.add(passes::make_fold_constants);
-  registry.add(passes::make_fold_quant_weights);
-  registry.add(passes::make_cleanup);
-  registry.add(passes::make_infer_shapes);
-  registry.add(passes::make_lower_quant);
-  registry.add(passes::make_upgrade_opset);
-  registry.add(passes::make_lower_custom_ops);
-  registry.add(passes::make_ascend_quant_matmul);
+void register_all_passes(pass::PassRegistry& registry) {
+  registry.add(make_fold_constants);
+  registry.add(make_fold_quant_weights);
+  registry.add(make_cleanup);
+  registry.add(make_infer_shapes);
+  registry.add(make_lower_quant);
+  registry.add(make_upgrade_opset);
+  registry.add(make_lower_custom_ops);
+  registry.add(make_ascend_quant_matmul);
 }
 
-}  // namespace qonnx::pass
+}  // namespace qonnx::passes

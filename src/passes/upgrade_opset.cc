@@ -7,14 +7,13 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/version_converter/convert.h>
 
+#include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/io/model_io.h"
 #include "qonnx/schemas/schemas.h"
 #include "passes/passes.h"
 
 namespace qonnx::passes {
 namespace {
-
-constexpr const char* kQonnxDomain = "qonnx.custom_op.general";
 
 class UpgradeOpset : public pass::Pass {
  public:
@@ -58,14 +57,13 @@ class UpgradeOpset : public pass::Pass {
     // Default-domain QONNX ops get their proper domain (the executor accepts both).
     bool moved = false;
     for (auto& node : *proto.mutable_graph()->mutable_node())
-      if (ir::is_default_domain(node.domain()) && (node.op_type() == "Quant" || node.op_type() == "BipolarQuant" ||
-                                                   node.op_type() == "Trunc" || node.op_type() == "IntQuant")) {
-        node.set_domain(kQonnxDomain);
+      if (ir::is_default_domain(node.domain()) && dialect::classify(node.domain(), node.op_type()) != dialect::Op::kNone) {
+        node.set_domain(dialect::kGeneralDomain);
         moved = true;
       }
-    if (moved && !model.opset(kQonnxDomain)) {
+    if (moved && !model.opset(dialect::kGeneralDomain)) {
       auto* op = proto.add_opset_import();
-      op->set_domain(kQonnxDomain);
+      op->set_domain(dialect::kGeneralDomain);
       op->set_version(1);
     }
     for (const auto& d : model.unimported_domains()) {

@@ -5,10 +5,12 @@
 #include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
 
+#include "qonnx/dialect/qonnx_dialect.h"
+#include "qonnx/ir/model.h"
+
 namespace qonnx::schemas {
 namespace {
 
-const char* const kDomains[] = {"qonnx.custom_op.general", "finn.custom_op.general", "onnx.brevitas"};
 const std::vector<std::string> kNumeric = {"tensor(float)", "tensor(double)", "tensor(float16)", "tensor(int32)",
                                            "tensor(int64)", "tensor(int8)", "tensor(uint8)"};
 
@@ -21,48 +23,44 @@ void same_as_first_input_float(onnx::InferenceContext& ctx) {
 
 void add(onnx::OpSchema schema) { onnx::OpSchemaRegistry::OpSchemaRegisterOnce once(schema); }
 
-onnx::OpSchema base(const char* name, const char* domain, int since) {
+// Exports store each parameter in its own type (a float64 scale beside float32 data, an int64 bit width),
+// so every input gets a type parameter of its own: one shared "T" would make strict inference reject them.
+onnx::OpSchema quantizer(const char* name, const std::string& domain, int since, const std::vector<const char*>& inputs) {
   onnx::OpSchema s;
   s.SetName(name).SetDomain(domain).SinceVersion(since);
-  s.TypeConstraint("T", kNumeric, "data and parameter types");
-  s.Output(0, "Y", "quantized values (float32)", "T1").TypeConstraint("T1", {"tensor(float)"}, "float output");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::string type = "T" + std::to_string(i);
+    s.Input(static_cast<int>(i), inputs[i], "", type).TypeConstraint(type, kNumeric, "numeric");
+  }
+  s.Output(0, "Y", "quantized values (float32)", "TY").TypeConstraint("TY", {"tensor(float)"}, "float output");
   s.TypeAndShapeInferenceFunction(same_as_first_input_float);
   return s;
 }
 
-void register_domain(const char* d) {
+void register_domain(const std::string& d) {
   {
-    auto s = base("Quant", d, 1);
-    s.Input(0, "X", "", "T").Input(1, "scale", "", "T").Input(2, "zeropt", "", "T").Input(3, "bitwidth", "", "T");
+    auto s = quantizer("Quant", d, 1, {"X", "scale", "zeropt", "bitwidth"});
     s.Attr("signed", "", onnx::AttributeProto::INT, static_cast<int64_t>(1));
     s.Attr("narrow", "", onnx::AttributeProto::INT, static_cast<int64_t>(0));
     s.Attr("rounding_mode", "", onnx::AttributeProto::STRING, std::string("ROUND"));
     add(s);
   }
+  add(quantizer("BipolarQuant", d, 1, {"X", "scale"}));
   {
-    auto s = base("BipolarQuant", d, 1);
-    s.Input(0, "X", "", "T").Input(1, "scale", "", "T");
-    add(s);
-  }
-  {
-    auto s = base("Trunc", d, 1);
-    s.Input(0, "X", "", "T").Input(1, "scale", "", "T").Input(2, "zeropt", "", "T").Input(3, "in_bitwidth", "", "T");
-    s.Input(4, "out_bitwidth", "", "T");
+    auto s = quantizer("Trunc", d, 1, {"X", "scale", "zeropt", "in_bitwidth", "out_bitwidth"});
     s.Attr("rounding_mode", "", onnx::AttributeProto::STRING, std::string("FLOOR"));
     add(s);
   }
+  if (ir::is_default_domain(d)) return;  // the default domain carries only the 2021 quantizers, Trunc v1
   {
-    auto s = base("Trunc", d, 2);
-    s.Input(0, "X", "", "T").Input(1, "scale", "", "T").Input(2, "zeropt", "", "T").Input(3, "in_bitwidth", "", "T");
-    s.Input(4, "out_scale", "", "T").Input(5, "out_bitwidth", "", "T");
+    auto s = quantizer("Trunc", d, 2, {"X", "scale", "zeropt", "in_bitwidth", "out_scale", "out_bitwidth"});
     s.Attr("rounding_mode", "", onnx::AttributeProto::STRING, std::string("FLOOR"));
     s.Attr("signed", "", onnx::AttributeProto::INT, static_cast<int64_t>(1));
     s.Attr("narrow", "", onnx::AttributeProto::INT, static_cast<int64_t>(0));
     add(s);
   }
   {
-    auto s = base("MultiThreshold", d, 1);
-    s.Input(0, "v", "", "T").Input(1, "thresholds", "", "T");
+    auto s = quantizer("MultiThreshold", d, 1, {"v", "thresholds"});
     s.Attr("out_dtype", "", onnx::AttributeProto::STRING, std::string(""));
     s.Attr("out_scale", "", onnx::AttributeProto::FLOAT, 1.0f);
     s.Attr("out_bias", "", onnx::AttributeProto::FLOAT, 0.0f);
@@ -77,7 +75,7 @@ void register_qonnx_schemas() {
   static std::once_flag once;
   std::call_once(once, [] {
     auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
-    for (const char* d : kDomains) {
+    for (const std::string& d : dialect::general_domain_spellings()) {
       if (ranges.Map().count(d) == 0) ranges.AddDomainToVersion(d, 1, 2);
       register_domain(d);
     }

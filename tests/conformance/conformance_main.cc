@@ -22,6 +22,7 @@
 #include "qonnx/exec/executor.h"
 #include "qonnx/io/model_io.h"
 #include "qonnx/io/tensor_file.h"
+#include "qonnx/register_all.h"
 #include "qonnx/support/log.h"
 
 namespace fs = std::filesystem;
@@ -85,6 +86,7 @@ CaseResult run_case(const fs::path& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  qonnx::register_all();
   fs::path data = QONNX_ONNX_TESTDATA;
   std::vector<std::string> suites;
   std::string filter, allowlist_path, write_path;

@@ -8,6 +8,7 @@
 #include <onnx/common/version.h>
 
 #include "commands.h"
+#include "qonnx/register_all.h"
 #include "qonnx/support/log.h"
 #include "qonnx/tensor.h"
 
@@ -33,6 +34,7 @@ std::string version_string() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  qonnx::register_all();
   CLI::App app("qonnx-cc: QONNX model quantization transformer (load, execute, check, convert)", "qonnx-cc");
   app.footer(kExitCodes);
   app.set_version_flag("--version", version_string());

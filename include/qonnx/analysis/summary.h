@@ -40,7 +40,6 @@ struct ModelSummary {
   size_t annotation_count = 0;
 };
 
-bool is_quant_family(const ir::Node& node);
 ModelSummary summarize(const ir::Model& model);
 std::string format_text(const ModelSummary& s);
 std::string format_json(const ModelSummary& s);

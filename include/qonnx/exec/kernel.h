@@ -79,8 +79,6 @@ class KernelRegistry {
  public:
   // Registers `fn` for versions >= since_version of (domain, op_type). "" and "ai.onnx" are one domain.
   void add(const std::string& domain, const std::string& op_type, int since_version, KernelFn fn);
-  // Same kernel in every QONNX domain spelling (and the empty domain when `also_default`).
-  void add_qonnx(const std::string& op_type, int since_version, KernelFn fn, bool also_default = true);
 
   KernelFn find(const std::string& domain, const std::string& op_type, int64_t version) const;
   // Error for an op without a kernel: names op, domain and version, lists what the domain has.
@@ -89,7 +87,8 @@ class KernelRegistry {
   size_t size() const { return kernels_.size(); }
 
   // The registry with every kernel family registered (built once).
-  static const KernelRegistry& global();
+  // The process-wide registry: empty until the tool or a test calls qonnx::register_all().
+  static KernelRegistry& global();
 
  private:
   std::map<KernelKey, std::map<int, KernelFn>> kernels_;

@@ -29,8 +29,6 @@ namespace qonnx::ir {
 class Node;
 class Graph;
 
-// The QONNX custom-op domains, all equivalent (SEMANTICS.md section 1).
-bool is_qonnx_domain(const std::string& domain);
 // "" and "ai.onnx" are the same domain.
 bool is_default_domain(const std::string& domain);
 std::string canonical_domain(const std::string& domain);

@@ -78,13 +78,12 @@ class PassRegistry {
   std::vector<std::string> names() const;
   // Closest registered name, for "did you mean".
   std::string closest(const std::string& name) const;
-  static const PassRegistry& global();
+  // The process-wide registry: empty until the tool or a test calls qonnx::register_all().
+  static PassRegistry& global();
 
  private:
   std::map<std::string, PassFactory> factories_;
 };
-
-void register_all_passes(PassRegistry& registry);
 
 // A parsed pipeline: a sequence of passes and fixed-point groups.
 struct PipelineItem {

@@ -1,5 +1,6 @@
 // Identity: the output shares the input's (immutable) storage.
 #include "kernels/onnx/onnx_kernels.h"
+#include "kernels/qonnx/qonnx_kernels.h"
 
 namespace qonnx::kernels {
 namespace {
@@ -14,7 +15,8 @@ Status identity(exec::KernelContext& ctx) {
 
 void register_identity_kernels(exec::KernelRegistry& r) {
   r.add("", "Identity", 1, identity);
-  r.add_qonnx("Identity", 1, identity, /*also_default=*/false);
+  // qonnx's cleanup leaves Identity nodes in the general domain.
+  add_general_op(r, "Identity", 1, identity);
 }
 
 }  // namespace qonnx::kernels

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/qonnx/qonnx_kernels.h"
+#include "qonnx/dialect/qonnx_dialect.h"
 
 namespace qonnx::kernels {
 namespace {
@@ -103,7 +104,7 @@ Status batch_normalization(exec::KernelContext& ctx) { return run_channels_first
 }  // namespace
 
 void register_channels_last_kernels(exec::KernelRegistry& r) {
-  const char* domain = "qonnx.custom_op.channels_last";
+  const char* domain = dialect::kChannelsLastDomain;
   r.add(domain, "Conv", 1, conv);
   r.add(domain, "MaxPool", 1, max_pool);
   r.add(domain, "BatchNormalization", 1, batch_normalization);

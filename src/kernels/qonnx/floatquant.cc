@@ -102,7 +102,7 @@ Status float_quant(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_floatquant_kernels(exec::KernelRegistry& r) {
-  r.add_qonnx("FloatQuant", 1, float_quant, /*also_default=*/false);
+  add_general_op(r, "FloatQuant", 1, float_quant);
 }
 
 }  // namespace qonnx::kernels

@@ -81,8 +81,7 @@ Status multi_threshold(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_multithreshold_kernels(exec::KernelRegistry& r) {
-  r.add_qonnx("MultiThreshold", 1, multi_threshold, /*also_default=*/false);
-  r.add("finn", "MultiThreshold", 1, multi_threshold);
+  add_general_op(r, "MultiThreshold", 1, multi_threshold);
 }
 
 }  // namespace qonnx::kernels

@@ -5,6 +5,10 @@
 
 namespace qonnx::kernels {
 
+// Registers `fn` in every spelling of the QONNX general domain, and in the default domain where the
+// dialect allows the op there (2021 exports).
+void add_general_op(exec::KernelRegistry& r, const std::string& op_type, int since_version, exec::KernelFn fn);
+
 void register_quant_kernels(exec::KernelRegistry& r);
 void register_trunc_kernels(exec::KernelRegistry& r);
 void register_multithreshold_kernels(exec::KernelRegistry& r);

@@ -150,9 +150,9 @@ Result<Tensor> quant_codes(const exec::KernelContext& ctx, const Tensor& x, cons
 }
 
 void register_quant_kernels(exec::KernelRegistry& r) {
-  r.add_qonnx("Quant", 1, quant);
-  r.add_qonnx("IntQuant", 1, quant);
-  r.add_qonnx("BipolarQuant", 1, bipolar_quant);
+  add_general_op(r, "Quant", 1, quant);
+  add_general_op(r, "IntQuant", 1, quant);
+  add_general_op(r, "BipolarQuant", 1, bipolar_quant);
 }
 
 }  // namespace qonnx::kernels

@@ -8,6 +8,7 @@
 #include "kernels/qonnx/fast_math.h"
 #include "kernels/qonnx/params.h"
 #include "kernels/qonnx/qonnx_kernels.h"
+#include "qonnx/dialect/qonnx_dialect.h"
 
 namespace qonnx::kernels {
 namespace {
@@ -148,8 +149,8 @@ Status trunc_v2(exec::KernelContext& ctx) {
 
 void register_trunc_kernels(exec::KernelRegistry& r) {
   // The empty domain has no QONNX versioning: Trunc there is always version 1.
-  r.add_qonnx("Trunc", 1, trunc_v1, /*also_default=*/true);
-  for (const char* d : {"qonnx.custom_op.general", "finn.custom_op.general", "onnx.brevitas"}) r.add(d, "Trunc", 2, trunc_v2);
+  add_general_op(r, "Trunc", 1, trunc_v1);
+  for (const std::string& d : dialect::general_domain_spellings()) r.add(d, "Trunc", 2, trunc_v2);
 }
 
 }  // namespace qonnx::kernels

@@ -1,4 +1,4 @@
-#include "io/tensor_codec.h"
+#include "ir/tensor_codec.h"
 
 #include <cstring>
 #include <fstream>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-namespace qonnx::io {
+namespace qonnx::ir {
 namespace fs = std::filesystem;
 
 namespace {
@@ -191,4 +191,4 @@ void encode_tensor(const Tensor& tensor, onnx::TensorProto* proto) {
   }
 }
 
-}  // namespace qonnx::io
+}  // namespace qonnx::ir

@@ -8,7 +8,7 @@
 #include "qonnx/support/status.h"
 #include "qonnx/tensor.h"
 
-namespace qonnx::io {
+namespace qonnx::ir {
 
 // Location of a tensor's external data, validated: inside `base_dir`, within the file.
 struct ExternalSlice {
@@ -26,4 +26,4 @@ Result<Tensor> decode_tensor(const onnx::TensorProto& proto, const std::filesyst
 // Encodes as raw_data (strings in string_data); name is set by the caller.
 void encode_tensor(const Tensor& tensor, onnx::TensorProto* proto);
 
-}  // namespace qonnx::io
+}  // namespace qonnx::ir

@@ -9,7 +9,7 @@
 #include "qonnx/support/status.h"
 #include "qonnx/tensor.h"
 
-namespace qonnx::io {
+namespace qonnx::ir {
 
 // Tensors of at least this many bytes are spilled.
 constexpr size_t kSpillThresholdBytes = size_t{16} << 20;
@@ -18,4 +18,4 @@ constexpr size_t kSpillThresholdBytes = size_t{16} << 20;
 // relative to the returned folder, which the initializer uses as its base_dir).
 Result<std::filesystem::path> spill_tensor(const Tensor& tensor, onnx::TensorProto* proto);
 
-}  // namespace qonnx::io
+}  // namespace qonnx::ir

@@ -1,4 +1,4 @@
-#include "io/spill_store.h"
+#include "ir/spill_store.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,9 +10,9 @@
 
 #include <fmt/format.h>
 
-#include "io/tensor_codec.h"
+#include "ir/tensor_codec.h"
 
-namespace qonnx::io {
+namespace qonnx::ir {
 namespace fs = std::filesystem;
 
 namespace {
@@ -90,4 +90,4 @@ Result<fs::path> spill_tensor(const Tensor& tensor, onnx::TensorProto* proto) {
   return file.dir();
 }
 
-}  // namespace qonnx::io
+}  // namespace qonnx::ir

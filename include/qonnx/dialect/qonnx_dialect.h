@@ -1,0 +1,53 @@
+// The QONNX dialect in one place: the domain spellings exporters use, the op names and aliases, which
+// ops are quantizers, and the version an op runs at. Kernels, passes, schemas and analyses ask here;
+// nobody else spells a QONNX domain or op name.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace qonnx::ir {
+class Node;
+}  // namespace qonnx::ir
+
+namespace qonnx::dialect {
+
+// The canonical domain of the general QONNX ops, as qonnx writes it after loading a model.
+inline constexpr const char* kGeneralDomain = "qonnx.custom_op.general";
+// NHWC variants of Conv, MaxPool and BatchNormalization.
+inline constexpr const char* kChannelsLastDomain = "qonnx.custom_op.channels_last";
+
+// Every spelling of the general domain seen in exports, canonical first: qonnx.custom_op.general,
+// finn.custom_op.general (legacy FINN), finn (bare, which qonnx maps to the general domain), onnx.brevitas.
+const std::vector<std::string>& general_domain_spellings();
+bool is_general_domain(const std::string& domain);
+
+enum class Op {
+  kNone,          // not a QONNX op
+  kQuant,         // Quant and its alias IntQuant
+  kBipolarQuant,
+  kTrunc,
+  kFloatQuant,
+  kMultiThreshold,
+  kChannelsLastConv,
+  kChannelsLastMaxPool,
+  kChannelsLastBatchNormalization,
+};
+
+// The QONNX op a (domain, op_type) pair names. The default domain carries the quantizers of 2021
+// exports (Quant, IntQuant, BipolarQuant, Trunc), nothing else.
+Op classify(const std::string& domain, const std::string& op_type);
+Op classify(const ir::Node& node);
+
+// The op types of the general domain, aliases included (Quant, IntQuant, ...), for registration.
+const std::vector<std::string>& general_op_types();
+// Ops that may appear in the default domain as QONNX ops.
+bool allowed_in_default_domain(Op op);
+
+// Quant, BipolarQuant, Trunc and FloatQuant: the ops with a scale that `info`, folding and lowering treat.
+bool is_quantizer(Op op);
+bool is_quantizer(const ir::Node& node);
+// The integer quantizers lowering handles (FloatQuant excluded).
+bool is_integer_quantizer(const ir::Node& node);
+
+}  // namespace qonnx::dialect

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Checks the layering declared in CMakeLists.txt (qonnx_layer): the table must be acyclic, and every
+# #include in src/<layer>/ and include/qonnx/<layer>/ must name the layer itself or one it depends on,
+# directly or transitively. Usage: check_layers.sh "support:;ir:support;io:ir,support;..." REPO_ROOT
+set -euo pipefail
+table=$1
+root=$2
+declare -A deps
+layers=()
+IFS=';' read -ra entries <<< "$table"
+for e in "${entries[@]}"; do
+  name=${e%%:*}
+  layers+=("$name")
+  deps[$name]=${e#*:}
+done
+
+# Transitive closure by depth-first search; a layer met again on the current path is a cycle.
+declare -A closure state
+visit() {
+  local l=$1
+  [ "${state[$l]:-}" = done ] && return 0
+  if [ "${state[$l]:-}" = active ]; then echo "layer cycle through '$l'"; exit 1; fi
+  state[$l]=active
+  local all="" d
+  IFS=',' read -ra ds <<< "${deps[$l]:-}"
+  for d in "${ds[@]}"; do
+    [ -z "$d" ] && continue
+    [ -n "${deps[$d]+x}" ] || { echo "layer '$l' depends on undeclared layer '$d'"; exit 1; }
+    visit "$d"
+    all+=" $d ${closure[$d]}"
+  done
+  closure[$l]=$all
+  state[$l]=done
+}
+for l in "${layers[@]}"; do visit "$l"; done
+
+layer_pattern=$(IFS='|'; echo "${layers[*]}")
+violations=0
+checked=0
+for l in "${layers[@]}"; do
+  for dir in "$root/src/$l" "$root/include/qonnx/$l"; do
+    [ -d "$dir" ] || continue
+    while IFS= read -r hit; do
+      file=${hit%%:*}
+      rest=${hit#*:}
+      line=${rest%%:*}
+      [[ $rest =~ \#include\ \"(qonnx/)?($layer_pattern)/ ]] || continue
+      target=${BASH_REMATCH[2]}
+      checked=$((checked + 1))
+      [ "$target" = "$l" ] && continue
+      if [[ " ${closure[$l]} " != *" $target "* ]]; then
+        echo "upward include: ${file#$root/}:$line: layer '$l' includes layer '$target' (allowed: ${closure[$l]:- none})"
+        violations=$((violations + 1))
+      fi
+    done < <(grep -rnE "#include \"(qonnx/)?($layer_pattern)/" "$dir" --include='*.h' --include='*.cc' || true)
+  done
+done
+echo "layers: ${#layers[@]} declared, $checked includes checked"
+echo "$((checked - violations)) passed, $violations failed"
+[ "$violations" -eq 0 ]

@@ -1,0 +1,22 @@
+#include "qonnx/register_all.h"
+
+#include <mutex>
+
+#include "qonnx/exec/kernel.h"
+#include "qonnx/kernels/register.h"
+#include "qonnx/pass/pass.h"
+#include "qonnx/passes/register.h"
+#include "qonnx/schemas/schemas.h"
+
+namespace qonnx {
+
+void register_all() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    kernels::register_all_kernels(exec::KernelRegistry::global());
+    passes::register_all_passes(pass::PassRegistry::global());
+    schemas::register_qonnx_schemas();
+  });
+}
+
+}  // namespace qonnx
