@@ -58,8 +58,8 @@ TEST(FoldQuantWeights, FloatModeReplacesWeightQuantOnly) {
   EXPECT_EQ(op_types(after), (std::vector<std::string>{"Quant", "MatMul"}));
   EXPECT_TRUE(after.graph().find_value("wq")->is_initializer());
   EXPECT_EQ(after.graph().finn_datatype("wq"), "SCALEDINT<4>");
-  ASSERT_EQ(ctx.quant_outcomes().size(), 1u);
-  EXPECT_EQ(ctx.quant_outcomes()[0].outcome, "folded");
+  ASSERT_EQ(ctx.node_outcomes().size(), 1u);
+  EXPECT_EQ(ctx.node_outcomes()[0].outcome, "folded");
   expect_equivalent(before, after);
 }
 
@@ -164,7 +164,16 @@ TEST(Pipeline, ParsesOptionsGroupsAndRejectsUnknownNames) {
   EXPECT_NE(typo.status().to_string().find("did you mean 'fold-constants'"), std::string::npos) << typo.status().to_string();
   auto bad_opt = pass::parse_pipeline("fold-quant-weights{mode=double}");
   ASSERT_FALSE(bad_opt.is_ok());
-  EXPECT_NE(bad_opt.status().to_string().find("mode must be float or int"), std::string::npos);
+  EXPECT_EQ(bad_opt.status().code(), Code::kUsage);
+  EXPECT_NE(bad_opt.status().to_string().find("option 'mode': 'double' is not one of: float|int"), std::string::npos)
+      << bad_opt.status().to_string();
+  auto bad_number = pass::parse_pipeline("fold-constants{max-bytes=12x}");
+  ASSERT_FALSE(bad_number.is_ok());
+  EXPECT_NE(bad_number.status().to_string().find("expected a non-negative integer, got '12x'"), std::string::npos)
+      << bad_number.status().to_string();
+  auto bad_bool = pass::parse_pipeline("lower-quant{strict=yes}");
+  ASSERT_FALSE(bad_bool.is_ok());
+  EXPECT_NE(bad_bool.status().to_string().find("expected 0, 1, true or false"), std::string::npos);
   auto unknown_opt = pass::parse_pipeline("cleanup{aggressive=1}");
   ASSERT_FALSE(unknown_opt.is_ok());
   EXPECT_NE(unknown_opt.status().to_string().find("has no option 'aggressive'"), std::string::npos);

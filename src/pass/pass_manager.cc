@@ -16,7 +16,82 @@ void PassContext::warn(const ir::Node* node, const std::string& message) {
 }
 
 void PassContext::record(const ir::Node& node, const std::string& outcome, const std::string& detail) {
-  outcomes_.push_back(QuantOutcome{node.name(), node.op_type(), current_, outcome, detail});
+  outcomes_.push_back(NodeOutcome{node.name(), node.op_type(), current_, outcome, detail});
+}
+
+// ---- Options and statistics ------------------------------------------------------------------
+
+OptionBase::OptionBase(Pass* owner, std::string name, std::string help) : name_(std::move(name)), help_(std::move(help)) {
+  owner->options_.push_back(this);
+}
+
+Statistic::Statistic(Pass* owner, std::string name, std::string help) : name_(std::move(name)), help_(std::move(help)) {
+  owner->statistics_.push_back(this);
+}
+
+Status parse_option_value(const std::string& text, bool* out) {
+  if (text == "1" || text == "true") *out = true;
+  else if (text == "0" || text == "false") *out = false;
+  else return Status(Code::kUsage, fmt::format("expected 0, 1, true or false, got '{}'", text));
+  return Status::ok();
+}
+
+Status parse_option_value(const std::string& text, int64_t* out) {
+  size_t used = 0;
+  try {
+    *out = std::stoll(text, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size()) return Status(Code::kUsage, fmt::format("expected an integer, got '{}'", text));
+  return Status::ok();
+}
+
+Status parse_option_value(const std::string& text, uint64_t* out) {
+  size_t used = 0;
+  try {
+    if (!text.empty() && text[0] != '-') *out = std::stoull(text, &used);
+  } catch (...) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size())
+    return Status(Code::kUsage, fmt::format("expected a non-negative integer, got '{}'", text));
+  return Status::ok();
+}
+
+Status parse_option_value(const std::string& text, std::string* out) {
+  *out = text;
+  return Status::ok();
+}
+
+std::string option_value_text(bool v) { return v ? "1" : "0"; }
+std::string option_value_text(int64_t v) { return std::to_string(v); }
+std::string option_value_text(uint64_t v) { return std::to_string(v); }
+std::string option_value_text(const std::string& v) { return v; }
+std::string option_type_name(bool) { return "bool"; }
+std::string option_type_name(int64_t) { return "int"; }
+std::string option_type_name(uint64_t) { return "int"; }
+std::string option_type_name(const std::string&) { return "string"; }
+
+std::vector<OptionSpec> Pass::options() const {
+  std::vector<OptionSpec> out;
+  for (const OptionBase* o : options_) out.push_back(OptionSpec{o->name(), o->type_name(), o->default_text(), o->help()});
+  return out;
+}
+
+Status Pass::configure(const PassOptions& options) {
+  for (const auto& [key, value] : options) {
+    auto it = std::find_if(options_.begin(), options_.end(), [&, &k = key](const OptionBase* o) { return o->name() == k; });
+    if (it == options_.end()) {
+      std::vector<std::string> names;
+      for (const OptionBase* o : options_) names.push_back(o->name());
+      return Status(Code::kUsage, fmt::format("pass '{}' has no option '{}' (options: {})", name(), key,
+                                              names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
+    }
+    if (Status st = (*it)->parse(value); !st.is_ok())
+      return Status(Code::kUsage, fmt::format("pass '{}' option '{}': {}", name(), key, st.message()));
+  }
+  return check_options();
 }
 
 void PassRegistry::add(PassFactory factory) {
@@ -141,7 +216,7 @@ class PipelineParser {
       if (!eat(')')) return error("expected ')'");
       return item;
     }
-    auto pass = registry_.create(name);
+    std::unique_ptr<Pass> pass = registry_.create(name);
     if (!pass) {
       std::string hint = registry_.closest(name);
       return Status(Code::kUsage, fmt::format("unknown pass '{}'{}; see `qonnx-cc list-passes`", name,
@@ -151,17 +226,8 @@ class PipelineParser {
     if (eat('{')) {
       QONNX_ASSIGN_OR_RETURN(item.options, parse_options());
     }
-    for (const auto& [k, v] : item.options) {
-      auto specs = pass->options();
-      bool known = std::any_of(specs.begin(), specs.end(), [&, &key = k](const OptionSpec& o) { return o.name == key; });
-      if (!known) {
-        std::vector<std::string> names;
-        for (const auto& o : specs) names.push_back(o.name);
-        return Status(Code::kUsage, fmt::format("pass '{}' has no option '{}' (options: {})", name, k,
-                                                names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", "))));
-      }
-    }
-    if (Status st = pass->configure(item.options); !st.is_ok()) return std::move(st).with_context("[" + name + "]");
+    QONNX_RETURN_IF_ERROR(pass->configure(item.options));
+    item.instance = std::move(pass);
     return item;
   }
 
@@ -209,18 +275,69 @@ std::string format_pipeline(const std::vector<PipelineItem>& items) {
   return fmt::format("{}", fmt::join(parts, ","));
 }
 
+Result<int> set_pass_option(std::vector<PipelineItem>& items, const std::string& pass, const std::string& key,
+                            const std::string& value) {
+  int count = 0;
+  for (auto& item : items) {
+    if (item.pass.empty()) {
+      QONNX_ASSIGN_OR_RETURN(int nested, set_pass_option(item.group, pass, key, value));
+      count += nested;
+    } else if (item.pass == pass) {
+      QONNX_RETURN_IF_ERROR(item.instance->configure({{key, value}}));
+      item.options[key] = value;
+      ++count;
+    }
+  }
+  return count;
+}
+
 // ---- Running ---------------------------------------------------------------------------------
 
 namespace {
 
-Result<bool> run_one(ir::Model& model, const PipelineItem& item, PassContext& ctx, const RunOptions& options,
-                     std::vector<PassTiming>& timings) {
-  if (item.pass.empty()) {
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The structural verifier, first after every pass.
+class VerifierInstrumentation : public Instrumentation {
+ public:
+  Status after_pass(const Pass&, const ir::Model& model, bool) override {
+    if (Status st = verify_graph(model); !st.is_ok()) return std::move(st).with_context("verifier after the pass");
+    return Status::ok();
+  }
+};
+
+class PipelineRunner {
+ public:
+  PipelineRunner(ir::Model& model, PassContext& ctx, const std::vector<Instrumentation*>& extra) : model_(model), ctx_(ctx) {
+    hooks_.push_back(&verifier_);
+    hooks_.insert(hooks_.end(), extra.begin(), extra.end());
+  }
+
+  Result<bool> run(const PipelineItem& item) {
+    if (item.pass.empty()) return run_group(item);
+    Pass& pass = *item.instance;
+    ctx_.set_current(item.pass);
+    for (Instrumentation* h : hooks_) h->before_pass(pass, model_);
+    auto changed = pass.run(model_, ctx_);
+    for (Statistic* s : pass.statistics())
+      if (int64_t v = s->take()) ctx_.count(s->name(), v);
+    if (!changed.is_ok()) return std::move(changed).status().with_context("[" + item.pass + "]");
+    // After-hooks in reverse order, like nested scopes: the timer stops before the verifier runs.
+    for (auto h = hooks_.rbegin(); h != hooks_.rend(); ++h)
+      if (Status st = (*h)->after_pass(pass, model_, changed.value()); !st.is_ok())
+        return std::move(st).with_context("[" + item.pass + "]");
+    return changed.value();
+  }
+
+ private:
+  Result<bool> run_group(const PipelineItem& item) {
     bool any = false;
     for (int it = 0; it < item.max_iterations; ++it) {
       bool changed = false;
       for (const auto& member : item.group) {
-        QONNX_ASSIGN_OR_RETURN(bool c, run_one(model, member, ctx, options, timings));
+        QONNX_ASSIGN_OR_RETURN(bool c, run(member));
         changed |= c;
       }
       any |= changed;
@@ -229,33 +346,39 @@ Result<bool> run_one(ir::Model& model, const PipelineItem& item, PassContext& ct
     log::warn("fixpoint({}) still changing after {} iterations", format_pipeline(item.group), item.max_iterations);
     return any;
   }
-  auto pass = PassRegistry::global().create(item.pass);
-  QONNX_RETURN_IF_ERROR(pass->configure(item.options));
-  ctx.set_current(item.pass);
-  auto start = std::chrono::steady_clock::now();
-  auto changed = pass->run(model, ctx);
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (!changed.is_ok()) return std::move(changed).status().with_context("[" + item.pass + "]");
-  timings.push_back(PassTiming{item.pass, secs, changed.value()});
-  if (Status st = verify_graph(model); !st.is_ok())
-    return std::move(st).with_context(fmt::format("[{}] verifier after the pass", item.pass));
-  if (options.print_ir_after == "all" || options.print_ir_after == item.pass) {
-    auto text = io::to_onnx_text(model);
-    std::fprintf(stderr, "// IR after %s\n%s\n", item.pass.c_str(), text.c_str());
-  }
-  return changed.value();
-}
+
+  ir::Model& model_;
+  PassContext& ctx_;
+  VerifierInstrumentation verifier_;
+  std::vector<Instrumentation*> hooks_;
+};
 
 }  // namespace
 
-Result<std::vector<PassTiming>> run_pipeline(ir::Model& model, const std::vector<PipelineItem>& items,
-                                            PassContext& ctx, const RunOptions& options) {
-  std::vector<PassTiming> timings;
-  for (const auto& item : items) {
-    auto r = run_one(model, item, ctx, options, timings);
-    if (!r.is_ok()) return std::move(r).status();
+void TimingInstrumentation::before_pass(const Pass&, const ir::Model&) { started_ = now_seconds(); }
+
+Status TimingInstrumentation::after_pass(const Pass& pass, const ir::Model&, bool changed) {
+  timings_.push_back(PassTiming{pass.name(), now_seconds() - started_, changed});
+  return Status::ok();
+}
+
+Status PrintIrInstrumentation::after_pass(const Pass& pass, const ir::Model& model, bool) {
+  if (pass_ == "all" || pass_ == pass.name()) {
+    auto text = io::to_onnx_text(model);
+    std::fprintf(stderr, "// IR after %s\n%s\n", pass.name().c_str(), text.c_str());
   }
-  return timings;
+  return Status::ok();
+}
+
+Result<bool> run_pipeline(ir::Model& model, const std::vector<PipelineItem>& items, PassContext& ctx,
+                          const std::vector<Instrumentation*>& instrumentations) {
+  PipelineRunner runner(model, ctx, instrumentations);
+  bool any = false;
+  for (const auto& item : items) {
+    QONNX_ASSIGN_OR_RETURN(bool changed, runner.run(item));
+    any |= changed;
+  }
+  return any;
 }
 
 // ---- Named pipelines -------------------------------------------------------------------------

@@ -260,24 +260,6 @@ class AscendQuantMatMul : public pass::Pass {
     return "DequantizeLinear(int8 x) x DequantizeLinear(int8 w) -> MatMul/Gemm [+ bias] [-> QuantizeLinear int8] "
            "to Ascend QuantBatchMatMul with TransQuantParamV2 scale words and an int32 bias";
   }
-  std::vector<pass::OptionSpec> options() const override {
-    return {{"round-mode", "0", "TransQuantParamV2 round_mode: 0 truncate the scale to FP19, 1 round half to even (closer)"},
-            {"output-dtype", "graph", "float outputs: graph (the graph's float type, no Cast) | float16 (dtype 1, Cast back)"}};
-  }
-  Status configure(const pass::PassOptions& o) override {
-    if (auto it = o.find("round-mode"); it != o.end()) {
-      if (it->second != "0" && it->second != "1")
-        return Status(Code::kUsage, fmt::format("round-mode must be 0 or 1, got '{}'", it->second));
-      round_mode_ = it->second == "1" ? 1 : 0;
-    }
-    if (auto it = o.find("output-dtype"); it != o.end()) {
-      if (it->second != "graph" && it->second != "float16")
-        return Status(Code::kUsage, fmt::format("output-dtype must be graph or float16, got '{}'", it->second));
-      float16_output_ = it->second == "float16";
-    }
-    return Status::ok();
-  }
-
   Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
     ir::Graph& g = model.graph();
     std::vector<ir::Node*> candidates;
@@ -289,7 +271,7 @@ class AscendQuantMatMul : public pass::Pass {
       m.matmul = node;
       if (std::string why = match(g, m); !why.empty()) {
         ctx.warn(node, why + ": left in place");
-        ctx.count("left");
+        ++left_;
         continue;
       }
       if (!model.opset(ascend::kAscendDomain)) {
@@ -394,7 +376,7 @@ class AscendQuantMatMul : public pass::Pass {
   }
 
   int64_t float_dtype_attr(DType t) const {
-    if (float16_output_) return kOutFloat16;
+    if (*output_dtype_ == "float16") return kOutFloat16;
     switch (t) {
       case DType::kFloat16: return kOutFloat16;
       case DType::kBFloat16: return kOutBFloat16;
@@ -451,7 +433,7 @@ class AscendQuantMatMul : public pass::Pass {
         QONNX_ASSIGN_OR_RETURN(ir::Node* c, node("x_int8_clip", "Clip", "", {x1, lo, hi}, false));
         x1 = c->output(0);
       }
-      ctx.count("uint8-activations-shifted");
+      ++uint8_activations_shifted_;
     }
     for (const ir::Node* layout : m.x.layout) {
       std::vector<ir::Value*> ins = layout->inputs();
@@ -502,9 +484,9 @@ class AscendQuantMatMul : public pass::Pass {
       for (size_t c = 0; c < m.bias.size(); ++c) b.data<float>()[c] = static_cast<float>(m.bias[c]);
       QONNX_ASSIGN_OR_RETURN(ir::Value* bias_v, constant("bias", exec::cast_tensor(b, m.x.float_type)));
       QONNX_RETURN_IF_ERROR(node("bias_add", "Add", "", {y, bias_v}, true).status());
-      ctx.count("float-bias-kept");
+      ++float_bias_kept_;
     }
-    ctx.count(m.requantize ? "quant-matmul-int8-output" : "quant-matmul-float-output");
+    ++(m.requantize ? quant_matmul_int8_output_ : quant_matmul_float_output_);
     return Status::ok();
   }
 
@@ -513,8 +495,17 @@ class AscendQuantMatMul : public pass::Pass {
     return Tensor::scalar<int8_t>(DType::kInt8, static_cast<int8_t>(exec::element_as_double(bound, 0) - 128));
   }
 
-  int round_mode_ = 0;
-  bool float16_output_ = false;
+  pass::Option<int64_t> round_mode_{this, "round-mode", 0,
+                                    "TransQuantParamV2 round_mode: 0 truncate the scale to FP19, 1 round half to even (closer)",
+                                    {0, 1}};
+  pass::Option<std::string> output_dtype_{this, "output-dtype", "graph",
+                                          "float outputs: graph (the graph's float type, no Cast) | float16 (dtype 1, Cast back)",
+                                          {"graph", "float16"}};
+  pass::Statistic left_{this, "left", "nodes left in place (reported)"};
+  pass::Statistic uint8_activations_shifted_{this, "uint8-activations-shifted", "uint8 activations shifted to int8 exactly"};
+  pass::Statistic float_bias_kept_{this, "float-bias-kept", "float biases kept beside the matmul"};
+  pass::Statistic quant_matmul_int8_output_{this, "quant-matmul-int8-output", "QuantBatchMatMul with an int8 output"};
+  pass::Statistic quant_matmul_float_output_{this, "quant-matmul-float-output", "QuantBatchMatMul with a float output"};
 };
 
 }  // namespace

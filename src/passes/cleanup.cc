@@ -37,14 +37,14 @@ class Cleanup : public pass::Pass {
     changed |= remove_stale_value_info(g, ctx);
     changed |= name_nodes(g, ctx);
     if (int pruned = model.prune_unused_imports(); pruned > 0) {
-      ctx.count("imports-removed", pruned);
+      imports_removed_ += pruned;
       changed = true;
     }
     return changed;
   }
 
  private:
-  static bool remove_identities(ir::Graph& g, pass::PassContext& ctx) {
+  bool remove_identities(ir::Graph& g, pass::PassContext& ctx) {
     std::vector<ir::Node*> identities;
     for (const auto& n : g.nodes())
       if (n->op_type() == "Identity" && ir::is_default_domain(n->domain()) && n->input(0) && n->output(0))
@@ -57,13 +57,13 @@ class Cleanup : public pass::Pass {
       if (out->is_graph_output()) continue;
       g.replace_all_uses(out, in);
       g.remove_node(n);
-      ctx.count("identities-removed");
+      ++identities_removed_;
       changed = true;
     }
     return changed;
   }
 
-  static bool merge_duplicate_constants(ir::Graph& g, pass::PassContext& ctx) {
+  bool merge_duplicate_constants(ir::Graph& g, pass::PassContext& ctx) {
     std::map<std::pair<uint64_t, size_t>, std::vector<ir::Value*>> groups;
     std::vector<std::pair<ir::Value*, ir::Value*>> merges;  // (duplicate, kept)
     for (const auto& init : g.initializers()) {
@@ -81,11 +81,11 @@ class Cleanup : public pass::Pass {
       else group.push_back(v);
     }
     for (auto [dup, kept] : merges) g.replace_all_uses(dup, kept);
-    if (!merges.empty()) ctx.count("constants-merged", static_cast<int64_t>(merges.size()));
+    if (!merges.empty()) constants_merged_ += static_cast<int64_t>(merges.size());
     return !merges.empty();
   }
 
-  static bool remove_dead_nodes(ir::Graph& g, pass::PassContext& ctx) {
+  bool remove_dead_nodes(ir::Graph& g, pass::PassContext& ctx) {
     auto order = exec::topological_order(g);
     if (!order.is_ok()) return false;
     bool changed = false;
@@ -96,13 +96,13 @@ class Cleanup : public pass::Pass {
       for (const ir::Value* v : n->outputs()) live |= v && (!v->uses().empty() || v->is_graph_output());
       if (live) continue;
       g.remove_node(n);
-      ctx.count("dead-nodes-removed");
+      ++dead_nodes_removed_;
       changed = true;
     }
     return changed;
   }
 
-  static bool remove_unused_initializers(ir::Graph& g, pass::PassContext& ctx) {
+  bool remove_unused_initializers(ir::Graph& g, pass::PassContext& ctx) {
     std::vector<ir::Value*> unused;
     for (const auto& init : g.initializers()) {
       const ir::Value* v = init.value;
@@ -110,22 +110,22 @@ class Cleanup : public pass::Pass {
       if (v->uses().empty() && !v->is_graph_output() && !v->is_graph_input()) unused.push_back(init.value);
     }
     g.remove_initializers(unused);
-    if (!unused.empty()) ctx.count("initializers-removed", static_cast<int64_t>(unused.size()));
+    if (!unused.empty()) initializers_removed_ += static_cast<int64_t>(unused.size());
     return !unused.empty();
   }
 
-  static bool remove_stale_value_info(ir::Graph& g, pass::PassContext& ctx) {
+  bool remove_stale_value_info(ir::Graph& g, pass::PassContext& ctx) {
     std::vector<std::string> stale;
     for (const auto& name : g.value_info_names()) {
       const ir::Value* v = g.find_value(name);
       if (!v || (!v->producer() && !v->is_initializer() && !v->is_graph_input())) stale.push_back(name);
     }
     g.remove_value_infos(stale);
-    if (!stale.empty()) ctx.count("value-info-removed", static_cast<int64_t>(stale.size()));
+    if (!stale.empty()) value_info_removed_ += static_cast<int64_t>(stale.size());
     return !stale.empty();
   }
 
-  static bool name_nodes(ir::Graph& g, pass::PassContext& ctx) {
+  bool name_nodes(ir::Graph& g, pass::PassContext& ctx) {
     std::set<std::string> used;
     bool changed = false;
     std::map<std::string, int> next_index;
@@ -138,11 +138,18 @@ class Cleanup : public pass::Pass {
       } while (used.count(candidate));
       used.insert(candidate);
       g.set_node_name(n.get(), candidate);
-      ctx.count("nodes-named");
+      ++nodes_named_;
       changed = true;
     }
     return changed;
   }
+  pass::Statistic imports_removed_{this, "imports-removed", "unused opset imports removed"};
+  pass::Statistic identities_removed_{this, "identities-removed", "Identity nodes removed"};
+  pass::Statistic constants_merged_{this, "constants-merged", "duplicate constants merged"};
+  pass::Statistic dead_nodes_removed_{this, "dead-nodes-removed", "nodes whose outputs nobody reads"};
+  pass::Statistic initializers_removed_{this, "initializers-removed", "unused initializers removed"};
+  pass::Statistic value_info_removed_{this, "value-info-removed", "stale value_info entries removed"};
+  pass::Statistic nodes_named_{this, "nodes-named", "unnamed nodes given stable names"};
 };
 
 }  // namespace

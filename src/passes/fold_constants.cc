@@ -46,22 +46,6 @@ class FoldConstants : public pass::Pass {
   std::string summary() const override {
     return "Evaluate nodes whose inputs are all constant (never QuantizeLinear/DequantizeLinear or random ops)";
   }
-  std::vector<pass::OptionSpec> options() const override {
-    return {{"max-bytes", "67108864", "largest output (bytes) a folded node may produce"},
-            {"skip-quantizers", "0", "1: leave Quant/BipolarQuant/Trunc for a lowering pass"}};
-  }
-  Status configure(const pass::PassOptions& o) override {
-    if (auto it = o.find("max-bytes"); it != o.end()) {
-      try {
-        max_bytes_ = std::stoull(it->second);
-      } catch (...) {
-        return Status(Code::kUsage, fmt::format("max-bytes must be a number, got '{}'", it->second));
-      }
-    }
-    if (auto it = o.find("skip-quantizers"); it != o.end()) skip_quantizers_ = it->second == "1";
-    return Status::ok();
-  }
-
   Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
     ir::Graph& g = model.graph();
     QONNX_ASSIGN_OR_RETURN(auto order, exec::topological_order(g));
@@ -73,7 +57,7 @@ class FoldConstants : public pass::Pass {
       auto inputs = constant_inputs(g, *node, /*include_overridable=*/false);
       if (!inputs) continue;
       if (!ctx.registry().find(node->domain(), node->op_type(), model.op_version(node->domain()))) {
-        ctx.count("skipped-no-kernel");
+        ++skipped_no_kernel_;
         continue;
       }
       std::vector<const Tensor*> ptrs;
@@ -82,7 +66,7 @@ class FoldConstants : public pass::Pass {
       size_t bytes = 0;
       for (const auto& t : outs) bytes += t.nbytes();
       if (bytes > max_bytes_) {
-        ctx.count("skipped-too-large");
+        ++skipped_too_large_;
         continue;
       }
       if (dialect::is_quantizer(*node)) ctx.record(*node, "folded", "constant inputs, evaluated to a float initializer");
@@ -90,15 +74,18 @@ class FoldConstants : public pass::Pass {
       g.remove_node(node);
       for (size_t k = 0; k < outputs.size(); ++k)
         if (outputs[k]) QONNX_RETURN_IF_ERROR(g.set_initializer(outputs[k], outs[k]));
-      ctx.count("folded-nodes");
+      ++folded_nodes_;
       changed = true;
     }
     return changed;
   }
 
  private:
-  size_t max_bytes_ = 64u << 20;
-  bool skip_quantizers_ = false;
+  pass::Option<uint64_t> max_bytes_{this, "max-bytes", uint64_t{64} << 20, "largest output (bytes) a folded node may produce"};
+  pass::Option<bool> skip_quantizers_{this, "skip-quantizers", false, "1: leave Quant/BipolarQuant/Trunc for a lowering pass"};
+  pass::Statistic skipped_no_kernel_{this, "skipped-no-kernel", "constant nodes without a kernel"};
+  pass::Statistic skipped_too_large_{this, "skipped-too-large", "constant nodes over max-bytes"};
+  pass::Statistic folded_nodes_{this, "folded-nodes", "nodes evaluated to initializers"};
 };
 
 }  // namespace

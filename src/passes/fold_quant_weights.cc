@@ -56,16 +56,6 @@ class FoldQuantWeights : public pass::Pass {
     return "Precompute Quant/BipolarQuant/Trunc on initializers (mode=float: float weights; "
            "mode=int: integer weights with their finn_datatype, then Sub(zeropt) and Mul(scale))";
   }
-  std::vector<pass::OptionSpec> options() const override { return {{"mode", "float", "float | int"}}; }
-  Status configure(const pass::PassOptions& o) override {
-    if (auto it = o.find("mode"); it != o.end()) {
-      if (it->second != "float" && it->second != "int")
-        return Status(Code::kUsage, fmt::format("mode must be float or int, got '{}'", it->second));
-      int_mode_ = it->second == "int";
-    }
-    return Status::ok();
-  }
-
   Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
     ir::Graph& g = model.graph();
     std::vector<ir::Node*> candidates;
@@ -77,7 +67,7 @@ class FoldQuantWeights : public pass::Pass {
       if (!inputs) continue;
       std::vector<const Tensor*> ptrs;
       for (const auto& t : *inputs) ptrs.push_back(t.defined() ? &t : nullptr);
-      if (int_mode_ && node->op_type() != "Trunc") {
+      if (*mode_ == "int" && node->op_type() != "Trunc") {
         QONNX_RETURN_IF_ERROR(fold_to_integers(model, node, ptrs, ctx));
       } else {
         QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, exec::evaluate_node(model, *node, ptrs, ctx.registry()));
@@ -86,7 +76,7 @@ class FoldQuantWeights : public pass::Pass {
         g.remove_node(node);
         QONNX_RETURN_IF_ERROR(g.set_initializer(out, outs[0]));
       }
-      ctx.count("folded-quantizers");
+      ++folded_quantizers_;
       changed = true;
     }
     return changed;
@@ -119,7 +109,8 @@ class FoldQuantWeights : public pass::Pass {
     return mul.status();
   }
 
-  bool int_mode_ = false;
+  pass::Option<std::string> mode_{this, "mode", "float", "float | int (integer codes with a finn_datatype)", {"float", "int"}};
+  pass::Statistic folded_quantizers_{this, "folded-quantizers", "quantizers on constants precomputed"};
 };
 
 }  // namespace

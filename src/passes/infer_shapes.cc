@@ -69,7 +69,7 @@ class InferShapes : public pass::Pass {
     }
     for (const auto* vi : fresh) {
       g.add_value_info(std::make_unique<onnx::ValueInfoProto>(*vi));
-      ctx.count("types-inferred");
+      ++types_inferred_;
       changed = true;
     }
     QONNX_ASSIGN_OR_RETURN(auto order, exec::topological_order(g));
@@ -83,6 +83,9 @@ class InferShapes : public pass::Pass {
     }
     return changed;
   }
+
+ private:
+  pass::Statistic types_inferred_{this, "types-inferred", "value types added to value_info"};
 };
 
 }  // namespace

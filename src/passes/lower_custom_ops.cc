@@ -65,9 +65,9 @@ class LowerCustomOps : public pass::Pass {
     return t && t->has_shape ? static_cast<int64_t>(t->dims.size()) : -1;
   }
 
-  static bool leave(ir::Node* n, const std::string& why, pass::PassContext& ctx) {
+  bool leave(ir::Node* n, const std::string& why, pass::PassContext& ctx) {
     ctx.warn(n, why + ": left in place");
-    ctx.count("left");
+    ++left_;
     return false;
   }
 
@@ -109,7 +109,7 @@ class LowerCustomOps : public pass::Pass {
     QONNX_ASSIGN_OR_RETURN(ir::Value* ones, e.op("cast", "Cast", {reached}, [&](ir::Node& c) { c.set_attr_int("to", static_cast<int64_t>(v_dtype)); }));
     const bool needs_scale = scale != 1.0f, needs_bias = bias != 0.0f;
     std::function<void(ir::Node&)> keepdims = [](ir::Node& r) { r.set_attr_int("keepdims", 0); };
-    ctx.count("multithreshold-lowered");
+    ++multithreshold_lowered_;
     if (!needs_scale && !needs_bias) {
       QONNX_RETURN_IF_ERROR(e.finish("count", "ReduceSum", {ones, axes}, keepdims));
       return true;
@@ -152,9 +152,12 @@ class LowerCustomOps : public pass::Pass {
     QONNX_ASSIGN_OR_RETURN(ir::Value* y, e.op(fmt::format("{}_channels_first", op), op, ins,
                                               [&](ir::Node& node) { node.copy_attributes_from(*n); }));
     QONNX_RETURN_IF_ERROR(e.finish("to_channels_last", "Transpose", {y}, perm_attr(to_channels_last_perm(rank))));
-    ctx.count("channels-last-lowered");
+    ++channels_last_lowered_;
     return true;
   }
+  pass::Statistic left_{this, "left", "nodes left in place (reported)"};
+  pass::Statistic multithreshold_lowered_{this, "multithreshold-lowered", "MultiThreshold nodes lowered"};
+  pass::Statistic channels_last_lowered_{this, "channels-last-lowered", "channels_last nodes lowered"};
 };
 
 }  // namespace

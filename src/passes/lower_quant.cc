@@ -90,27 +90,11 @@ class LowerQuant : public pass::Pass {
     return "Lower Quant/BipolarQuant/Trunc to QuantizeLinear/Clip/DequantizeLinear (exact cases), integer "
            "weights + DequantizeLinear, or exact float emulation";
   }
-  std::vector<pass::OptionSpec> options() const override {
-    return {{"target", "qdq", "qdq (ONNX QuantizeLinear/DequantizeLinear) | ngraph (qonnx_cc.ngraph Quantize/Dequantize)"},
-            {"strict", "0", "1: a quantizer that cannot be lowered is an error"},
-            {"allow-approximate", "0", "1: QuantizeLinear with a non-zero zero point (differs from QONNX on rare ties)"}};
-  }
-  Status configure(const pass::PassOptions& o) override {
-    if (auto it = o.find("target"); it != o.end()) {
-      if (it->second != "qdq" && it->second != "ngraph")
-        return Status(Code::kUsage, fmt::format("target must be qdq or ngraph, got '{}'", it->second));
-      ngraph_ = it->second == "ngraph";
-    }
-    if (auto it = o.find("strict"); it != o.end()) strict_ = it->second == "1";
-    if (auto it = o.find("allow-approximate"); it != o.end()) allow_approximate_ = it->second == "1";
-    return Status::ok();
-  }
-
   Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
     ir::Graph& g = model.graph();
     if (model.opset("").value_or(1) < 13)
       return Status(Code::kUnsupported, "lower-quant needs the default-domain opset >= 13: run upgrade-opset first");
-    if (ngraph_) model.ensure_import(kernels::kNGraphDomain, kernels::kNGraphDomainVersion);
+    if (ngraph()) model.ensure_import(kernels::kNGraphDomain, kernels::kNGraphDomainVersion);
     std::vector<ir::Node*> quantizers;
     for (const auto& n : g.nodes())
       if (dialect::is_integer_quantizer(*n) && n->output(0)) quantizers.push_back(n.get());
@@ -153,10 +137,11 @@ class LowerQuant : public pass::Pass {
       ctx.record(*node, "left", why);
       if (strict_) return Status(Code::kUnsupported, why).with_context(node->describe());
       ctx.warn(node, why + ": left in place");
-      ctx.count("left");
+      ++left_;
       return false;
     }
     exec::KernelContext kctx(*node, model.op_version(node->domain()), ptrs);
+    const int64_t left_before = left_.value();  // leave() counts the nodes it keeps: no change for them
     int64_t x_rank = -1;
     if (auto t = g.type_of(node->input(0)); t && t->has_shape) x_rank = static_cast<int64_t>(t->dims.size());
     if (!ptrs.empty() && ptrs[0]) x_rank = static_cast<int64_t>(ptrs[0]->rank());
@@ -173,7 +158,7 @@ class LowerQuant : public pass::Pass {
                    : lower_activation_quant(model, node, p.value(), x_rank, ctx);
     }
     if (!st.is_ok()) return std::move(st).with_context(node->describe());
-    return true;
+    return left_.value() == left_before;
   }
 
   // Weights: integer codes in an initializer + DequantizeLinear, exact for any rounding mode.
@@ -193,7 +178,7 @@ class LowerQuant : public pass::Pass {
       int64_t channels = sl.one_axis ? sl.channels : 1;
       Tensor scale = flatten_param(p.scale, sl, channels);
       Tensor zp = to_storage(flatten_param(p.zeropt, zl, channels), storage);
-      std::string form = fmt::format("integer initializer ({}) + {}{}", dtype_name(storage), ngraph_ ? "Dequantize" : "DequantizeLinear",
+      std::string form = fmt::format("integer initializer ({}) + {}{}", dtype_name(storage), ngraph() ? "Dequantize" : "DequantizeLinear",
                                      sl.one_axis ? fmt::format(" (axis {})", sl.axis) : "");
       ctx.record(*node, "lowered", form);
       std::string datatype = p.bipolar() ? "BIPOLAR" : fmt::format("{}INT{}", p.is_signed ? "" : "U", p.bits);
@@ -202,11 +187,11 @@ class LowerQuant : public pass::Pass {
       g.set_finn_datatype(q->name(), datatype);
       QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", scale));
       std::vector<ir::Value*> ins = {q, s};
-      if (!zp_zero || storage != DType::kInt32 || ngraph_) {
+      if (!zp_zero || storage != DType::kInt32 || ngraph()) {
         QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", zp));
         ins.push_back(z);
       }
-      ctx.count("weights-to-dequantize");
+      ++weights_to_dequantize_;
       return finish_dequantize(e, ins, sl);
     }
     // No integer form fits (zero point not integral, scale over several axes, ...): float weights.
@@ -214,7 +199,7 @@ class LowerQuant : public pass::Pass {
     ctx.record(*node, "folded", "float initializer (no integer DequantizeLinear form fits)");
     NodeEmitter e(g, node);
     QONNX_ASSIGN_OR_RETURN(ir::Value* w, e.constant("float", outs[0]));
-    ctx.count("weights-folded-float");
+    ++weights_folded_float_;
     return e.finish_with(w);
   }
 
@@ -226,7 +211,7 @@ class LowerQuant : public pass::Pass {
     Layout sl = x_rank >= 0 ? layout_of(p.scale, x_rank) : Layout{p.scale.numel() == 1, false, 0, 1};
     bool qdq_range = p.bits >= 2 && p.bits <= 8;
     bool qdq_layout = sl.per_tensor || sl.one_axis;
-    if (ngraph_) {
+    if (ngraph()) {
       // nGraph's Quantize adds the zero point after rounding, like QuantizeLinear: exact for z = 0.
       if (qdq_range && qdq_layout && zp_zero && !p.bipolar()) return emit_ngraph(g, node, p, sl, ctx);
       return emit_float_quant(g, node, p, ctx);
@@ -238,7 +223,7 @@ class LowerQuant : public pass::Pass {
         (p.zeropt.numel() == 1 || layout_of(p.zeropt, x_rank).axis == sl.axis)) {
       ctx.warn(node, "approximate: QuantizeLinear adds the zero point after rounding; x/s + z can round onto a tie "
                      "where QONNX does not (--allow-approximate)");
-      ctx.count("activations-approximate");
+      ++activations_approximate_;
       return emit_qcdq(g, node, p, sl, nullptr, ctx);
     }
     if (qdq_range && qdq_layout && zp_zero && (p.mode == RoundingMode::kFloor || p.mode == RoundingMode::kCeil)) {
@@ -285,13 +270,13 @@ class LowerQuant : public pass::Pass {
     if (needs_clip) {
       QONNX_ASSIGN_OR_RETURN(q, emit_int_clip(e, q, storage, r));
     }
-    ctx.count("activations-to-qdq");
+    ++activations_to_qdq_;
     return e.finish("dequant", "DequantizeLinear", {q, s, z}, axis_attr);
   }
 
   // The last node of a weight: DequantizeLinear, or the nGraph Dequantize.
   Status finish_dequantize(NodeEmitter& e, const std::vector<ir::Value*>& ins, const Layout& sl) {
-    if (ngraph_) {
+    if (ngraph()) {
       return e.finish("dequant", "Dequantize", ins, [&](ir::Node& n) {
         n.set_attr_string("type", "f32");
         n.set_attr_ints("axes", sl.one_axis ? std::vector<int64_t>{sl.axis} : std::vector<int64_t>{});
@@ -339,7 +324,7 @@ class LowerQuant : public pass::Pass {
     if (needs_clip) {
       QONNX_ASSIGN_OR_RETURN(q, emit_int_clip(e, q, storage, r));
     }
-    ctx.count("activations-to-ngraph");
+    ++activations_to_ngraph_;
     return finish_dequantize(e, {q, s, z}, sl);
   }
 
@@ -395,7 +380,7 @@ class LowerQuant : public pass::Pass {
     if (z) {
       QONNX_ASSIGN_OR_RETURN(q, e.op("sub_zero_point", "Sub", {q, z}));
     }
-    ctx.count("activations-to-float-ops");
+    ++activations_to_float_ops_;
     return e.finish("scaled", "Mul", {q, s});
   }
 
@@ -422,14 +407,14 @@ class LowerQuant : public pass::Pass {
       if (sl.per_tensor || sl.one_axis) {
         Tensor codes(DType::kInt8, x.dims());
         for (int64_t i = 0; i < x.numel(); ++i) codes.data<int8_t>()[i] = x.data<float>()[i] >= 0.0f ? 1 : -1;
-        ctx.record(*node, "lowered", fmt::format("integer initializer (int8, bipolar) + {}", ngraph_ ? "Dequantize" : "DequantizeLinear"));
+        ctx.record(*node, "lowered", fmt::format("integer initializer (int8, bipolar) + {}", ngraph() ? "Dequantize" : "DequantizeLinear"));
         NodeEmitter e(g, node);
         QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.constant("int", codes));
         g.set_finn_datatype(q->name(), "BIPOLAR");
         int64_t channels = sl.one_axis ? sl.channels : 1;
         QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", flatten_param(scale, sl, channels)));
         QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", Tensor(DType::kInt8, sl.one_axis ? Dims{channels} : Dims{})));
-        ctx.count("weights-to-dequantize");
+        ++weights_to_dequantize_;
         return finish_dequantize(e, {q, s, z}, sl);
       }
       QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, exec::evaluate_node(model, *node, {kctx.input(0), kctx.input(1)}));
@@ -443,7 +428,7 @@ class LowerQuant : public pass::Pass {
     NodeEmitter e(g, node);
     QONNX_ASSIGN_OR_RETURN(ir::Value* code, emit_sign_code(e, x));
     QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", scale));
-    ctx.count("activations-to-float-ops");
+    ++activations_to_float_ops_;
     return e.finish("scaled", "Mul", {code, s});
   }
 
@@ -512,7 +497,7 @@ class LowerQuant : public pass::Pass {
       QONNX_ASSIGN_OR_RETURN(t, e.op("sub_zero_point", "Sub", {t, zkv}));
     }
     QONNX_ASSIGN_OR_RETURN(ir::Value* so, e.constant("out_scale", v2 ? out_scale : scale));
-    ctx.count("activations-to-float-ops");
+    ++activations_to_float_ops_;
     return e.finish("scaled", "Mul", {t, so});
   }
 
@@ -520,12 +505,24 @@ class LowerQuant : public pass::Pass {
     ctx.record(*node, "left", why);
     if (strict_) return Status(Code::kUnsupported, why);
     ctx.warn(node, why + ": left in place");
+    ++left_;
     return Status::ok();
   }
 
-  bool strict_ = false;
-  bool ngraph_ = false;
-  bool allow_approximate_ = false;
+  pass::Option<std::string> target_{this, "target", "qdq",
+                                    "qdq (ONNX QuantizeLinear/DequantizeLinear) | ngraph (qonnx_cc.ngraph Quantize/Dequantize)",
+                                    {"qdq", "ngraph"}};
+  pass::Option<bool> strict_{this, "strict", false, "1: a quantizer that cannot be lowered is an error"};
+  pass::Option<bool> allow_approximate_{this, "allow-approximate", false,
+                                        "1: QuantizeLinear with a non-zero zero point (differs from QONNX on rare ties)"};
+  bool ngraph() const { return *target_ == "ngraph"; }
+  pass::Statistic left_{this, "left", "nodes left in place (reported)"};
+  pass::Statistic weights_to_dequantize_{this, "weights-to-dequantize", "weights as integer initializer + DequantizeLinear"};
+  pass::Statistic weights_folded_float_{this, "weights-folded-float", "weights folded to float"};
+  pass::Statistic activations_approximate_{this, "activations-approximate", "activations lowered approximately (--allow-approximate)"};
+  pass::Statistic activations_to_qdq_{this, "activations-to-qdq", "activations as QuantizeLinear/DequantizeLinear"};
+  pass::Statistic activations_to_ngraph_{this, "activations-to-ngraph", "activations as nGraph Quantize/Dequantize"};
+  pass::Statistic activations_to_float_ops_{this, "activations-to-float-ops", "activations as exact float ops"};
 };
 
 }  // namespace

@@ -21,24 +21,12 @@ class UpgradeOpset : public pass::Pass {
   std::string summary() const override {
     return "Raise the default-domain opset with ONNX's version converter (never lowers it)";
   }
-  std::vector<pass::OptionSpec> options() const override { return {{"version", "13", "target opset"}}; }
-  Status configure(const pass::PassOptions& o) override {
-    if (auto it = o.find("version"); it != o.end()) {
-      try {
-        version_ = std::stoi(it->second);
-      } catch (...) {
-        return Status(Code::kUsage, fmt::format("version must be a number, got '{}'", it->second));
-      }
-    }
-    return Status::ok();
-  }
-
   Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
     int64_t current = model.opset("").value_or(1);
     if (current >= version_) return false;
     int known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
     if (version_ > known)
-      return Status(Code::kUnsupported, fmt::format("the installed ONNX library converts up to opset {}, asked for {}", known, version_));
+      return Status(Code::kUnsupported, fmt::format("the installed ONNX library converts up to opset {}, asked for {}", known, *version_));
     // ONNX 1.12's converter matches these experimental op names in any domain and can loop forever on
     // them (found by fuzzing): refuse instead.
     static const char* const kExperimental[] = {"ATen", "Affine", "ConstantFill", "Crop", "DynamicSlice", "GRUUnit",
@@ -48,7 +36,7 @@ class UpgradeOpset : public pass::Pass {
       for (const char* op : kExperimental)
         if (n->op_type() == op)
           return Status(Code::kUnsupported, fmt::format("the ONNX version converter cannot convert the experimental op "
-                                                        "name '{}' (opset {} -> {})", op, current, version_))
+                                                        "name '{}' (opset {} -> {})", op, current, *version_))
               .with_context(n->describe());
     schemas::register_qonnx_schemas();
     QONNX_ASSIGN_OR_RETURN(std::string bytes, io::serialize_model(model));
@@ -73,9 +61,9 @@ class UpgradeOpset : public pass::Pass {
     }
     onnx::ModelProto converted;
     try {
-      converted = onnx::version_conversion::ConvertVersion(proto, version_);
+      converted = onnx::version_conversion::ConvertVersion(proto, static_cast<int>(*version_));
     } catch (const std::exception& e) {
-      return Status(Code::kUnsupported, fmt::format("ONNX version converter {} -> {}: {}", current, version_, e.what()));
+      return Status(Code::kUnsupported, fmt::format("ONNX version converter {} -> {}: {}", current, *version_, e.what()));
     }
     std::string out;
     converted.SerializeToString(&out);
@@ -83,12 +71,13 @@ class UpgradeOpset : public pass::Pass {
     if (!reloaded.is_ok()) return std::move(reloaded).status().with_context("after the ONNX version converter");
     reloaded->set_source_path(model.source_path());
     model = std::move(reloaded).value();
-    ctx.count("opset-raised-from", current);
+    opset_raised_from_ += current;
     return true;
   }
 
  private:
-  int version_ = 13;
+  pass::Option<int64_t> version_{this, "version", 13, "target opset"};
+  pass::Statistic opset_raised_from_{this, "opset-raised-from", "the default-domain opset before the upgrade"};
 };
 
 }  // namespace

@@ -64,11 +64,7 @@ std::vector<std::filesystem::path> shared_models() {
 Result<bool> run_passes(ir::Model& m, const std::string& text, pass::PassContext& ctx) {
   auto pipeline = pass::parse_pipeline(text);
   if (!pipeline.is_ok()) return pipeline.status();
-  auto t = pass::run_pipeline(m, pipeline.value(), ctx);
-  if (!t.is_ok()) return t.status();
-  bool changed = false;
-  for (const auto& p : t.value()) changed |= p.changed;
-  return changed;
+  return pass::run_pipeline(m, pipeline.value(), ctx);
 }
 
 Result<bool> run_passes(ir::Model& m, const std::string& text) {

@@ -68,7 +68,7 @@ std::string make_report(const ConvertOptions& o, const std::string& pipeline, co
   for (const auto& q : quantizers) {
     w.begin_object().key("node").value(q.name).key("op_type").value(q.op_type);
     std::string outcome = "left", detail = "not constant: kept for the runtime", by;
-    for (const auto& r : ctx.quant_outcomes())
+    for (const auto& r : ctx.node_outcomes())
       if (r.node == q.name) {
         outcome = r.outcome;
         detail = r.detail;
@@ -104,14 +104,11 @@ int run_convert(ConvertOptions o) {
   auto pipeline = pass::parse_pipeline(pipeline_text);
   if (!pipeline.is_ok()) return report(pipeline.status());
   // Shortcut flags set an option on every instance of the pass they belong to.
+  // Shortcut flags set an option of every entry of their pass, inside fixpoint groups too.
   auto set_option = [&](const char* flag, const char* pass, const char* key, const std::string& value) {
-    bool used = false;
-    for (auto& item : pipeline.value())
-      if (item.pass == pass) {
-        item.options[key] = value;
-        used = true;
-      }
-    if (used) return Status::ok();
+    auto used = pass::set_pass_option(pipeline.value(), pass, key, value);
+    if (!used.is_ok()) return std::move(used).status();
+    if (used.value() > 0) return Status::ok();
     return Status(Code::kUsage, fmt::format("{} applies to pipelines with {}", flag, pass));
   };
   std::vector<Status> flag_errors;
@@ -142,10 +139,12 @@ int run_convert(ConvertOptions o) {
   const auto input_data_files = io::external_data_files(model);
 
   pass::PassContext ctx;
-  pass::RunOptions run_opts;
-  run_opts.print_ir_after = o.print_ir_after;
-  auto timings = pass::run_pipeline(model, pipeline.value(), ctx, run_opts);
-  if (!timings.is_ok()) return report(std::move(timings).status().with_context(o.input));
+  pass::TimingInstrumentation timing;
+  pass::PrintIrInstrumentation print_ir(o.print_ir_after);
+  std::vector<pass::Instrumentation*> hooks = {&timing};
+  if (!o.print_ir_after.empty()) hooks.push_back(&print_ir);
+  auto ran = pass::run_pipeline(model, pipeline.value(), ctx, hooks);
+  if (!ran.is_ok()) return report(std::move(ran).status().with_context(o.input));
   model.set_metadata("qonnx-cc.pipeline", canonical);
   model.set_metadata("qonnx-cc.version", QONNX_CC_VERSION);
 
@@ -173,12 +172,12 @@ int run_convert(ConvertOptions o) {
   }
   double save_secs = seconds_since(save_start);
   if (!o.report.empty()) {
-    std::string json = make_report(o, canonical, ctx, timings.value(), quantizers, checks);
+    std::string json = make_report(o, canonical, ctx, timing.timings(), quantizers, checks);
     if (Status st = io::write_file_atomic(o.report, json); !st.is_ok()) return report(st);
   }
   if (o.timing) {
     std::fprintf(stderr, "timing: load %.4f s\n", load_secs);
-    for (const auto& t : timings.value()) std::fprintf(stderr, "timing: %-24s %.4f s%s\n", t.pass.c_str(), t.seconds, t.changed ? "" : " (no change)");
+    for (const auto& t : timing.timings()) std::fprintf(stderr, "timing: %-24s %.4f s%s\n", t.pass.c_str(), t.seconds, t.changed ? "" : " (no change)");
     std::fprintf(stderr, "timing: save %.4f s\ntiming: total %.4f s\n", save_secs, seconds_since(start));
   }
   if (o.stats) {
@@ -239,7 +238,8 @@ void add_list_passes_command(CLI::App& app, int& exit_code) {
       auto p = registry.create(name);
       std::printf("%s\n    %s\n", name.c_str(), p->summary().c_str());
       for (const auto& opt : p->options())
-        std::printf("    {%s=%s}  %s\n", opt.name.c_str(), opt.default_value.c_str(), opt.help.c_str());
+        std::printf("    {%s=%s}  %s (%s)\n", opt.name.c_str(), opt.default_value.c_str(), opt.help.c_str(), opt.type.c_str());
+      for (const pass::Statistic* s : p->statistics()) std::printf("    stat %s: %s\n", s->name().c_str(), s->help().c_str());
     }
     std::printf("\ntargets (--target):\n");
     for (const auto& t : pass::target_names()) std::printf("  %-8s %s\n", t.c_str(), pass::target_pipeline(t).value().c_str());

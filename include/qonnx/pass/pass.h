@@ -3,6 +3,7 @@
 // after every pass, timing and per-pass counters.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,17 +16,115 @@
 
 namespace qonnx::pass {
 
+class Pass;
+
+// What `list-passes` shows of one option.
 struct OptionSpec {
   std::string name;
+  std::string type;  // bool | int | string | one of: a|b|c
   std::string default_value;
   std::string help;
 };
 
+// name=value pairs as written in a pipeline.
 using PassOptions = std::map<std::string, std::string>;
 
-// What happened to one Quant-family node, for `--report`.
-struct QuantOutcome {
-  std::string node, op_type, pass, outcome, detail;  // outcome: folded | lowered | left
+// One option of a pass, declared once as a member (as MLIR's Option<T>): the infrastructure parses the
+// pipeline text into it, lists it, and rejects unknown names and bad values with a usage error.
+class OptionBase {
+ public:
+  OptionBase(Pass* owner, std::string name, std::string help);
+  virtual ~OptionBase() = default;
+  OptionBase(const OptionBase&) = delete;
+  OptionBase& operator=(const OptionBase&) = delete;
+  const std::string& name() const { return name_; }
+  const std::string& help() const { return help_; }
+  virtual std::string type_name() const = 0;
+  virtual std::string default_text() const = 0;
+  virtual Status parse(const std::string& text) = 0;
+  virtual void reset() = 0;
+
+ private:
+  std::string name_, help_;
+};
+
+// Value parsing and printing for the option types (bool: 0/1/true/false; int64_t, uint64_t, string).
+Status parse_option_value(const std::string& text, bool* out);
+Status parse_option_value(const std::string& text, int64_t* out);
+Status parse_option_value(const std::string& text, uint64_t* out);
+Status parse_option_value(const std::string& text, std::string* out);
+std::string option_value_text(bool v);
+std::string option_value_text(int64_t v);
+std::string option_value_text(uint64_t v);
+std::string option_value_text(const std::string& v);
+std::string option_type_name(bool);
+std::string option_type_name(int64_t);
+std::string option_type_name(uint64_t);
+std::string option_type_name(const std::string&);
+
+template <typename T>
+class Option final : public OptionBase {
+ public:
+  // `choices`, when given, are the only accepted values.
+  Option(Pass* owner, std::string name, T default_value, std::string help, std::vector<T> choices = {})
+      : OptionBase(owner, std::move(name), std::move(help)), default_(default_value), value_(default_value),
+        choices_(std::move(choices)) {}
+  const T& value() const { return value_; }
+  const T& operator*() const { return value_; }
+  operator const T&() const { return value_; }  // NOLINT: options read like the values they hold
+  std::string type_name() const override {
+    if (choices_.empty()) return option_type_name(value_);
+    std::string s = "one of: ";
+    for (size_t i = 0; i < choices_.size(); ++i) s += (i ? "|" : "") + option_value_text(choices_[i]);
+    return s;
+  }
+  std::string default_text() const override { return option_value_text(default_); }
+  Status parse(const std::string& text) override {
+    T parsed{};
+    QONNX_RETURN_IF_ERROR(parse_option_value(text, &parsed));
+    if (!choices_.empty() && std::find(choices_.begin(), choices_.end(), parsed) == choices_.end())
+      return Status(Code::kUsage, "'" + text + "' is not " + type_name());
+    value_ = parsed;
+    return Status::ok();
+  }
+  void reset() override { value_ = default_; }
+
+ private:
+  T default_;
+  T value_;
+  std::vector<T> choices_;
+};
+
+// A counter a pass declares as a member and bumps while it runs; the manager adds it to the context's
+// counters under the pass's name (`--stats`, `--report`).
+class Statistic {
+ public:
+  Statistic(Pass* owner, std::string name, std::string help);
+  Statistic(const Statistic&) = delete;
+  Statistic& operator=(const Statistic&) = delete;
+  Statistic& operator+=(int64_t n) {
+    value_ += n;
+    return *this;
+  }
+  Statistic& operator++() { return *this += 1; }
+  int64_t value() const { return value_; }
+  const std::string& name() const { return name_; }
+  const std::string& help() const { return help_; }
+  // The value since the last take (the manager reads each run's share).
+  int64_t take() {
+    int64_t v = value_;
+    value_ = 0;
+    return v;
+  }
+
+ private:
+  std::string name_, help_;
+  int64_t value_ = 0;
+};
+
+// What happened to one node, for `--report` (the quantizer passes: folded | lowered | left).
+struct NodeOutcome {
+  std::string node, op_type, pass, outcome, detail;
 };
 
 struct Diagnostic {
@@ -45,7 +144,7 @@ class PassContext {
 
   const std::map<std::string, std::map<std::string, int64_t>>& counters() const { return counters_; }
   const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
-  const std::vector<QuantOutcome>& quant_outcomes() const { return outcomes_; }
+  const std::vector<NodeOutcome>& node_outcomes() const { return outcomes_; }
   void set_current(const std::string& pass_name) { current_ = pass_name; }
   const std::string& current() const { return current_; }
 
@@ -54,19 +153,35 @@ class PassContext {
   std::string current_;
   std::map<std::string, std::map<std::string, int64_t>> counters_;
   std::vector<Diagnostic> diagnostics_;
-  std::vector<QuantOutcome> outcomes_;
+  std::vector<NodeOutcome> outcomes_;
 };
 
 class Pass {
  public:
   virtual ~Pass() = default;
+  Pass(const Pass&) = delete;
+  Pass& operator=(const Pass&) = delete;
   virtual std::string name() const = 0;
   virtual std::string summary() const = 0;
-  virtual std::vector<OptionSpec> options() const { return {}; }
-  // Unknown options are rejected by the manager before this is called.
-  virtual Status configure(const PassOptions& options) { return Status::ok(); }
-  // Returns whether the model changed.
+  // The declared options, in declaration order.
+  std::vector<OptionSpec> options() const;
+  // Sets the named options (the others keep their current values); an unknown name or a bad value is a
+  // usage error naming the pass and the option.
+  Status configure(const PassOptions& options);
+  const std::vector<Statistic*>& statistics() const { return statistics_; }
+  // Returns whether the model changed (nodes left alone are no change).
   virtual Result<bool> run(ir::Model& model, PassContext& ctx) = 0;
+
+ protected:
+  Pass() = default;
+  // Checks that involve several options, after parsing.
+  virtual Status check_options() const { return Status::ok(); }
+
+ private:
+  friend class OptionBase;
+  friend class Statistic;
+  std::vector<OptionBase*> options_;
+  std::vector<Statistic*> statistics_;
 };
 
 using PassFactory = std::function<std::unique_ptr<Pass>()>;
@@ -85,20 +200,34 @@ class PassRegistry {
   std::map<std::string, PassFactory> factories_;
 };
 
-// A parsed pipeline: a sequence of passes and fixed-point groups.
+// A parsed pipeline: a sequence of passes and fixed-point groups. Each pass entry owns its configured
+// instance (created from the registry given to parse_pipeline), which every run of the entry uses.
 struct PipelineItem {
   std::string pass;                    // empty for a group
-  PassOptions options;
+  PassOptions options;                 // as written, for format_pipeline
+  std::shared_ptr<Pass> instance;
   std::vector<PipelineItem> group;     // fixpoint(...) members
   int max_iterations = 8;
 };
 
 Result<std::vector<PipelineItem>> parse_pipeline(const std::string& text, const PassRegistry& registry = PassRegistry::global());
 std::string format_pipeline(const std::vector<PipelineItem>& items);
+// Sets `key=value` on every entry of `pass`, inside fixpoint groups too; returns how many entries.
+Result<int> set_pass_option(std::vector<PipelineItem>& items, const std::string& pass, const std::string& key,
+                            const std::string& value);
 
 // Named pipelines for `convert --target`.
 Result<std::string> target_pipeline(const std::string& target);
 std::vector<std::string> target_names();
+
+// Hooks around every pass run: timing, IR printing and the verifier plug in here.
+class Instrumentation {
+ public:
+  virtual ~Instrumentation() = default;
+  virtual void before_pass(const Pass& pass, const ir::Model& model) {}
+  // An error stops the pipeline; the manager adds the pass's name to it.
+  virtual Status after_pass(const Pass& pass, const ir::Model& model, bool changed) { return Status::ok(); }
+};
 
 struct PassTiming {
   std::string pass;
@@ -106,13 +235,32 @@ struct PassTiming {
   bool changed = false;
 };
 
-struct RunOptions {
-  std::string print_ir_after;  // pass name or "all": ONNX text of the graph to stderr
+// Wall time of every pass run, in run order.
+class TimingInstrumentation : public Instrumentation {
+ public:
+  void before_pass(const Pass& pass, const ir::Model& model) override;
+  Status after_pass(const Pass& pass, const ir::Model& model, bool changed) override;
+  const std::vector<PassTiming>& timings() const { return timings_; }
+
+ private:
+  std::vector<PassTiming> timings_;
+  double started_ = 0;
 };
 
-// Runs the pipeline; every pass is followed by the verifier. Errors name the pass.
-Result<std::vector<PassTiming>> run_pipeline(ir::Model& model, const std::vector<PipelineItem>& items,
-                                            PassContext& ctx, const RunOptions& options = {});
+// The graph as ONNX text on stderr after the named pass ("all": after every pass).
+class PrintIrInstrumentation : public Instrumentation {
+ public:
+  explicit PrintIrInstrumentation(std::string pass) : pass_(std::move(pass)) {}
+  Status after_pass(const Pass& pass, const ir::Model& model, bool changed) override;
+
+ private:
+  std::string pass_;
+};
+
+// Runs the pipeline. The structural verifier runs after every pass, before the given instrumentations;
+// errors name the pass. Returns whether any pass changed the model.
+Result<bool> run_pipeline(ir::Model& model, const std::vector<PipelineItem>& items, PassContext& ctx,
+                          const std::vector<Instrumentation*>& instrumentations = {});
 
 // SSA names, defined-before-use (in some topological order), produced graph outputs, no cycles.
 Status verify_graph(const ir::Model& model);
