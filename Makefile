@@ -4,7 +4,7 @@ BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 MODEL ?=
 
-.PHONY: all deps build run test bench clean test-sanitize fuzz fuzz-build fuzz-replay fuzz-corpus
+.PHONY: all deps build run test update-golden bench clean test-sanitize fuzz fuzz-build fuzz-replay fuzz-corpus
 
 all: build
 
@@ -23,6 +23,10 @@ run: build
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# Rewrites tests/golden/*.expected from the current passes (review the diff before committing).
+update-golden: build
+	QONNX_UPDATE_GOLDEN=1 $(BUILD_DIR)/tests/qonnx_tests --gtest_filter='Golden.*'
 
 # bench: kernel bandwidth vs a memory copy and convert scaling (bench/run_bench.sh prints the ratios).
 bench: build

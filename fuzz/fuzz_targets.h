@@ -21,6 +21,7 @@
 #include "qonnx/analysis/validate.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/io/model_io.h"
+#include "qonnx/io/model_text.h"
 #include "qonnx/pass/pass.h"
 #include "qonnx/register_all.h"
 #include "qonnx/support/log.h"

@@ -123,7 +123,6 @@ TEST_F(Convert, ReportDepfileMetadataAndDump) {
   EXPECT_NE(r.err.find("stats: fold-quant-weights: folded-quantizers = 2"), std::string::npos) << r.err;
   auto m = io::load_model(path("out.onnx"));
   ASSERT_TRUE(m.is_ok());
-  std::string text = io::to_onnx_text(m.value());
   auto dump = run_cli("convert " + path("demo.onnx") + " --dump-pipeline --passes 'cleanup , fold-constants'");
   EXPECT_EQ(dump.exit_code, 0);
   EXPECT_EQ(dump.out, "cleanup,fold-constants\n");

@@ -17,7 +17,6 @@
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
-#include <onnx/defs/printer.h>
 #include <onnx/onnx_pb.h>
 
 #include "ir/tensor_codec.h"
@@ -431,27 +430,6 @@ std::vector<fs::path> external_data_files(const ir::Model& model) {
   }
   std::sort(files.begin(), files.end());
   return files;
-}
-
-std::string to_onnx_text(const ir::Model& model) {
-  SaveOptions inline_all;
-  inline_all.external_data = ExternalData::kNever;
-  auto proto = to_proto(model, inline_all, nullptr);
-  if (!proto.is_ok()) return proto.status().to_string();
-  onnx::GraphProto& g = *proto->mutable_graph();
-  for (auto& t : *g.mutable_initializer()) {
-    t.clear_raw_data();
-    t.clear_float_data();
-    t.clear_int32_data();
-    t.clear_int64_data();
-    t.clear_double_data();
-    t.clear_uint64_data();
-    t.clear_string_data();
-    t.clear_dims();
-  }
-  std::ostringstream os;
-  os << g;
-  return os.str();
 }
 
 Status save_model(const ir::Model& model, const fs::path& path, const SaveOptions& options) {

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "qonnx/io/model_io.h"
+#include "qonnx/io/model_text.h"
 #include "qonnx/pass/pass.h"
 #include "qonnx/support/log.h"
 

@@ -37,9 +37,6 @@ Result<std::string> serialize_structure(const ir::Model& model, size_t max_inlin
 // External data files the model's initializers read (resolved, sorted, unique).
 std::vector<std::filesystem::path> external_data_files(const ir::Model& model);
 
-// The graph in ONNX's textual syntax, initializer data left out (for --print-ir-after).
-std::string to_onnx_text(const ir::Model& model);
-
 // Writes `bytes` to `path` atomically: an unnamed temp file (O_TMPFILE) in the same folder, flushed,
 // then linked and renamed over `path`. A killed process leaves the previous file and no temp file.
 Status write_file_atomic(const std::filesystem::path& path, const std::string& bytes);
