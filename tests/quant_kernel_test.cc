@@ -148,7 +148,7 @@ TEST(QuantKernel, InvalidParameters) {
       {f32s(std::nanf("")), f32s(4), "ROUND", Code::kFailed, "finite and non-zero"},
       {f32s(INFINITY), f32s(4), "ROUND", Code::kFailed, "finite and non-zero"},
       {f32s(1), f32s(4), "NEAREST", Code::kUnsupported, "accepted: ROUND"},
-      {f32({3}, {1, 1, 1}), f32s(4), "ROUND", Code::kFailed, "does not broadcast"},
+      {f32({3}, {1, 1, 1}), f32s(4), "ROUND", Code::kInvalidModel, "does not broadcast"},
   };
   for (const auto& b : bad) {
     auto r = quant(x, b.scale, f32s(0), b.bits, 1, 0, b.mode);

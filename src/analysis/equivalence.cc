@@ -12,22 +12,22 @@ namespace qonnx::analysis {
 Result<std::vector<OutputCheck>> check_equivalence(const ir::Model& original, const ir::Model& converted,
                                                    const CheckOptions& options) {
   auto a = exec::Executor::create(original);
-  if (!a.is_ok()) return std::move(a).status().with_context("--check: original model");
+  if (!a.is_ok()) return std::move(a).status().with_context("running the original model");
   auto b = exec::Executor::create(converted);
-  if (!b.is_ok()) return std::move(b).status().with_context("--check: converted model");
+  if (!b.is_ok()) return std::move(b).status().with_context("running the converted model");
   const auto& outs = original.graph().outputs();
   if (outs.size() != converted.graph().outputs().size())
-    return Status(Code::kMismatch, fmt::format("--check: the original has {} outputs, the result {}", outs.size(),
+    return Status(Code::kMismatch, fmt::format("the original has {} outputs, the result {}", outs.size(),
                                                converted.graph().outputs().size()));
   std::vector<OutputCheck> checks(outs.size());
   for (size_t k = 0; k < outs.size(); ++k) checks[k].name = outs[k]->name();
   for (int run = 0; run < options.runs; ++run) {
     auto feeds = exec::random_inputs(original.graph(), options.seed + static_cast<uint64_t>(run));
-    if (!feeds.is_ok()) return std::move(feeds).status().with_context("--check");
+    if (!feeds.is_ok()) return std::move(feeds).status().with_context("making the inputs");
     auto ra = a->run(feeds.value());
-    if (!ra.is_ok()) return std::move(ra).status().with_context("--check: original model");
+    if (!ra.is_ok()) return std::move(ra).status().with_context("running the original model");
     auto rb = b->run(feeds.value());
-    if (!rb.is_ok()) return std::move(rb).status().with_context("--check: converted model");
+    if (!rb.is_ok()) return std::move(rb).status().with_context("running the converted model");
     for (size_t k = 0; k < outs.size(); ++k) {
       auto c = exec::compare_tensors(rb->outputs[k], ra->outputs[k], options.atol, options.rtol);
       OutputCheck& oc = checks[k];

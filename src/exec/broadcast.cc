@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "qonnx/exec/kernel.h"
+
 namespace qonnx::exec {
 
 bool broadcast_dims(const Dims& a, const Dims& b, Dims* out) {
@@ -27,6 +29,16 @@ std::vector<int64_t> broadcast_strides(const Dims& in, const Dims& out) {
     stride *= in[i];
   }
   return strides;
+}
+
+Result<Dims> broadcast_input_dims(const KernelContext& ctx, const std::vector<std::pair<size_t, const Tensor*>>& inputs) {
+  Dims out = inputs.front().second->dims();
+  for (size_t k = 1; k < inputs.size(); ++k) {
+    if (!broadcast_dims(out, inputs[k].second->dims(), &out))
+      return ctx.input_error(Code::kInvalidModel, inputs[k].first, "shape {} does not broadcast with {}",
+                             dims_to_string(inputs[k].second->dims()), dims_to_string(out));
+  }
+  return out;
 }
 
 }  // namespace qonnx::exec

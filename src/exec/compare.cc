@@ -95,7 +95,7 @@ Result<std::map<std::string, Tensor>> random_inputs(const ir::Graph& graph, uint
     auto type = graph.type_of(v);
     bool shape_given = overrides.shapes.count(v->name()) > 0;
     if (!type || type->dtype == DType::kUndefined || (!type->has_shape && !shape_given))
-      return Status(Code::kUsage, fmt::format("graph input '{}' has no declared type and shape: give it with --input", v->name()));
+      return Status(Code::kUsage, fmt::format("graph input '{}' has no declared type and shape to make random values from", v->name()));
     Dims dims = type->dims;
     for (auto& d : dims)
       if (d < 0) d = symbolic_dim;

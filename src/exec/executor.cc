@@ -94,7 +94,7 @@ Result<Executor> Executor::create(const ir::Model& model, const KernelRegistry& 
 Status Executor::expose(const std::vector<std::string>& names) {
   for (const auto& n : names) {
     const ir::Value* v = model_->graph().find_value(n);
-    if (!v) return Status(Code::kUsage, fmt::format("--expose: no tensor named '{}' in the graph", n));
+    if (!v) return Status(Code::kUsage, fmt::format("no tensor named '{}' in the graph to expose", n));
     keep_[static_cast<size_t>(v->id())] = true;
     exposed_.push_back(n);
   }

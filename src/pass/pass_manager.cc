@@ -320,7 +320,7 @@ class PipelineRunner {
     Pass& pass = *item.instance;
     ctx_.set_current(item.pass);
     for (Instrumentation* h : hooks_) h->before_pass(pass, model_);
-    auto changed = pass.run(model_, ctx_);
+    auto changed = run_guarded(pass);
     for (Statistic* s : pass.statistics())
       if (int64_t v = s->take()) ctx_.count(s->name(), v);
     if (!changed.is_ok()) return std::move(changed).status().with_context("[" + item.pass + "]");
@@ -332,6 +332,18 @@ class PipelineRunner {
   }
 
  private:
+  // Allocation failures (the memory limit, bad_alloc) surface as exceptions from Tensor; here they
+  // become a Status that names the pass instead of reaching the CLI as an internal error.
+  Result<bool> run_guarded(Pass& pass) {
+    try {
+      return pass.run(model_, ctx_);
+    } catch (const std::bad_alloc&) {
+      return Status(Code::kFailed, "out of memory");
+    } catch (const std::exception& e) {
+      return Status(Code::kFailed, e.what());
+    }
+  }
+
   Result<bool> run_group(const PipelineItem& item) {
     bool any = false;
     for (int it = 0; it < item.max_iterations; ++it) {

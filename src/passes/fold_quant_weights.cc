@@ -40,7 +40,7 @@ Result<std::pair<Tensor, kernels::QuantParams>> integer_codes(const ir::Model& m
   QONNX_ASSIGN_OR_RETURN(p.scale, kernels::scale_input(ctx, 1, "scale"));
   p.zeropt = Tensor::scalar<float>(DType::kFloat, 0.0f);
   p.bits = 1;
-  QONNX_ASSIGN_OR_RETURN(Dims dims, kernels::broadcast_inputs(ctx, {{0, &x}, {1, &p.scale}}));
+  QONNX_ASSIGN_OR_RETURN(Dims dims, exec::broadcast_input_dims(ctx, {{0, &x}, {1, &p.scale}}));
   Tensor codes(DType::kFloat, dims);
   float* cs = codes.data<float>();
   const float* xs = x.data<float>();

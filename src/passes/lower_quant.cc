@@ -222,7 +222,7 @@ class LowerQuant : public pass::Pass {
     if (allow_approximate_ && qdq_range && qdq_layout && p.mode == RoundingMode::kRound && all_integral(p.zeropt) &&
         (p.zeropt.numel() == 1 || layout_of(p.zeropt, x_rank).axis == sl.axis)) {
       ctx.warn(node, "approximate: QuantizeLinear adds the zero point after rounding; x/s + z can round onto a tie "
-                     "where QONNX does not (--allow-approximate)");
+                     "where QONNX does not (allow-approximate)");
       ++activations_approximate_;
       return emit_qcdq(g, node, p, sl, nullptr, ctx);
     }
@@ -519,7 +519,7 @@ class LowerQuant : public pass::Pass {
   pass::Statistic left_{this, "left", "nodes left in place (reported)"};
   pass::Statistic weights_to_dequantize_{this, "weights-to-dequantize", "weights as integer initializer + DequantizeLinear"};
   pass::Statistic weights_folded_float_{this, "weights-folded-float", "weights folded to float"};
-  pass::Statistic activations_approximate_{this, "activations-approximate", "activations lowered approximately (--allow-approximate)"};
+  pass::Statistic activations_approximate_{this, "activations-approximate", "activations lowered approximately (allow-approximate)"};
   pass::Statistic activations_to_qdq_{this, "activations-to-qdq", "activations as QuantizeLinear/DequantizeLinear"};
   pass::Statistic activations_to_ngraph_{this, "activations-to-ngraph", "activations as nGraph Quantize/Dequantize"};
   pass::Statistic activations_to_float_ops_{this, "activations-to-float-ops", "activations as exact float ops"};

@@ -1,6 +1,14 @@
 #include "qonnx/support/status.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace qonnx {
+
+void value_of_error(const Status& status) {
+  std::fprintf(stderr, "qonnx-cc: internal error: the value of a failed Result was read: %s\n", status.to_string().c_str());
+  std::abort();
+}
 
 const char* code_name(Code code) {
   switch (code) {

@@ -174,7 +174,7 @@ void reserve(uint64_t bytes, DType dtype, const Dims& dims) {
   if (limit != 0 && (bytes > limit || before > limit - bytes)) {
     g_in_use.fetch_sub(bytes, std::memory_order_relaxed);
     throw MemoryLimitError(fmt::format("a {} tensor of dims {} needs {} bytes, over the memory limit of {} bytes "
-                                       "({} in use; raise it with --max-memory)",
+                                       "({} in use)",
                                        dtype_name(dtype), dims_to_string(dims), bytes, limit, before));
   }
 }

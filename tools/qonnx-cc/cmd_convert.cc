@@ -155,7 +155,7 @@ int run_convert(ConvertOptions o) {
     if (!original.is_ok()) return report(original.status());
     analysis::CheckOptions copts{o.check, o.seed, o.atol, o.rtol};
     auto r = analysis::check_equivalence(original.value(), model, copts);
-    if (!r.is_ok()) return report(r.status());
+    if (!r.is_ok()) return report(std::move(r).status().with_context("--check"));
     checks = r.value();
     for (const auto& c : checks) {
       if (!c.problem.empty())

@@ -164,7 +164,7 @@ int run_exec(const ExecOptions& o) {
   const ir::Graph& g = model.graph();
   auto ex = exec::Executor::create(model);
   if (!ex.is_ok()) return report(std::move(ex).status().with_context(o.model));
-  if (Status st = ex->expose(o.expose); !st.is_ok()) return report(st);
+  if (Status st = ex->expose(o.expose); !st.is_ok()) return report(std::move(st).with_context("--expose"));
   std::vector<std::string> annotated;
   if (o.check_datatypes) {
     // Keep every annotated tensor the graph computes or receives, to check it after the run.

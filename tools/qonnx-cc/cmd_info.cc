@@ -15,6 +15,8 @@ int report(const Status& status) {
   // the head and say how much was cut.
   constexpr size_t kMaxMessage = 4096;
   std::string text = status.to_string();
+  // The library states the limit; the flag that sets it is the CLI's to name.
+  if (text.find("over the memory limit") != std::string::npos) text += " (raise it with --max-memory)";
   if (text.size() > kMaxMessage)
     text = text.substr(0, kMaxMessage) + fmt::format("... ({} more characters)", text.size() - kMaxMessage);
   std::fprintf(stderr, "qonnx-cc: error: %s\n", text.c_str());

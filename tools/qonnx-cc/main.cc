@@ -64,8 +64,7 @@ int main(int argc, char** argv) {
     int code = app.exit(e);
     return code == 0 ? 0 : static_cast<int>(qonnx::Code::kUsage);
   } catch (const qonnx::MemoryLimitError& e) {
-    std::fprintf(stderr, "qonnx-cc: error: %s\n", e.what());
-    return static_cast<int>(qonnx::Code::kFailed);
+    return qonnx::cli::report(qonnx::Status(qonnx::Code::kFailed, e.what()));
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "qonnx-cc: error: out of memory\n");
     return static_cast<int>(qonnx::Code::kFailed);

@@ -23,6 +23,9 @@ enum class Code : int {
 
 const char* code_name(Code code);
 
+class Status;
+[[noreturn]] void value_of_error(const Status& status);
+
 class [[nodiscard]] Status {
  public:
   Status() = default;
@@ -61,13 +64,18 @@ class [[nodiscard]] Result {
   bool is_ok() const { return status_.is_ok(); }
   const Status& status() const& { return status_; }
   Status&& status() && { return std::move(status_); }
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T* operator->() { return &*value_; }
-  T& operator*() { return *value_; }
+  // Reading the value of an error is a programming error: it aborts with the status.
+  T& value() & { return checked(); }
+  const T& value() const& { return const_cast<Result*>(this)->checked(); }
+  T&& value() && { return std::move(checked()); }
+  T* operator->() { return &checked(); }
+  T& operator*() { return checked(); }
 
  private:
+  T& checked() {
+    if (!value_) value_of_error(status_);
+    return *value_;
+  }
   std::optional<T> value_;
   Status status_;
 };

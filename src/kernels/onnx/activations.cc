@@ -133,7 +133,7 @@ Status prelu(exec::KernelContext& ctx) {
     per_channel[0] = slope.dim(0);
     slope = slope.reshaped(per_channel);
   }
-  QONNX_ASSIGN_OR_RETURN(Dims dims, broadcast_inputs(ctx, {x, &slope}));
+  QONNX_ASSIGN_OR_RETURN(Dims dims, elementwise_output_dims(ctx, {x, &slope}));
   if (dims != x->dims())
     return ctx.input_error(Code::kInvalidModel, 1, "shape {} does not broadcast to X's shape {}",
                            dims_to_string(slope_in->dims()), dims_to_string(x->dims()));

@@ -81,7 +81,7 @@ Status arithmetic(exec::KernelContext& ctx, Op op) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* b_in, ctx.required(1, "B"));
   QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 0, 1));
   QONNX_ASSIGN_OR_RETURN(const Tensor b, legacy_broadcast_operand(ctx, *a, *b_in));
-  QONNX_ASSIGN_OR_RETURN(Dims dims, broadcast_inputs(ctx, {a, &b}));
+  QONNX_ASSIGN_OR_RETURN(Dims dims, elementwise_output_dims(ctx, {a, &b}));
   Tensor out(a->dtype(), dims);
   QONNX_RETURN_IF_ERROR(visit_types<Set>(ctx, 0, a->dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -142,7 +142,7 @@ Status pow(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* y_in, ctx.required(1, "Y"));
   QONNX_ASSIGN_OR_RETURN(const Tensor y, legacy_broadcast_operand(ctx, *x, *y_in));
-  QONNX_ASSIGN_OR_RETURN(Dims dims, broadcast_inputs(ctx, {x, &y}));
+  QONNX_ASSIGN_OR_RETURN(Dims dims, elementwise_output_dims(ctx, {x, &y}));
   const DType xt = x->dtype(), yt = y.dtype();
   if (!dtype_is_float(xt) && !dtype_is_integer(xt)) return unsupported_type(ctx, 0, xt);
   if (!dtype_is_float(yt) && !dtype_is_integer(yt)) return unsupported_type(ctx, 1, yt);
@@ -180,7 +180,7 @@ Status variadic(exec::KernelContext& ctx, Op op, bool mean = false) {
     QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 0, i));
     inputs.push_back(t);
   }
-  QONNX_ASSIGN_OR_RETURN(Dims dims, broadcast_inputs(ctx, inputs));
+  QONNX_ASSIGN_OR_RETURN(Dims dims, elementwise_output_dims(ctx, inputs));
   const Tensor& first = *ctx.input(0);
   Tensor out(first.dtype(), dims);
   QONNX_RETURN_IF_ERROR(visit_types<Set>(ctx, 0, first.dtype(), [&](auto tag) {
@@ -219,7 +219,7 @@ Status where(exec::KernelContext& ctx) {
   if (cond->dtype() != DType::kBool)
     return ctx.input_error(Code::kInvalidModel, 0, "condition must be bool, got {}", dtype_name(cond->dtype()));
   QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 1, 2));
-  QONNX_ASSIGN_OR_RETURN(Dims dims, broadcast_inputs(ctx, {cond, x, y}));
+  QONNX_ASSIGN_OR_RETURN(Dims dims, elementwise_output_dims(ctx, {cond, x, y}));
   Tensor out(x->dtype(), dims);
   const bool* c = cond->data<bool>();
   const std::array<const Dims*, 3> ins = {&cond->dims(), &x->dims(), &y->dims()};

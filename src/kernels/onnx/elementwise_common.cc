@@ -17,17 +17,10 @@ Status require_same_dtype(const exec::KernelContext& ctx, size_t i, size_t j) {
   return ctx.input_error(Code::kInvalidModel, j, "type {} differs from input #{}'s {}", dtype_name(b), i, dtype_name(a));
 }
 
-Result<Dims> broadcast_inputs(const exec::KernelContext& ctx, const std::vector<const Tensor*>& inputs) {
-  Dims out;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Dims& d = inputs[i]->dims();
-    if (i == 0) {
-      out = d;
-    } else if (!exec::broadcast_dims(out, d, &out)) {
-      return ctx.input_error(Code::kInvalidModel, i, "shape {} does not broadcast with {}", dims_to_string(d),
-                             dims_to_string(out));
-    }
-  }
+Result<Dims> elementwise_output_dims(const exec::KernelContext& ctx, const std::vector<const Tensor*>& inputs) {
+  std::vector<std::pair<size_t, const Tensor*>> indexed;
+  for (size_t i = 0; i < inputs.size(); ++i) indexed.emplace_back(i, inputs[i]);
+  QONNX_ASSIGN_OR_RETURN(Dims out, exec::broadcast_input_dims(ctx, indexed));
   // The output has at most the inputs' element size (comparisons give bool).
   QONNX_RETURN_IF_ERROR(check_output_dims(ctx, out, inputs[0]->dtype()));
   return out;

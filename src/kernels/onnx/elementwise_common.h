@@ -79,7 +79,7 @@ Status require_same_dtype(const exec::KernelContext& ctx, size_t i, size_t j);
 // numpy broadcast of the dims of inputs[0], inputs[1], ... (inputs[k] is input #k, possibly a
 // reshaped view); the error names the input that does not fit, and refuses results too large to
 // allocate (check_output_dims).
-Result<Dims> broadcast_inputs(const exec::KernelContext& ctx, const std::vector<const Tensor*>& inputs);
+Result<Dims> elementwise_output_dims(const exec::KernelContext& ctx, const std::vector<const Tensor*>& inputs);
 
 // Before opset 7, binary ops broadcast B onto A only with attribute broadcast=1, B's dims matching
 // A's starting at attribute `axis` (default: trailing, as numpy). Returns B reshaped so that numpy

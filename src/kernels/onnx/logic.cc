@@ -17,7 +17,7 @@ Status compare(exec::KernelContext& ctx, Cmp cmp) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* b_in, ctx.required(1, "B"));
   QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 0, 1));
   QONNX_ASSIGN_OR_RETURN(const Tensor b, legacy_broadcast_operand(ctx, *a, *b_in));
-  QONNX_ASSIGN_OR_RETURN(Dims dims, broadcast_inputs(ctx, {a, &b}));
+  QONNX_ASSIGN_OR_RETURN(Dims dims, elementwise_output_dims(ctx, {a, &b}));
   Tensor out(DType::kBool, dims);
   if (a->dtype() == DType::kString) {
     bool* z = out.data<bool>();
@@ -58,7 +58,7 @@ Status logical(exec::KernelContext& ctx, Op op) {
   if (a->dtype() != DType::kBool) return unsupported_type(ctx, 0, a->dtype());
   if (b_in->dtype() != DType::kBool) return unsupported_type(ctx, 1, b_in->dtype());
   QONNX_ASSIGN_OR_RETURN(const Tensor b, legacy_broadcast_operand(ctx, *a, *b_in));
-  QONNX_ASSIGN_OR_RETURN(Dims dims, broadcast_inputs(ctx, {a, &b}));
+  QONNX_ASSIGN_OR_RETURN(Dims dims, elementwise_output_dims(ctx, {a, &b}));
   Tensor out(DType::kBool, dims);
   apply_binary<bool, bool, bool>(*a, b, out, op);
   ctx.set_output(0, std::move(out));
@@ -94,7 +94,7 @@ Status bit_shift(exec::KernelContext& ctx) {
   if (direction != "LEFT" && direction != "RIGHT")
     return ctx.error(Code::kInvalidModel, "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"{}\"", direction);
   const bool left = direction == "LEFT";
-  QONNX_ASSIGN_OR_RETURN(Dims dims, broadcast_inputs(ctx, {x, y}));
+  QONNX_ASSIGN_OR_RETURN(Dims dims, elementwise_output_dims(ctx, {x, y}));
   Tensor out(x->dtype(), dims);
   QONNX_RETURN_IF_ERROR(visit_types<kUnsignedInts>(ctx, 0, x->dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -50,7 +50,7 @@ Status float_quant(exec::KernelContext& ctx) {
   // has_subnormal only informs backends: the quantizer always produces subnormals (as Brevitas).
   if (!saturation && !has_inf && !has_nan)
     return ctx.error(Code::kInvalidModel, "saturation=0 needs has_inf or has_nan to say what out-of-range values become");
-  QONNX_ASSIGN_OR_RETURN(Dims out_dims, broadcast_inputs(ctx, {{0, &x}, {1, &scale}, {2, &exp_bits}, {3, &man_bits},
+  QONNX_ASSIGN_OR_RETURN(Dims out_dims, exec::broadcast_input_dims(ctx, {{0, &x}, {1, &scale}, {2, &exp_bits}, {3, &man_bits},
                                                                {4, &exp_bias}, {5, &max_val}}));
 
   // Brevitas and qonnx add the smallest normal float32 before log2 so that log2(0) stays finite.

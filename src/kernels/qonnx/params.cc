@@ -46,16 +46,4 @@ Result<RoundingMode> rounding_attr(const exec::KernelContext& ctx, const char* f
   return *mode;
 }
 
-Result<Dims> broadcast_inputs(const exec::KernelContext& ctx, const std::vector<std::pair<size_t, const Tensor*>>& ins) {
-  Dims out = ins.front().second->dims();
-  for (size_t k = 1; k < ins.size(); ++k) {
-    Dims next;
-    if (!exec::broadcast_dims(out, ins[k].second->dims(), &next))
-      return ctx.input_error(Code::kFailed, ins[k].first, "shape {} does not broadcast with {}",
-                             dims_to_string(ins[k].second->dims()), dims_to_string(out));
-    out = std::move(next);
-  }
-  return out;
-}
-
 }  // namespace qonnx::kernels

@@ -14,7 +14,5 @@ Result<Tensor> scale_input(const exec::KernelContext& ctx, size_t i, const char*
 // A single positive integer bit width in [1, 32].
 Result<int> bitwidth_input(const exec::KernelContext& ctx, size_t i, const char* what);
 Result<RoundingMode> rounding_attr(const exec::KernelContext& ctx, const char* fallback);
-// Broadcast shape of several inputs; an error names the first input that does not fit.
-Result<Dims> broadcast_inputs(const exec::KernelContext& ctx, const std::vector<std::pair<size_t, const Tensor*>>& ins);
 
 }  // namespace qonnx::kernels

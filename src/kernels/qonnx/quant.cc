@@ -100,7 +100,7 @@ namespace {
 Status quant(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
   QONNX_ASSIGN_OR_RETURN(QuantParams p, read_quant_params(ctx));
-  QONNX_ASSIGN_OR_RETURN(Dims out_dims, broadcast_inputs(ctx, {{0, &x}, {1, &p.scale}, {2, &p.zeropt}}));
+  QONNX_ASSIGN_OR_RETURN(Dims out_dims, exec::broadcast_input_dims(ctx, {{0, &x}, {1, &p.scale}, {2, &p.zeropt}}));
   Tensor y(DType::kFloat, out_dims);
   quant_tensor<false>(out_dims, x, p, y.data<float>());
   ctx.set_output(0, std::move(y));
@@ -133,7 +133,7 @@ namespace {
 Status bipolar_quant(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
   QONNX_ASSIGN_OR_RETURN(Tensor scale, scale_input(ctx, 1, "scale"));
-  QONNX_ASSIGN_OR_RETURN(Dims out_dims, broadcast_inputs(ctx, {{0, &x}, {1, &scale}}));
+  QONNX_ASSIGN_OR_RETURN(Dims out_dims, exec::broadcast_input_dims(ctx, {{0, &x}, {1, &scale}}));
   Tensor y(DType::kFloat, out_dims);
   bipolar_quant_into(out_dims, x, scale, y.data<float>());
   ctx.set_output(0, std::move(y));
@@ -143,7 +143,7 @@ Status bipolar_quant(exec::KernelContext& ctx) {
 }  // namespace
 
 Result<Tensor> quant_codes(const exec::KernelContext& ctx, const Tensor& x, const QuantParams& p) {
-  QONNX_ASSIGN_OR_RETURN(Dims out_dims, broadcast_inputs(ctx, {{0, &x}, {1, &p.scale}, {2, &p.zeropt}}));
+  QONNX_ASSIGN_OR_RETURN(Dims out_dims, exec::broadcast_input_dims(ctx, {{0, &x}, {1, &p.scale}, {2, &p.zeropt}}));
   Tensor codes(DType::kFloat, out_dims);
   quant_tensor<true>(out_dims, x, p, codes.data<float>());
   return codes;

@@ -119,7 +119,7 @@ Status trunc_v1(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(int in_bits, bitwidth_input(ctx, 3, "in_bitwidth"));
   QONNX_ASSIGN_OR_RETURN(int out_bits, bitwidth_input(ctx, 4, "out_bitwidth"));
   QONNX_ASSIGN_OR_RETURN(RoundingMode mode, rounding_attr(ctx, "FLOOR"));
-  QONNX_ASSIGN_OR_RETURN(Dims out_dims, broadcast_inputs(ctx, {{0, &x}, {1, &scale}, {2, &zeropt}}));
+  QONNX_ASSIGN_OR_RETURN(Dims out_dims, exec::broadcast_input_dims(ctx, {{0, &x}, {1, &scale}, {2, &zeropt}}));
   Tensor y(DType::kFloat, out_dims);
   trunc_v1_into(out_dims, x, scale, zeropt, in_bits, out_bits, mode, y.data<float>());
   ctx.set_output(0, std::move(y));
@@ -138,7 +138,7 @@ Status trunc_v2(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(RoundingMode mode, rounding_attr(ctx, "FLOOR"));
   const IntRange range = quant_int_range(out_bits, ctx.attr_int("signed", 1) != 0, ctx.attr_int("narrow", 0) != 0);
   QONNX_ASSIGN_OR_RETURN(Dims out_dims,
-                         broadcast_inputs(ctx, {{0, &x}, {1, &scale}, {2, &zeropt}, {4, &out_scale}}));
+                         exec::broadcast_input_dims(ctx, {{0, &x}, {1, &scale}, {2, &zeropt}, {4, &out_scale}}));
   Tensor y(DType::kFloat, out_dims);
   trunc_v2_into(out_dims, x, scale, zeropt, out_scale, range, mode, y.data<float>());
   ctx.set_output(0, std::move(y));
