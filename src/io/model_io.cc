@@ -31,6 +31,10 @@ Result<std::string> read_file(const fs::path& path) {
     return Status(Code::kCannotRead, fmt::format("cannot read '{}': no such file", path.string()));
   if (fs::is_directory(status))
     return Status(Code::kCannotRead, fmt::format("cannot read '{}': it is a directory", path.string()));
+  // A FIFO without a writer would block the open forever, a device such as /dev/zero never ends.
+  if (!fs::is_regular_file(status))
+    return Status(Code::kCannotRead, fmt::format("cannot read '{}': not a regular file ({})", path.string(),
+                                                 fs::is_fifo(status) ? "a FIFO" : fs::is_character_file(status) ? "a character device" : "a special file"));
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status(Code::kCannotRead, fmt::format("cannot read '{}': {}", path.string(), std::strerror(errno)));
   std::ostringstream ss;

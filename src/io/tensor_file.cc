@@ -2,12 +2,14 @@
 
 #include <cstring>
 #include <regex>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
 #include "ir/tensor_codec.h"
 #include "qonnx/io/model_io.h"
+#include "qonnx/support/limits.h"
 
 namespace qonnx::io {
 namespace fs = std::filesystem;
@@ -63,9 +65,20 @@ Result<Tensor> parse_npy(const std::string& bytes) {
   if (!std::regex_search(header, m, shape_re)) return npy_error("no 'shape' in header");
   Dims dims;
   std::string shape = m[1];
-  static const std::regex num_re("[0-9]+");
-  for (auto it = std::sregex_iterator(shape.begin(), shape.end(), num_re); it != std::sregex_iterator(); ++it)
-    dims.push_back(std::stoll(it->str()));
+  // Comma-separated non-negative integers, a trailing comma allowed ("(3,)").
+  static const std::regex dim_re("^\\s*([0-9]{1,18})\\s*$");
+  std::stringstream items(shape);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    std::smatch d;
+    if (std::regex_match(item, d, dim_re)) {
+      dims.push_back(std::stoll(d[1].str()));
+    } else if (item.find_first_not_of(" \t") != std::string::npos) {
+      return npy_error(fmt::format("shape entry '{}' is not a non-negative integer", item));
+    }
+  }
+  if (dims.size() > static_cast<size_t>(kMaxRank))
+    return npy_error(fmt::format("rank {} is over the supported maximum of {}", dims.size(), kMaxRank));
   int64_t numel = checked_numel(dims);
   if (numel < 0) return npy_error("shape overflows");
   size_t data_start = header_start + header_len;

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "qonnx/support/limits.h"
+
 namespace qonnx::ir {
 namespace fs = std::filesystem;
 
@@ -169,6 +171,8 @@ Result<Tensor> decode_checked(const onnx::TensorProto& proto, const fs::path& ba
 }  // namespace
 
 Result<Tensor> decode_tensor(const onnx::TensorProto& proto, const fs::path& base_dir) {
+  if (proto.dims_size() > kMaxRank)
+    return invalid(proto, fmt::format("rank {} is over the supported maximum of {}", proto.dims_size(), kMaxRank));
   try {
     return decode_checked(proto, base_dir);
   } catch (const MemoryLimitError& e) {

@@ -446,7 +446,7 @@ class LowerQuant : public pass::Pass {
       return e.finish_with(w);
     }
     QONNX_ASSIGN_OR_RETURN(Tensor scale, kernels::scale_input(kctx, 1, "scale"));
-    QONNX_ASSIGN_OR_RETURN(Tensor zeropt, kernels::float_input(kctx, 2, "zeropt"));
+    QONNX_ASSIGN_OR_RETURN(Tensor zeropt, kernels::zero_point_input(kctx, 2, "zeropt"));
     QONNX_ASSIGN_OR_RETURN(int in_bits, kernels::bitwidth_input(kctx, 3, "in_bitwidth"));
     QONNX_ASSIGN_OR_RETURN(RoundingMode mode, kernels::rounding_attr(kctx, "FLOOR"));
     if (!v2 && node->inputs().size() != 5)

@@ -49,6 +49,13 @@ std::string format_json(const TransQuantOptions& o, const std::vector<uint64_t>&
   return w.str() + "\n";
 }
 
+// CLI11 reads an empty list item as 0: an empty or blank value is a usage error instead.
+const CLI::Validator kNonEmpty(
+    [](std::string& item) {
+      return item.find_first_not_of(" \t") == std::string::npos ? std::string("an empty value is not a number") : std::string();
+    },
+    "", "non-empty");
+
 }  // namespace
 
 void add_trans_quant_param_command(CLI::App& app, int& exit_code) {
@@ -56,9 +63,10 @@ void add_trans_quant_param_command(CLI::App& app, int& exit_code) {
       "trans-quant-param",
       "Print Ascend TransQuantParamV2 uint64 words (hex and decimal) with their FP19 scale, offset and signed flag");
   auto o = std::make_shared<TransQuantOptions>();
-  cmd->add_option("--scale", o->scale, "float32 scales, comma-separated")->required()->delimiter(',');
+  cmd->add_option("--scale", o->scale, "float32 scales, comma-separated")->required()->delimiter(',')->check(kNonEmpty);
   cmd->add_option("--offset", o->offset, "offsets (output zero points), comma-separated; length 1 broadcasts")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(kNonEmpty);
   cmd->add_option("--round-mode", o->round_mode, "0 truncate to FP19 (default), 1 round half to even")
       ->check(CLI::IsMember({0, 1}));
   cmd->add_flag("--json", o->json, "Machine-readable output");

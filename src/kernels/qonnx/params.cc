@@ -25,6 +25,14 @@ Result<Tensor> scale_input(const exec::KernelContext& ctx, size_t i, const char*
   return t;
 }
 
+Result<Tensor> zero_point_input(const exec::KernelContext& ctx, size_t i, const char* what) {
+  QONNX_ASSIGN_OR_RETURN(Tensor t, float_input(ctx, i, what));
+  const float* z = t.data<float>();
+  for (int64_t k = 0; k < t.numel(); ++k)
+    if (!std::isfinite(z[k])) return ctx.input_error(Code::kFailed, i, "{} must be finite, got {} at element {}", what, z[k], k);
+  return t;
+}
+
 Result<int> bitwidth_input(const exec::KernelContext& ctx, size_t i, const char* what) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* t, ctx.required(i, what));
   if (t->numel() != 1)

@@ -11,6 +11,8 @@ namespace qonnx::kernels {
 Result<Tensor> float_input(const exec::KernelContext& ctx, size_t i, const char* what);
 // Like float_input, and every element must be finite and non-zero.
 Result<Tensor> scale_input(const exec::KernelContext& ctx, size_t i, const char* what);
+// Like float_input, and every element must be finite (a NaN zero point would turn every output into NaN).
+Result<Tensor> zero_point_input(const exec::KernelContext& ctx, size_t i, const char* what);
 // A single positive integer bit width in [1, 32].
 Result<int> bitwidth_input(const exec::KernelContext& ctx, size_t i, const char* what);
 Result<RoundingMode> rounding_attr(const exec::KernelContext& ctx, const char* fallback);

@@ -12,7 +12,7 @@ namespace qonnx::kernels {
 Result<QuantParams> read_quant_params(const exec::KernelContext& ctx) {
   QuantParams p;
   QONNX_ASSIGN_OR_RETURN(p.scale, scale_input(ctx, 1, "scale"));
-  QONNX_ASSIGN_OR_RETURN(p.zeropt, float_input(ctx, 2, "zeropt"));
+  QONNX_ASSIGN_OR_RETURN(p.zeropt, zero_point_input(ctx, 2, "zeropt"));
   QONNX_ASSIGN_OR_RETURN(p.bits, bitwidth_input(ctx, 3, "bitwidth"));
   QONNX_ASSIGN_OR_RETURN(p.mode, rounding_attr(ctx, "ROUND"));
   p.is_signed = ctx.attr_int("signed", 1) != 0;

@@ -115,7 +115,7 @@ Status trunc_v1(exec::KernelContext& ctx) {
   QONNX_RETURN_IF_ERROR(check_input_count(ctx, 5));
   QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
   QONNX_ASSIGN_OR_RETURN(Tensor scale, scale_input(ctx, 1, "scale"));
-  QONNX_ASSIGN_OR_RETURN(Tensor zeropt, float_input(ctx, 2, "zeropt"));
+  QONNX_ASSIGN_OR_RETURN(Tensor zeropt, zero_point_input(ctx, 2, "zeropt"));
   QONNX_ASSIGN_OR_RETURN(int in_bits, bitwidth_input(ctx, 3, "in_bitwidth"));
   QONNX_ASSIGN_OR_RETURN(int out_bits, bitwidth_input(ctx, 4, "out_bitwidth"));
   QONNX_ASSIGN_OR_RETURN(RoundingMode mode, rounding_attr(ctx, "FLOOR"));
@@ -130,7 +130,7 @@ Status trunc_v2(exec::KernelContext& ctx) {
   QONNX_RETURN_IF_ERROR(check_input_count(ctx, 6));
   QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
   QONNX_ASSIGN_OR_RETURN(Tensor scale, scale_input(ctx, 1, "scale"));
-  QONNX_ASSIGN_OR_RETURN(Tensor zeropt, float_input(ctx, 2, "zeropt"));
+  QONNX_ASSIGN_OR_RETURN(Tensor zeropt, zero_point_input(ctx, 2, "zeropt"));
   QONNX_ASSIGN_OR_RETURN(int in_bits, bitwidth_input(ctx, 3, "in_bitwidth"));
   (void)in_bits;  // validated, otherwise unused in v2
   QONNX_ASSIGN_OR_RETURN(Tensor out_scale, scale_input(ctx, 4, "out_scale"));
