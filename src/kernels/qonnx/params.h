@@ -26,5 +26,4 @@ inline float trunc_v2_step(float so, float s) {
   return std::ldexp(1.0f, static_cast<int>(e));
 }
 
-
 }  // namespace qonnx::kernels
