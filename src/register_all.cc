@@ -16,6 +16,8 @@ void register_all() {
     kernels::register_all_kernels(exec::KernelRegistry::global());
     passes::register_all_passes(pass::PassRegistry::global());
     schemas::register_qonnx_schemas();
+    // The executor checks ONNX type constraints as onnxruntime does.
+    exec::KernelRegistry::global().set_type_checks(schemas::type_check_for);
   });
 }
 

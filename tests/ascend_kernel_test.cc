@@ -214,7 +214,7 @@ TEST(TransQuantParamV2, Errors) {
   expect_error(trans_quant({f32({1}, {1}), f32({0}, {})}), Code::kInvalidModel, "empty");
   expect_error(trans_quant({f32({1, 1, 2}, {1, 2})}), Code::kInvalidModel, "(t,) or (1, n)");
   expect_error(trans_quant({f32({2, 2}, {1, 2, 3, 4})}), Code::kInvalidModel, "(t,) or (1, n)");
-  expect_error(trans_quant({make<double>(DType::kDouble, {1}, {1.0})}), Code::kInvalidModel, "float32");
+  expect_error(trans_quant({make<double>(DType::kDouble, {1}, {1.0})}), Code::kInvalidModel, "T: tensor(float)");
   expect_error(trans_quant({f32({1, 1}, {1}), f32({3}, {0, 0, 0})}), Code::kInvalidModel, "wider");
   expect_error(trans_quant({Tensor()}), Code::kInvalidModel, "required");
 }
@@ -329,17 +329,18 @@ TEST(QuantBatchMatMul, Errors) {
     EXPECT_NE(r.status().to_string().find(text), std::string::npos) << r.status().to_string();
   };
   expect_error(qbmm({kX1, kX2, w1}, {5}), Code::kInvalidModel, "dtype 5");
-  expect_error(qbmm({f32({2, 3}, {}), kX2, w1}, {}), Code::kUnsupported, "int8");
+  // Operand types are the schema's type constraints, checked before the kernel runs.
+  expect_error(qbmm({f32({2, 3}, {}), kX2, w1}, {}), Code::kInvalidModel, "I: tensor(int8)");
   expect_error(qbmm({i8({3}, {1, 2, 3}), kX2, w1}, {}), Code::kInvalidModel, "rank >= 2");
   expect_error(qbmm({kX1, i8({2, 2}, {}), w1}, {}), Code::kInvalidModel, "inner dimension");
   expect_error(qbmm({i8({2, 2, 3}, {}), i8({3, 3, 2}, {}), w1}, {}), Code::kInvalidModel, "broadcast");
-  expect_error(qbmm({kX1, kX2, f32({1}, {1.0f})}, {}), Code::kUnsupported, "uint64");
+  expect_error(qbmm({kX1, kX2, f32({1}, {1.0f})}, {}), Code::kInvalidModel, "uint64");
   expect_error(qbmm({kX1, kX2, words({3}, {0, 0, 0})}, {}), Code::kInvalidModel, "scale shape");
   expect_error(qbmm({kX1, kX2, words({1}, {0x40007FC00000u})}, {}), Code::kFailed, "non-finite");
   expect_error(qbmm({kX1, kX2, w1, f32({1}, {0})}, {2}), Code::kUnsupported, "offset");
   expect_error(qbmm({kX1, kX2, w1, Tensor(), Tensor(), f32({2}, {1, 1})}, {}), Code::kUnsupported, "pertoken");
   expect_error(qbmm({kX1, kX2, w1, Tensor(), i32({3}, {0, 0, 0})}, {}), Code::kInvalidModel, "bias shape");
-  expect_error(qbmm({kX1, kX2, w1, Tensor(), make<int64_t>(DType::kInt64, {2}, {0, 0})}, {}), Code::kUnsupported,
+  expect_error(qbmm({kX1, kX2, w1, Tensor(), make<int64_t>(DType::kInt64, {2}, {0, 0})}, {}), Code::kInvalidModel,
                "int32");
   expect_error(qbmm({kX1, Tensor(), w1}, {}), Code::kInvalidModel, "required");
 }

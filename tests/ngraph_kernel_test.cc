@@ -200,7 +200,7 @@ TEST(NGraphQuantize, Errors) {
   expect_error(quantize(x, f32s(std::nanf("")), i8({}, {0}), "i8", 4), Code::kFailed, "finite");
   expect_error(quantize(make<double>(DType::kDouble, {1}, {1.0}), make<double>(DType::kDouble, {}, {1.0}),
                         i8({}, {0}), "i8", 4),
-               Code::kUnsupported, "double");
+               Code::kInvalidModel, "is double, which Quantize type parameter T");
   expect_error(ngraph_node("Quantize", {x, f32s(1)}, [](io::NodeBuilder& n) { n.attr("type", "i8").attr("round_mode", 4); }),
                Code::kInvalidModel, "zero_point");
 }
@@ -240,7 +240,7 @@ TEST(NGraphDequantize, Errors) {
   EXPECT_EQ(zp.status().code(), Code::kInvalidModel);
   auto real = dequantize(f32({1}, {1}), f32s(1), f32s(0));
   ASSERT_FALSE(real.is_ok());
-  EXPECT_EQ(real.status().code(), Code::kUnsupported);
+  EXPECT_EQ(real.status().code(), Code::kInvalidModel);  // float is not among Dequantize's Q types
   auto shape = dequantize(i8({2, 3}, {}), f32({2}, {1, 1}), i8({2}, {0, 0}), {1});
   ASSERT_FALSE(shape.is_ok());
   EXPECT_EQ(shape.status().code(), Code::kInvalidModel);

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+
 namespace qonnx::exec {
 
 Result<std::vector<const ir::Node*>> topological_order(const ir::Graph& graph) {
@@ -43,8 +44,10 @@ Result<std::vector<const ir::Node*>> topological_order(const ir::Graph& graph) {
 }
 
 Result<std::vector<Tensor>> invoke_kernel(KernelFn fn, const ir::Node& node, int64_t version,
-                                         std::vector<const Tensor*> inputs) {
-  KernelContext ctx(node, version, std::move(inputs));
+                                         std::vector<const Tensor*> inputs, const TypeCheck& type_check) {
+  // Kernels may be lenient about mixed types; a standard runtime is not, so neither is the executor.
+  if (type_check) QONNX_RETURN_IF_ERROR(type_check(inputs, nullptr));
+  KernelContext ctx(node, version, inputs);
   Status st;
   try {
     st = fn(ctx);
@@ -57,6 +60,8 @@ Result<std::vector<Tensor>> invoke_kernel(KernelFn fn, const ir::Node& node, int
   for (size_t k = 0; k < node.outputs().size(); ++k)
     if (node.outputs()[k] && !ctx.outputs()[k].defined())
       return Status(Code::kFailed, fmt::format("kernel produced no output #{}", k)).with_context(node.describe());
+  // Outputs bind the same type parameters as the inputs (Div's Y is its A's type).
+  if (type_check) QONNX_RETURN_IF_ERROR(type_check(inputs, &ctx.outputs()));
   return std::move(ctx.outputs());
 }
 
@@ -65,7 +70,7 @@ Result<std::vector<Tensor>> evaluate_node(const ir::Model& model, const ir::Node
   int64_t version = model.op_version(node.domain());
   KernelFn fn = registry.find(node.domain(), node.op_type(), version);
   if (!fn) return registry.unsupported(node.domain(), node.op_type(), version).with_context(node.describe());
-  return invoke_kernel(fn, node, version, inputs);
+  return invoke_kernel(fn, node, version, inputs, registry.type_check(node, version));
 }
 
 Result<Executor> Executor::create(const ir::Model& model, const KernelRegistry& registry) {
@@ -82,7 +87,7 @@ Result<Executor> Executor::create(const ir::Model& model, const KernelRegistry& 
     int64_t version = model.op_version(node->domain());
     KernelFn fn = registry.find(node->domain(), node->op_type(), version);
     if (!fn) return registry.unsupported(node->domain(), node->op_type(), version).with_context(node->describe());
-    ex.steps_.push_back(Step{node, fn, version, {}});
+    ex.steps_.push_back(Step{node, fn, version, registry.type_check(*node, version), {}});
     for (const ir::Value* v : node->inputs())
       if (v) last_use[static_cast<size_t>(v->id())] = static_cast<int>(s);
   }
@@ -160,7 +165,7 @@ Result<RunResult> Executor::run(const std::map<std::string, Tensor>& inputs) con
             .with_context(node.describe());
       ins.push_back(&values[static_cast<size_t>(v->id())]);
     }
-    QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, invoke_kernel(step.fn, node, step.version, std::move(ins)));
+    QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, invoke_kernel(step.fn, node, step.version, std::move(ins), step.type_check));
     for (size_t k = 0; k < node.outputs().size(); ++k) {
       const ir::Value* v = node.outputs()[k];
       if (!v) continue;

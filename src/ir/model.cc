@@ -337,6 +337,15 @@ std::vector<std::string> Graph::value_info_names() const {
   return names;
 }
 
+void Graph::remove_graph_input(Value* value) {
+  auto it = std::find(inputs_.begin(), inputs_.end(), value);
+  if (it == inputs_.end()) return;
+  input_info_.erase(input_info_.begin() + (it - inputs_.begin()));
+  inputs_.erase(it);
+  value->graph_input_ = false;
+  type_index_stale_ = true;
+}
+
 void Graph::remove_value_infos(const std::vector<std::string>& names) {
   type_index_stale_ = true;
   value_info_.erase(std::remove_if(value_info_.begin(), value_info_.end(),

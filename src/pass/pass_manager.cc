@@ -398,10 +398,10 @@ Result<bool> run_pipeline(ir::Model& model, const std::vector<PipelineItem>& ite
 namespace {
 const std::vector<std::pair<std::string, std::string>>& targets() {
   static const std::vector<std::pair<std::string, std::string>> t = {
-      {"qdq", "upgrade-opset{version=13},fold-constants{skip-quantizers=1},infer-shapes,lower-quant{target=qdq},lower-custom-ops,fold-constants,cleanup,infer-shapes"},
-      {"ngraph", "upgrade-opset{version=13},fold-constants{skip-quantizers=1},infer-shapes,lower-quant{target=ngraph},lower-custom-ops,fold-constants,cleanup,infer-shapes"},
-      {"fold", "fold-quant-weights,fold-constants,cleanup,infer-shapes"},
-      {"ascend", "upgrade-opset{version=13},fold-constants{skip-quantizers=1},infer-shapes,lower-quant{target=qdq},lower-custom-ops,fold-constants,"
+      {"qdq", "freeze-initializer-inputs,upgrade-opset{version=13},fold-constants{skip-quantizers=1},infer-shapes,lower-quant{target=qdq},lower-custom-ops,fold-constants,cleanup,infer-shapes"},
+      {"ngraph", "freeze-initializer-inputs,upgrade-opset{version=13},fold-constants{skip-quantizers=1},infer-shapes,lower-quant{target=ngraph},lower-custom-ops,fold-constants,cleanup,infer-shapes"},
+      {"fold", "freeze-initializer-inputs,fold-quant-weights,fold-constants,cleanup,infer-shapes"},
+      {"ascend", "freeze-initializer-inputs,upgrade-opset{version=13},fold-constants{skip-quantizers=1},infer-shapes,lower-quant{target=qdq},lower-custom-ops,fold-constants,"
                  "cleanup,infer-shapes,ascend-quant-matmul,fold-constants,cleanup,infer-shapes"},
   };
   return t;

@@ -54,7 +54,7 @@ bool is_op(const ir::Node* n, const char* op_type) {
 }
 
 std::optional<Tensor> constant_of(const ir::Graph& g, const ir::Value* v) {
-  if (!is_constant(v, /*include_overridable=*/true)) return std::nullopt;
+  if (!is_constant(v)) return std::nullopt;
   auto t = g.initializer_tensor(v);
   if (!t.is_ok()) return std::nullopt;
   return std::move(t).value();

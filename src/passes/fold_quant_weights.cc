@@ -63,7 +63,7 @@ class FoldQuantWeights : public pass::Pass {
       if (dialect::is_integer_quantizer(*n) && n->output(0)) candidates.push_back(n.get());
     bool changed = false;
     for (ir::Node* node : candidates) {
-      auto inputs = constant_inputs(g, *node, /*include_overridable=*/true);
+      auto inputs = constant_inputs(g, *node);
       if (!inputs) continue;
       std::vector<const Tensor*> ptrs;
       for (const auto& t : *inputs) ptrs.push_back(t.defined() ? &t : nullptr);

@@ -13,6 +13,7 @@
 #include "kernels/qonnx/params.h"
 #include "passes/node_emitter.h"
 #include "passes/passes.h"
+#include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/kernels/ngraph.h"
@@ -107,41 +108,42 @@ class LowerQuant : public pass::Pass {
   }
 
  private:
-  // Constant parameter inputs (1..): nullptr entries for X and for non-constant inputs.
-  static bool constant_params(const ir::Graph& g, const ir::Node& node, std::vector<Tensor>& storage,
-                              std::vector<const Tensor*>& ptrs) {
+  // Constant parameter inputs (1..): nullptr entries for X and for non-constant inputs. Returns
+  // why a parameter is not constant ("" when all are).
+  static std::string constant_params(const ir::Graph& g, const ir::Node& node, std::vector<Tensor>& storage,
+                                     std::vector<const Tensor*>& ptrs) {
     storage.assign(node.inputs().size(), Tensor());
     ptrs.assign(node.inputs().size(), nullptr);
-    bool all = true;
     for (size_t i = 0; i < node.inputs().size(); ++i) {
       const ir::Value* v = node.input(i);
       if (!v) continue;
-      if (!is_constant(v, /*include_overridable=*/true)) {
-        if (i > 0) all = false;
-        continue;
+      if (!is_constant(v)) {
+        if (i == 0) continue;
+        if (v->is_initializer())
+          return fmt::format("quantization parameter '{}' is an overridable graph input (kept by "
+                             "freeze-initializer-inputs{{keep=1}})", v->name());
+        return fmt::format("quantization parameter '{}' is not constant (computed at run time)", v->name());
       }
       auto t = g.initializer_tensor(v);
-      if (!t.is_ok()) return false;
+      if (!t.is_ok()) return fmt::format("quantization parameter '{}' cannot be read: {}", v->name(), t.status().message());
       storage[i] = t.value();
       ptrs[i] = &storage[i];
     }
-    return all;
+    return "";
   }
 
   Result<bool> lower(ir::Model& model, ir::Node* node, pass::PassContext& ctx) {
     ir::Graph& g = model.graph();
     std::vector<Tensor> storage;
     std::vector<const Tensor*> ptrs;
-    if (!constant_params(g, *node, storage, ptrs)) {
-      std::string why = "quantization parameters are not constant";
+    if (std::string why = constant_params(g, *node, storage, ptrs); !why.empty()) {
       ctx.record(*node, "left", why);
       if (strict_) return Status(Code::kUnsupported, why).with_context(node->describe());
-      ctx.warn(node, why + ": left in place");
+      ctx.warn(node, why + ": left in place as a QONNX op, which standard ONNX runtimes cannot run");
       ++left_;
       return false;
     }
     exec::KernelContext kctx(*node, model.op_version(node->domain()), ptrs);
-    const int64_t left_before = left_.value();  // leave() counts the nodes it keeps: no change for them
     int64_t x_rank = -1;
     if (auto t = g.type_of(node->input(0)); t && t->has_shape) x_rank = static_cast<int64_t>(t->dims.size());
     if (!ptrs.empty() && ptrs[0]) x_rank = static_cast<int64_t>(ptrs[0]->rank());
@@ -158,7 +160,7 @@ class LowerQuant : public pass::Pass {
                    : lower_activation_quant(model, node, p.value(), x_rank, ctx);
     }
     if (!st.is_ok()) return std::move(st).with_context(node->describe());
-    return left_.value() == left_before;
+    return true;
   }
 
   // Weights: integer codes in an initializer + DequantizeLinear, exact for any rounding mode.
@@ -249,8 +251,8 @@ class LowerQuant : public pass::Pass {
                                    all_zero(p.zeropt) ? "" : " APPROXIMATE: non-zero zero point");
     ctx.record(*node, "lowered", form);
     ir::Value* x = node->input(0);
-    ir::Value* orig_scale = node->input(1);
     NodeEmitter e(g, node);
+    QONNX_ASSIGN_OR_RETURN(x, float32_x(g, e, x));
     auto axis_attr = [&](ir::Node& n) {
       if (sl.one_axis) n.set_attr_int("axis", sl.axis);
     };
@@ -259,7 +261,9 @@ class LowerQuant : public pass::Pass {
     ir::Value* q;
     if (pre_round) {
       // t = round_mode(x / s) is already an integer: QuantizeLinear with scale 1 only saturates and casts.
-      QONNX_ASSIGN_OR_RETURN(ir::Value* div, e.op("div", "Div", {x, orig_scale}));
+      // The scale in X's broadcast layout, as float32 whatever type the model stored it in.
+      QONNX_ASSIGN_OR_RETURN(ir::Value* full_scale, e.constant("scale_full", p.scale));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* div, e.op("div", "Div", {x, full_scale}));
       QONNX_ASSIGN_OR_RETURN(ir::Value* rounded, e.op(pre_round == std::string("Floor") ? "floor" : "ceil", pre_round, {div}));
       QONNX_ASSIGN_OR_RETURN(ir::Value* one, e.constant("one", Tensor::scalar<float>(DType::kFloat, 1.0f)));
       QONNX_ASSIGN_OR_RETURN(ir::Value* z0, e.constant("zero_point_scalar", Tensor(storage, {})));
@@ -272,6 +276,14 @@ class LowerQuant : public pass::Pass {
     }
     ++activations_to_qdq_;
     return e.finish("dequant", "DequantizeLinear", {q, s, z}, axis_attr);
+  }
+
+  // X as float32: QONNX computes in float32 whatever type X is stored in (the kernels convert it too),
+  // and the emitted ops then see one element type.
+  static Result<ir::Value*> float32_x(const ir::Graph& g, NodeEmitter& e, ir::Value* x) {
+    auto type = g.type_of(x);
+    if (!type || type->dtype == DType::kFloat || type->dtype == DType::kUndefined) return x;
+    return e.op("x_float", "Cast", {x}, [](ir::Node& n) { n.set_attr_int("to", static_cast<int64_t>(DType::kFloat)); });
   }
 
   // The last node of a weight: DequantizeLinear, or the nGraph Dequantize.
@@ -313,6 +325,7 @@ class LowerQuant : public pass::Pass {
                                              sl.one_axis ? fmt::format(", axis {}", sl.axis) : ", per-tensor"));
     ir::Value* x = node->input(0);
     NodeEmitter e(g, node);
+    QONNX_ASSIGN_OR_RETURN(x, float32_x(g, e, x));
     QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", flatten_param(p.scale, sl, channels)));
     QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", Tensor(storage, sl.one_axis ? Dims{channels} : Dims{})));
     std::vector<int64_t> axes = sl.one_axis ? std::vector<int64_t>{sl.axis} : std::vector<int64_t>{};
@@ -360,6 +373,7 @@ class LowerQuant : public pass::Pass {
                                              p.bipolar() ? "sign" : kernels::rounding_mode_name(p.mode), zp_zero ? "" : "Sub, "));
     ir::Value* x = node->input(0);
     NodeEmitter e(g, node);
+    QONNX_ASSIGN_OR_RETURN(x, float32_x(g, e, x));
     QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", p.scale));
     QONNX_ASSIGN_OR_RETURN(ir::Value* t, e.op("div", "Div", {x, s}));
     ir::Value* z = nullptr;
@@ -426,6 +440,7 @@ class LowerQuant : public pass::Pass {
     ctx.record(*node, "lowered", "exact float emulation (GreaterOrEqual, Where, Mul)");
     ir::Value* x = node->input(0);
     NodeEmitter e(g, node);
+    QONNX_ASSIGN_OR_RETURN(x, float32_x(g, e, x));
     QONNX_ASSIGN_OR_RETURN(ir::Value* code, emit_sign_code(e, x));
     QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", scale));
     ++activations_to_float_ops_;
@@ -456,27 +471,42 @@ class LowerQuant : public pass::Pass {
     if (v2) {
       QONNX_ASSIGN_OR_RETURN(out_scale, kernels::scale_input(kctx, 4, "out_scale"));
       QONNX_ASSIGN_OR_RETURN(out_bits, kernels::bitwidth_input(kctx, 5, "out_bitwidth"));
-      if (out_scale.numel() != 1 || scale.numel() != 1)
-        return leave(node, "per-channel Trunc v2 scales are not lowered yet", ctx);
-      float log2_ratio = kernels::round_half_even(std::log2(out_scale.data<float>()[0] / scale.data<float>()[0]));
-      if (!std::isfinite(log2_ratio) || std::fabs(log2_ratio) > 256)  // also keeps the int cast defined
-        return leave(node, "Trunc v2 out_scale / scale is out of range", ctx);
-      float ks = std::ldexp(1.0f, static_cast<int>(log2_ratio));
-      k = Tensor::scalar<float>(DType::kFloat, ks);
+      // One power-of-two step per element of broadcast(scale, out_scale): per-channel scales included.
+      Dims k_dims;
+      if (!exec::broadcast_dims(scale.dims(), out_scale.dims(), &k_dims))
+        return Status(Code::kInvalidModel, fmt::format("Trunc scale {} and out_scale {} do not broadcast",
+                                                       dims_to_string(scale.dims()), dims_to_string(out_scale.dims())));
+      k = Tensor(DType::kFloat, k_dims);
+      exec::for_each_broadcast<2>(k_dims, {&scale.dims(), &out_scale.dims()}, [&](int64_t o, const auto& at) {
+        k.data<float>()[o] = kernels::trunc_v2_step(out_scale.data<float>()[at[1]], scale.data<float>()[at[0]]);
+      });
     } else {
       QONNX_ASSIGN_OR_RETURN(out_bits, kernels::bitwidth_input(kctx, 4, "out_bitwidth"));
       k = Tensor::scalar<float>(DType::kFloat, std::ldexp(1.0f, in_bits - out_bits));
     }
-    bool zp_zero = all_zero(zeropt);
+    // What the kernel subtracts after rounding: z (v1) or z / k (v2), in float32 per element.
+    Tensor zk = zeropt;
+    if (v2) {
+      Dims zk_dims;
+      if (!exec::broadcast_dims(zeropt.dims(), k.dims(), &zk_dims))
+        return Status(Code::kInvalidModel, fmt::format("Trunc zeropt {} does not broadcast with the scales {}",
+                                                       dims_to_string(zeropt.dims()), dims_to_string(k.dims())));
+      zk = Tensor(DType::kFloat, zk_dims);
+      exec::for_each_broadcast<2>(zk_dims, {&zeropt.dims(), &k.dims()}, [&](int64_t o, const auto& at) {
+        zk.data<float>()[o] = zeropt.data<float>()[at[0]] / k.data<float>()[at[1]];
+      });
+    }
     const kernels::IntRange range =
         kernels::quant_int_range(out_bits, kctx.attr_int("signed", 1) != 0, kctx.attr_int("narrow", 0) != 0);
-    ctx.record(*node, "lowered", fmt::format("exact float emulation of Trunc v{}", v2 ? 2 : 1));
+    ctx.record(*node, "lowered", fmt::format("exact float emulation of Trunc v{}{}", v2 ? 2 : 1,
+                                             scale.numel() == 1 && out_scale.numel() <= 1 ? "" : " (per-channel)"));
     // `node` and `kctx` are gone once the emitter exists.
     ir::Value* x = node->input(0);
     NodeEmitter e(g, node);
+    QONNX_ASSIGN_OR_RETURN(x, float32_x(g, e, x));
     QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", scale));
     QONNX_ASSIGN_OR_RETURN(ir::Value* t, e.op("div", "Div", {x, s}));
-    if (!zp_zero) {
+    if (!all_zero(zeropt)) {
       QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", zeropt));
       QONNX_ASSIGN_OR_RETURN(t, e.op("add_zero_point", "Add", {t, z}));
     }
@@ -489,24 +519,14 @@ class LowerQuant : public pass::Pass {
       QONNX_ASSIGN_OR_RETURN(t, e.op("clip", "Clip", {t, lo, hi}));
     }
     QONNX_ASSIGN_OR_RETURN(t, emit_rounding(e, mode, t));
-    if (!zp_zero) {
-      Tensor zk = zeropt.clone();
-      if (v2)
-        for (int64_t i = 0; i < zk.numel(); ++i) zk.data<float>()[i] /= k.data<float>()[0];
+    // z / k is NaN where a step underflowed to 0: subtract unless every element is a true zero.
+    if (!all_zero(zk)) {
       QONNX_ASSIGN_OR_RETURN(ir::Value* zkv, e.constant("zero_point_out", zk));
       QONNX_ASSIGN_OR_RETURN(t, e.op("sub_zero_point", "Sub", {t, zkv}));
     }
     QONNX_ASSIGN_OR_RETURN(ir::Value* so, e.constant("out_scale", v2 ? out_scale : scale));
     ++activations_to_float_ops_;
     return e.finish("scaled", "Mul", {t, so});
-  }
-
-  Status leave(ir::Node* node, const std::string& why, pass::PassContext& ctx) {
-    ctx.record(*node, "left", why);
-    if (strict_) return Status(Code::kUnsupported, why);
-    ctx.warn(node, why + ": left in place");
-    ++left_;
-    return Status::ok();
   }
 
   pass::Option<std::string> target_{this, "target", "qdq",

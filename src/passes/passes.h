@@ -15,14 +15,14 @@ std::unique_ptr<pass::Pass> make_lower_quant();
 std::unique_ptr<pass::Pass> make_upgrade_opset();
 std::unique_ptr<pass::Pass> make_lower_custom_ops();
 std::unique_ptr<pass::Pass> make_ascend_quant_matmul();
+std::unique_ptr<pass::Pass> make_freeze_initializer_inputs();
 
-// Whether a value is an initializer the passes may treat as constant. Initializers that are also
-// graph inputs (old exporters list every weight there) are defaults a caller could override:
-// generic folding leaves them alone, the quantizer passes treat them as the weights they are.
-bool is_constant(const ir::Value* v, bool include_overridable);
+// Whether a value is an initializer the passes may treat as constant. An initializer that is also a
+// graph input is a default a caller could override: a variable, unless freeze-initializer-inputs
+// (first in every target pipeline) made it a plain constant.
+bool is_constant(const ir::Value* v);
 
 // The node's inputs when all are constant in that sense, else nullopt.
-std::optional<std::vector<Tensor>> constant_inputs(const ir::Graph& graph, const ir::Node& node,
-                                                   bool include_overridable);
+std::optional<std::vector<Tensor>> constant_inputs(const ir::Graph& graph, const ir::Node& node);
 
 }  // namespace qonnx::passes

@@ -13,6 +13,7 @@ void register_all_passes(pass::PassRegistry& registry) {
   registry.add(make_upgrade_opset);
   registry.add(make_lower_custom_ops);
   registry.add(make_ascend_quant_matmul);
+  registry.add(make_freeze_initializer_inputs);
 }
 
 }  // namespace qonnx::passes

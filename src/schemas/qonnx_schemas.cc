@@ -12,7 +12,8 @@ namespace qonnx::schemas {
 namespace {
 
 const std::vector<std::string> kNumeric = {"tensor(float)", "tensor(double)", "tensor(float16)", "tensor(int32)",
-                                           "tensor(int64)", "tensor(int8)", "tensor(uint8)"};
+                                           "tensor(int64)", "tensor(int8)", "tensor(uint8)", "tensor(int16)",
+                                           "tensor(uint16)", "tensor(uint32)", "tensor(uint64)", "tensor(bfloat16)"};
 
 // Y has X's type... float32 for the quantizers, and the broadcast shape of X and its parameters,
 // which is X's shape for every real export; other shapes are left to the executor.
@@ -25,14 +26,15 @@ void add(onnx::OpSchema schema) { onnx::OpSchemaRegistry::OpSchemaRegisterOnce o
 
 // Exports store each parameter in its own type (a float64 scale beside float32 data, an int64 bit width),
 // so every input gets a type parameter of its own: one shared "T" would make strict inference reject them.
-onnx::OpSchema quantizer(const char* name, const std::string& domain, int since, const std::vector<const char*>& inputs) {
+onnx::OpSchema quantizer(const char* name, const std::string& domain, int since, const std::vector<const char*>& inputs,
+                         const std::vector<std::string>& output_types = {"tensor(float)"}) {
   onnx::OpSchema s;
   s.SetName(name).SetDomain(domain).SinceVersion(since);
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::string type = "T" + std::to_string(i);
     s.Input(static_cast<int>(i), inputs[i], "", type).TypeConstraint(type, kNumeric, "numeric");
   }
-  s.Output(0, "Y", "quantized values (float32)", "TY").TypeConstraint("TY", {"tensor(float)"}, "float output");
+  s.Output(0, "Y", "quantized values (float32)", "TY").TypeConstraint("TY", output_types, "float output");
   s.TypeAndShapeInferenceFunction(same_as_first_input_float);
   return s;
 }
@@ -60,7 +62,8 @@ void register_domain(const std::string& d) {
     add(s);
   }
   {
-    auto s = quantizer("MultiThreshold", d, 1, {"v", "thresholds"});
+    // float64 inputs give a float64 output, as in qonnx's numpy code.
+    auto s = quantizer("MultiThreshold", d, 1, {"v", "thresholds"}, {"tensor(float)", "tensor(double)"});
     s.Attr("out_dtype", "", onnx::AttributeProto::STRING, std::string(""));
     s.Attr("out_scale", "", onnx::AttributeProto::FLOAT, 1.0f);
     s.Attr("out_bias", "", onnx::AttributeProto::FLOAT, 0.0f);

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "qonnx/analysis/equivalence.h"
 #include "qonnx/analysis/summary.h"
+#include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/io/model_io.h"
 #include "qonnx/pass/pass.h"
 #include "qonnx/support/json.h"
@@ -23,6 +24,7 @@ struct ConvertOptions {
   int check = 0;
   std::string round_mode;  // --round-mode: sets ascend-quant-matmul{round-mode=...}
   bool strict = false, allow_approximate = false;  // lower-quant{strict=1}, {allow-approximate=1}
+  bool keep_initializer_inputs = false;            // freeze-initializer-inputs{keep=1}
   int target_opset = 0;                            // upgrade-opset{version=N}
   uint64_t seed = 0;
   double atol = 1e-6, rtol = 1e-5;
@@ -43,6 +45,20 @@ bool same_file(const fs::path& a, const fs::path& b) {
   std::error_code ec;
   if (fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;
   return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+
+// QONNX ops still in a result meant for standard ONNX runtimes, each with why it was left.
+std::vector<std::string> qonnx_ops_left(const ir::Model& model, const pass::PassContext& ctx) {
+  std::vector<std::string> left;
+  for (const auto& n : model.graph().nodes()) {
+    const dialect::Op op = dialect::classify(*n);
+    if (op == dialect::Op::kNone) continue;
+    std::string why = op == dialect::Op::kFloatQuant ? "no standard ONNX form at opset <= 17" : "";
+    for (const auto& r : ctx.node_outcomes())
+      if (r.node == n->name() && r.outcome == "left") why = r.detail;
+    left.push_back(why.empty() ? n->describe() : fmt::format("{} ({})", n->describe(), why));
+  }
+  return left;
 }
 
 std::string make_report(const ConvertOptions& o, const std::string& pipeline, const pass::PassContext& ctx,
@@ -114,6 +130,8 @@ int run_convert(ConvertOptions o) {
   std::vector<Status> flag_errors;
   if (!o.round_mode.empty()) flag_errors.push_back(set_option("--round-mode", "ascend-quant-matmul", "round-mode", o.round_mode));
   if (o.strict) flag_errors.push_back(set_option("--strict", "lower-quant", "strict", "1"));
+  if (o.keep_initializer_inputs)
+    flag_errors.push_back(set_option("--keep-initializer-inputs", "freeze-initializer-inputs", "keep", "1"));
   if (o.allow_approximate) flag_errors.push_back(set_option("--allow-approximate", "lower-quant", "allow-approximate", "1"));
   if (o.target_opset > 0)
     flag_errors.push_back(set_option("--target-opset", "upgrade-opset", "version", std::to_string(o.target_opset)));
@@ -145,6 +163,15 @@ int run_convert(ConvertOptions o) {
   if (!o.print_ir_after.empty()) hooks.push_back(&print_ir);
   auto ran = pass::run_pipeline(model, pipeline.value(), ctx, hooks);
   if (!ran.is_ok()) return report(std::move(ran).status().with_context(o.input));
+  if (o.passes.empty() && o.target != "fold") {
+    // A QONNX op in a qdq/ngraph/ascend result makes it unloadable for onnxruntime: never silent.
+    if (auto left = qonnx_ops_left(model, ctx); !left.empty()) {
+      std::string what = fmt::format("the {} result still holds {} QONNX op(s) that standard ONNX runtimes cannot run: {}",
+                                     o.target, left.size(), fmt::join(left, "; "));
+      if (o.strict) return report(Status(Code::kUnsupported, what + "; nothing written (--strict)").with_context(o.input));
+      log::warn("{} (written anyway; --strict makes this an error)", what);
+    }
+  }
   model.set_metadata("qonnx-cc.pipeline", canonical);
   model.set_metadata("qonnx-cc.version", QONNX_CC_VERSION);
 
@@ -207,7 +234,13 @@ void add_convert_command(CLI::App& app, int& exit_code) {
   cmd->add_option("-o,--output", o->output, "Output model (default: MODEL's folder, <stem>.<target>.onnx)");
   cmd->add_option("--target", o->target, "Named pipeline")->check(CLI::IsMember(pass::target_names()))->default_val("qdq");
   cmd->add_option("--passes", o->passes, "Textual pipeline, e.g. 'fold-constants,cleanup' (overrides --target)");
-  cmd->add_flag("--strict", o->strict, "A quantizer that cannot be lowered exactly is an error (exit 6)");
+  cmd->add_flag("--strict", o->strict,
+                "A quantizer that cannot be lowered exactly, or any QONNX op left in a qdq/ngraph/ascend result, is an "
+                "error (exit 6, nothing written); without it they are warnings");
+  cmd->add_flag("--keep-initializer-inputs", o->keep_initializer_inputs,
+                "Keep initializers that are also graph inputs (IR < 4 style) as overridable inputs; by default they "
+                "are constants, as onnxruntime treats them, and leave the graph inputs. Passes do not fold or lower "
+                "through kept ones");
   cmd->add_flag("--allow-approximate", o->allow_approximate,
                 "Allow QuantizeLinear forms that can differ from QONNX on rare ties (non-zero zero points); reported");
   cmd->add_option("--target-opset", o->target_opset, "Default-domain opset of the output (>= 13, <= 17)")->check(CLI::Range(13, 17));

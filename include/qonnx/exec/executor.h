@@ -37,6 +37,7 @@ class Executor {
     const ir::Node* node;
     KernelFn fn;
     int64_t version;
+    TypeCheck type_check;  // checked on every run; empty: no schema known
     std::vector<int> release;  // value ids whose last use is this step
   };
   const ir::Model* model_ = nullptr;
@@ -53,8 +54,9 @@ Result<std::vector<const ir::Node*>> topological_order(const ir::Graph& graph);
 Result<std::vector<Tensor>> evaluate_node(const ir::Model& model, const ir::Node& node,
                                           const std::vector<const Tensor*>& inputs,
                                           const KernelRegistry& registry = KernelRegistry::global());
+// Checks the inputs and outputs with `type_check` (skipped when empty).
 Result<std::vector<Tensor>> invoke_kernel(KernelFn fn, const ir::Node& node, int64_t version,
-                                         std::vector<const Tensor*> inputs);
+                                         std::vector<const Tensor*> inputs, const TypeCheck& type_check);
 
 // Checks a user-supplied input against the graph's declared type: dtype and (optionally) fixed dims.
 Status check_input_against_declared(const ir::Graph& graph, const ir::Value* input, const Tensor& tensor,

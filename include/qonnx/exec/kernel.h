@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <tuple>
@@ -75,6 +76,12 @@ struct KernelKey {
   bool operator<(const KernelKey& o) const { return std::tie(domain, op_type) < std::tie(o.domain, o.op_type); }
 };
 
+// A node's ONNX type constraints, resolved once at plan time: checks input (and, when given, output)
+// element types as a standard runtime does. Provided by the schemas layer (qonnx::register_all).
+using TypeCheck = std::function<Status(const std::vector<const Tensor*>& inputs, const std::vector<Tensor>* outputs)>;
+// The check for `node` at `version`; an empty TypeCheck when no schema is known (nothing is checked).
+using TypeCheckFactory = std::function<TypeCheck(const ir::Node& node, int64_t version)>;
+
 class KernelRegistry {
  public:
   // Registers `fn` for versions >= since_version of (domain, op_type). "" and "ai.onnx" are one domain.
@@ -86,12 +93,18 @@ class KernelRegistry {
   std::vector<std::string> ops_in_domain(const std::string& domain) const;
   size_t size() const { return kernels_.size(); }
 
+  void set_type_checks(TypeCheckFactory factory) { type_checks_ = std::move(factory); }
+  TypeCheck type_check(const ir::Node& node, int64_t version) const {
+    return type_checks_ ? type_checks_(node, version) : TypeCheck();
+  }
+
   // The registry with every kernel family registered (built once).
   // The process-wide registry: empty until the tool or a test calls qonnx::register_all().
   static KernelRegistry& global();
 
  private:
   std::map<KernelKey, std::map<int, KernelFn>> kernels_;
+  TypeCheckFactory type_checks_;
 };
 
 }  // namespace qonnx::exec

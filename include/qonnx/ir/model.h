@@ -189,6 +189,8 @@ class Graph {
   Status set_initializer(Value* value, const Tensor& tensor);
   // Removes initializers (and the graph inputs that only declared them); values stay, unused.
   void remove_initializers(const std::vector<Value*>& values);
+  // Stops listing `value` as a graph input; an initializer stays an initializer (a plain constant).
+  void remove_graph_input(Value* value);
   void remove_value_infos(const std::vector<std::string>& names);
   // Renames a value everywhere (the name must be free).
   Status rename_value(Value* value, const std::string& name);

@@ -2,10 +2,19 @@
 // quantized graphs. Registration is idempotent.
 #pragma once
 
+#include <cstdint>
+
+#include "qonnx/exec/kernel.h"
+
 namespace qonnx::schemas {
 
 void register_qonnx_schemas();
 void register_ngraph_schemas();
 void register_ascend_schemas();
+
+// ONNX type constraints of `node` at `version` for the executor (KernelRegistry::set_type_checks): an
+// element type outside the schema's allowed set, or two types bound to one type parameter, is an invalid
+// model naming the node, the input or output, the types and the constraint.
+exec::TypeCheck type_check_for(const ir::Node& node, int64_t version);
 
 }  // namespace qonnx::schemas

@@ -32,16 +32,6 @@ void trunc_v1_run(const float* x, const float* s, const float* z, float shift, f
   }
 }
 
-// 2^rne(log2(out_scale / scale)), Trunc v2's power-of-two step, with numpy's float32 results where
-// the ratio overflows (inf), underflows (0) or is negative (NaN) instead of an int conversion of them.
-inline float trunc_v2_step(float so, float s) {
-  const float e = round_half_even(std::log2(so / s));
-  if (std::isnan(e)) return e;
-  if (e > 300.0f) return INFINITY;
-  if (e < -300.0f) return 0.0f;
-  return std::ldexp(1.0f, static_cast<int>(e));
-}
-
 // v2 over one run (k precomputed: one value when kScalar).
 template <RoundingMode M, bool kScalar>
 void trunc_v2_run(const float* x, const float* s, const float* z, const float* so, const float* k,

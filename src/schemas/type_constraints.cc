@@ -1,0 +1,121 @@
+// ONNX type constraints as a standard runtime enforces them: every input and output element type in
+// its schema's allowed set, and one type per type parameter (Div(float, double) is an error).
+#include "qonnx/schemas/schemas.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include <fmt/format.h>
+#include <onnx/defs/data_type_utils.h>
+#include <onnx/defs/schema.h>
+
+namespace qonnx::schemas {
+namespace {
+
+onnx::DataType type_of(DType dtype) {
+  onnx::TypeProto t;
+  t.mutable_tensor_type()->set_elem_type(static_cast<int32_t>(dtype));
+  return onnx::Utils::DataTypeUtils::ToType(t);
+}
+
+// The newest version the installed ONNX library has schemas for, per domain (0: unknown domain).
+int64_t newest_known_version(const std::string& domain) {
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = ranges.find(domain);
+  return it == ranges.end() ? 0 : it->second.second;
+}
+
+std::string allowed_list(const onnx::DataTypeSet& types) {
+  std::vector<std::string> names(types.size());
+  std::transform(types.begin(), types.end(), names.begin(), [](onnx::DataType t) { return *t; });
+  std::sort(names.begin(), names.end());
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+struct Binding {
+  DType dtype;
+  std::string where;  // "input #1 'B'"
+};
+
+// Checks one actual tensor against formal parameter `p`, and binds p's type parameter to its type.
+Status check_one(const onnx::OpSchema& schema, const ir::Node& node, const onnx::OpSchema::FormalParameter& p,
+                 DType dtype, const std::string& where, bool bind, std::map<std::string, Binding>& bound) {
+  const std::string& param = p.GetTypeStr();
+  const auto& params = schema.typeConstraintParams();
+  const bool is_type_parameter = std::any_of(params.begin(), params.end(), [&](const auto& c) { return c.type_param_str == param; });
+  const std::string constraint = is_type_parameter ? fmt::format("type parameter {}", param) : param;
+  if (p.GetTypes().count(type_of(dtype)) == 0)
+    return Status(Code::kInvalidModel, fmt::format("{} is {}, which {} {} (v{}) does not allow ({}: {})", where,
+                                                   dtype_name(dtype), schema.Name(), constraint, schema.SinceVersion(),
+                                                   param, allowed_list(p.GetTypes())))
+        .with_context(node.describe());
+  if (!bind || !is_type_parameter) return Status::ok();
+  auto [it, fresh] = bound.emplace(param, Binding{dtype, where});
+  if (!fresh && it->second.dtype != dtype)
+    return Status(Code::kInvalidModel,
+                  fmt::format("{} is {} but {} is {}: {} binds both to its type parameter {}, which must be one type",
+                              where, dtype_name(dtype), it->second.where, dtype_name(it->second.dtype), schema.Name(),
+                              param))
+        .with_context(node.describe());
+  return Status::ok();
+}
+
+// Formal parameter for actual position i (the last one repeats when variadic); nullptr past the end.
+const onnx::OpSchema::FormalParameter* formal_at(const std::vector<onnx::OpSchema::FormalParameter>& formals, size_t i) {
+  if (i < formals.size()) return &formals[i];
+  if (!formals.empty() && formals.back().GetOption() == onnx::OpSchema::Variadic) return &formals.back();
+  return nullptr;
+}
+
+bool binds(const std::vector<onnx::OpSchema::FormalParameter>& formals, size_t i) {
+  // A heterogeneous variadic parameter lets each of its actuals have its own type.
+  return !(i + 1 >= formals.size() && !formals.empty() && formals.back().GetOption() == onnx::OpSchema::Variadic &&
+           !formals.back().GetIsHomogeneous());
+}
+
+// The schema whose constraints apply to `node` at `version` (ONNX's own for the default domain up to the
+// newest opset the installed library knows; QONNX, nGraph and Ascend ones from this layer); nullptr
+// when none is known, then nothing is checked.
+const onnx::OpSchema* constraint_schema(const ir::Node& node, int64_t version) {
+  register_qonnx_schemas();
+  const std::string domain = ir::is_default_domain(node.domain()) ? std::string() : node.domain();
+  // Opsets past the library's knowledge may have widened a constraint: trust the kernels there.
+  if (version > newest_known_version(domain)) return nullptr;
+  return onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(version), domain);
+}
+
+Status check_type_constraints_of(const onnx::OpSchema& schema, const ir::Node& node,
+                              const std::vector<const Tensor*>& inputs, const std::vector<Tensor>* outputs) {
+  std::map<std::string, Binding> bound;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto* p = formal_at(schema.inputs(), i);
+    if (!p || !inputs[i] || !inputs[i]->defined()) continue;
+    const ir::Value* v = i < node.inputs().size() ? node.input(i) : nullptr;
+    std::string where = fmt::format("input #{} '{}' ({})", i, v ? v->name() : std::string(), p->GetName());
+    QONNX_RETURN_IF_ERROR(check_one(schema, node, *p, inputs[i]->dtype(), where, binds(schema.inputs(), i), bound));
+  }
+  // Old exports give Constant-1 (float types only) int64 values that every runtime accepts: outputs of
+  // nodes without inputs are not checked.
+  if (!outputs || node.inputs().empty()) return Status::ok();
+  for (size_t k = 0; k < outputs->size(); ++k) {
+    const auto* p = formal_at(schema.outputs(), k);
+    if (!p || !(*outputs)[k].defined()) continue;
+    const ir::Value* v = k < node.outputs().size() ? node.output(k) : nullptr;
+    std::string where = fmt::format("output #{} '{}' ({})", k, v ? v->name() : std::string(), p->GetName());
+    QONNX_RETURN_IF_ERROR(check_one(schema, node, *p, (*outputs)[k].dtype(), where, binds(schema.outputs(), k), bound));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+exec::TypeCheck type_check_for(const ir::Node& node, int64_t version) {
+  const onnx::OpSchema* schema = constraint_schema(node, version);
+  if (!schema) return exec::TypeCheck();
+  return [schema, &node](const std::vector<const Tensor*>& inputs, const std::vector<Tensor>* outputs) {
+    return check_type_constraints_of(*schema, node, inputs, outputs);
+  };
+}
+
+}  // namespace qonnx::schemas
