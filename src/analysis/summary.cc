@@ -79,46 +79,49 @@ ModelSummary summarize(const ir::Model& model) {
   s.ir_version = h.ir_version();
   s.producer = h.producer_name() + (h.producer_version().empty() ? "" : " " + h.producer_version());
   for (const auto& op : h.opset_import()) s.opsets.emplace_back(op.domain().empty() ? "ai.onnx" : op.domain(), op.version());
-  s.node_count = g.nodes().size();
+  g.visit_graphs([&](const ir::Graph& graph) { s.node_count += graph.nodes().size(); });
   for (const ir::Value* v : g.runtime_inputs()) s.inputs.push_back({v->name(), type_string(g, v)});
   for (const ir::Value* v : g.outputs()) s.outputs.push_back({v->name(), type_string(g, v)});
-  for (const auto& node : g.nodes()) {
-    s.op_counts[fmt::format("{}::{}", node->domain().empty() ? "ai.onnx" : node->domain(), node->op_type())]++;
-    if (!dialect::is_quantizer(*node)) continue;
-    QuantNodeInfo q;
-    q.name = node->name();
-    q.op_type = node->op_type();
-    q.domain = node->domain();
-    q.is_signed = node->attr_int("signed", 1) != 0;
-    q.narrow = node->attr_int("narrow", 0) != 0;
-    bool trunc = node->op_type() == "Trunc";
-    q.rounding_mode = node->op_type() == "BipolarQuant" ? "-" : node->attr_string("rounding_mode", trunc ? "FLOOR" : "ROUND");
-    if (node->op_type() == "FloatQuant") {
-      // Minifloat: inputs X, scale, exponent_bitwidth, mantissa_bitwidth, exponent_bias, max_val.
-      auto e = constant_input(g, *node, 2), m = constant_input(g, *node, 3);
-      if (e && m && e->numel() == 1 && m->numel() == 1)
-        q.bitwidth = 1 + exec::element_as_double(*e, 0) + exec::element_as_double(*m, 0);
-      q.format = e && m && e->numel() == 1 && m->numel() == 1
-                     ? fmt::format("minifloat E{}M{}", exec::element_as_double(*e, 0), exec::element_as_double(*m, 0))
-                     : "minifloat";
-      q.is_signed = true;
-      q.narrow = false;
-      describe_scale(g, *node, q);
-      q.zero_point = "none";
+  // Ops and quantizers inside If/Loop/Scan bodies count too.
+  g.visit_graphs([&](const ir::Graph& graph) {
+    for (const auto& node : graph.nodes()) {
+      s.op_counts[fmt::format("{}::{}", node->domain().empty() ? "ai.onnx" : node->domain(), node->op_type())]++;
+      if (!dialect::is_quantizer(*node)) continue;
+      QuantNodeInfo q;
+      q.name = node->name();
+      q.op_type = node->op_type();
+      q.domain = node->domain();
+      q.is_signed = node->attr_int("signed", 1) != 0;
+      q.narrow = node->attr_int("narrow", 0) != 0;
+      bool trunc = node->op_type() == "Trunc";
+      q.rounding_mode = node->op_type() == "BipolarQuant" ? "-" : node->attr_string("rounding_mode", trunc ? "FLOOR" : "ROUND");
+      if (node->op_type() == "FloatQuant") {
+        // Minifloat: inputs X, scale, exponent_bitwidth, mantissa_bitwidth, exponent_bias, max_val.
+        auto e = constant_input(graph, *node, 2), m = constant_input(graph, *node, 3);
+        if (e && m && e->numel() == 1 && m->numel() == 1)
+          q.bitwidth = 1 + exec::element_as_double(*e, 0) + exec::element_as_double(*m, 0);
+        q.format = e && m && e->numel() == 1 && m->numel() == 1
+                       ? fmt::format("minifloat E{}M{}", exec::element_as_double(*e, 0), exec::element_as_double(*m, 0))
+                       : "minifloat";
+        q.is_signed = true;
+        q.narrow = false;
+        describe_scale(graph, *node, q);
+        q.zero_point = "none";
+        s.quant_nodes.push_back(std::move(q));
+        continue;
+      }
+      if (node->op_type() == "BipolarQuant") {
+        q.bitwidth = 1;
+      } else {
+        size_t bw_index = trunc ? node->inputs().size() - 1 : 3;
+        if (auto bw = constant_input(graph, *node, bw_index); bw && bw->numel() == 1) q.bitwidth = exec::element_as_double(*bw, 0);
+      }
+      describe_scale(graph, *node, q);
+      if (node->op_type() == "BipolarQuant") q.zero_point = "none";
+      else describe_zero_point(graph, *node, q);
       s.quant_nodes.push_back(std::move(q));
-      continue;
     }
-    if (node->op_type() == "BipolarQuant") {
-      q.bitwidth = 1;
-    } else {
-      size_t bw_index = trunc ? node->inputs().size() - 1 : 3;
-      if (auto bw = constant_input(g, *node, bw_index); bw && bw->numel() == 1) q.bitwidth = exec::element_as_double(*bw, 0);
-    }
-    describe_scale(g, *node, q);
-    if (node->op_type() == "BipolarQuant") q.zero_point = "none";
-    else describe_zero_point(g, *node, q);
-    s.quant_nodes.push_back(std::move(q));
-  }
+  });
   s.initializer_count = g.initializers().size();
   for (const auto& init : g.initializers()) {
     int64_t n = checked_numel(Dims(init.proto->dims().begin(), init.proto->dims().end()));

@@ -42,8 +42,13 @@ Status run_onnx_checker(const ir::Model& model) {
 }
 
 Status check_quant_parameters(const ir::Model& model) {
-  const ir::Graph& g = model.graph();
-  for (const auto& node : g.nodes()) {
+  // Quantizers inside If/Loop/Scan bodies are checked like the main graph's.
+  std::vector<const ir::Node*> quantizers;
+  model.graph().visit_graphs([&](const ir::Graph& graph) {
+    for (const auto& node : graph.nodes()) quantizers.push_back(node.get());
+  });
+  for (const ir::Node* node : quantizers) {
+    const ir::Graph& g = *node->graph();
     if (!dialect::is_integer_quantizer(*node)) continue;
     std::vector<Tensor> constants(node->inputs().size());
     std::vector<const Tensor*> ins(node->inputs().size(), nullptr);

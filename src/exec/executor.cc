@@ -18,12 +18,15 @@ Result<std::vector<const ir::Node*>> topological_order(const ir::Graph& graph) {
   for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i]] = i;
   std::vector<int> pending(nodes.size(), 0);
   std::vector<std::vector<size_t>> consumers(nodes.size());
+  auto depends_on = [&](size_t i, const ir::Value* v) {
+    // Values of enclosing graphs (read by a body) are ready before this graph runs.
+    if (!v || !v->producer() || v->graph() != &graph) return;
+    consumers[index[v->producer()]].push_back(i);
+    ++pending[i];
+  };
   for (size_t i = 0; i < nodes.size(); ++i) {
-    for (const ir::Value* v : nodes[i]->inputs()) {
-      if (!v || !v->producer()) continue;
-      consumers[index[v->producer()]].push_back(i);
-      ++pending[i];
-    }
+    for (const ir::Value* v : nodes[i]->inputs()) depends_on(i, v);
+    for (const ir::Value* v : nodes[i]->implicit_inputs()) depends_on(i, v);
   }
   std::vector<const ir::Node*> order;
   std::vector<size_t> ready;  // sorted descending: back() is the earliest stored node
@@ -44,10 +47,12 @@ Result<std::vector<const ir::Node*>> topological_order(const ir::Graph& graph) {
 }
 
 Result<std::vector<Tensor>> invoke_kernel(KernelFn fn, const ir::Node& node, int64_t version,
-                                         std::vector<const Tensor*> inputs, const TypeCheck& type_check) {
+                                         std::vector<const Tensor*> inputs, const TypeCheck& type_check,
+                                         const BodyRunner* bodies) {
   // Kernels may be lenient about mixed types; a standard runtime is not, so neither is the executor.
   if (type_check) QONNX_RETURN_IF_ERROR(type_check(inputs, nullptr));
   KernelContext ctx(node, version, inputs);
+  ctx.set_body_runner(bodies);
   Status st;
   try {
     st = fn(ctx);
@@ -73,26 +78,152 @@ Result<std::vector<Tensor>> evaluate_node(const ir::Model& model, const ir::Node
   return invoke_kernel(fn, node, version, inputs, registry.type_check(node, version));
 }
 
-Result<Executor> Executor::create(const ir::Model& model, const KernelRegistry& registry) {
-  const ir::Graph& graph = model.graph();
-  Executor ex;
-  ex.model_ = &model;
-  QONNX_ASSIGN_OR_RETURN(std::vector<const ir::Node*> order, topological_order(graph));
+struct Executor::Plan {
+  struct Step {
+    const ir::Node* node;
+    KernelFn fn;
+    int64_t version;
+    TypeCheck type_check;                      // checked on every run; empty: no schema known
+    std::vector<int> release;                  // value ids whose last use is this step
+    std::vector<std::shared_ptr<Plan>> bodies;  // parallel to node->bodies()
+  };
+  const ir::Graph* graph = nullptr;
+  std::vector<Step> steps;
+  std::vector<bool> keep;  // value id -> never released
+};
 
-  ex.keep_.assign(graph.value_count(), false);
-  for (const ir::Value* v : graph.outputs()) ex.keep_[static_cast<size_t>(v->id())] = true;
+namespace {
+
+Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const ir::Graph& graph,
+                                                  const KernelRegistry& registry) {
+  auto plan = std::make_shared<Executor::Plan>();
+  plan->graph = &graph;
+  QONNX_ASSIGN_OR_RETURN(std::vector<const ir::Node*> order, topological_order(graph));
+  plan->keep.assign(graph.value_count(), false);
+  for (const ir::Value* v : graph.outputs())
+    if (v->graph() == &graph) plan->keep[static_cast<size_t>(v->id())] = true;
   std::vector<int> last_use(graph.value_count(), -1);
+  auto note_use = [&](const ir::Value* v, size_t s) {
+    if (v && v->graph() == &graph) last_use[static_cast<size_t>(v->id())] = static_cast<int>(s);
+  };
   for (size_t s = 0; s < order.size(); ++s) {
     const ir::Node* node = order[s];
     int64_t version = model.op_version(node->domain());
     KernelFn fn = registry.find(node->domain(), node->op_type(), version);
     if (!fn) return registry.unsupported(node->domain(), node->op_type(), version).with_context(node->describe());
-    ex.steps_.push_back(Step{node, fn, version, registry.type_check(*node, version), {}});
-    for (const ir::Value* v : node->inputs())
-      if (v) last_use[static_cast<size_t>(v->id())] = static_cast<int>(s);
+    Executor::Plan::Step step{node, fn, version, registry.type_check(*node, version), {}, {}};
+    for (const auto& body : node->bodies()) {
+      auto sub = make_plan(model, *body.graph, registry);
+      if (!sub.is_ok()) return std::move(sub).status().with_context(fmt::format("body '{}'", body.attribute)).with_context(node->describe());
+      step.bodies.push_back(std::move(sub).value());
+    }
+    plan->steps.push_back(std::move(step));
+    for (const ir::Value* v : node->inputs()) note_use(v, s);
+    for (const ir::Value* v : node->implicit_inputs()) note_use(v, s);
   }
   for (size_t id = 0; id < last_use.size(); ++id)
-    if (last_use[id] >= 0) ex.steps_[static_cast<size_t>(last_use[id])].release.push_back(static_cast<int>(id));
+    if (last_use[id] >= 0) plan->steps[static_cast<size_t>(last_use[id])].release.push_back(static_cast<int>(id));
+  return plan;
+}
+
+// The values of one running graph; a body's frame reads enclosing values through `parent`.
+struct Frame {
+  const ir::Graph* graph;
+  const Frame* parent;
+  std::vector<Tensor> values;
+  std::vector<bool> present;
+
+  Frame(const ir::Graph& g, const Frame* p)
+      : graph(&g), parent(p), values(g.value_count()), present(g.value_count(), false) {}
+
+  const Tensor* find(const ir::Value* v) const {
+    const Frame* f = this;
+    while (f && f->graph != v->graph()) f = f->parent;
+    if (!f || !f->present[static_cast<size_t>(v->id())]) return nullptr;
+    return &f->values[static_cast<size_t>(v->id())];
+  }
+  void set(const ir::Value* v, Tensor t) {
+    values[static_cast<size_t>(v->id())] = std::move(t);
+    present[static_cast<size_t>(v->id())] = true;
+  }
+};
+
+Status load_initializers(Frame& frame) {
+  for (const auto& init : frame.graph->initializers()) {
+    QONNX_ASSIGN_OR_RETURN(Tensor t, frame.graph->initializer_tensor(init.value));
+    frame.set(init.value, std::move(t));
+  }
+  return Status::ok();
+}
+
+Status run_steps(const Executor::Plan& plan, Frame& frame);
+
+// Runs the bodies of one step, each in a fresh frame under the step's frame.
+class StepBodies : public BodyRunner {
+ public:
+  StepBodies(const Executor::Plan::Step& step, const Frame& frame) : step_(step), frame_(frame) {}
+
+  Result<std::vector<Tensor>> run(const std::string& attribute, const std::vector<Tensor>& inputs) const override {
+    const auto& bodies = step_.node->bodies();
+    for (size_t b = 0; b < bodies.size(); ++b) {
+      if (bodies[b].attribute != attribute || bodies[b].index >= 0) continue;
+      const ir::Graph& graph = *bodies[b].graph;
+      if (inputs.size() != graph.inputs().size())
+        return Status(Code::kInvalidModel, fmt::format("body '{}' declares {} inputs, the node gives {}", attribute,
+                                                       graph.inputs().size(), inputs.size()));
+      Frame frame(graph, &frame_);
+      QONNX_RETURN_IF_ERROR(load_initializers(frame));
+      for (size_t i = 0; i < inputs.size(); ++i) frame.set(graph.inputs()[i], inputs[i]);
+      QONNX_RETURN_IF_ERROR(run_steps(*step_.bodies[b], frame));
+      std::vector<Tensor> outputs;
+      for (const ir::Value* v : graph.outputs()) {
+        const Tensor* t = frame.find(v);
+        if (!t) return Status(Code::kInvalidModel, fmt::format("body '{}' output '{}' is never produced", attribute, v->name()));
+        outputs.push_back(*t);
+      }
+      return outputs;
+    }
+    return Status(Code::kInvalidModel, fmt::format("the node has no body '{}'", attribute));
+  }
+
+ private:
+  const Executor::Plan::Step& step_;
+  const Frame& frame_;
+};
+
+Status run_steps(const Executor::Plan& plan, Frame& frame) {
+  for (const auto& step : plan.steps) {
+    const ir::Node& node = *step.node;
+    std::vector<const Tensor*> ins;
+    for (size_t k = 0; k < node.inputs().size(); ++k) {
+      const ir::Value* v = node.inputs()[k];
+      if (!v) {
+        ins.push_back(nullptr);
+        continue;
+      }
+      const Tensor* t = frame.find(v);
+      if (!t)
+        return Status(Code::kInvalidModel, fmt::format("input #{} '{}' has no value", k, v->name())).with_context(node.describe());
+      ins.push_back(t);
+    }
+    StepBodies bodies(step, frame);
+    QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
+                           invoke_kernel(step.fn, node, step.version, std::move(ins), step.type_check,
+                                         step.bodies.empty() ? nullptr : &bodies));
+    for (size_t k = 0; k < node.outputs().size(); ++k)
+      if (const ir::Value* v = node.outputs()[k]) frame.set(v, std::move(outs[k]));
+    for (int id : step.release)
+      if (!plan.keep[static_cast<size_t>(id)]) frame.values[static_cast<size_t>(id)] = Tensor();
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<Executor> Executor::create(const ir::Model& model, const KernelRegistry& registry) {
+  Executor ex;
+  ex.model_ = &model;
+  QONNX_ASSIGN_OR_RETURN(ex.plan_, make_plan(model, model.graph(), registry));
   return ex;
 }
 
@@ -100,7 +231,7 @@ Status Executor::expose(const std::vector<std::string>& names) {
   for (const auto& n : names) {
     const ir::Value* v = model_->graph().find_value(n);
     if (!v) return Status(Code::kUsage, fmt::format("no tensor named '{}' in the graph to expose", n));
-    keep_[static_cast<size_t>(v->id())] = true;
+    plan_->keep[static_cast<size_t>(v->id())] = true;
     exposed_.push_back(n);
   }
   return Status::ok();
@@ -131,58 +262,28 @@ Status check_input_against_declared(const ir::Graph& graph, const ir::Value* inp
 
 Result<RunResult> Executor::run(const std::map<std::string, Tensor>& inputs) const {
   const ir::Graph& graph = model_->graph();
-  std::vector<Tensor> values(graph.value_count());
-  std::vector<bool> present(graph.value_count(), false);
-
-  for (const auto& init : graph.initializers()) {
-    QONNX_ASSIGN_OR_RETURN(Tensor t, graph.initializer_tensor(init.value));
-    values[static_cast<size_t>(init.value->id())] = std::move(t);
-    present[static_cast<size_t>(init.value->id())] = true;
-  }
+  Frame frame(graph, nullptr);
+  QONNX_RETURN_IF_ERROR(load_initializers(frame));
   for (const auto& [name, tensor] : inputs) {
     const ir::Value* v = graph.find_value(name);
     if (!v || !v->is_graph_input())
       return Status(Code::kUsage, fmt::format("'{}' is not an input of the graph", name));
     QONNX_RETURN_IF_ERROR(check_input_against_declared(graph, v, tensor, check_input_shapes_));
-    values[static_cast<size_t>(v->id())] = tensor;
-    present[static_cast<size_t>(v->id())] = true;
+    frame.set(v, tensor);
   }
   for (const ir::Value* v : graph.runtime_inputs())
-    if (!present[static_cast<size_t>(v->id())])
+    if (!frame.present[static_cast<size_t>(v->id())])
       return Status(Code::kUsage, fmt::format("graph input '{}' was not given", v->name()));
 
-  for (const Step& step : steps_) {
-    const ir::Node& node = *step.node;
-    std::vector<const Tensor*> ins;
-    for (size_t k = 0; k < node.inputs().size(); ++k) {
-      const ir::Value* v = node.inputs()[k];
-      if (!v) {
-        ins.push_back(nullptr);
-        continue;
-      }
-      if (!present[static_cast<size_t>(v->id())])
-        return Status(Code::kInvalidModel, fmt::format("input #{} '{}' has no value", k, v->name()))
-            .with_context(node.describe());
-      ins.push_back(&values[static_cast<size_t>(v->id())]);
-    }
-    QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, invoke_kernel(step.fn, node, step.version, std::move(ins), step.type_check));
-    for (size_t k = 0; k < node.outputs().size(); ++k) {
-      const ir::Value* v = node.outputs()[k];
-      if (!v) continue;
-      values[static_cast<size_t>(v->id())] = std::move(outs[k]);
-      present[static_cast<size_t>(v->id())] = true;
-    }
-    for (int id : step.release)
-      if (!keep_[static_cast<size_t>(id)]) values[static_cast<size_t>(id)] = Tensor();
-  }
+  QONNX_RETURN_IF_ERROR(run_steps(*plan_, frame));
 
   RunResult result;
   for (const ir::Value* v : graph.outputs()) {
-    if (!present[static_cast<size_t>(v->id())])
+    if (!frame.present[static_cast<size_t>(v->id())])
       return Status(Code::kInvalidModel, fmt::format("graph output '{}' is never produced", v->name()));
-    result.outputs.push_back(values[static_cast<size_t>(v->id())]);
+    result.outputs.push_back(frame.values[static_cast<size_t>(v->id())]);
   }
-  for (const auto& n : exposed_) result.exposed[n] = values[static_cast<size_t>(graph.find_value(n)->id())];
+  for (const auto& n : exposed_) result.exposed[n] = frame.values[static_cast<size_t>(graph.find_value(n)->id())];
   return result;
 }
 

@@ -5,6 +5,11 @@
 
 namespace qonnx::exec {
 
+Result<std::vector<Tensor>> KernelContext::run_body(const std::string& attribute, const std::vector<Tensor>& inputs) const {
+  if (!bodies_) return Status(Code::kUnsupported, fmt::format("body '{}' can only run inside the executor", attribute));
+  return bodies_->run(attribute, inputs);
+}
+
 std::string KernelContext::input_label(size_t i) const {
   const ir::Value* v = node_.input(i);
   return v ? fmt::format("input #{} '{}'", i, v->name()) : fmt::format("input #{}", i);

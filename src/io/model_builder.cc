@@ -58,6 +58,11 @@ NodeBuilder& NodeBuilder::attr(const std::string& name, const Tensor& value) {
   ir::encode_tensor(value, new_attr(node_, name, onnx::AttributeProto::TENSOR)->mutable_t());
   return *this;
 }
+NodeBuilder& NodeBuilder::attr(const std::string& name, const ModelBuilder& body) {
+  new_attr(node_, name, onnx::AttributeProto::GRAPH)->mutable_g()->CopyFrom(body.proto().graph());
+  return *this;
+}
+
 NodeBuilder& NodeBuilder::name(const std::string& value) {
   node_->set_name(value);
   return *this;

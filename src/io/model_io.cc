@@ -207,15 +207,31 @@ Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, ir::Graph& gra
     std::string name = np.name(), op = np.op_type(), domain = np.domain();
     auto node = graph.add_node(name, op, domain, ins, outs);
     if (!node.is_ok()) return std::move(node).status();
+    // Bodies become IR graphs; the attribute keeps its name and type (and its place among the others).
+    for (auto& attr : *np.mutable_attribute()) {
+      if (attr.has_g()) {
+        Status st = build_graph(*attr.mutable_g(), base_dir, *graph.add_body(node.value(), attr.name()));
+        if (!st.is_ok()) return std::move(st).with_context(fmt::format("body '{}'", attr.name())).with_context(node.value()->describe());
+        attr.clear_g();
+      }
+      for (int k = 0; k < attr.graphs_size(); ++k) {
+        Status st = build_graph(*attr.mutable_graphs(k), base_dir, *graph.add_body(node.value(), attr.name(), k));
+        if (!st.is_ok()) return std::move(st).with_context(fmt::format("body '{}'[{}]", attr.name(), k)).with_context(node.value()->describe());
+      }
+      attr.clear_graphs();
+    }
     np.clear_input();
     np.clear_output();
     node.value()->mutable_rest().Swap(&np);
   }
-  // Every consumed name must be defined somewhere in this graph.
+  // Every consumed name must be defined somewhere in this graph (or, for a body, an enclosing one).
+  auto defined = [&](const ir::Value* v) {
+    return v->producer() || v->is_initializer() || v->is_graph_input() || v->graph() != &graph;
+  };
   for (const auto& node : graph.nodes()) {
     for (size_t k = 0; k < node->inputs().size(); ++k) {
       const ir::Value* v = node->inputs()[k];
-      if (v && !v->producer() && !v->is_initializer() && !v->is_graph_input()) {
+      if (v && !defined(v)) {
         bool sparse = false;
         for (const auto& sp : g.sparse_initializer()) sparse |= sp.values().name() == v->name();
         if (!sparse)
@@ -226,13 +242,13 @@ Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, ir::Graph& gra
   }
   for (auto& out : *g.mutable_output()) {
     // An output nothing defines is invalid (and crashes the ONNX library's version converter).
-    const ir::Value* defined = graph.find_value(out.name());
+    ir::Value* v = graph.resolve_value(out.name());
     bool sparse = false;
     for (const auto& sp : g.sparse_initializer()) sparse |= sp.values().name() == out.name();
-    if (!sparse && (!defined || (!defined->producer() && !defined->is_initializer() && !defined->is_graph_input())))
+    if (!sparse && (!v || !defined(v)))
       return Status(Code::kInvalidModel,
                     fmt::format("graph output '{}' is not produced by any node, initializer or input", out.name()));
-    ir::Value* v = graph.get_or_create_value(out.name());
+    if (!v) v = graph.get_or_create_value(out.name());
     graph.add_output(v, std::make_unique<onnx::ValueInfoProto>(std::move(out)));
   }
   for (auto& vi : *g.mutable_value_info()) graph.add_value_info(std::make_unique<onnx::ValueInfoProto>(std::move(vi)));
@@ -266,7 +282,10 @@ Result<ir::Model> load_model_from_bytes(const std::string& bytes, const fs::path
   std::unique_ptr<onnx::GraphProto> g(proto.release_graph());
   model.mutable_header().Swap(&proto);
   QONNX_RETURN_IF_ERROR(build_graph(*g, base_dir, model.graph()));
-  for (const auto& init : model.graph().initializers()) model.set_source_used_external_data(model.source_used_external_data() || init.external_in_source);
+  static_cast<const ir::Graph&>(model.graph()).visit_graphs([&](const ir::Graph& g) {
+    for (const auto& init : g.initializers())
+      model.set_source_used_external_data(model.source_used_external_data() || init.external_in_source);
+  });
   return model;
 }
 
@@ -331,10 +350,14 @@ class ExternalWriter {
   std::unique_ptr<PendingFile> pending_;
 };
 
-Result<onnx::ModelProto> to_proto(const ir::Model& model, const SaveOptions& options, ExternalWriter* ext) {
-  onnx::ModelProto m(model.header());
-  const ir::Graph& graph = model.graph();
-  onnx::GraphProto* g = m.mutable_graph();
+size_t stored_bytes(const onnx::TensorProto& p) {
+  int64_t n = checked_numel(Dims(p.dims().begin(), p.dims().end()));
+  return n < 0 ? 0 : static_cast<size_t>(n) * dtype_size(static_cast<DType>(p.data_type()));
+}
+
+// One graph (and, recursively, the bodies of its nodes) into `g`.
+Status graph_to_proto(const ir::Graph& graph, const SaveOptions& options, ExternalWriter* ext, bool auto_external,
+                      onnx::GraphProto* g) {
   g->CopyFrom(graph.rest());
   for (const auto& node : graph.nodes()) {
     onnx::NodeProto* np = g->add_node();
@@ -344,16 +367,16 @@ Result<onnx::ModelProto> to_proto(const ir::Model& model, const SaveOptions& opt
     if (np->name() != node->name()) np->set_name(node->name());
     if (np->op_type() != node->op_type()) np->set_op_type(node->op_type());
     if (np->domain() != node->domain()) np->set_domain(node->domain());
+    for (const auto& body : node->bodies()) {
+      onnx::AttributeProto* attr = nullptr;
+      for (auto& a : *np->mutable_attribute())
+        if (a.name() == body.attribute) attr = &a;
+      if (!attr) return Status(Code::kFailed, fmt::format("body attribute '{}' is missing", body.attribute)).with_context(node->describe());
+      onnx::GraphProto* bg = body.index < 0 ? attr->mutable_g() : attr->add_graphs();
+      QONNX_RETURN_IF_ERROR(graph_to_proto(*body.graph, options, ext, auto_external, bg));
+    }
   }
-  auto nbytes = [](const onnx::TensorProto& p) -> size_t {
-    int64_t n = checked_numel(Dims(p.dims().begin(), p.dims().end()));
-    return n < 0 ? 0 : static_cast<size_t>(n) * dtype_size(static_cast<DType>(p.data_type()));
-  };
-  // auto: external data when the loaded model had it, or when the model would not fit protobuf's 2 GB.
-  bool auto_external = model.source_used_external_data();
-  size_t total = 0;
-  for (const auto& init : graph.initializers()) total += nbytes(*init.proto);
-  auto_external |= total > kAutoExternalBytes;
+  auto nbytes = stored_bytes;
   for (const auto& init : graph.initializers()) {
     onnx::TensorProto* tp = g->add_initializer();
     bool was_external = init.proto->data_location() == onnx::TensorProto::EXTERNAL;
@@ -391,6 +414,18 @@ Result<onnx::ModelProto> to_proto(const ir::Model& model, const SaveOptions& opt
   for (size_t i = 0; i < graph.inputs().size(); ++i) g->add_input()->CopyFrom(*graph.input_info(i));
   for (size_t i = 0; i < graph.outputs().size(); ++i) g->add_output()->CopyFrom(*graph.output_info(i));
   for (const auto& vi : graph.value_infos()) g->add_value_info()->CopyFrom(*vi);
+  return Status::ok();
+}
+
+Result<onnx::ModelProto> to_proto(const ir::Model& model, const SaveOptions& options, ExternalWriter* ext) {
+  onnx::ModelProto m(model.header());
+  // auto: external data when the loaded model had it, or when the model would not fit protobuf's 2 GB.
+  size_t total = 0;
+  model.graph().visit_graphs([&](const ir::Graph& g) {
+    for (const auto& init : g.initializers()) total += stored_bytes(*init.proto);
+  });
+  bool auto_external = model.source_used_external_data() || total > kAutoExternalBytes;
+  QONNX_RETURN_IF_ERROR(graph_to_proto(model.graph(), options, ext, auto_external, m.mutable_graph()));
   return m;
 }
 
@@ -427,11 +462,13 @@ Result<std::string> serialize_structure(const ir::Model& model, size_t max_inlin
 
 std::vector<fs::path> external_data_files(const ir::Model& model) {
   std::vector<fs::path> files;
-  for (const auto& init : model.graph().initializers()) {
-    if (init.proto->data_location() != onnx::TensorProto::EXTERNAL) continue;
-    auto slice = ir::resolve_external(*init.proto, init.base_dir);
-    if (slice.is_ok() && std::find(files.begin(), files.end(), slice->file) == files.end()) files.push_back(slice->file);
-  }
+  model.graph().visit_graphs([&](const ir::Graph& g) {
+    for (const auto& init : g.initializers()) {
+      if (init.proto->data_location() != onnx::TensorProto::EXTERNAL) continue;
+      auto slice = ir::resolve_external(*init.proto, init.base_dir);
+      if (slice.is_ok() && std::find(files.begin(), files.end(), slice->file) == files.end()) files.push_back(slice->file);
+    }
+  });
   std::sort(files.begin(), files.end());
   return files;
 }

@@ -100,6 +100,39 @@ Result<Tensor> Node::attr_tensor(const std::string& name) const {
   return t;
 }
 
+Graph* Node::body(const std::string& attribute) const {
+  for (const Body& b : bodies_)
+    if (b.attribute == attribute && b.index < 0) return b.graph.get();
+  return nullptr;
+}
+
+std::vector<Value*> Node::implicit_inputs() const {
+  std::vector<Value*> out;
+  for (const auto& [value, readers] : implicit_) out.push_back(value);
+  return out;
+}
+
+void Node::capture(Value* value) {
+  for (auto& [v, readers] : implicit_)
+    if (v == value) {
+      ++readers;
+      return;
+    }
+  implicit_.emplace_back(value, 1);
+  graph_->add_reference(value, this, kImplicitInput);
+}
+
+void Node::release(Value* value) {
+  for (auto it = implicit_.begin(); it != implicit_.end(); ++it)
+    if (it->first == value) {
+      if (--it->second == 0) {
+        implicit_.erase(it);
+        graph_->drop_reference(value, this, kImplicitInput);
+      }
+      return;
+    }
+}
+
 std::vector<std::string> Node::attr_names() const {
   std::vector<std::string> names;
   for (const auto& a : rest_->attribute()) names.push_back(a.name());
@@ -153,9 +186,69 @@ Value* Graph::find_value(const std::string& name) const {
   return it == by_name_.end() ? nullptr : it->second;
 }
 
+Value* Graph::resolve_value(const std::string& name) const {
+  for (const Graph* g = this; g; g = g->parent())
+    if (Value* v = g->find_value(name)) return v;
+  return nullptr;
+}
+
+Graph* Graph::parent() const { return owner_ ? owner_->graph_ : nullptr; }
+
+void Graph::visit_graphs(const std::function<void(Graph&)>& fn) {
+  fn(*this);
+  // The callback may have removed nodes (and their bodies): walk what is left afterwards.
+  for (const auto& n : nodes_)
+    for (const auto& b : n->bodies_) b.graph->visit_graphs(fn);
+}
+
+void Graph::visit_graphs(const std::function<void(const Graph&)>& fn) const {
+  fn(*this);
+  for (const auto& n : nodes_)
+    for (const auto& b : n->bodies_) static_cast<const Graph&>(*b.graph).visit_graphs(fn);
+}
+
+bool Graph::name_taken(const std::string& name) const {
+  const Graph* root = this;
+  while (root->parent()) root = root->parent();
+  bool taken = false;
+  root->visit_graphs([&](const Graph& g) { taken = taken || g.find_value(name); });
+  return taken;
+}
+
+Graph* Graph::add_body(Node* node, const std::string& attribute, int index) {
+  auto body = std::make_unique<Graph>();
+  body->owner_ = node;
+  Graph* raw = body.get();
+  node->bodies_.push_back(Node::Body{attribute, index, std::move(body)});
+  return raw;
+}
+
+void Graph::add_reference(Value* value, Node* reader, int index) {
+  if (value->graph_ == this) {
+    if (reader) value->uses_.push_back(Use{reader, index});
+    return;
+  }
+  if (owner_) owner_->capture(value);
+}
+
+void Graph::drop_reference(Value* value, Node* reader, int index) {
+  if (value->graph_ == this) {
+    if (!reader) return;
+    auto& uses = value->uses_;
+    for (auto it = uses.begin(); it != uses.end(); ++it)
+      if (it->node == reader && it->input_index == index) {
+        uses.erase(it);
+        break;
+      }
+    return;
+  }
+  if (owner_) owner_->release(value);
+}
+
 Value* Graph::get_or_create_value(const std::string& name) {
   if (Value* v = find_value(name)) return v;
   auto v = std::make_unique<Value>();
+  v->graph_ = this;
   v->name_ = name;
   v->id_ = static_cast<int>(values_.size());
   Value* raw = v.get();
@@ -167,6 +260,7 @@ Value* Graph::get_or_create_value(const std::string& name) {
 Result<Node*> Graph::add_node(const std::string& name, const std::string& op_type, const std::string& domain,
                               const std::vector<std::string>& inputs, const std::vector<std::string>& outputs) {
   auto node = std::unique_ptr<Node>(new Node());
+  node->graph_ = this;
   node->name_ = name;
   node->op_type_ = op_type;
   node->domain_ = domain;
@@ -189,8 +283,11 @@ Result<Node*> Graph::add_node(const std::string& name, const std::string& op_typ
       raw->inputs_.push_back(nullptr);
       continue;
     }
-    Value* v = get_or_create_value(inputs[k]);
-    v->uses_.push_back(Use{raw, static_cast<int>(k)});
+    // A name this graph does not define may be a value of an enclosing graph.
+    Value* v = find_value(inputs[k]);
+    if (!v) v = resolve_value(inputs[k]);
+    if (!v) v = get_or_create_value(inputs[k]);
+    add_reference(v, raw, static_cast<int>(k));
     raw->inputs_.push_back(v);
   }
   nodes_.push_back(std::move(node));
@@ -199,10 +296,10 @@ Result<Node*> Graph::add_node(const std::string& name, const std::string& op_typ
 }
 
 std::string Graph::unique_name(const std::string& base) {
-  if (!find_value(base)) return base;
+  if (!name_taken(base)) return base;
   for (int k = 1;; ++k) {
     std::string candidate = base + "_" + std::to_string(k);
-    if (!find_value(candidate)) return candidate;
+    if (!name_taken(candidate)) return candidate;
   }
 }
 
@@ -224,45 +321,64 @@ Node* Graph::next_node(const Node* node) const {
 }
 
 void Graph::remove_node(Node* node) {
-  for (Value* v : node->inputs_) {
-    if (!v) continue;
-    auto& uses = v->uses_;
-    uses.erase(std::remove_if(uses.begin(), uses.end(), [&](const Use& u) { return u.node == node; }), uses.end());
-  }
+  Graph& g = *node->graph_;  // callers may hold the main graph while removing a body's node
+  for (size_t k = 0; k < node->inputs_.size(); ++k)
+    if (Value* v = node->inputs_[k]) g.drop_reference(v, node, static_cast<int>(k));
+  for (const auto& [v, readers] : node->implicit_) g.drop_reference(v, node, kImplicitInput);
+  node->implicit_.clear();
   for (Value* v : node->outputs_)
     if (v) {
       v->producer_ = nullptr;
       v->producer_output_ = -1;
     }
-  nodes_.erase(node->position_);
+  g.nodes_.erase(node->position_);
 }
 
 void Graph::set_node_input(Node* node, size_t index, Value* value) {
+  Graph& g = *node->graph_;
   if (index >= node->inputs_.size()) node->inputs_.resize(index + 1, nullptr);
-  if (Value* old = node->inputs_[index]) {
-    auto& uses = old->uses_;
-    for (auto it = uses.begin(); it != uses.end(); ++it)
-      if (it->node == node && it->input_index == static_cast<int>(index)) {
-        uses.erase(it);
-        break;
-      }
-  }
+  if (Value* old = node->inputs_[index]) g.drop_reference(old, node, static_cast<int>(index));
   node->inputs_[index] = value;
-  if (value) value->uses_.push_back(Use{node, static_cast<int>(index)});
+  if (value) g.add_reference(value, node, static_cast<int>(index));
+}
+
+void Graph::set_output_value(size_t i, Value* value) {
+  Value* old = outputs_[i];
+  if (old->graph_ == this) old->graph_output_ = false;
+  else drop_reference(old, nullptr, -1);
+  outputs_[i] = value;
+  if (value->graph_ == this) value->graph_output_ = true;
+  else add_reference(value, nullptr, -1);
+  // The graph output keeps its declared name: `value` takes it over.
+  output_info_[i]->set_name(value->name());
+  type_index_stale_ = true;
+}
+
+void Graph::replace_references(Value* from, Value* to) {
+  for (const auto& n : nodes_) {
+    for (size_t k = 0; k < n->inputs_.size(); ++k)
+      if (n->inputs_[k] == from) set_node_input(n.get(), k, to);
+    bool reads_inside = false;
+    for (const auto& [v, readers] : n->implicit_) reads_inside = reads_inside || v == from;
+    if (reads_inside)
+      for (const auto& b : n->bodies_) b.graph->replace_references(from, to);
+  }
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    if (outputs_[i] == from) set_output_value(i, to);
 }
 
 void Graph::replace_all_uses(Value* from, Value* to) {
   std::vector<Use> uses = from->uses_;
-  for (const Use& u : uses) set_node_input(u.node, static_cast<size_t>(u.input_index), to);
-  for (size_t i = 0; i < outputs_.size(); ++i) {
-    if (outputs_[i] != from) continue;
-    outputs_[i] = to;
-    from->graph_output_ = false;
-    to->graph_output_ = true;
-    // The graph output keeps its declared name: `to` takes it over.
-    output_info_[i]->set_name(to->name());
-    type_index_stale_ = true;
+  for (const Use& u : uses) {
+    if (u.input_index != kImplicitInput) {
+      set_node_input(u.node, static_cast<size_t>(u.input_index), to);
+      continue;
+    }
+    for (const auto& b : u.node->bodies_) b.graph->replace_references(from, to);
   }
+  Graph& g = *from->graph_;
+  for (size_t i = 0; i < g.outputs_.size(); ++i)
+    if (g.outputs_[i] == from) g.set_output_value(i, to);
 }
 
 namespace {
@@ -356,7 +472,9 @@ void Graph::remove_value_infos(const std::vector<std::string>& names) {
 }
 
 Status Graph::rename_value(Value* value, const std::string& name) {
-  if (find_value(name)) return Status(Code::kFailed, fmt::format("cannot rename '{}': '{}' is taken", value->name(), name));
+  if (name_taken(name)) return Status(Code::kFailed, fmt::format("cannot rename '{}': '{}' is taken", value->name(), name));
+  if (value->graph_ != this) return value->graph_->rename_value(value, name);
+  // Readers inside bodies hold the Value itself: they see the new name without an update.
   std::string old = value->name_;
   by_name_.erase(old);
   value->name_ = name;
@@ -377,6 +495,16 @@ Status Graph::rename_value(Value* value, const std::string& name) {
   for (auto& qa : *rest_->mutable_quantization_annotation())
     if (qa.tensor_name() == old) qa.set_tensor_name(name);
   annotation_index_stale_ = true;
+  // Bodies that return this value as it is declare it under its name.
+  for (const auto& n : nodes_)
+    for (const auto& b : n->bodies_)
+      b.graph->visit_graphs([&](Graph& body) {
+        for (size_t i = 0; i < body.outputs_.size(); ++i)
+          if (body.outputs_[i] == value) {
+            body.output_info_[i]->set_name(name);
+            body.type_index_stale_ = true;
+          }
+      });
   return Status::ok();
 }
 
@@ -431,7 +559,9 @@ void Graph::add_input(Value* value, std::unique_ptr<onnx::ValueInfoProto> info) 
 }
 
 void Graph::add_output(Value* value, std::unique_ptr<onnx::ValueInfoProto> info) {
-  value->graph_output_ = true;
+  // A body may return a value of an enclosing graph as it is.
+  if (value->graph_ == this) value->graph_output_ = true;
+  else add_reference(value, nullptr, -1);
   outputs_.push_back(value);
   output_info_.push_back(std::move(info));
   type_index_stale_ = true;
@@ -470,10 +600,13 @@ std::vector<Value*> Graph::runtime_inputs() const {
 
 const Initializer* Graph::initializer(const Value* value) const {
   if (!value || value->initializer_index_ < 0) return nullptr;
+  // A body reads initializers of enclosing graphs too.
+  if (value->graph_ != this) return value->graph_->initializer(value);
   return &initializers_[static_cast<size_t>(value->initializer_index_)];
 }
 
 Result<Tensor> Graph::initializer_tensor(const Value* value) const {
+  if (value && value->graph_ != this) return value->graph_->initializer_tensor(value);
   const Initializer* init = initializer(value);
   if (!init) return Status(Code::kFailed, fmt::format("'{}' is not an initializer", value ? value->name() : ""));
   if (init->decoded) return *init->decoded;
@@ -504,6 +637,7 @@ TypeInfo type_info_of(const onnx::ValueInfoProto& info) {
 
 std::optional<TypeInfo> Graph::type_of(const Value* value) const {
   if (!value) return std::nullopt;  // an omitted optional input
+  if (value->graph_ && value->graph_ != this) return value->graph_->type_of(value);  // read from an enclosing graph
   if (type_index_stale_) {
     type_index_.clear();
     // emplace keeps the first entry: inputs win over outputs, outputs over value_info.
@@ -533,7 +667,9 @@ void Model::ensure_import(const std::string& domain, int64_t version) {
 
 int Model::prune_unused_imports() {
   std::vector<std::string> used;
-  for (const auto& n : graph_->nodes()) used.push_back(canonical_domain(n->domain()));
+  static_cast<const Graph&>(*graph_).visit_graphs([&](const Graph& g) {
+    for (const auto& n : g.nodes()) used.push_back(canonical_domain(n->domain()));
+  });
   auto* imports = header_->mutable_opset_import();
   int removed = 0;
   for (int i = imports->size() - 1; i >= 0; --i) {
@@ -564,8 +700,10 @@ std::optional<int64_t> Model::opset(const std::string& domain) const {
 
 std::vector<std::string> Model::unimported_domains() const {
   std::vector<std::string> out;
-  for (const auto& n : graph_->nodes())
-    if (!opset(n->domain()) && std::find(out.begin(), out.end(), n->domain()) == out.end()) out.push_back(n->domain());
+  static_cast<const Graph&>(*graph_).visit_graphs([&](const Graph& g) {
+    for (const auto& n : g.nodes())
+      if (!opset(n->domain()) && std::find(out.begin(), out.end(), n->domain()) == out.end()) out.push_back(n->domain());
+  });
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -420,4 +420,21 @@ std::vector<std::string> target_names() {
   return out;
 }
 
+Result<bool> for_each_graph(ir::Model& model, const std::function<Result<bool>(ir::Graph&)>& fn) {
+  bool changed = false;
+  Status status = Status::ok();
+  model.graph().visit_graphs([&](ir::Graph& g) {
+    if (!status.is_ok()) return;
+    auto r = fn(g);
+    if (!r.is_ok()) {
+      status = std::move(r).status();
+      if (g.owner()) status.with_context("body of " + g.owner()->describe());
+      return;
+    }
+    changed |= r.value();
+  });
+  if (!status.is_ok()) return status;
+  return changed;
+}
+
 }  // namespace qonnx::pass

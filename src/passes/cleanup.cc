@@ -29,13 +29,17 @@ class Cleanup : public pass::Pass {
   }
 
   Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
-    ir::Graph& g = model.graph();
-    bool changed = remove_identities(g, ctx);
-    changed |= merge_duplicate_constants(g, ctx);
-    changed |= remove_dead_nodes(g, ctx);
-    changed |= remove_unused_initializers(g, ctx);
-    changed |= remove_stale_value_info(g, ctx);
-    changed |= name_nodes(g, ctx);
+    // Node names are unique across the whole model, bodies included.
+    std::set<std::string> node_names;
+    QONNX_ASSIGN_OR_RETURN(bool changed, pass::for_each_graph(model, [&](ir::Graph& g) -> Result<bool> {
+      bool graph_changed = remove_identities(g, ctx);
+      graph_changed |= merge_duplicate_constants(g, ctx);
+      graph_changed |= remove_dead_nodes(g, ctx);
+      graph_changed |= remove_unused_initializers(g, ctx);
+      graph_changed |= remove_stale_value_info(g, ctx);
+      graph_changed |= name_nodes(g, node_names, ctx);
+      return graph_changed;
+    }));
     if (int pruned = model.prune_unused_imports(); pruned > 0) {
       imports_removed_ += pruned;
       changed = true;
@@ -68,6 +72,7 @@ class Cleanup : public pass::Pass {
     std::vector<std::pair<ir::Value*, ir::Value*>> merges;  // (duplicate, kept)
     for (const auto& init : g.initializers()) {
       ir::Value* v = init.value;
+      // A body's initializer could equal one of an enclosing graph, but merging stays within a graph.
       if (v->is_graph_input() || v->is_graph_output() || v->uses().empty()) continue;
       // Duplicated weights of this size are rare and hashing them would read every large tensor.
       if (init.proto->data_location() == onnx::TensorProto::EXTERNAL) continue;
@@ -125,8 +130,7 @@ class Cleanup : public pass::Pass {
     return !stale.empty();
   }
 
-  bool name_nodes(ir::Graph& g, pass::PassContext& ctx) {
-    std::set<std::string> used;
+  bool name_nodes(ir::Graph& g, std::set<std::string>& used, pass::PassContext& ctx) {
     bool changed = false;
     std::map<std::string, int> next_index;
     for (const auto& n : g.nodes()) {

@@ -70,7 +70,11 @@ class FoldConstants : public pass::Pass {
            "where they compute a quantizer parameter)";
   }
   Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
-    ir::Graph& g = model.graph();
+    return pass::for_each_graph(model, [&](ir::Graph& g) { return fold(model, g, ctx); });
+  }
+
+ private:
+  Result<bool> fold(const ir::Model& model, ir::Graph& g, pass::PassContext& ctx) {
     QONNX_ASSIGN_OR_RETURN(auto order, exec::topological_order(g));
     bool changed = false;
     for (const ir::Node* cnode : order) {
@@ -105,7 +109,6 @@ class FoldConstants : public pass::Pass {
     return changed;
   }
 
- private:
   pass::Option<uint64_t> max_bytes_{this, "max-bytes", uint64_t{64} << 20, "largest output (bytes) a folded node may produce"};
   pass::Option<bool> skip_quantizers_{this, "skip-quantizers", false, "1: leave Quant/BipolarQuant/Trunc for a lowering pass (unless they compute another quantizer's parameter)"};
   pass::Statistic skipped_no_kernel_{this, "skipped-no-kernel", "constant nodes without a kernel"};

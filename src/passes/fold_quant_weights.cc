@@ -57,7 +57,11 @@ class FoldQuantWeights : public pass::Pass {
            "mode=int: integer weights with their finn_datatype, then Sub(zeropt) and Mul(scale))";
   }
   Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
-    ir::Graph& g = model.graph();
+    return pass::for_each_graph(model, [&](ir::Graph& g) { return fold(model, g, ctx); });
+  }
+
+ private:
+  Result<bool> fold(ir::Model& model, ir::Graph& g, pass::PassContext& ctx) {
     std::vector<ir::Node*> candidates;
     for (const auto& n : g.nodes())
       if (dialect::is_integer_quantizer(*n) && n->output(0)) candidates.push_back(n.get());
@@ -82,10 +86,9 @@ class FoldQuantWeights : public pass::Pass {
     return changed;
   }
 
- private:
   Status fold_to_integers(ir::Model& model, ir::Node* node, const std::vector<const Tensor*>& inputs,
                           pass::PassContext& ctx) {
-    ir::Graph& g = model.graph();
+    ir::Graph& g = *node->graph();
     auto codes = integer_codes(model, *node, inputs);
     if (!codes.is_ok()) return std::move(codes).status().with_context(node->describe());
     auto& [q, p] = codes.value();

@@ -37,7 +37,7 @@ class InferShapes : public pass::Pass {
       if (op == "Scan" || op == "Loop") needed = {"body"};
       if (op == "If") needed = {"then_branch", "else_branch"};
       for (const char* attr : needed)
-        if (n->attr_type(attr) != onnx::AttributeProto::GRAPH) {
+        if (!n->body(attr)) {
           ctx.warn(n.get(), fmt::format("skipped: {} has no graph attribute '{}'", op, attr));
           return false;
         }

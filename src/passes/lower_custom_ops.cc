@@ -36,22 +36,23 @@ class LowerCustomOps : public pass::Pass {
   }
 
   Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
-    ir::Graph& g = model.graph();
     if (model.opset("").value_or(1) < 13)
       return Status(Code::kUnsupported, "lower-custom-ops needs the default-domain opset >= 13: run upgrade-opset first");
-    std::vector<ir::Node*> nodes;
-    for (const auto& n : g.nodes()) nodes.push_back(n.get());
-    bool changed = false;
-    for (ir::Node* n : nodes) {
-      const dialect::Op op = dialect::classify(*n);
-      bool multithreshold = op == dialect::Op::kMultiThreshold;
-      bool channels_last = op == dialect::Op::kChannelsLastConv || op == dialect::Op::kChannelsLastMaxPool ||
-                           op == dialect::Op::kChannelsLastBatchNormalization;
-      if ((!multithreshold && !channels_last) || !n->output(0)) continue;
-      QONNX_ASSIGN_OR_RETURN(bool lowered, multithreshold ? lower_multithreshold(g, n, ctx) : lower_channels_last(g, n, ctx));
-      changed |= lowered;
-    }
-    return changed;
+    return pass::for_each_graph(model, [&](ir::Graph& g) -> Result<bool> {
+      std::vector<ir::Node*> nodes;
+      for (const auto& n : g.nodes()) nodes.push_back(n.get());
+      bool changed = false;
+      for (ir::Node* n : nodes) {
+        const dialect::Op op = dialect::classify(*n);
+        bool multithreshold = op == dialect::Op::kMultiThreshold;
+        bool channels_last = op == dialect::Op::kChannelsLastConv || op == dialect::Op::kChannelsLastMaxPool ||
+                             op == dialect::Op::kChannelsLastBatchNormalization;
+        if ((!multithreshold && !channels_last) || !n->output(0)) continue;
+        QONNX_ASSIGN_OR_RETURN(bool lowered, multithreshold ? lower_multithreshold(g, n, ctx) : lower_channels_last(g, n, ctx));
+        changed |= lowered;
+      }
+      return changed;
+    });
   }
 
  private:

@@ -92,19 +92,20 @@ class LowerQuant : public pass::Pass {
            "weights + DequantizeLinear, or exact float emulation";
   }
   Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
-    ir::Graph& g = model.graph();
     if (model.opset("").value_or(1) < 13)
       return Status(Code::kUnsupported, "lower-quant needs the default-domain opset >= 13: run upgrade-opset first");
     if (ngraph()) model.ensure_import(kernels::kNGraphDomain, kernels::kNGraphDomainVersion);
-    std::vector<ir::Node*> quantizers;
-    for (const auto& n : g.nodes())
-      if (dialect::is_integer_quantizer(*n) && n->output(0)) quantizers.push_back(n.get());
-    bool changed = false;
-    for (ir::Node* node : quantizers) {
-      QONNX_ASSIGN_OR_RETURN(bool lowered, lower(model, node, ctx));
-      changed |= lowered;
-    }
-    return changed;
+    return pass::for_each_graph(model, [&](ir::Graph& g) -> Result<bool> {
+      std::vector<ir::Node*> quantizers;
+      for (const auto& n : g.nodes())
+        if (dialect::is_integer_quantizer(*n) && n->output(0)) quantizers.push_back(n.get());
+      bool changed = false;
+      for (ir::Node* node : quantizers) {
+        QONNX_ASSIGN_OR_RETURN(bool lowered, lower(model, node, ctx));
+        changed |= lowered;
+      }
+      return changed;
+    });
   }
 
  private:
@@ -133,7 +134,7 @@ class LowerQuant : public pass::Pass {
   }
 
   Result<bool> lower(ir::Model& model, ir::Node* node, pass::PassContext& ctx) {
-    ir::Graph& g = model.graph();
+    ir::Graph& g = *node->graph();
     std::vector<Tensor> storage;
     std::vector<const Tensor*> ptrs;
     if (std::string why = constant_params(g, *node, storage, ptrs); !why.empty()) {
@@ -166,7 +167,7 @@ class LowerQuant : public pass::Pass {
   // Weights: integer codes in an initializer + DequantizeLinear, exact for any rounding mode.
   Status lower_constant_quant(ir::Model& model, ir::Node* node, const exec::KernelContext& kctx, const QuantParams& p,
                               pass::PassContext& ctx) {
-    ir::Graph& g = model.graph();
+    ir::Graph& g = *node->graph();
     QONNX_ASSIGN_OR_RETURN(Tensor x, kernels::float_input(kctx, 0, "X"));
     QONNX_ASSIGN_OR_RETURN(Tensor codes, kernels::quant_codes(kctx, x, p));
     const int64_t rank = static_cast<int64_t>(codes.rank());
@@ -207,7 +208,7 @@ class LowerQuant : public pass::Pass {
 
   Status lower_activation_quant(ir::Model& model, ir::Node* node, const QuantParams& p, int64_t x_rank,
                                 pass::PassContext& ctx) {
-    ir::Graph& g = model.graph();
+    ir::Graph& g = *node->graph();
     ir::Value* x = node->input(0);
     bool zp_zero = all_zero(p.zeropt);
     Layout sl = x_rank >= 0 ? layout_of(p.scale, x_rank) : Layout{p.scale.numel() == 1, false, 0, 1};
@@ -408,7 +409,7 @@ class LowerQuant : public pass::Pass {
   }
 
   Status lower_bipolar(ir::Model& model, ir::Node* node, const exec::KernelContext& kctx, pass::PassContext& ctx) {
-    ir::Graph& g = model.graph();
+    ir::Graph& g = *node->graph();
     QONNX_ASSIGN_OR_RETURN(Tensor scale, kernels::scale_input(kctx, 1, "scale"));
     if (kctx.input(0)) {
       QuantParams p;
@@ -449,7 +450,7 @@ class LowerQuant : public pass::Pass {
 
   // Trunc as float ops with the kernel's own constants (k and z/k precomputed in float32).
   Status lower_trunc(ir::Model& model, ir::Node* node, const exec::KernelContext& kctx, pass::PassContext& ctx) {
-    ir::Graph& g = model.graph();
+    ir::Graph& g = *node->graph();
     const bool v2 = kctx.op_version() >= 2 && node->inputs().size() == 6;
     if (kctx.input(0)) {
       std::vector<const Tensor*> ins;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,17 +33,12 @@ class Executor {
   // Inputs by graph-input name; every runtime input must be given.
   Result<RunResult> run(const std::map<std::string, Tensor>& inputs) const;
 
+  // One graph's schedule (the main graph, or a body: planned once, run per iteration).
+  struct Plan;
+
  private:
-  struct Step {
-    const ir::Node* node;
-    KernelFn fn;
-    int64_t version;
-    TypeCheck type_check;  // checked on every run; empty: no schema known
-    std::vector<int> release;  // value ids whose last use is this step
-  };
   const ir::Model* model_ = nullptr;
-  std::vector<Step> steps_;
-  std::vector<bool> keep_;  // value id -> never released
+  std::shared_ptr<Plan> plan_;
   std::vector<std::string> exposed_;
   bool check_input_shapes_ = true;
 };
@@ -56,7 +52,8 @@ Result<std::vector<Tensor>> evaluate_node(const ir::Model& model, const ir::Node
                                           const KernelRegistry& registry = KernelRegistry::global());
 // Checks the inputs and outputs with `type_check` (skipped when empty).
 Result<std::vector<Tensor>> invoke_kernel(KernelFn fn, const ir::Node& node, int64_t version,
-                                         std::vector<const Tensor*> inputs, const TypeCheck& type_check);
+                                         std::vector<const Tensor*> inputs, const TypeCheck& type_check,
+                                         const BodyRunner* bodies = nullptr);
 
 // Checks a user-supplied input against the graph's declared type: dtype and (optionally) fixed dims.
 Status check_input_against_declared(const ir::Graph& graph, const ir::Value* input, const Tensor& tensor,

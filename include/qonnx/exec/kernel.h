@@ -18,6 +18,15 @@
 
 namespace qonnx::exec {
 
+// Runs the bodies of the node being executed (If/Loop/Scan); the executor provides it.
+class BodyRunner {
+ public:
+  virtual ~BodyRunner() = default;
+  // Runs the body held by GRAPH attribute `attribute` with its graph inputs bound in order; returns
+  // its graph outputs in order.
+  virtual Result<std::vector<Tensor>> run(const std::string& attribute, const std::vector<Tensor>& inputs) const = 0;
+};
+
 class KernelContext {
  public:
   KernelContext(const ir::Node& node, int64_t op_version, std::vector<const Tensor*> inputs)
@@ -50,6 +59,10 @@ class KernelContext {
   }
   bool has_attr(const std::string& n) const { return node_.has_attr(n); }
 
+  // Runs a body of this node (error when the node is evaluated outside the executor).
+  void set_body_runner(const BodyRunner* runner) { bodies_ = runner; }
+  Result<std::vector<Tensor>> run_body(const std::string& attribute, const std::vector<Tensor>& inputs) const;
+
   // Error about input #i: "input #i 'name': message".
   template <typename... Args>
   Status input_error(Code code, size_t i, fmt::format_string<Args...> f, Args&&... args) const {
@@ -66,6 +79,7 @@ class KernelContext {
   int64_t op_version_;
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor> outputs_;
+  const BodyRunner* bodies_ = nullptr;
 };
 
 using KernelFn = Status (*)(KernelContext&);

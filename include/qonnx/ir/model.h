@@ -1,10 +1,14 @@
 // The owned IR: a Model with header fields kept verbatim, a Graph of Nodes linked through Values
-// (producer and uses), initializers decoded lazily. Protobuf types appear only as opaque
+// (producer and uses), initializers decoded lazily. If/Loop/Scan bodies (GRAPH attributes) are IR
+// Graphs owned by their node; a body reads values of enclosing graphs directly (the Value* of the
+// outer graph), and each such outer value counts the owning node of its own graph as a use
+// (input_index kImplicitInput), like onnxruntime's implicit inputs. Protobuf types appear only as opaque
 // "rest" messages that keep whatever the IR does not model, so a load -> save round trip is lossless.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -33,9 +37,12 @@ class Graph;
 bool is_default_domain(const std::string& domain);
 std::string canonical_domain(const std::string& domain);
 
+// A use whose node does not read the value as an input but inside one of its bodies.
+constexpr int kImplicitInput = -1;
+
 struct Use {
   Node* node;
-  int input_index;
+  int input_index;  // kImplicitInput: read inside the node's bodies
 };
 
 // Known element type and dims of a value (from graph inputs/outputs/value_info).
@@ -56,10 +63,13 @@ class Value {
   bool is_graph_input() const { return graph_input_; }
   bool is_graph_output() const { return graph_output_; }
   int id() const { return id_; }
+  // The graph that defines this value (its scope); ids are per graph.
+  Graph* graph() const { return graph_; }
 
  private:
   friend class Graph;
   friend class Node;
+  Graph* graph_ = nullptr;
   std::string name_;
   Node* producer_ = nullptr;
   int producer_output_ = -1;
@@ -81,6 +91,20 @@ class Node {
   const std::vector<Value*>& outputs() const { return outputs_; }
   Value* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
   Value* output(size_t i) const { return i < outputs_.size() ? outputs_[i] : nullptr; }
+  // The graph this node belongs to.
+  Graph* graph() const { return graph_; }
+
+  // Bodies held by GRAPH (index -1) and GRAPHS (index k) attributes, in attribute order.
+  struct Body {
+    std::string attribute;
+    int index = -1;
+    std::unique_ptr<Graph> graph;
+  };
+  const std::vector<Body>& bodies() const { return bodies_; }
+  // The body of a GRAPH attribute, nullptr when absent.
+  Graph* body(const std::string& attribute) const;
+  // Values of enclosing graphs read anywhere inside the bodies (first-read order).
+  std::vector<Value*> implicit_inputs() const;
 
   // "node 'Quant_0' (qonnx.custom_op.general::Quant)" for error contexts.
   std::string describe() const;
@@ -107,12 +131,19 @@ class Node {
   // Replaces this node's attributes by a copy of `other`'s.
   void copy_attributes_from(const Node& other);
 
+  // Attributes other than bodies; a body attribute keeps its name and type, its graph lives in bodies().
   const onnx::NodeProto& rest() const { return *rest_; }
   onnx::NodeProto& mutable_rest() { return *rest_; }
 
  private:
   friend class Graph;
   Node();
+  // A reader inside the bodies starts / stops reading `value` of an enclosing graph.
+  void capture(Value* value);
+  void release(Value* value);
+  Graph* graph_ = nullptr;
+  std::vector<Body> bodies_;
+  std::vector<std::pair<Value*, int>> implicit_;  // value, number of readers inside the bodies
   std::string name_, op_type_, domain_;
   std::list<std::unique_ptr<Node>>::iterator position_;
   std::vector<Value*> inputs_;
@@ -147,8 +178,16 @@ class Graph {
   const std::vector<Value*>& inputs() const { return inputs_; }
   const std::vector<Value*>& outputs() const { return outputs_; }
   const std::vector<Initializer>& initializers() const { return initializers_; }
-  // Values by name (sorted map: deterministic, never unordered).
+  // Values by name (sorted map: deterministic, never unordered), defined in this graph.
   Value* find_value(const std::string& name) const;
+  // The value `name` visible here: this graph's, else the nearest enclosing graph's (lexical scope).
+  Value* resolve_value(const std::string& name) const;
+  // The node whose body this graph is (nullptr for the main graph) and its graph.
+  Node* owner() const { return owner_; }
+  Graph* parent() const;
+  // This graph and every body nested in it, parents before their bodies.
+  void visit_graphs(const std::function<void(Graph&)>& fn);
+  void visit_graphs(const std::function<void(const Graph&)>& fn) const;
   size_t value_count() const { return values_.size(); }
 
   // Graph inputs that are not initializers (the ones a caller must feed).
@@ -168,11 +207,13 @@ class Graph {
   void add_output(Value* value, std::unique_ptr<onnx::ValueInfoProto> info);
   void add_value_info(std::unique_ptr<onnx::ValueInfoProto> info);
   Status add_initializer(Initializer init);
+  // Adds an empty body to `node` (a node of this graph) for its GRAPH attribute (index -1) or GRAPHS entry.
+  Graph* add_body(Node* node, const std::string& attribute, int index = -1);
   // Adds a fresh initializer holding `tensor` under `name` (which must be new).
   Result<Value*> add_initializer_tensor(const std::string& name, const Tensor& tensor);
 
   // ---- Mutation (used by passes) ----
-  // A name not used by any value yet: `base`, else base_1, base_2, ...
+  // A name not used by any value of the model (all graphs, bodies included): `base`, else base_1, ...
   std::string unique_name(const std::string& base);
   // Inserts a node before `before` (nullptr: at the end). Outputs must be new names.
   Result<Node*> insert_node(const Node* before, const std::string& name, const std::string& op_type,
@@ -183,7 +224,7 @@ class Graph {
   // Removes a node: its input uses are dropped, its outputs lose their producer.
   void remove_node(Node* node);
   void set_node_input(Node* node, size_t index, Value* value);
-  // Every use of `from` (node inputs and graph outputs) now reads `to`.
+  // Every use of `from` (node inputs, graph outputs, readers inside bodies) now reads `to`.
   void replace_all_uses(Value* from, Value* to);
   // Makes `value` an initializer holding `tensor` (its producer, if any, must be removed first).
   Status set_initializer(Value* value, const Tensor& tensor);
@@ -192,7 +233,7 @@ class Graph {
   // Stops listing `value` as a graph input; an initializer stays an initializer (a plain constant).
   void remove_graph_input(Value* value);
   void remove_value_infos(const std::vector<std::string>& names);
-  // Renames a value everywhere (the name must be free).
+  // Renames a value everywhere, bodies included (the name must be free in the whole model).
   Status rename_value(Value* value, const std::string& name);
   void set_node_name(Node* node, const std::string& name);
 
@@ -213,6 +254,16 @@ class Graph {
   }
 
  private:
+  friend class Node;
+  // A reader of this graph (node input `index`, or a graph output when `reader` is null) starts /
+  // stops reading `value`; values of enclosing graphs are recorded on the owner node instead.
+  void add_reference(Value* value, Node* reader, int index);
+  void drop_reference(Value* value, Node* reader, int index);
+  // Readers of `from` inside this graph (and its bodies) read `to` instead.
+  void replace_references(Value* from, Value* to);
+  void set_output_value(size_t i, Value* value);
+  bool name_taken(const std::string& name) const;
+  Node* owner_ = nullptr;
   std::list<std::unique_ptr<Node>> nodes_;
   std::vector<std::unique_ptr<Value>> values_;
   std::map<std::string, Value*> by_name_;

@@ -262,7 +262,12 @@ class PrintIrInstrumentation : public Instrumentation {
 Result<bool> run_pipeline(ir::Model& model, const std::vector<PipelineItem>& items, PassContext& ctx,
                           const std::vector<Instrumentation*>& instrumentations = {});
 
-// SSA names, defined-before-use (in some topological order), produced graph outputs, no cycles.
+// Runs `fn` on the main graph, then on every body of If/Loop/Scan nodes (parents before their bodies,
+// bodies as they are after their parent's call); true when any call changed the model.
+Result<bool> for_each_graph(ir::Model& model, const std::function<Result<bool>(ir::Graph&)>& fn);
+
+// SSA names, defined-before-use (in some topological order), produced graph outputs, no cycles;
+// bodies too (their reads of enclosing values resolvable, implicit inputs exact).
 Status verify_graph(const ir::Model& model);
 
 }  // namespace qonnx::pass

@@ -27,5 +27,6 @@ void register_slice_pad_kernels(exec::KernelRegistry& r);
 void register_gather_scatter_kernels(exec::KernelRegistry& r);
 void register_reduce_kernels(exec::KernelRegistry& r);
 void register_resize_kernels(exec::KernelRegistry& r);
+void register_control_flow_kernels(exec::KernelRegistry& r);
 
 }  // namespace qonnx::kernels

@@ -26,6 +26,7 @@ void register_onnx_kernels(exec::KernelRegistry& r) {
   register_gather_scatter_kernels(r);
   register_reduce_kernels(r);
   register_resize_kernels(r);
+  register_control_flow_kernels(r);
 }
 
 }  // namespace qonnx::kernels
