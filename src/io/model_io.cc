@@ -19,6 +19,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/onnx_pb.h>
 
+#include "io/model_proto.h"
 #include "ir/tensor_codec.h"
 
 namespace qonnx::io {
@@ -174,7 +175,8 @@ Status write_file_atomic(const fs::path& path, const std::string& bytes) { retur
 
 namespace {
 
-Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, ir::Graph& graph) {
+Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, const std::vector<const ir::Initializer*>& shared,
+                   ir::Graph& graph) {
   // Definitions first: inputs, initializers, sparse initializers; then nodes in stored order.
   for (auto& in : *g.mutable_input()) {
     ir::Value* v = graph.get_or_create_value(in.name());
@@ -194,6 +196,14 @@ Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, ir::Graph& gra
     init.external_in_source = t.data_location() == onnx::TensorProto::EXTERNAL;
     init.proto = std::make_shared<onnx::TensorProto>(std::move(t));
     QONNX_RETURN_IF_ERROR(graph.add_initializer(std::move(init)));
+  }
+  for (const ir::Initializer* init : shared) {
+    ir::Initializer copy;
+    copy.value = graph.get_or_create_value(init->value->name());
+    copy.proto = init->proto;
+    copy.base_dir = init->base_dir;
+    copy.external_in_source = init->external_in_source;
+    QONNX_RETURN_IF_ERROR(graph.add_initializer(std::move(copy)));
   }
   for (const auto& sp : g.sparse_initializer()) graph.get_or_create_value(sp.values().name());
 
@@ -257,11 +267,16 @@ Result<ir::Model> load_model_from_bytes(const std::string& bytes, const fs::path
   stream.SetRecursionLimit(100);
   if (!proto.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
     return Status(Code::kInvalidModel, "not an ONNX model: protobuf parsing failed (truncated, not protobuf, or nested deeper than 100 levels)");
+  return model_from_proto(std::move(proto), base_dir, {});
+}
+
+Result<ir::Model> model_from_proto(onnx::ModelProto proto, const fs::path& base_dir,
+                                   const std::vector<const ir::Initializer*>& shared) {
   QONNX_RETURN_IF_ERROR(validate_header(proto));
   ir::Model model;
   std::unique_ptr<onnx::GraphProto> g(proto.release_graph());
   model.mutable_header().Swap(&proto);
-  QONNX_RETURN_IF_ERROR(build_graph(*g, base_dir, model.graph()));
+  QONNX_RETURN_IF_ERROR(build_graph(*g, base_dir, shared, model.graph()));
   for (const auto& init : model.graph().initializers()) model.set_source_used_external_data(model.source_used_external_data() || init.external_in_source);
   return model;
 }

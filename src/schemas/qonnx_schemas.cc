@@ -86,4 +86,24 @@ void register_qonnx_schemas() {
   });
 }
 
+void register_parked_schemas(const char* domain, const std::vector<std::string>& ops) {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
+  if (ranges.Map().count(domain) == 0) ranges.AddDomainToVersion(domain, 1, 1);
+  for (const auto& op : ops) {
+    if (onnx::OpSchemaRegistry::Schema(op, 1, domain)) continue;
+    onnx::OpSchema s;
+    s.SetName(op).SetDomain(domain).SinceVersion(1).AllowUncheckedAttributes();
+    s.Input(0, "inputs", "", "T", onnx::OpSchema::Variadic, false);
+    s.Output(0, "outputs", "", "T", onnx::OpSchema::Variadic, false);
+    s.TypeConstraint("T", onnx::OpSchema::all_tensor_types(), "any tensor");
+    s.TypeAndShapeInferenceFunction([](onnx::InferenceContext& ctx) {
+      onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+      if (onnx::hasInputShape(ctx, 0)) onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+    });
+    add(s);
+  }
+}
+
 }  // namespace qonnx::schemas
