@@ -49,6 +49,9 @@ void register_domain(const std::string& d) {
   {
     auto s = quantizer("Trunc", d, 1, {"X", "scale", "zeropt", "in_bitwidth", "out_bitwidth"});
     s.Attr("rounding_mode", "", onnx::AttributeProto::STRING, std::string("FLOOR"));
+    // Exports that leave the domain unimported (so version 1) carry v2's attributes; v1 ignores them.
+    s.Attr("signed", "", onnx::AttributeProto::INT, static_cast<int64_t>(1));
+    s.Attr("narrow", "", onnx::AttributeProto::INT, static_cast<int64_t>(0));
     add(s);
   }
   if (ir::is_default_domain(d)) return;  // the default domain carries only the 2021 quantizers, Trunc v1
