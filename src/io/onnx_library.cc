@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -80,9 +81,26 @@ Result<LibraryModel> library_model(const ir::Model& model) {
   return out;
 }
 
+// ONNX 1.12's checker wants a shape on every graph input and output, where the format (and every
+// runtime) allows leaving it out. Shapeless ones get an empty shape in the checker's copy only:
+// the checker does not infer, so the rank it sees is irrelevant.
+bool needs_shape(const onnx::ValueInfoProto& vi) {
+  return vi.type().has_tensor_type() && !vi.type().tensor_type().has_shape();
+}
+
 Status checker(const onnx::ModelProto& proto) {
+  const onnx::GraphProto& g = proto.graph();
+  bool shapeless = std::any_of(g.input().begin(), g.input().end(), needs_shape) ||
+                   std::any_of(g.output().begin(), g.output().end(), needs_shape);
+  onnx::ModelProto shaped;
+  if (shapeless) {
+    shaped = proto;
+    for (auto* list : {shaped.mutable_graph()->mutable_input(), shaped.mutable_graph()->mutable_output()})
+      for (auto& vi : *list)
+        if (needs_shape(vi)) vi.mutable_type()->mutable_tensor_type()->mutable_shape();
+  }
   try {
-    onnx::checker::check_model(proto);
+    onnx::checker::check_model(shapeless ? shaped : proto);
   } catch (const std::exception& e) {
     return Status(Code::kInvalidModel, fmt::format("ONNX checker: {}", e.what()));
   }
