@@ -428,13 +428,13 @@ Result<std::string> serialize_model(const ir::Model& model) {
   return serialize(m);
 }
 
-Result<std::string> serialize_structure(const ir::Model& model, size_t max_inline_bytes) {
+Result<onnx::ModelProto> structure_proto(const ir::Model& model, size_t max_inline_bytes) {
   SaveOptions inline_all;
   inline_all.external_data = ExternalData::kNever;
   inline_all.max_inline_bytes = max_inline_bytes;
-  QONNX_ASSIGN_OR_RETURN(onnx::ModelProto m, to_proto(model, inline_all, nullptr));
-  return serialize(m);
+  return to_proto(model, inline_all, nullptr);
 }
+
 
 std::vector<fs::path> external_data_files(const ir::Model& model) {
   std::vector<fs::path> files;

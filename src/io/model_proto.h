@@ -16,4 +16,8 @@ namespace qonnx::io {
 Result<ir::Model> model_from_proto(onnx::ModelProto proto, const std::filesystem::path& base_dir,
                                    const std::vector<const ir::Initializer*>& shared);
 
+// The graph's structure for the ONNX library: initializers over `max_inline_bytes` keep their name,
+// type and dims but no data (weights are not read, so multi-GB models fit).
+Result<onnx::ModelProto> structure_proto(const ir::Model& model, size_t max_inline_bytes);
+
 }  // namespace qonnx::io

@@ -52,8 +52,7 @@ Result<LibraryModel> library_model(const ir::Model& model) {
   std::map<std::string, const onnx::TensorProto*> large;
   for (const auto& init : g.initializers())
     if (tensor_bytes(*init.proto) > kInlineLimit) large[init.value->name()] = init.proto.get();
-  QONNX_ASSIGN_OR_RETURN(std::string bytes, serialize_structure(model, kInlineLimit));
-  if (!out.proto.ParseFromString(bytes)) return Status(Code::kFailed, "cannot re-read the model's structure");
+  QONNX_ASSIGN_OR_RETURN(out.proto, structure_proto(model, kInlineLimit));
   onnx::GraphProto* graph = out.proto.mutable_graph();
   auto* inits = graph->mutable_initializer();
   for (int i = inits->size() - 1; i >= 0; --i) {
