@@ -15,7 +15,7 @@
 #include "qonnx/exec/executor.h"
 #include "qonnx/io/model_builder.h"
 #include "qonnx/io/model_io.h"
-#include "qonnx/io/onnx_library.h"
+#include "qonnx/onnxlib/onnx_library.h"
 #include "support/cli.h"
 #include "support/test_util.h"
 
@@ -45,38 +45,38 @@ class OnnxBoundary : public ::testing::Test {
 // ---- isolation ----
 
 TEST(RunIsolated, ReturnsTheChildsBytesAndStatus) {
-  auto ok = io::run_isolated("a test", [] { return Result<std::string>(std::string(200000, 'x') + "end"); }, 10);
+  auto ok = onnxlib::run_isolated("a test", [] { return Result<std::string>(std::string(200000, 'x') + "end"); }, 10);
   ASSERT_TRUE(ok.is_ok()) << ok.status().to_string();
   EXPECT_EQ(ok.value().size(), 200003u);
   EXPECT_EQ(ok.value().substr(200000), "end");
-  auto err = io::run_isolated("a test", [] { return Result<std::string>(Status(Code::kUnsupported, "no such thing")); }, 10);
+  auto err = onnxlib::run_isolated("a test", [] { return Result<std::string>(Status(Code::kUnsupported, "no such thing")); }, 10);
   ASSERT_FALSE(err.is_ok());
   EXPECT_EQ(err.status().code(), Code::kUnsupported);
   EXPECT_NE(err.status().to_string().find("no such thing"), std::string::npos);
 }
 
 TEST(RunIsolated, CrashAbortAndHangBecomeInvalidModel) {
-  auto segv = io::run_isolated("the crash test", []() -> Result<std::string> {
+  auto segv = onnxlib::run_isolated("the crash test", []() -> Result<std::string> {
     ::raise(SIGSEGV);
     return std::string();
   }, 10);
   ASSERT_FALSE(segv.is_ok());
   EXPECT_EQ(segv.status().code(), Code::kInvalidModel);
   EXPECT_NE(segv.status().message().find("crashed in the crash test"), std::string::npos) << segv.status().message();
-  auto abort = io::run_isolated("the abort test", []() -> Result<std::string> {
+  auto abort = onnxlib::run_isolated("the abort test", []() -> Result<std::string> {
     std::abort();
   }, 10);
   ASSERT_FALSE(abort.is_ok());
   EXPECT_EQ(abort.status().code(), Code::kInvalidModel);
   auto start = std::chrono::steady_clock::now();
-  auto hang = io::run_isolated("the hang test", []() -> Result<std::string> {
+  auto hang = onnxlib::run_isolated("the hang test", []() -> Result<std::string> {
     for (;;) ::pause();
   }, 1);
   ASSERT_FALSE(hang.is_ok());
   EXPECT_EQ(hang.status().code(), Code::kInvalidModel);
   EXPECT_NE(hang.status().message().find("did not finish the hang test within 1 s"), std::string::npos);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
-  auto thrown = io::run_isolated("the throw test", []() -> Result<std::string> { throw std::runtime_error("boom"); }, 10);
+  auto thrown = onnxlib::run_isolated("the throw test", []() -> Result<std::string> { throw std::runtime_error("boom"); }, 10);
   ASSERT_FALSE(thrown.is_ok());
   EXPECT_NE(thrown.status().message().find("boom"), std::string::npos);
 }
@@ -309,7 +309,7 @@ TEST(UpgradeOpset, EveryOpFamilyFromEveryOpsetKeepsTheNumbers) {
       auto r = run_passes(upgraded, "upgrade-opset{version=" + std::to_string(to) + "}");
       ASSERT_TRUE(r.is_ok()) << what << ": " << r.status().to_string();
       EXPECT_EQ(upgraded.opset(""), to);
-      EXPECT_TRUE(io::onnx_check_types(upgraded).is_ok()) << what << ": " << io::onnx_check_types(upgraded).to_string();
+      EXPECT_TRUE(onnxlib::onnx_check_types(upgraded).is_ok()) << what << ": " << onnxlib::onnx_check_types(upgraded).to_string();
       expect_same_outputs(original.value(), upgraded, random_tensor(DType::kFloat, {1, 2, 6, 6}, 11), what);
     }
   }

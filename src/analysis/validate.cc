@@ -5,7 +5,7 @@
 
 #include "kernels/qonnx/params.h"
 #include "qonnx/exec/executor.h"
-#include "qonnx/io/onnx_library.h"
+#include "qonnx/onnxlib/onnx_library.h"
 #include "qonnx/support/log.h"
 
 namespace qonnx::analysis {
@@ -13,12 +13,12 @@ namespace {
 
 Status run_onnx_checker(const ir::Model& model) {
   auto opset = model.opset("");
-  int64_t known = io::onnx_library_opset();
+  int64_t known = onnxlib::onnx_library_opset();
   if (opset && *opset > known) {
     log::info("ONNX library checks skipped: the installed ONNX library knows opsets <= {}, the model uses {}", known, *opset);
     return Status::ok();
   }
-  return io::onnx_check(model);
+  return onnxlib::onnx_check(model);
 }
 
 Status check_quant_parameters(const ir::Model& model) {

@@ -4,7 +4,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "qonnx/exec/executor.h"
-#include "qonnx/io/onnx_library.h"
+#include "qonnx/onnxlib/onnx_library.h"
 #include "qonnx/support/log.h"
 #include "passes/passes.h"
 
@@ -20,14 +20,14 @@ class InferShapes : public pass::Pass {
 
   Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
     auto opset = model.opset("");
-    int64_t known = io::onnx_library_opset();
+    int64_t known = onnxlib::onnx_library_opset();
     if (opset && *opset > known) {
       ctx.warn(nullptr, fmt::format("skipped: the installed ONNX library knows opsets <= {}, the model uses {}", known, *opset));
       return false;
     }
     // A model the checker rejects, or one that crashes the library, is an error; inference that
     // merely gives up is a warning (the graph stays valid, with fewer types).
-    auto inferred = io::onnx_infer_shapes(model);
+    auto inferred = onnxlib::onnx_infer_shapes(model);
     if (!inferred.is_ok() && inferred.status().code() != Code::kFailed) return std::move(inferred).status();
     if (!inferred.is_ok()) {
       ctx.warn(nullptr, inferred.status().message());

@@ -4,12 +4,12 @@
 // converter leaves them alone. Ops whose adapters in ONNX 1.12 need what a real export often lacks
 // (Softmax/LogSoftmax/Hardmax 12 -> 13 need the input's rank, BatchNormalization 6 has no shape
 // inference for what follows) are parked in a private domain while the converter runs and rewritten
-// here afterwards, at the target opset. Shapes are inferred before converting (io::onnx_convert_version).
+// here afterwards, at the target opset. Shapes are inferred before converting (onnxlib::onnx_convert_version).
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
 #include "qonnx/dialect/qonnx_dialect.h"
-#include "qonnx/io/onnx_library.h"
+#include "qonnx/onnxlib/onnx_library.h"
 #include "qonnx/schemas/schemas.h"
 #include "passes/passes.h"
 
@@ -123,7 +123,7 @@ class UpgradeOpset : public pass::Pass {
   Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
     int64_t current = model.opset("").value_or(1);
     if (current >= *version_) return false;
-    int64_t known = io::onnx_library_opset();
+    int64_t known = onnxlib::onnx_library_opset();
     if (*version_ > known)
       return Status(Code::kUnsupported, fmt::format("the installed ONNX library converts up to opset {}, asked for {}", known, *version_));
     // ONNX 1.12's converter matches these experimental op names in any domain and can loop forever on
@@ -138,7 +138,7 @@ class UpgradeOpset : public pass::Pass {
                                                         "name '{}' (opset {} -> {})", op, current, *version_))
               .with_context(n->describe());
     QONNX_RETURN_IF_ERROR(prepare(model, current));
-    QONNX_ASSIGN_OR_RETURN(ir::Model converted, io::onnx_convert_version(model, *version_));
+    QONNX_ASSIGN_OR_RETURN(ir::Model converted, onnxlib::onnx_convert_version(model, *version_));
     model = std::move(converted);
     // The converter adds initializers without listing them as inputs, which IR < 4 requires; an
     // upgraded model states the IR version of its opset (initializers that are inputs stay inputs).

@@ -9,7 +9,7 @@
 #include "qonnx/analysis/equivalence.h"
 #include "qonnx/analysis/summary.h"
 #include "qonnx/io/model_io.h"
-#include "qonnx/io/onnx_library.h"
+#include "qonnx/onnxlib/onnx_library.h"
 #include "qonnx/pass/pass.h"
 #include "qonnx/support/json.h"
 #include "qonnx/support/log.h"
@@ -98,8 +98,8 @@ std::string make_report(const ConvertOptions& o, const std::string& pipeline, co
 class StrictTypeCheck : public pass::Instrumentation {
  public:
   Status after_pass(const pass::Pass& pass, const ir::Model& model, bool changed) override {
-    if (!changed || model.opset("").value_or(1) > io::onnx_library_opset()) return Status::ok();
-    Status st = io::onnx_check_types(model);
+    if (!changed || model.opset("").value_or(1) > onnxlib::onnx_library_opset()) return Status::ok();
+    Status st = onnxlib::onnx_check_types(model);
     if (st.is_ok()) return st;
     return Status(Code::kFailed, fmt::format("the model it leaves fails ONNX's strict type and shape check: {}", st.message()));
   }
@@ -111,7 +111,7 @@ class StrictTypeCheck : public pass::Instrumentation {
 Status blame_type_error(const ConvertOptions& o, const std::vector<pass::PipelineItem>& pipeline, Status final_error) {
   auto model = io::load_model(o.input);
   if (!model.is_ok()) return final_error;
-  if (Status st = io::onnx_check_types(model.value()); !st.is_ok())
+  if (Status st = onnxlib::onnx_check_types(model.value()); !st.is_ok())
     return Status(Code::kInvalidModel, fmt::format("the input already fails ONNX's strict type and shape check: {}", st.message()));
   pass::PassContext ctx;
   StrictTypeCheck check;
@@ -126,12 +126,12 @@ Status blame_type_error(const ConvertOptions& o, const std::vector<pass::Pipelin
 // inference, where the installed library knows the opset.
 Status validate_result(const ConvertOptions& o, const std::vector<pass::PipelineItem>& pipeline, const ir::Model& model) {
   int64_t opset = model.opset("").value_or(1);
-  if (opset > io::onnx_library_opset()) {
+  if (opset > onnxlib::onnx_library_opset()) {
     log::info("ONNX strict type check of the result skipped: the installed ONNX library knows opsets <= {}, the result uses {}",
-              io::onnx_library_opset(), opset);
+              onnxlib::onnx_library_opset(), opset);
     return Status::ok();
   }
-  Status st = io::onnx_check_types(model);
+  Status st = onnxlib::onnx_check_types(model);
   if (st.is_ok()) return st;
   return blame_type_error(o, pipeline,
                           Status(Code::kFailed, fmt::format("the result fails ONNX's strict type and shape check: {}", st.message())));

@@ -21,7 +21,7 @@ namespace onnx {
 class ValueInfoProto;
 }
 
-namespace qonnx::io {
+namespace qonnx::onnxlib {
 
 // Highest default-domain opset the installed ONNX library knows.
 int64_t onnx_library_opset();
@@ -46,4 +46,4 @@ Result<ir::Model> onnx_convert_version(const ir::Model& model, int64_t opset);
 Result<std::string> run_isolated(const std::string& what, const std::function<Result<std::string>()>& work,
                                  int timeout_seconds);
 
-}  // namespace qonnx::io
+}  // namespace qonnx::onnxlib

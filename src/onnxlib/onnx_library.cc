@@ -1,4 +1,4 @@
-#include "qonnx/io/onnx_library.h"
+#include "qonnx/onnxlib/onnx_library.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -20,10 +20,9 @@
 #include <onnx/version_converter/convert.h>
 
 #include "io/model_proto.h"
-#include "qonnx/io/model_io.h"
 #include "qonnx/schemas/schemas.h"
 
-namespace qonnx::io {
+namespace qonnx::onnxlib {
 namespace {
 
 // Initializers above this size are handed over as typed graph inputs. The library reads constant
@@ -52,7 +51,7 @@ Result<LibraryModel> library_model(const ir::Model& model) {
   std::map<std::string, const onnx::TensorProto*> large;
   for (const auto& init : g.initializers())
     if (tensor_bytes(*init.proto) > kInlineLimit) large[init.value->name()] = init.proto.get();
-  QONNX_ASSIGN_OR_RETURN(out.proto, structure_proto(model, kInlineLimit));
+  QONNX_ASSIGN_OR_RETURN(out.proto, io::structure_proto(model, kInlineLimit));
   onnx::GraphProto* graph = out.proto.mutable_graph();
   auto* inits = graph->mutable_initializer();
   for (int i = inits->size() - 1; i >= 0; --i) {
@@ -346,11 +345,11 @@ Result<ir::Model> onnx_convert_version(const ir::Model& model, int64_t opset) {
   for (const auto& init : model.graph().initializers())
     if (reattached.count(init.value->name())) shared.push_back(&init);
   auto base = model.source_path().has_parent_path() ? model.source_path().parent_path() : std::filesystem::path(".");
-  auto result = model_from_proto(std::move(converted), base, shared);
+  auto result = io::model_from_proto(std::move(converted), base, shared);
   if (!result.is_ok()) return std::move(result).status().with_context(fmt::format("after {}", what));
   result->set_source_path(model.source_path());
   result->set_source_used_external_data(model.source_used_external_data());
   return result;
 }
 
-}  // namespace qonnx::io
+}  // namespace qonnx::onnxlib
