@@ -1,5 +1,5 @@
 // Writes a deep QONNX MLP whose weights live in external data, streamed to disk in chunks so the
-// generator itself never holds more than one chunk: `gen_large_model OUT.onnx --layers L --width W`
+// generator itself never holds more than one chunk: `gen_large_model OUT.onnx --layers L --width W [--opset N]`
 // makes L layers of W x W float32 weights (12 x 8192 x 8192 = 3 GiB), each behind a per-channel
 // 4-bit Quant, with an 8-bit Quant on every activation.
 #include <cstdio>
@@ -45,15 +45,16 @@ void set_int_attr(onnx::NodeProto* n, const char* name, int64_t v) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: gen_large_model OUT.onnx [--layers L] [--width W]\n");
+    std::fprintf(stderr, "usage: gen_large_model OUT.onnx [--layers L] [--width W] [--opset N]\n");
     return 2;
   }
   std::filesystem::path out = argv[1];
-  int64_t layers = 12, width = 8192;
+  int64_t layers = 12, width = 8192, opset = 13;
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--layers") layers = std::atoll(argv[i + 1]);
     else if (a == "--width") width = std::atoll(argv[i + 1]);
+    else if (a == "--opset") opset = std::atoll(argv[i + 1]);
   }
   const std::string domain = "qonnx.custom_op.general";
   const std::string data_name = out.filename().string() + ".data";
@@ -62,7 +63,7 @@ int main(int argc, char** argv) {
   m.set_ir_version(8);
   m.set_producer_name("qonnx-cc gen_large_model");
   auto* op = m.add_opset_import();
-  op->set_version(13);
+  op->set_version(opset);
   auto* q = m.add_opset_import();
   q->set_domain(domain);
   q->set_version(1);

@@ -2,14 +2,10 @@
 #include "qonnx/analysis/validate.h"
 
 #include <fmt/format.h>
-#include <onnx/checker.h>
-#include <onnx/defs/schema.h>
-#include <onnx/onnx_pb.h>
 
 #include "kernels/qonnx/params.h"
 #include "qonnx/exec/executor.h"
-#include "qonnx/io/model_io.h"
-#include "qonnx/schemas/schemas.h"
+#include "qonnx/onnxlib/onnx_library.h"
 #include "qonnx/support/log.h"
 
 namespace qonnx::analysis {
@@ -17,28 +13,12 @@ namespace {
 
 Status run_onnx_checker(const ir::Model& model) {
   auto opset = model.opset("");
-  auto known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at(onnx::ONNX_DOMAIN).second;
+  int64_t known = onnxlib::onnx_library_opset();
   if (opset && *opset > known) {
     log::info("ONNX library checks skipped: the installed ONNX library knows opsets <= {}, the model uses {}", known, *opset);
     return Status::ok();
   }
-  schemas::register_qonnx_schemas();
-  QONNX_ASSIGN_OR_RETURN(std::string bytes, io::serialize_model(model));
-  onnx::ModelProto proto;
-  proto.ParseFromString(bytes);
-  // QONNX exports often use their custom domain without importing it; qonnx accepts that too.
-  for (const auto& d : model.unimported_domains()) {
-    log::debug("domain '{}' is used but not imported: checking it as version 1", d);
-    auto* op = proto.add_opset_import();
-    op->set_domain(d);
-    op->set_version(1);
-  }
-  try {
-    onnx::checker::check_model(proto);
-  } catch (const std::exception& e) {
-    return Status(Code::kInvalidModel, fmt::format("ONNX checker: {}", e.what()));
-  }
-  return Status::ok();
+  return onnxlib::onnx_check(model);
 }
 
 Status check_quant_parameters(const ir::Model& model) {

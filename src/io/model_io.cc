@@ -19,6 +19,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/onnx_pb.h>
 
+#include "io/model_proto.h"
 #include "ir/tensor_codec.h"
 
 namespace qonnx::io {
@@ -178,7 +179,8 @@ Status write_file_atomic(const fs::path& path, const std::string& bytes) { retur
 
 namespace {
 
-Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, ir::Graph& graph) {
+Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, const std::vector<const ir::Initializer*>& shared,
+                   ir::Graph& graph) {
   // Definitions first: inputs, initializers, sparse initializers; then nodes in stored order.
   for (auto& in : *g.mutable_input()) {
     ir::Value* v = graph.get_or_create_value(in.name());
@@ -199,6 +201,14 @@ Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, ir::Graph& gra
     init.proto = std::make_shared<onnx::TensorProto>(std::move(t));
     QONNX_RETURN_IF_ERROR(graph.add_initializer(std::move(init)));
   }
+  for (const ir::Initializer* init : shared) {
+    ir::Initializer copy;
+    copy.value = graph.get_or_create_value(init->value->name());
+    copy.proto = init->proto;
+    copy.base_dir = init->base_dir;
+    copy.external_in_source = init->external_in_source;
+    QONNX_RETURN_IF_ERROR(graph.add_initializer(std::move(copy)));
+  }
   for (const auto& sp : g.sparse_initializer()) graph.get_or_create_value(sp.values().name());
 
   for (auto& np : *g.mutable_node()) {
@@ -210,12 +220,12 @@ Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, ir::Graph& gra
     // Bodies become IR graphs; the attribute keeps its name and type (and its place among the others).
     for (auto& attr : *np.mutable_attribute()) {
       if (attr.has_g()) {
-        Status st = build_graph(*attr.mutable_g(), base_dir, *graph.add_body(node.value(), attr.name()));
+        Status st = build_graph(*attr.mutable_g(), base_dir, {}, *graph.add_body(node.value(), attr.name()));
         if (!st.is_ok()) return std::move(st).with_context(fmt::format("body '{}'", attr.name())).with_context(node.value()->describe());
         attr.clear_g();
       }
       for (int k = 0; k < attr.graphs_size(); ++k) {
-        Status st = build_graph(*attr.mutable_graphs(k), base_dir, *graph.add_body(node.value(), attr.name(), k));
+        Status st = build_graph(*attr.mutable_graphs(k), base_dir, {}, *graph.add_body(node.value(), attr.name(), k));
         if (!st.is_ok()) return std::move(st).with_context(fmt::format("body '{}'[{}]", attr.name(), k)).with_context(node.value()->describe());
       }
       attr.clear_graphs();
@@ -277,11 +287,16 @@ Result<ir::Model> load_model_from_bytes(const std::string& bytes, const fs::path
   stream.SetRecursionLimit(100);
   if (!proto.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
     return Status(Code::kInvalidModel, "not an ONNX model: protobuf parsing failed (truncated, not protobuf, or nested deeper than 100 levels)");
+  return model_from_proto(std::move(proto), base_dir, {});
+}
+
+Result<ir::Model> model_from_proto(onnx::ModelProto proto, const fs::path& base_dir,
+                                   const std::vector<const ir::Initializer*>& shared) {
   QONNX_RETURN_IF_ERROR(validate_header(proto));
   ir::Model model;
   std::unique_ptr<onnx::GraphProto> g(proto.release_graph());
   model.mutable_header().Swap(&proto);
-  QONNX_RETURN_IF_ERROR(build_graph(*g, base_dir, model.graph()));
+  QONNX_RETURN_IF_ERROR(build_graph(*g, base_dir, shared, model.graph()));
   static_cast<const ir::Graph&>(model.graph()).visit_graphs([&](const ir::Graph& g) {
     for (const auto& init : g.initializers())
       model.set_source_used_external_data(model.source_used_external_data() || init.external_in_source);
@@ -452,12 +467,11 @@ Result<std::string> serialize_model(const ir::Model& model) {
   return serialize(m);
 }
 
-Result<std::string> serialize_structure(const ir::Model& model, size_t max_inline_bytes) {
+Result<onnx::ModelProto> structure_proto(const ir::Model& model, size_t max_inline_bytes) {
   SaveOptions inline_all;
   inline_all.external_data = ExternalData::kNever;
   inline_all.max_inline_bytes = max_inline_bytes;
-  QONNX_ASSIGN_OR_RETURN(onnx::ModelProto m, to_proto(model, inline_all, nullptr));
-  return serialize(m);
+  return to_proto(model, inline_all, nullptr);
 }
 
 std::vector<fs::path> external_data_files(const ir::Model& model) {

@@ -292,7 +292,8 @@ class LowerQuant : public pass::Pass {
     if (ngraph()) {
       return e.finish("dequant", "Dequantize", ins, [&](ir::Node& n) {
         n.set_attr_string("type", "f32");
-        n.set_attr_ints("axes", sl.one_axis ? std::vector<int64_t>{sl.axis} : std::vector<int64_t>{});
+        // Per-tensor: no `axes` at all (an empty INTS attribute is malformed for ONNX's checker).
+        if (sl.one_axis) n.set_attr_ints("axes", {sl.axis});
       }, kernels::kNGraphDomain);
     }
     return e.finish("dequant", "DequantizeLinear", ins, [&](ir::Node& n) {
@@ -329,10 +330,9 @@ class LowerQuant : public pass::Pass {
     QONNX_ASSIGN_OR_RETURN(x, float32_x(g, e, x));
     QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", flatten_param(p.scale, sl, channels)));
     QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", Tensor(storage, sl.one_axis ? Dims{channels} : Dims{})));
-    std::vector<int64_t> axes = sl.one_axis ? std::vector<int64_t>{sl.axis} : std::vector<int64_t>{};
     QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.op("quant", "Quantize", {x, s, z}, [&](ir::Node& n) {
       n.set_attr_string("type", p.is_signed ? "i8" : "u8");
-      n.set_attr_ints("axes", axes);
+      if (sl.one_axis) n.set_attr_ints("axes", {sl.axis});
       n.set_attr_int("round_mode", static_cast<int64_t>(mode));
     }, kernels::kNGraphDomain));
     if (needs_clip) {

@@ -51,6 +51,9 @@ void register_domain(const std::string& d) {
   {
     auto s = quantizer("Trunc", d, 1, {"X", "scale", "zeropt", "in_bitwidth", "out_bitwidth"});
     s.Attr("rounding_mode", "", onnx::AttributeProto::STRING, std::string("FLOOR"));
+    // Exports that leave the domain unimported (so version 1) carry v2's attributes; v1 ignores them.
+    s.Attr("signed", "", onnx::AttributeProto::INT, static_cast<int64_t>(1));
+    s.Attr("narrow", "", onnx::AttributeProto::INT, static_cast<int64_t>(0));
     add(s);
   }
   if (ir::is_default_domain(d)) return;  // the default domain carries only the 2021 quantizers, Trunc v1
@@ -87,6 +90,26 @@ void register_qonnx_schemas() {
     register_ngraph_schemas();
     register_ascend_schemas();
   });
+}
+
+void register_parked_schemas(const char* domain, const std::vector<std::string>& ops) {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
+  if (ranges.Map().count(domain) == 0) ranges.AddDomainToVersion(domain, 1, 1);
+  for (const auto& op : ops) {
+    if (onnx::OpSchemaRegistry::Schema(op, 1, domain)) continue;
+    onnx::OpSchema s;
+    s.SetName(op).SetDomain(domain).SinceVersion(1).AllowUncheckedAttributes();
+    s.Input(0, "inputs", "", "T", onnx::OpSchema::Variadic, false);
+    s.Output(0, "outputs", "", "T", onnx::OpSchema::Variadic, false);
+    s.TypeConstraint("T", onnx::OpSchema::all_tensor_types(), "any tensor");
+    s.TypeAndShapeInferenceFunction([](onnx::InferenceContext& ctx) {
+      onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+      if (onnx::hasInputShape(ctx, 0)) onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+    });
+    add(s);
+  }
 }
 
 }  // namespace qonnx::schemas

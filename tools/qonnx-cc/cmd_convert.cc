@@ -10,6 +10,7 @@
 #include "qonnx/analysis/summary.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/io/model_io.h"
+#include "qonnx/onnxlib/onnx_library.h"
 #include "qonnx/pass/pass.h"
 #include "qonnx/support/json.h"
 #include "qonnx/support/log.h"
@@ -109,6 +110,49 @@ std::string make_report(const ConvertOptions& o, const std::string& pipeline, co
   return w.str() + "\n";
 }
 
+// ONNX's checker and strict type and shape inference after every pass that changed the model.
+class StrictTypeCheck : public pass::Instrumentation {
+ public:
+  Status after_pass(const pass::Pass& pass, const ir::Model& model, bool changed) override {
+    if (!changed || model.opset("").value_or(1) > onnxlib::onnx_library_opset()) return Status::ok();
+    Status st = onnxlib::onnx_check_types(model);
+    if (st.is_ok()) return st;
+    return Status(Code::kFailed, fmt::format("the model it leaves fails ONNX's strict type and shape check: {}", st.message()));
+  }
+};
+
+// The pass after which the result first fails ONNX's strict type check: the pipeline runs again from
+// the input with the check after every pass that changed the model (only when the final check
+// failed, so a conversion that passes pays for one check).
+Status blame_type_error(const ConvertOptions& o, const std::vector<pass::PipelineItem>& pipeline, Status final_error) {
+  auto model = io::load_model(o.input);
+  if (!model.is_ok()) return final_error;
+  if (Status st = onnxlib::onnx_check_types(model.value()); !st.is_ok())
+    return Status(Code::kInvalidModel, fmt::format("the input already fails ONNX's strict type and shape check: {}", st.message()));
+  pass::PassContext ctx;
+  StrictTypeCheck check;
+  auto ran = pass::run_pipeline(model.value(), pipeline, ctx, {&check});
+  if (!ran.is_ok() && ran.status().code() == Code::kFailed &&
+      ran.status().message().find("strict type and shape check") != std::string::npos)
+    return std::move(ran).status();
+  return final_error;
+}
+
+// Independent validation of what convert writes: ONNX's checker with strict type and shape
+// inference, where the installed library knows the opset.
+Status validate_result(const ConvertOptions& o, const std::vector<pass::PipelineItem>& pipeline, const ir::Model& model) {
+  int64_t opset = model.opset("").value_or(1);
+  if (opset > onnxlib::onnx_library_opset()) {
+    log::info("ONNX strict type check of the result skipped: the installed ONNX library knows opsets <= {}, the result uses {}",
+              onnxlib::onnx_library_opset(), opset);
+    return Status::ok();
+  }
+  Status st = onnxlib::onnx_check_types(model);
+  if (st.is_ok()) return st;
+  return blame_type_error(o, pipeline,
+                          Status(Code::kFailed, fmt::format("the result fails ONNX's strict type and shape check: {}", st.message())));
+}
+
 int run_convert(ConvertOptions o) {
   auto start = std::chrono::steady_clock::now();
   std::string pipeline_text = o.passes;
@@ -174,6 +218,9 @@ int run_convert(ConvertOptions o) {
   }
   model.set_metadata("qonnx-cc.pipeline", canonical);
   model.set_metadata("qonnx-cc.version", QONNX_CC_VERSION);
+  auto validate_start = std::chrono::steady_clock::now();
+  if (Status st = validate_result(o, pipeline.value(), model); !st.is_ok()) return report(std::move(st).with_context(o.input));
+  double validate_secs = seconds_since(validate_start);
 
   std::vector<analysis::OutputCheck> checks;
   bool check_failed = false;
@@ -205,7 +252,8 @@ int run_convert(ConvertOptions o) {
   if (o.timing) {
     std::fprintf(stderr, "timing: load %.4f s\n", load_secs);
     for (const auto& t : timing.timings()) std::fprintf(stderr, "timing: %-24s %.4f s%s\n", t.pass.c_str(), t.seconds, t.changed ? "" : " (no change)");
-    std::fprintf(stderr, "timing: save %.4f s\ntiming: total %.4f s\n", save_secs, seconds_since(start));
+    std::fprintf(stderr, "timing: validate %.4f s\ntiming: save %.4f s\ntiming: total %.4f s\n", validate_secs, save_secs,
+                 seconds_since(start));
   }
   if (o.stats) {
     for (const auto& [pass, counters] : ctx.counters())

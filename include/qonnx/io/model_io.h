@@ -22,7 +22,7 @@ struct SaveOptions {
   ExternalData external_data = ExternalData::kAuto;
   size_t external_threshold = 1024;
   size_t external_alignment = 4096;
-  size_t max_inline_bytes = SIZE_MAX;  // serialize_structure only
+  size_t max_inline_bytes = SIZE_MAX;  // structure_proto only (io/model_proto.h)
 };
 
 Result<ir::Model> load_model(const std::filesystem::path& path);
@@ -30,9 +30,6 @@ Result<ir::Model> load_model_from_bytes(const std::string& bytes, const std::fil
 Status save_model(const ir::Model& model, const std::filesystem::path& path, const SaveOptions& options = {});
 // Serialized ModelProto with every tensor inline (deterministic).
 Result<std::string> serialize_model(const ir::Model& model);
-// The graph's structure for ONNX's shape inference: initializers over `max_inline_bytes` keep
-// their name, type and dims but no data (weights are not read, so multi-GB models fit).
-Result<std::string> serialize_structure(const ir::Model& model, size_t max_inline_bytes);
 
 // External data files the model's initializers read (resolved, sorted, unique).
 std::vector<std::filesystem::path> external_data_files(const ir::Model& model);
