@@ -125,7 +125,11 @@ std::vector<Idiom> make_idioms() {
                      r.opset = g.pick(opsets.at(ir));
                      r.init_inputs = ir < 4;
                    }});
-  out.push_back({"params/initializer-inputs", [](Recipe& r, Rng&) { r.init_inputs = true; }});
+  // Brevitas-style exports list initializers as inputs and often compute bit widths (Ceil, Cast, ...).
+  out.push_back({"params/initializer-inputs", [](Recipe& r, Rng& g) {
+                   r.init_inputs = true;
+                   r.form = g.pick(std::vector<Form>{Form::kInitializer, Form::kConstSubgraph, Form::kMixed});
+                 }});
   out.push_back({"params/constant-node", [](Recipe& r, Rng&) { r.form = Form::kConstantNode; }});
   out.push_back({"params/const-subgraph", [](Recipe& r, Rng&) { r.form = Form::kConstSubgraph; }});
   out.push_back({"params/mixed-forms", [](Recipe& r, Rng& g) {
