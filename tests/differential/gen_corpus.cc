@@ -844,17 +844,32 @@ class Generator {
     return quant(body, x, q);
   }
 
-  // x -> Q0 -> If(cond) { Quant_a(q0) } else { Quant_b(q0) } (+ MatMul -> Q1 after it).
-  void if_model() {
+  // The input of the subgraph models, (batch, C), through the first quantizer (an output too).
+  struct Quantized {
+    Dims dims;
+    int exponent;
+    double unit;
+    std::string value;
+  };
+  Quantized quantized_input(bool with_cond) {
     const int64_t batch = rng_.range(1, 2), c = rng_.range(2, 6);
-    Dims xd = {batch, c};
-    if (r_.unknown_shapes) xd[0] = 1;
-    const int bits = r_.bits, amp = rng_.range(0, 2), e = act_exponent(bits, amp);
-    std::string x = input(xd, e + 1, amp);
-    add_value_info(g_->add_input(), "cond", DType::kBool, {}, true);
-    double unit = 1;
-    std::string q0 = first_quantizer(x, xd, 1, bits, e, &unit);
-    add_output(q0, true, xd);
+    Quantized q{{batch, c}, 0, 1, ""};
+    if (r_.unknown_shapes) q.dims[0] = 1;
+    const int amp = rng_.range(0, 2);
+    q.exponent = act_exponent(r_.bits, amp);
+    std::string x = input(q.dims, q.exponent + 1, amp);
+    if (with_cond) add_value_info(g_->add_input(), "cond", DType::kBool, {}, true);
+    q.value = first_quantizer(x, q.dims, 1, r_.bits, q.exponent, &q.unit);
+    add_output(q.value, true, q.dims);
+    return q;
+  }
+
+  // x -> Q0 -> If(cond) { Quant_a(q0) } else { Quant_b(q0) }.
+  void if_model() {
+    const Quantized in = quantized_input(true);
+    const Dims& xd = in.dims;
+    const std::string& q0 = in.value;
+    const int e = in.exponent;
     std::string y = fresh("if_out");
     auto* n = node(g_, "If", {"cond"}, {y});
     const int index = g_->node_size() - 1;
@@ -869,14 +884,12 @@ class Generator {
 
   // x -> Q0 -> Loop(M, true, q0) { v' = Quant(v + delta) } -> v_final.
   void loop_model() {
-    const int64_t batch = rng_.range(1, 2), c = rng_.range(2, 6);
-    Dims xd = {batch, c};
-    if (r_.unknown_shapes) xd[0] = 1;
-    const int bits = r_.bits, amp = rng_.range(0, 2), e = act_exponent(bits, amp);
-    std::string x = input(xd, e + 1, amp);
-    double unit = 1;
-    std::string q0 = first_quantizer(x, xd, 1, bits, e, &unit);
-    add_output(q0, true, xd);
+    const Quantized in = quantized_input(false);
+    const Dims& xd = in.dims;
+    const std::string& q0 = in.value;
+    const int e = in.exponent;
+    const double unit = in.unit;
+    const int64_t c = xd[1];
     std::vector<double> delta;
     for (int64_t i = 0; i < c; ++i) delta.push_back(rng_.range(-4, 4) * unit);
     std::string trip = initializer("trip_count", make_tensor(DType::kInt64, {}, {double(rng_.range(1, 3))}));
