@@ -4,7 +4,7 @@ BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 MODEL ?=
 
-.PHONY: all deps build run test update-golden bench clean test-sanitize fuzz fuzz-build fuzz-replay fuzz-corpus
+.PHONY: all deps build run test test-wide update-golden bench clean test-sanitize fuzz fuzz-build fuzz-replay fuzz-corpus
 
 all: build
 
@@ -27,6 +27,14 @@ test: build
 # Rewrites tests/golden/*.expected from the current passes (review the diff before committing).
 update-golden: build
 	QONNX_UPDATE_GOLDEN=1 $(BUILD_DIR)/tests/qonnx_tests --gtest_filter='Golden.*'
+
+# test-wide: the differential test at scale (tests/differential/README.md): N generated models from SEED,
+# every target, the qdq results in onnxruntime; pass/fail counts per idiom.
+N ?= 5000
+SEED ?= 1
+test-wide: build
+	node tests/differential/run_corpus.js --qonnx-cc $(BUILD_DIR)/qonnx-cc --gen $(BUILD_DIR)/tests/qonnx_diffgen \
+	  --count $(N) --seed $(SEED) --jobs $(JOBS)
 
 # bench: kernel bandwidth vs a memory copy and convert scaling (bench/run_bench.sh prints the ratios).
 bench: build

@@ -279,9 +279,14 @@ async function main() {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e) => {
-    process.stderr.write(`run_ort: error: ${e.message}\n`);
-    process.exit(e instanceof ExitError ? e.code : 1);
-  });
+// Also a module: tests/differential/run_corpus.js runs many models in one process with these.
+module.exports = { ExitError, loadOrt, readTensorFile, fromOrt, compare };
+
+if (require.main === module) {
+  main().then(
+    (code) => process.exit(code),
+    (e) => {
+      process.stderr.write(`run_ort: error: ${e.message}\n`);
+      process.exit(e instanceof ExitError ? e.code : 1);
+    });
+}

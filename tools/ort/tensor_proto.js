@@ -177,4 +177,4 @@ function encodeTensorProto({ name, dataType, dims, data }) {
   return Buffer.concat(parts);
 }
 
-module.exports = { TYPES, ORT_TO_ONNX, typeName, decodeTensorProto, encodeTensorProto };
+module.exports = { TYPES, ORT_TO_ONNX, typeName, decodeTensorProto, encodeTensorProto, Reader };
