@@ -9,22 +9,15 @@
 #include "qonnx/io/model_io.h"
 #include "qonnx/io/tensor_file.h"
 #include "support/cli.h"
+#include "support/temp_dir.h"
 #include "support/test_util.h"
 
 namespace qonnx::test {
 namespace {
 namespace fs = std::filesystem;
 
-class Cli : public ::testing::Test {
+class Cli : public TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("qonnx_cli_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   // A single Quant node x[4] -> y[4] with the given bit width and scale.
   std::string quant_model(const std::string& name, float bits, float scale, const std::string& mode = "ROUND") {
@@ -39,7 +32,6 @@ class Cli : public ::testing::Test {
     return path(name);
   }
 
-  fs::path dir_;
 };
 
 TEST_F(Cli, VersionAndHelp) {

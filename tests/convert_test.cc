@@ -8,23 +8,15 @@
 #include "qonnx/io/model_builder.h"
 #include "qonnx/io/model_io.h"
 #include "support/cli.h"
+#include "support/temp_dir.h"
 #include "support/test_util.h"
 
 namespace qonnx::test {
 namespace {
 namespace fs = std::filesystem;
 
-class Convert : public ::testing::Test {
+class Convert : public TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("qonnx_convert_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
 };
 
 // No Quant/BipolarQuant/Trunc whose inputs are all initializers.

@@ -13,23 +13,19 @@
 
 #include "qonnx/support/limits.h"
 #include "support/cli.h"
+#include "support/temp_dir.h"
 #include "support/test_util.h"
 
 namespace qonnx::test {
 namespace {
 namespace fs = std::filesystem;
 
-class HostileInputs : public ::testing::Test {
+class HostileInputs : public TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("qonnx_hostile_inputs_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    TempDirTest::SetUp();
     ASSERT_EQ(run_cli("demo-model " + path("demo.onnx")).exit_code, 0);
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   // A .npy file of float32 with the given shape text and `bytes` of data.
   std::string npy(const std::string& name, const std::string& shape, size_t bytes) {
@@ -41,7 +37,6 @@ class HostileInputs : public ::testing::Test {
     std::ofstream(path(name), std::ios::binary) << file;
     return path(name);
   }
-  fs::path dir_;
 };
 
 TEST_F(HostileInputs, FifoAndDevicesAreRefusedWithoutBlocking) {

@@ -21,6 +21,7 @@
 #include "qonnx/io/model_builder.h"
 #include "qonnx/io/model_io.h"
 #include "support/cli.h"
+#include "support/temp_dir.h"
 #include "support/test_util.h"
 
 extern char** environ;
@@ -31,19 +32,8 @@ namespace fs = std::filesystem;
 
 const std::string kQ = "qonnx.custom_op.general";
 
-class Hostile : public ::testing::Test {
+class Hostile : public TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("qonnx_hostile_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
   std::string write(const std::string& name, const onnx::ModelProto& m) {
     std::string bytes;
     m.SerializeToString(&bytes);
@@ -61,7 +51,6 @@ class Hostile : public ::testing::Test {
     EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
   }
 
-  fs::path dir_;
 };
 
 onnx::ModelProto relu_model() {

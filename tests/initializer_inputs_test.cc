@@ -12,6 +12,7 @@
 #include "qonnx/io/model_io.h"
 #include "qonnx/pass/pass.h"
 #include "support/cli.h"
+#include "support/temp_dir.h"
 #include "support/test_util.h"
 
 namespace qonnx::test {
@@ -100,18 +101,12 @@ TEST(InitializerInputs, QuantizerAndDequantizeParameterSubgraphsFold) {
   EXPECT_TRUE(ctx.diagnostics().empty()) << ctx.diagnostics().front().message;
 }
 
-class InitializerInputsCli : public ::testing::Test {
+class InitializerInputsCli : public TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("qonnx_init_inputs_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    TempDirTest::SetUp();
     ASSERT_TRUE(io::save_model(brevitas_style().build().value(), path("in.onnx")).is_ok());
   }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
 };
 
 TEST_F(InitializerInputsCli, DefaultFreezesKeepWarnsStrictFails) {

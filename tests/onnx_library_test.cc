@@ -17,6 +17,7 @@
 #include "qonnx/io/model_io.h"
 #include "qonnx/onnxlib/onnx_library.h"
 #include "support/cli.h"
+#include "support/temp_dir.h"
 #include "support/test_util.h"
 
 namespace qonnx::test {
@@ -25,21 +26,12 @@ namespace fs = std::filesystem;
 
 const std::string kQ = "qonnx.custom_op.general";
 
-class OnnxBoundary : public ::testing::Test {
+class OnnxBoundary : public TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("qonnx_boundary_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
   std::string write(const std::string& name, const std::string& bytes) const {
     std::ofstream(path(name), std::ios::binary) << bytes;
     return path(name);
   }
-  fs::path dir_;
 };
 
 // ---- isolation ----
