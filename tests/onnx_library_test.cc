@@ -120,7 +120,7 @@ struct BrokenNode {
 
 std::vector<BrokenNode> broken_nodes(const std::string& bad_attr_mode) {
   bool wrong_type = bad_attr_mode == "type";
-  auto ints = [&](io::NodeBuilder& n, const std::string& name, std::vector<int64_t> v) {
+  auto ints = [wrong_type](io::NodeBuilder& n, const std::string& name, std::vector<int64_t> v) {
     if (wrong_type) n.attr(name, 1.5f);
     else n.attr(name.substr(0, 2) + "\x9d" + name.substr(3), v);
   };
