@@ -136,8 +136,11 @@ TEST(AscendQuantMatMul, Int8OutputFusesQuantizeLinear) {
   pass::PassContext ctx;
   auto after = convert(q, "ascend-quant-matmul{round-mode=1},fold-constants,cleanup", ctx);
   EXPECT_EQ(op_types(after), (std::vector<std::string>{"QuantizeLinear", "QuantBatchMatMul", "DequantizeLinear"}));
-  for (const auto& n : after.graph().nodes())
-    if (n->op_type() == "QuantBatchMatMul") EXPECT_EQ(n->attr_int("dtype", -1), 2);
+  for (const auto& n : after.graph().nodes()) {
+    if (n->op_type() == "QuantBatchMatMul") {
+      EXPECT_EQ(n->attr_int("dtype", -1), 2);
+    }
+  }
   // Exact but where acc * M lies within the FP19 error of a rounding boundary: one output step at most.
   auto c = check(before, after, 0.37 * 1.0001, 0);
   EXPECT_TRUE(c.ok) << "max abs " << c.max_abs_error;

@@ -246,7 +246,9 @@ TEST(LoweringClasses, Float64ScaleGivesFloat32Division) {
     if (n->op_type() != "Div") continue;
     ++divisions;
     for (const ir::Value* v : n->inputs()) {
-      if (v->is_initializer()) EXPECT_EQ(m->graph().initializer_tensor(v)->dtype(), DType::kFloat);
+      if (v->is_initializer()) {
+        EXPECT_EQ(m->graph().initializer_tensor(v)->dtype(), DType::kFloat);
+      }
     }
   }
   EXPECT_EQ(divisions, 1);

@@ -363,7 +363,9 @@ TEST(UpgradeOpset, OldOpsetSharedModelsConvertWithEveryTarget) {
       fs::remove(out);
     }
   }
-  if (!shared_models().empty()) EXPECT_GE(seen, 5);
+  if (!shared_models().empty()) {
+    EXPECT_GE(seen, 5);
+  }
 }
 
 // The converter's messages never reach the user raw: a failure names the node, op and opsets.

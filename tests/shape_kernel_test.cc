@@ -10,7 +10,6 @@
 namespace qonnx::test {
 namespace {
 
-std::vector<int64_t> values_i64(const Tensor& t) { return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel()); }
 
 Tensor strings(Dims dims, const std::vector<std::string>& v) {
   Tensor t(DType::kString, std::move(dims));

@@ -381,9 +381,10 @@ TEST(SubgraphCli, ConvertKeepsValuesReadOnlyInBranches) {
     // The ONNX checker: nGraph's per-tensor Quantize carries an empty `axes`, which the checker rejects
     // on models without bodies too (lower-quant's business, not the subgraphs').
     const bool run_checker = std::string(target) != "ngraph";
-    if (run_checker)
+    if (run_checker) {
       EXPECT_TRUE(analysis::validate_model(converted.value()).is_ok())
           << target << ": " << analysis::validate_model(converted.value()).to_string();
+    }
     // fold precomputes weight quantizers only: the activation Quant stays, still read by the branches.
     EXPECT_EQ(count_op(converted.value(), "Quant"), std::string(target) == "fold" ? 1u : 0u) << target;
     EXPECT_NE(converted->graph().find_value("W"), nullptr) << target;

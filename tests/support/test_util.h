@@ -17,11 +17,11 @@ namespace qonnx::test {
 
 struct NodeCase {
   std::string op;
-  std::string domain;  // "" = default
+  std::string domain{};  // "" = default
   int64_t opset = 13;  // default-domain opset
-  std::vector<std::pair<std::string, int64_t>> imports;  // extra domain imports
-  std::vector<Tensor> inputs;  // an undefined Tensor() is an omitted optional input
-  std::function<void(io::NodeBuilder&)> attrs;
+  std::vector<std::pair<std::string, int64_t>> imports{};  // extra domain imports
+  std::vector<Tensor> inputs{};  // an undefined Tensor() is an omitted optional input
+  std::function<void(io::NodeBuilder&)> attrs{};
   int num_outputs = 1;
 };
 
