@@ -100,6 +100,11 @@ void gemm_region(const gemm_detail::FloatMicroKernel& mk, const FloatGemm& g, in
       const int64_t kc = std::min(kKc, g.k - p0);
       int64_t ldb = 0;
       const float* b = g.b->panel(p0, kc, j0, cols, scratch, nr, &ldb);
+      if (b != scratch && s1 - s0 > 2) {  // reused by many row strips: copy it into one contiguous block
+        for (int64_t p = 0; p < kc; ++p) std::copy_n(b + p * ldb, cols, scratch + p * nr);
+        b = scratch;
+        ldb = nr;
+      }
       const bool load_c = g.accumulate || p0 > 0;
       for (int64_t s = s0; s < s1; ++s) {
         const int64_t i0 = s * mr;
