@@ -1,6 +1,6 @@
 // --threads: MatMul, Gemm and Conv split their output between threads (gemm_core.h) without ever
 // splitting a reduction, so outputs must be bit-identical for every thread count, on odd sizes that
-// leave uneven shares and partial blocks.
+// leave uneven shares and partial blocks (float_gemm_test.cc covers every float path and ISA).
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -30,13 +30,17 @@ Tensor random_f32(Dims dims, uint32_t seed) {
 // Restores the process-wide thread count after each test.
 class ThreadsTest : public ::testing::Test {
  protected:
-  void TearDown() override { exec::set_threads(1); }
+  void SetUp() override { exec::set_min_work_per_thread(1); }  // split even these small cases
+  void TearDown() override {
+    exec::set_min_work_per_thread(exec::kDefaultMinWorkPerThread);
+    exec::set_threads(1);
+  }
 
-  // Output #0 of the node at threads 1, 2 and 3: every one equal, bit for bit, to the first.
+  // Output #0 of the node at threads 1 to 4: every one equal, bit for bit, to the first.
   void expect_identical(const std::string& op, const std::vector<Tensor>& inputs,
                         std::function<void(io::NodeBuilder&)> attrs = nullptr) {
     std::vector<Tensor> outs;
-    for (int t : {1, 2, 3}) {
+    for (int t : {1, 2, 3, 4}) {
       exec::set_threads(t);
       ASSERT_EQ(exec::threads(), t);
       NodeCase c;
@@ -97,6 +101,17 @@ TEST_F(ThreadsTest, ConvGrouped) {
 }
 
 // The core directly, integer accumulation and a sub-matrix (lda/ldb/ldc wider than the product).
+TEST_F(ThreadsTest, ParallelForCoversEveryUnitOnce) {
+  for (int t : {1, 2, 3, 4}) {
+    exec::set_threads(t);
+    std::vector<int> hits(1001, 0);
+    exec::parallel_for(1001, int64_t{1} << 20, [&](int64_t u0, int64_t u1) {
+      for (int64_t u = u0; u < u1; ++u) ++hits[static_cast<size_t>(u)];
+    });
+    EXPECT_EQ(hits, std::vector<int>(1001, 1)) << "threads " << t;
+  }
+}
+
 TEST_F(ThreadsTest, GemmCoreIntegerStrided) {
   const int64_t m = 131, n = 517, k = 19, lda = 23, ldb = 521, ldc = 530;
   std::mt19937 rng(20);

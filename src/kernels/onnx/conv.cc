@@ -1,6 +1,7 @@
 // Conv (1-D/2-D/3-D and beyond, groups, dilations, strides, pads, auto_pad, optional bias) and its
 // integer forms ConvInteger and QLinearConv. Each (image, group) is an im2col matrix multiplied by
-// the group's weights.
+// the group's weights: in float an implicit GEMM that packs one block of that matrix at a time (1x1
+// reads x in place, depthwise has its own path); integers and double build it whole.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -117,7 +118,8 @@ bool is_pointwise(const ConvShape& s) {
   return true;
 }
 
-// y (N, M, out...) += conv(x, w), products and sums in Acc; y starts zeroed.
+// y (N, M, out...) += conv(x, w), products and sums in Acc; y starts zeroed. Integers and double: a
+// full im2col per (image, group) and the generic GEMM.
 template <typename T, typename Acc>
 void conv_accumulate(const ConvShape& s, const T* x, const T* w, Acc* y) {
   const int64_t cg = s.channels / s.group, mg = s.filters / s.group, rows = cg * s.kernel_size;
@@ -137,6 +139,168 @@ void conv_accumulate(const ConvShape& s, const T* x, const T* w, Acc* y) {
   }
 }
 
+// float convolution as an implicit GEMM: y_group (mg x out_size) = w_group (mg x rows) x col, where
+// col (rows = cg * kernel_size, one column per output position) is never stored whole: the GEMM asks
+// for one block of it at a time (kKc rows x one column panel) and Im2colSource writes that block
+// from x. Row r of col is (channel r / kernel_size, kernel offset r % kernel_size), the weights' own
+// order, so the result is the same as multiplying a full im2col.
+struct Im2colLayout {
+  int64_t kernel_size = 1, kernel_w = 1, in_size = 1, in_w = 1, out_w = 1, outer_count = 1;
+  int64_t stride_w = 1, dilation_w = 1, pad_w = 0;
+  // row_of[ko * outer_count + oo]: the input row (all dims but the last, flattened) read by kernel
+  // row ko at output row oo, or -1 when that row lies in the padding.
+  std::vector<int64_t> row_of;
+};
+
+Im2colLayout im2col_layout(const ConvShape& s) {
+  const WindowGeometry& g = s.geo;
+  const size_t nd = g.rank(), last = nd - 1;
+  Im2colLayout l;
+  l.kernel_size = s.kernel_size;
+  l.kernel_w = g.kernel[last];
+  l.in_size = s.in_size;
+  l.in_w = g.in[last];
+  l.out_w = g.out[last];
+  l.outer_count = s.out_size / std::max<int64_t>(l.out_w, 1);
+  l.stride_w = g.strides[last];
+  l.dilation_w = g.dilations[last];
+  l.pad_w = g.pads_begin[last];
+  const int64_t kernel_outer = s.kernel_size / l.kernel_w;
+  l.row_of.resize(static_cast<size_t>(kernel_outer * l.outer_count));
+  std::vector<int64_t> k(nd, 0), o(nd, 0);
+  for (int64_t ko = 0; ko < kernel_outer; ++ko) {
+    std::fill(o.begin(), o.end(), 0);
+    for (int64_t oo = 0; oo < l.outer_count; ++oo) {
+      int64_t row = 0;
+      for (size_t d = 0; d < last && row >= 0; ++d) {
+        const int64_t i = o[d] * g.strides[d] - g.pads_begin[d] + k[d] * g.dilations[d];
+        row = (i < 0 || i >= g.in[d]) ? -1 : row * g.in[d] + i;
+      }
+      l.row_of[static_cast<size_t>(ko * l.outer_count + oo)] = row;
+      for (size_t d = last; d-- > 0;) {
+        if (++o[d] < g.out[d]) break;
+        o[d] = 0;
+      }
+    }
+    for (size_t d = last; d-- > 0;) {
+      if (++k[d] < g.kernel[d]) break;
+      k[d] = 0;
+    }
+  }
+  return l;
+}
+
+class Im2colSource final : public FloatPanelSource {
+ public:
+  Im2colSource(const float* x, const Im2colLayout& l) : x_(x), l_(l) {}  // x: the group's first channel
+
+  const float* panel(int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* scratch, int64_t nr,
+                     int64_t* ld) const override {
+    for (int64_t r = p0; r < p0 + kc; ++r) {
+      const int64_t c = r / l_.kernel_size, kk = r % l_.kernel_size;
+      const int64_t ko = kk / l_.kernel_w, shift = (kk % l_.kernel_w) * l_.dilation_w - l_.pad_w;
+      const float* plane = x_ + c * l_.in_size;
+      const int64_t* rows = l_.row_of.data() + ko * l_.outer_count;
+      float* dst = scratch + (r - p0) * nr;
+      for (int64_t done = 0, j = j0; done < cols;) {  // runs of columns within one output row
+        const int64_t oo = j / l_.out_w, ow = j - oo * l_.out_w, run = std::min(l_.out_w - ow, cols - done);
+        float* d = dst + done;
+        if (rows[oo] < 0) {
+          std::fill_n(d, run, 0.0f);
+        } else {
+          const float* src = plane + rows[oo] * l_.in_w;
+          if (l_.stride_w == 1) {
+            const int64_t i0 = ow + shift;  // input column of d[0]; d[lo, hi) lies inside the row
+            const int64_t lo = std::clamp<int64_t>(-i0, 0, run), hi = std::clamp<int64_t>(l_.in_w - i0, lo, run);
+            std::fill_n(d, lo, 0.0f);
+            std::copy(src + i0 + lo, src + i0 + hi, d + lo);
+            std::fill(d + hi, d + run, 0.0f);
+          } else {
+            for (int64_t t = 0; t < run; ++t) {
+              const int64_t i = (ow + t) * l_.stride_w + shift;
+              d[t] = (i >= 0 && i < l_.in_w) ? src[i] : 0.0f;
+            }
+          }
+        }
+        done += run;
+        j += run;
+      }
+    }
+    *ld = nr;
+    return scratch;
+  }
+
+ private:
+  const float* x_;
+  const Im2colLayout& l_;
+};
+
+// One input channel per group (depthwise, any channel multiplier), 2-D, unit width stride: the
+// channel is copied once into a zero-padded plane, and for kernel row kh the window's columns
+// kw = 0.. are rows of a matrix with row stride dilation_w over that plane, so each (kernel row,
+// output row) is a kernel_w-deep GEMM tile with no im2col at all. The tiles continue each output's
+// sum in the im2col row order (kh, then kw), so the bits equal the general path's.
+bool is_depthwise_2d(const ConvShape& s) {
+  return s.channels == s.group && s.geo.rank() == 2 && s.geo.strides[1] == 1;
+}
+
+void depthwise_conv_2d(const ConvShape& s, const float* x, const float* w, float* y) {
+  const WindowGeometry& g = s.geo;
+  const int64_t mg = s.filters / s.group, kh_n = g.kernel[0], kw_n = g.kernel[1];
+  const int64_t ph = g.pads_begin[0] + g.pads_end[0], pw = g.pads_begin[1] + g.pads_end[1];
+  const int64_t padded_h = g.in[0] + ph, padded_w = g.in[1] + pw, out_h = g.out[0], out_w = g.out[1];
+  const gemm_detail::FloatMicroKernel& mk = gemm_detail::float_micro();
+  exec::parallel_for(s.batch * s.group, mg * s.kernel_size * s.out_size, [&](int64_t u0, int64_t u1) {
+    std::vector<float> padded(static_cast<size_t>(padded_h * padded_w), 0.0f);
+    for (int64_t u = u0; u < u1; ++u) {  // u = (image, channel)
+      const float* plane = x + u * s.in_size;
+      for (int64_t r = 0; r < g.in[0]; ++r)
+        std::copy(plane + r * g.in[1], plane + (r + 1) * g.in[1],
+                  padded.data() + (r + g.pads_begin[0]) * padded_w + g.pads_begin[1]);
+      const int64_t channel = u % s.group;
+      float* yu = y + u * mg * s.out_size;  // filters channel * mg .. of image u / group
+      for (int64_t oh = 0; oh < out_h; ++oh)
+        for (int64_t i0 = 0; i0 < mg; i0 += mk.mr)
+          for (int64_t ow = 0; ow < out_w; ow += mk.nr)
+            for (int64_t kh = 0; kh < kh_n; ++kh) {
+              const int rows = static_cast<int>(std::min<int64_t>(mk.mr, mg - i0));
+              const int cols = static_cast<int>(std::min<int64_t>(mk.nr, out_w - ow));
+              const float* b = padded.data() + (oh * g.strides[0] + kh * g.dilations[0]) * padded_w + ow;
+              mk.tile[rows - 1](kw_n, w + (channel * mg + i0) * s.kernel_size + kh * kw_n, s.kernel_size, b,
+                                g.dilations[1], yu + i0 * s.out_size + oh * out_w + ow, s.out_size, cols, kh > 0);
+            }
+    }
+  });
+}
+
+// y = conv(x, w) in float (fused multiply-adds in the im2col row order, see gemm_core.h).
+void conv_f32(const ConvShape& s, const float* x, const float* w, float* y) {
+  if (s.out_size == 0 || s.filters == 0) return;
+  if (is_depthwise_2d(s)) return depthwise_conv_2d(s, x, w, y);
+  const int64_t cg = s.channels / s.group, mg = s.filters / s.group, rows = cg * s.kernel_size;
+  const bool pointwise = is_pointwise(s);
+  const Im2colLayout layout = pointwise ? Im2colLayout() : im2col_layout(s);
+  std::vector<FloatRowMajorSource> direct;
+  std::vector<Im2colSource> packed;
+  const int64_t count = s.batch * s.group;  // item i = (image i / group, group i % group)
+  for (int64_t i = 0; i < count; ++i) {
+    const float* xg = x + i * cg * s.in_size;
+    if (pointwise)
+      direct.emplace_back(xg, s.in_size);  // 1x1: x itself is col
+    else
+      packed.emplace_back(xg, layout);
+  }
+  float_gemm_many(count, [&](int64_t i) {
+    FloatGemm gm;
+    gm.m = mg, gm.n = s.out_size, gm.k = rows;
+    gm.a = w + (i % s.group) * mg * rows, gm.lda = rows;
+    gm.b = pointwise ? static_cast<const FloatPanelSource*>(&direct[static_cast<size_t>(i)])
+                     : &packed[static_cast<size_t>(i)];
+    gm.c = y + i * mg * s.out_size, gm.ldc = s.out_size;
+    return gm;
+  });
+}
+
 // Bias B of shape (M), or an error.
 Status check_bias(const exec::KernelContext& ctx, size_t i, const Tensor* b, int64_t filters, DType dtype) {
   if (!b) return Status::ok();
@@ -149,7 +313,10 @@ Status check_bias(const exec::KernelContext& ctx, size_t i, const Tensor* b, int
 
 template <typename T>
 void conv_float(const ConvShape& s, const T* x, const T* w, const T* bias, T* y) {
-  conv_accumulate<T, T>(s, x, w, y);
+  if constexpr (std::is_same_v<T, float>)
+    conv_f32(s, x, w, y);
+  else
+    conv_accumulate<T, T>(s, x, w, y);
   if (!bias) return;
   for (int64_t n = 0; n < s.batch; ++n)
     for (int64_t m = 0; m < s.filters; ++m) {

@@ -30,7 +30,14 @@ void run_gemm(const T* a, const T* b, const T* c, const Dims& c_dims, bool trans
     at = transposed(a, k, m);
     a = at.data();
   }
-  if (trans_b) {
+  if constexpr (std::is_same_v<T, float>) {  // B read in place, or packed a panel at a time
+    const FloatRowMajorSource plain(b, n);
+    const FloatTransposedSource packed(b, k);
+    FloatGemm g;
+    g.m = m, g.n = n, g.k = k, g.a = a, g.lda = k, g.c = y, g.ldc = n;
+    g.b = trans_b ? static_cast<const FloatPanelSource*>(&packed) : &plain;
+    float_gemm(g);
+  } else if (trans_b) {
     bt = transposed(b, n, k);
     b = bt.data();
   }
@@ -38,7 +45,7 @@ void run_gemm(const T* a, const T* b, const T* c, const Dims& c_dims, bool trans
   std::vector<int64_t> c_stride = c ? exec::broadcast_strides(c_dims, out_dims) : std::vector<int64_t>{0, 0};
   auto c_at = [&](int64_t i, int64_t j) { return c[i * c_stride[0] + j * c_stride[1]]; };
   if constexpr (std::is_floating_point_v<T>) {
-    gemm_accumulate<T, T>(m, n, k, a, k, b, n, y, n);
+    if constexpr (!std::is_same_v<T, float>) gemm_accumulate<T, T>(m, n, k, a, k, b, n, y, n);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
         T v = static_cast<T>(alpha) * y[i * n + j];

@@ -1,44 +1,142 @@
 #include "kernels/onnx/gemm_core.h"
 
-namespace qonnx::kernels::gemm_detail {
+#include <atomic>
+#include <vector>
 
-// Four rows of c at a time over a block of columns: each b row segment is loaded once for four
-// rows, and the c block stays in L1. Every c element still receives its terms one by one in p order.
-__attribute__((target_clones("avx2", "default")))
-void gemm_tile_f32(int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k, const float* a, int64_t lda,
-                   const float* b, int64_t ldb, float* c, int64_t ldc) {
-  constexpr int64_t kCols = 512;
-  for (int64_t jb = j0; jb < j1; jb += kCols) {
-    const int64_t je = std::min(j1, jb + kCols);
-    int64_t i = i0;
-    for (; i + 4 <= i1; i += 4) {
-      float* c0 = c + i * ldc;
-      float* c1 = c0 + ldc;
-      float* c2 = c1 + ldc;
-      float* c3 = c2 + ldc;
-      const float* a0 = a + i * lda;
-      for (int64_t p = 0; p < k; ++p) {
-        const float v0 = a0[p], v1 = a0[lda + p], v2 = a0[2 * lda + p], v3 = a0[3 * lda + p];
-        const float* brow = b + p * ldb;
-        for (int64_t j = jb; j < je; ++j) {
-          const float bv = brow[j];
-          c0[j] += v0 * bv;
-          c1[j] += v1 * bv;
-          c2[j] += v2 * bv;
-          c3[j] += v3 * bv;
-        }
-      }
+namespace qonnx::kernels {
+
+namespace {
+
+// Rows of B per block: a block of one column panel (kKc x nr floats, 32 KiB at nr 32) stays in L1 while
+// every row strip of A passes over it. Blocking K only splits the term sequence into consecutive runs
+// (the tile reloads c and goes on), so it does not change a bit.
+constexpr int64_t kKc = 256;
+constexpr int64_t kMaxNr = 32;
+
+std::atomic<int>& isa_setting() {
+  static std::atomic<int> isa{static_cast<int>(best_float_isa())};
+  return isa;
+}
+
+const gemm_detail::FloatMicroKernel& micro_for(FloatIsa isa) {
+#if QONNX_GEMM_X86
+  if (isa == FloatIsa::kAvx512) return gemm_detail::float_micro_avx512();
+  if (isa == FloatIsa::kAvx2) return gemm_detail::float_micro_avx2();
+#endif
+  return gemm_detail::float_micro_portable();
+}
+
+}  // namespace
+
+bool float_isa_supported(FloatIsa isa) {
+  switch (isa) {
+    case FloatIsa::kPortable:
+      return true;
+#if QONNX_GEMM_X86
+    case FloatIsa::kAvx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case FloatIsa::kAvx512:
+      return __builtin_cpu_supports("avx512f") && float_isa_supported(FloatIsa::kAvx2);
+#endif
+    default:
+      return false;
+  }
+}
+
+FloatIsa best_float_isa() {
+  for (FloatIsa isa : {FloatIsa::kAvx512, FloatIsa::kAvx2})
+    if (float_isa_supported(isa)) return isa;
+  return FloatIsa::kPortable;
+}
+
+void use_float_isa(FloatIsa isa) {
+  if (float_isa_supported(isa)) isa_setting().store(static_cast<int>(isa), std::memory_order_relaxed);
+}
+
+FloatIsa current_float_isa() { return static_cast<FloatIsa>(isa_setting().load(std::memory_order_relaxed)); }
+
+const char* float_isa_name(FloatIsa isa) { return micro_for(isa).name; }
+
+namespace gemm_detail {
+const FloatMicroKernel& float_micro() { return micro_for(current_float_isa()); }
+}  // namespace gemm_detail
+
+const float* FloatTransposedSource::panel(int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* scratch,
+                                          int64_t nr, int64_t* ld) const {
+  for (int64_t j = 0; j < cols; ++j) {
+    const float* src = b_ + (j0 + j) * ldb_ + p0;
+    for (int64_t p = 0; p < kc; ++p) scratch[p * nr + j] = src[p];
+  }
+  *ld = nr;
+  return scratch;
+}
+
+int64_t float_gemm_panels(int64_t n) {
+  const int64_t nr = gemm_detail::float_micro().nr;
+  return (n + nr - 1) / nr;
+}
+
+int64_t float_gemm_scratch_floats() { return kKc * kMaxNr; }
+
+int64_t float_gemm_panel_work(const FloatGemm& g) {
+  return g.m * std::max<int64_t>(g.k, 1) * gemm_detail::float_micro().nr;
+}
+
+namespace {
+
+// Row strips [s0, s1) x column panels [q0, q1) of g.
+void gemm_region(const gemm_detail::FloatMicroKernel& mk, const FloatGemm& g, int64_t s0, int64_t s1, int64_t q0,
+                 int64_t q1, float* scratch) {
+  const int64_t mr = mk.mr, nr = mk.nr;
+  for (int64_t q = q0; q < q1; ++q) {
+    const int64_t j0 = q * nr;
+    const int cols = static_cast<int>(std::min(nr, g.n - j0));
+    if (g.k <= 0) {  // an empty sum: 0, or c unchanged
+      if (!g.accumulate)
+        for (int64_t i = s0 * mr; i < std::min(g.m, s1 * mr); ++i) std::fill_n(g.c + i * g.ldc + j0, cols, 0.0f);
+      continue;
     }
-    for (; i < i1; ++i) {
-      float* crow = c + i * ldc;
-      const float* arow = a + i * lda;
-      for (int64_t p = 0; p < k; ++p) {
-        const float av = arow[p];
-        const float* brow = b + p * ldb;
-        for (int64_t j = jb; j < je; ++j) crow[j] += av * brow[j];
+    for (int64_t p0 = 0; p0 < g.k; p0 += kKc) {
+      const int64_t kc = std::min(kKc, g.k - p0);
+      int64_t ldb = 0;
+      const float* b = g.b->panel(p0, kc, j0, cols, scratch, nr, &ldb);
+      if (b != scratch && s1 - s0 > 2) {  // reused by many row strips: copy it into one contiguous block
+        for (int64_t p = 0; p < kc; ++p) std::copy_n(b + p * ldb, cols, scratch + p * nr);
+        b = scratch;
+        ldb = nr;
+      }
+      const bool load_c = g.accumulate || p0 > 0;
+      for (int64_t s = s0; s < s1; ++s) {
+        const int64_t i0 = s * mr;
+        const int rows = static_cast<int>(std::min(mr, g.m - i0));
+        mk.tile[rows - 1](kc, g.a + i0 * g.lda + p0, g.lda, b, ldb, g.c + i0 * g.ldc + j0, g.ldc, cols, load_c);
       }
     }
   }
 }
 
-}  // namespace qonnx::kernels::gemm_detail
+}  // namespace
+
+void float_gemm_block(const FloatGemm& g, int64_t q0, int64_t q1, float* scratch) {
+  const gemm_detail::FloatMicroKernel& mk = gemm_detail::float_micro();
+  gemm_region(mk, g, 0, (g.m + mk.mr - 1) / mk.mr, q0, q1, scratch);
+}
+
+void float_gemm(const FloatGemm& g) {
+  if (g.m <= 0 || g.n <= 0) return;
+  const gemm_detail::FloatMicroKernel& mk = gemm_detail::float_micro();
+  const int64_t panels = (g.n + mk.nr - 1) / mk.nr, strips = (g.m + mk.mr - 1) / mk.mr;
+  const int64_t panel_work = float_gemm_panel_work(g);
+  const bool by_panels = panels >= exec::threads() || strips == 1;
+  const int64_t units = by_panels ? panels : strips;
+  const int64_t unit_work = by_panels ? panel_work : panel_work / strips * panels;
+  exec::parallel_for(units, unit_work, [&](int64_t u0, int64_t u1) {
+    std::vector<float> scratch(static_cast<size_t>(float_gemm_scratch_floats()));
+    if (by_panels)
+      gemm_region(mk, g, 0, strips, u0, u1, scratch.data());
+    else
+      gemm_region(mk, g, u0, u1, 0, panels, scratch.data());
+  });
+}
+
+}  // namespace qonnx::kernels

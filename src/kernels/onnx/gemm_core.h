@@ -1,82 +1,183 @@
 // Row-major matrix products shared by MatMul, Gemm, Conv and their integer variants.
+//
+// float x float -> float goes through packed register tiles (gemm_micro.h) picked at run time for the
+// CPU (AVX-512, AVX2 + FMA, or portable C++). The accumulation order is fixed: every output element is
+//   c = fma(a[i][0], b[0][j], c0); c = fma(a[i][1], b[1][j], c); ... ; c = fma(a[i][k-1], b[k-1][j], c)
+// with c0 = 0 (or the old c when accumulating), one rounding per term, p ascending, never split or
+// reassociated. Threads only divide the output into column panels (or row strips) and K is blocked
+// without changing that sequence, so the bits do not depend on the thread count, the instruction set,
+// or the tile sizes.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
 #include "qonnx/exec/threads.h"
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define QONNX_GEMM_X86 1
+#else
+#define QONNX_GEMM_X86 0
+#endif
+
 namespace qonnx::kernels {
 
 namespace gemm_detail {
 
-constexpr int64_t kRowBlock = 1;   // rows per unit of work split between threads
-constexpr int64_t kColBlock = 16;  // columns per unit of work when splitting by columns
+// c[i][j] for i < R (the tile's rows), j < cols (<= nr): as in the header comment over p < kc, starting
+// from 0 or, with load_c, from c. a[i * lda + p], b[p * ldb + j], c[i * ldc + j].
+using FloatTileFn = void (*)(int64_t kc, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                             int64_t ldc, int cols, bool load_c);
+constexpr int kMaxTileRows = 8;
 
-// c[i][j] += sum_p a[i][p] * b[p][j] for i in [i0, i1), j in [j0, j1). Every c element receives its
-// terms one at a time in p order (c = c + a*b, nothing reassociated), so the result does not depend
-// on how the rows and columns are split between threads.
-// float x float -> float tile, compiled for AVX2 and for baseline x86-64 (picked at load time). The
-// arithmetic is the same in both: wider vectors only change how many j are done at once.
-void gemm_tile_f32(int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k, const float* a, int64_t lda,
-                   const float* b, int64_t ldb, float* c, int64_t ldc);
+// One instruction set's tiles: tile[r - 1] computes r rows (1 <= r <= mr) by up to nr columns.
+struct FloatMicroKernel {
+  const char* name = "";
+  int mr = 0, nr = 0;
+  FloatTileFn tile[kMaxTileRows] = {};
+};
 
+const FloatMicroKernel& float_micro_portable();
+#if QONNX_GEMM_X86
+const FloatMicroKernel& float_micro_avx2();
+const FloatMicroKernel& float_micro_avx512();
+#endif
+
+const FloatMicroKernel& float_micro();  // the one in use
+
+// Generic c[i][j] += sum_p a[i][p] * b[p][j] for i in [i0, i1), j in [j0, j1), terms in p order:
+// integers, double, and mixed types. i-p-j: b and c are walked along contiguous rows.
 template <typename T, typename Acc>
 void gemm_tile(int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k, const T* a, int64_t lda, const T* b,
                int64_t ldb, Acc* c, int64_t ldc) {
-  if constexpr (std::is_same_v<T, float> && std::is_same_v<Acc, float>) {
-    gemm_tile_f32(i0, i1, j0, j1, k, a, lda, b, ldb, c, ldc);
-  } else {
-    // i-p-j: b and c are walked along contiguous rows, so the inner loop vectorises.
-    for (int64_t i = i0; i < i1; ++i) {
-      Acc* crow = c + i * ldc;
-      const T* arow = a + i * lda;
-      for (int64_t p = 0; p < k; ++p) {
-        const Acc av = static_cast<Acc>(arow[p]);
-        const T* brow = b + p * ldb;
-        for (int64_t j = j0; j < j1; ++j) crow[j] += av * static_cast<Acc>(brow[j]);
-      }
+  for (int64_t i = i0; i < i1; ++i) {
+    Acc* crow = c + i * ldc;
+    const T* arow = a + i * lda;
+    for (int64_t p = 0; p < k; ++p) {
+      const Acc av = static_cast<Acc>(arow[p]);
+      const T* brow = b + p * ldb;
+      for (int64_t j = j0; j < j1; ++j) crow[j] += av * static_cast<Acc>(brow[j]);
     }
   }
 }
 }  // namespace gemm_detail
 
-// c[i*ldc + j] += sum_p a[i*lda + p] * b[p*ldb + j], products and sums in Acc. Each c element gets
-// its terms in p order, so float results match a plain dot product.
-//
-// With exec::threads() > 1 the output is split between std::threads: by blocks of rows, or by blocks
-// of columns when there are too few rows (m = 1 at batch 1). A reduction is never split, so the
-// outputs are bit-identical for every thread count. Small products stay on the calling thread.
+// The float tiles in use. Every choice gives the same bits; tests switch to compare them.
+enum class FloatIsa { kPortable, kAvx2, kAvx512 };
+bool float_isa_supported(FloatIsa isa);
+FloatIsa best_float_isa();
+void use_float_isa(FloatIsa isa);  // an unsupported choice keeps the current one
+FloatIsa current_float_isa();
+const char* float_isa_name(FloatIsa isa);
+
+// Where the float GEMM reads B (k x n): a block of rows [p0, p0 + kc) and columns [j0, j0 + cols), returned
+// as a pointer to element (p0, j0) and its row stride. A source may fill `scratch` (kc rows of `nr` floats,
+// nr >= cols) and return it. Must be safe to call from several threads at once.
+class FloatPanelSource {
+ public:
+  virtual const float* panel(int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* scratch, int64_t nr,
+                             int64_t* ld) const = 0;
+
+ protected:
+  ~FloatPanelSource() = default;
+};
+
+// B stored row-major, b[p * ldb + j]: read in place.
+class FloatRowMajorSource final : public FloatPanelSource {
+ public:
+  FloatRowMajorSource(const float* b, int64_t ldb) : b_(b), ldb_(ldb) {}
+  const float* panel(int64_t p0, int64_t, int64_t j0, int64_t, float*, int64_t, int64_t* ld) const override {
+    *ld = ldb_;
+    return b_ + p0 * ldb_ + j0;
+  }
+
+ private:
+  const float* b_;
+  int64_t ldb_;
+};
+
+// B stored transposed, b[j * ldb + p] (Gemm transB): packed a panel at a time.
+class FloatTransposedSource final : public FloatPanelSource {
+ public:
+  FloatTransposedSource(const float* b, int64_t ldb) : b_(b), ldb_(ldb) {}
+  const float* panel(int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* scratch, int64_t nr,
+                     int64_t* ld) const override;
+
+ private:
+  const float* b_;
+  int64_t ldb_;
+};
+
+// C (m x n, row stride ldc) = A (m x k, a[i * lda + p]) x B, or C += A x B with `accumulate`.
+struct FloatGemm {
+  int64_t m = 0, n = 0, k = 0;
+  const float* a = nullptr;
+  int64_t lda = 0;
+  const FloatPanelSource* b = nullptr;
+  float* c = nullptr;
+  int64_t ldc = 0;
+  bool accumulate = false;
+};
+
+// Column panels of an n-column product (the unit threads share), and the scratch one call of
+// float_gemm_block needs (floats).
+int64_t float_gemm_panels(int64_t n);
+int64_t float_gemm_scratch_floats();
+// Multiply-adds in one column panel of g (a thread-splitting weight).
+int64_t float_gemm_panel_work(const FloatGemm& g);
+
+// Column panels [q0, q1) of g, every row, on the calling thread.
+void float_gemm_block(const FloatGemm& g, int64_t q0, int64_t q1, float* scratch);
+
+// The whole product, split between exec::threads() by column panels (or row strips when there are
+// fewer panels than threads).
+void float_gemm(const FloatGemm& g);
+
+// `count` products of the same shape, make(i) for i < count, split between threads by (product,
+// column panel): batched MatMul, Conv over images and groups.
+template <typename MakeGemm>
+void float_gemm_many(int64_t count, MakeGemm&& make) {
+  if (count <= 0) return;
+  if (count == 1) return float_gemm(make(0));
+  const FloatGemm first = make(0);
+  if (first.m <= 0 || first.n <= 0) return;
+  const int64_t panels = float_gemm_panels(first.n);
+  exec::parallel_for(count * panels, float_gemm_panel_work(first), [&](int64_t u0, int64_t u1) {
+    std::vector<float> scratch(static_cast<size_t>(float_gemm_scratch_floats()));
+    for (int64_t u = u0; u < u1;) {
+      const int64_t q = u % panels, q1 = std::min(panels, q + (u1 - u));
+      float_gemm_block(make(u / panels), q, q1, scratch.data());
+      u += q1 - q;
+    }
+  });
+}
+
+// c[i*ldc + j] += sum_p a[i*lda + p] * b[p*ldb + j], products and sums in Acc, terms in p order.
+// float x float -> float goes to float_gemm (fused multiply-adds, see the header comment); the other
+// types use gemm_tile, split between threads by rows or, with few rows, by columns.
 template <typename T, typename Acc>
 void gemm_accumulate(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, int64_t ldb, Acc* c,
                      int64_t ldc) {
-  using namespace gemm_detail;
   if (m <= 0 || n <= 0) return;
-  constexpr int64_t kMinWorkPerThread = int64_t{1} << 16;  // multiply-adds
-  const int64_t work = m * n * std::max<int64_t>(k, 1);
-  int64_t t = std::min<int64_t>(exec::threads(), std::max<int64_t>(1, work / kMinWorkPerThread));
-  const bool by_rows = m >= t * kRowBlock || m >= n;
-  const int64_t units = by_rows ? (m + kRowBlock - 1) / kRowBlock : (n + kColBlock - 1) / kColBlock;
-  t = std::min(t, units);
-  if (t <= 1) {
-    gemm_tile<T, Acc>(0, m, 0, n, k, a, lda, b, ldb, c, ldc);
-    return;
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<Acc, float>) {
+    const FloatRowMajorSource src(b, ldb);
+    FloatGemm g;
+    g.m = m, g.n = n, g.k = k, g.a = a, g.lda = lda, g.b = &src, g.c = c, g.ldc = ldc, g.accumulate = true;
+    float_gemm(g);
+  } else {
+    constexpr int64_t kColBlock = 16;
+    const bool by_rows = m >= exec::threads() || m >= n;
+    const int64_t units = by_rows ? m : (n + kColBlock - 1) / kColBlock;
+    const int64_t per_unit = (by_rows ? n : m * kColBlock) * std::max<int64_t>(k, 1);
+    exec::parallel_for(units, per_unit, [&](int64_t u0, int64_t u1) {
+      if (by_rows)
+        gemm_detail::gemm_tile<T, Acc>(u0, u1, 0, n, k, a, lda, b, ldb, c, ldc);
+      else
+        gemm_detail::gemm_tile<T, Acc>(0, m, u0 * kColBlock, std::min(n, u1 * kColBlock), k, a, lda, b, ldb, c, ldc);
+    });
   }
-  auto part = [&](int64_t w) {  // worker w's share of whole row or column blocks
-    const int64_t u0 = units * w / t, u1 = units * (w + 1) / t;
-    if (by_rows)
-      gemm_tile<T, Acc>(u0 * kRowBlock, std::min(m, u1 * kRowBlock), 0, n, k, a, lda, b, ldb, c, ldc);
-    else
-      gemm_tile<T, Acc>(0, m, u0 * kColBlock, std::min(n, u1 * kColBlock), k, a, lda, b, ldb, c, ldc);
-  };
-  std::vector<std::thread> workers;
-  workers.reserve(static_cast<size_t>(t - 1));
-  for (int64_t w = 1; w < t; ++w) workers.emplace_back(part, w);
-  part(0);
-  for (auto& th : workers) th.join();
 }
 
 }  // namespace qonnx::kernels

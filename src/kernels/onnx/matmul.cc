@@ -56,8 +56,22 @@ Result<MatMulPlan> plan_matmul(const exec::KernelContext& ctx, const Dims& a_dim
 
 // c = a x b for every batch entry. Floats accumulate in their own type; integers in a 64-bit
 // unsigned accumulator, which wraps exactly like the narrower type would.
+// float: every batch entry's column panels are shared out between threads together (gemm_core.h).
 template <typename T>
 void run_matmul(const MatMulPlan& p, const T* a, const T* b, T* c) {
+  if constexpr (std::is_same_v<T, float>) {
+    std::vector<FloatRowMajorSource> sources;
+    for (int64_t bi : p.b_index) sources.emplace_back(b + bi * p.k * p.n, p.n);
+    float_gemm_many(static_cast<int64_t>(p.a_index.size()), [&](int64_t bi) {
+      FloatGemm g;
+      g.m = p.m, g.n = p.n, g.k = p.k;
+      g.a = a + p.a_index[static_cast<size_t>(bi)] * p.m * p.k, g.lda = p.k;
+      g.b = &sources[static_cast<size_t>(bi)];
+      g.c = c + bi * p.m * p.n, g.ldc = p.n;
+      return g;
+    });
+    return;
+  }
   using Acc = std::conditional_t<std::is_floating_point_v<T>, T, uint64_t>;
   std::vector<Acc> acc;
   if constexpr (!std::is_same_v<Acc, T>) acc.resize(static_cast<size_t>(p.m * p.n));
