@@ -210,41 +210,75 @@ QONNX_AVX2_INLINE __m256 threshold_output(__m256i count, __m256 scale, __m256 bi
   return _mm256_add_ps(_mm256_mul_ps(scale, _mm256_cvtepi32_ps(count)), bias);
 }
 
-// Two vectors per pass over the thresholds: each threshold is broadcast once for 16 elements.
+// kVectors vectors of 8 elements against `steps` thresholds broadcast from thr (one row for all).
+// Separate accumulators keep the compare-and-count chains independent (the loop is latency-bound
+// with one).
+template <int kVectors>
+QONNX_AVX2_INLINE void threshold_block(const float* v, const float* thr, int64_t steps, __m256 scale, __m256 bias,
+                                       float* y) {
+  __m256 a[kVectors];
+  __m256i count[kVectors];
+  for (int k = 0; k < kVectors; ++k) {
+    a[k] = _mm256_loadu_ps(v + k * kLanes);
+    count[k] = _mm256_setzero_si256();
+  }
+  for (int64_t t = 0; t < steps; ++t) {
+    const __m256 th = _mm256_broadcast_ss(thr + t);
+    // A true compare is all ones (-1): subtracting it counts.
+    for (int k = 0; k < kVectors; ++k)
+      count[k] = _mm256_sub_epi32(count[k], _mm256_castps_si256(_mm256_cmp_ps(a[k], th, _CMP_GE_OQ)));
+  }
+  for (int k = 0; k < kVectors; ++k) _mm256_storeu_ps(y + k * kLanes, threshold_output(count[k], scale, bias));
+}
+
 QONNX_AVX2 int64_t threshold_loop(const float* v, const float* thr, int64_t steps, float scale, float bias, float* y,
                                   int64_t n) {
   const __m256 vscale = _mm256_set1_ps(scale), vbias = _mm256_set1_ps(bias);
   int64_t i = 0;
-  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
-    const __m256 a = _mm256_loadu_ps(v + i), b = _mm256_loadu_ps(v + i + kLanes);
-    __m256i ca = _mm256_setzero_si256(), cb = _mm256_setzero_si256();
-    for (int64_t t = 0; t < steps; ++t) {
-      const __m256 th = _mm256_broadcast_ss(thr + t);
-      // A true compare is all ones (-1): subtracting it counts.
-      ca = _mm256_sub_epi32(ca, _mm256_castps_si256(_mm256_cmp_ps(a, th, _CMP_GE_OQ)));
-      cb = _mm256_sub_epi32(cb, _mm256_castps_si256(_mm256_cmp_ps(b, th, _CMP_GE_OQ)));
-    }
-    _mm256_storeu_ps(y + i, threshold_output(ca, vscale, vbias));
-    _mm256_storeu_ps(y + i + kLanes, threshold_output(cb, vscale, vbias));
-  }
+  for (; i + 4 * kLanes <= n; i += 4 * kLanes) threshold_block<4>(v + i, thr, steps, vscale, vbias, y + i);
+  for (; i + kLanes <= n; i += kLanes) threshold_block<1>(v + i, thr, steps, vscale, vbias, y + i);
   return i;
 }
 
+// Count of thresholds <= each of 8 elements whose thresholds start at col (row stride `row`); two
+// accumulators (even and odd steps) halve the dependency chain.
+QONNX_AVX2_INLINE __m256i threshold_count_by_channel(__m256 a, const float* col, int64_t row, int64_t steps) {
+  __m256i even = _mm256_setzero_si256(), odd = _mm256_setzero_si256();
+  int64_t t = 0;
+  for (; t + 2 <= steps; t += 2) {
+    even = _mm256_sub_epi32(even, _mm256_castps_si256(_mm256_cmp_ps(a, _mm256_loadu_ps(col + t * row), _CMP_GE_OQ)));
+    odd = _mm256_sub_epi32(odd, _mm256_castps_si256(_mm256_cmp_ps(a, _mm256_loadu_ps(col + (t + 1) * row), _CMP_GE_OQ)));
+  }
+  if (t < steps)
+    even = _mm256_sub_epi32(even, _mm256_castps_si256(_mm256_cmp_ps(a, _mm256_loadu_ps(col + t * row), _CMP_GE_OQ)));
+  return _mm256_add_epi32(even, odd);
+}
+
+// Lane l of the vector at element i reads column (first_channel + i) % channels + l of the extended
+// table: channels c .. c + 7, wrapping.
 QONNX_AVX2 int64_t threshold_by_channel_loop(const float* v, const float* table, int64_t channels,
                                              int64_t first_channel, int64_t steps, float scale, float bias, float* y,
                                              int64_t n) {
   const __m256 vscale = _mm256_set1_ps(scale), vbias = _mm256_set1_ps(bias);
   const int64_t row = channels + kLanes - 1;
   int64_t c = first_channel % channels;
+  auto advance = [channels](int64_t ch) {  // (ch + 8) % channels without a division
+    for (ch += kLanes; ch >= channels;) ch -= channels;
+    return ch;
+  };
   int64_t i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    const int64_t c2 = advance(c);
+    const __m256i first = threshold_count_by_channel(_mm256_loadu_ps(v + i), table + c, row, steps);
+    const __m256i second = threshold_count_by_channel(_mm256_loadu_ps(v + i + kLanes), table + c2, row, steps);
+    _mm256_storeu_ps(y + i, threshold_output(first, vscale, vbias));
+    _mm256_storeu_ps(y + i + kLanes, threshold_output(second, vscale, vbias));
+    c = advance(c2);
+  }
   for (; i + kLanes <= n; i += kLanes) {
-    const __m256 a = _mm256_loadu_ps(v + i);
-    __m256i count = _mm256_setzero_si256();
-    const float* col = table + c;
-    for (int64_t t = 0; t < steps; ++t)
-      count = _mm256_sub_epi32(count, _mm256_castps_si256(_mm256_cmp_ps(a, _mm256_loadu_ps(col + t * row), _CMP_GE_OQ)));
-    _mm256_storeu_ps(y + i, threshold_output(count, vscale, vbias));
-    for (c += kLanes; c >= channels;) c -= channels;
+    _mm256_storeu_ps(y + i, threshold_output(threshold_count_by_channel(_mm256_loadu_ps(v + i), table + c, row, steps),
+                                             vscale, vbias));
+    c = advance(c);
   }
   return i;
 }
