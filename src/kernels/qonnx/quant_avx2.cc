@@ -22,6 +22,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/qonnx/fast_math.h"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define QONNX_AVX2 __attribute__((target("avx2")))
@@ -133,20 +135,6 @@ QONNX_AVX2 int64_t trunc_v2_loop(const float* x, const float* s, const float* z,
     _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_sub_ps(q, zk), param<kVary>(so, i)));
   }
   return i;
-}
-
-template <typename F>
-int64_t with_mode(RoundingMode mode, F&& f) {
-  switch (mode) {
-    case RoundingMode::kRound: return f(std::integral_constant<RoundingMode, RoundingMode::kRound>{});
-    case RoundingMode::kCeil: return f(std::integral_constant<RoundingMode, RoundingMode::kCeil>{});
-    case RoundingMode::kFloor: return f(std::integral_constant<RoundingMode, RoundingMode::kFloor>{});
-    case RoundingMode::kUp: return f(std::integral_constant<RoundingMode, RoundingMode::kUp>{});
-    case RoundingMode::kDown: return f(std::integral_constant<RoundingMode, RoundingMode::kDown>{});
-    case RoundingMode::kHalfUp: return f(std::integral_constant<RoundingMode, RoundingMode::kHalfUp>{});
-    case RoundingMode::kHalfDown: break;
-  }
-  return f(std::integral_constant<RoundingMode, RoundingMode::kHalfDown>{});
 }
 
 // 8 int32 values known to be in T's range, stored as T.
@@ -288,7 +276,7 @@ QONNX_AVX2 int64_t threshold_by_channel_loop(const float* v, const float* table,
 int64_t quant_run(RoundingMode mode, bool bipolar, bool codes, const float* x, const float* s, const float* z,
                   bool vary, float lo, float hi, float* y, int64_t n) {
   if (bipolar) return quant_layouts<RoundingMode::kRound, true>(codes, vary, x, s, z, lo, hi, y, n);
-  return with_mode(mode, [&](auto mode_c) {
+  return fast::with_mode(mode, [&](auto mode_c) {
     return quant_layouts<decltype(mode_c)::value, false>(codes, vary, x, s, z, lo, hi, y, n);
   });
 }
@@ -299,7 +287,7 @@ int64_t bipolar_quant_run(const float* x, const float* s, bool vary, float* y, i
 
 int64_t trunc_v1_run(RoundingMode mode, const float* x, const float* s, const float* z, bool vary, float inv_shift,
                      float* y, int64_t n) {
-  return with_mode(mode, [&](auto mode_c) {
+  return fast::with_mode(mode, [&](auto mode_c) {
     constexpr RoundingMode M = decltype(mode_c)::value;
     return vary ? trunc_v1_loop<M, true>(x, s, z, inv_shift, y, n) : trunc_v1_loop<M, false>(x, s, z, inv_shift, y, n);
   });
@@ -310,7 +298,7 @@ int64_t trunc_v2_run(RoundingMode mode, const float* x, const float* s, const fl
   // k is 2^e (or 0, inf, NaN); 1/k is exact when both are finite and non-zero.
   const float inv = 1.0f / k[0];
   const bool mul_by_inverse = !vary && std::isfinite(k[0]) && k[0] != 0.0f && std::isfinite(inv);
-  return with_mode(mode, [&](auto mode_c) {
+  return fast::with_mode(mode, [&](auto mode_c) {
     constexpr RoundingMode M = decltype(mode_c)::value;
     if (vary) return trunc_v2_loop<M, true, false>(x, s, z, so, k, lo, hi, y, n);
     if (mul_by_inverse) return trunc_v2_loop<M, false, true>(x, s, z, so, k, lo, hi, y, n);
