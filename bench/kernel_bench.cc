@@ -2,15 +2,18 @@
 // plain memory copy of the same bytes, one thread. Bytes per second counts bytes read + written, so
 // the copy and each kernel are compared on the memory traffic they need; bench/run_bench.sh prints
 // kernel / copy ratios. The loops are the ones the kernels run (kernels/qonnx/fast_kernels.h) on
-// preallocated outputs; *_Scalar is the former per-element reference loop, for comparison, and
+// preallocated outputs, on the best instruction set the CPU has (kernels/qonnx/simd_dispatch.h);
+// *_Scalar are the former per-element reference loop and the portable path, for comparison, and
 // *_Kernel goes through the registry (input checks + output allocation included).
 #include <benchmark/benchmark.h>
 
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/qonnx/fast_kernels.h"
+#include "kernels/qonnx/simd_dispatch.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/io/model_builder.h"
@@ -178,6 +181,46 @@ void BM_DequantizeLinear(benchmark::State& state) {
   set_bytes(state, kN * 1, kN * 4);
 }
 BENCHMARK(BM_DequantizeLinear)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// MultiThreshold (float32), thresholds per channel: NCHW (runs of 1024 with one threshold row) or
+// channels last (NHWC: the row changes with every element). Arg: layout (0 NCHW, 1 NHWC), steps.
+void BM_MultiThreshold(benchmark::State& state) {
+  const Tensor& x = input_x();
+  const bool nhwc = state.range(0) != 0;
+  const int64_t steps = state.range(1), channels = 256;
+  std::vector<double> thr(static_cast<size_t>(channels * steps));
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t t = 0; t < steps; ++t)  // ascending in [-4, 4) per channel, shifted by channel
+      thr[static_cast<size_t>(c * steps + t)] = -4.0 + 8.0 * static_cast<double>(t) / static_cast<double>(steps) +
+                                                0.001 * static_cast<double>(c);
+  const int64_t outer = nhwc ? kN / channels : 64, inner = nhwc ? 1 : 1024;
+  std::vector<float> y(static_cast<size_t>(kN));
+  for (auto _ : state) {
+    multithreshold_into(x.data<float>(), outer, channels, inner, thr.data(), false, steps, 0.5f, -1.0f, y.data());
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel((nhwc ? "NHWC " : "NCHW ") + std::to_string(steps) + " thresholds");
+  set_bytes(state, kN * 4, kN * 4);
+}
+BENCHMARK(BM_MultiThreshold)->Args({0, 3})->Args({0, 15})->Args({1, 3})->Args({1, 15})->Unit(benchmark::kMillisecond);
+
+// The portable path (what a CPU without AVX2, or QONNX_SIMD=portable, runs), for comparison.
+void BM_Quant_PerTensor_Portable_Scalar(benchmark::State& state) {
+  const Tensor& x = input_x();
+  QuantParams p = quant_params(false, RoundingMode::kRound);
+  std::vector<float> y(static_cast<size_t>(kN));
+  const SimdLevel previous = set_simd_level(SimdLevel::kPortable);
+  for (auto _ : state) {
+    quant_into(kDims, x, p, y.data());
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  set_simd_level(previous);
+  state.SetLabel("ROUND");
+  set_bytes(state, kN * 4, kN * 4);
+}
+BENCHMARK(BM_Quant_PerTensor_Portable_Scalar)->Unit(benchmark::kMillisecond);
 
 // Whole kernel through the executor: parameter checks, output allocation (zero-filled by Tensor)
 // included. One Quant node, per-tensor scale.

@@ -1,6 +1,7 @@
 // The vectorised quantization loops (kernels/qonnx/fast_math.h, fast_kernels.h) against plain
 // scalar references written element by element from SEMANTICS.md, bit for bit, for every rounding
-// mode and parameter layout, on random, tie-rich and special (NaN, inf, -0.0, huge, subnormal) data.
+// mode and parameter layout, on random, tie-rich and special (NaN, inf, -0.0, huge, subnormal) data,
+// on every instruction-set path (portable and AVX2: the FastPath tests run once per level).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,9 +16,17 @@
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/kernels/quant.h"
 #include "qonnx/kernels/rounding.h"
+#include "support/simd_levels.h"
 
 namespace qonnx::kernels {
 namespace {
+
+class FastPath : public ::testing::TestWithParam<SimdLevel> {
+ protected:
+  test::ScopedSimdLevel level_{GetParam()};
+};
+INSTANTIATE_TEST_SUITE_P(Levels, FastPath, ::testing::ValuesIn(test::simd_levels()),
+                         [](const auto& info) { return test::simd_level_param_name(info.param); });
 
 const RoundingMode kModes[] = {RoundingMode::kRound, RoundingMode::kCeil,   RoundingMode::kFloor,
                                RoundingMode::kUp,    RoundingMode::kDown,   RoundingMode::kHalfUp,
@@ -148,7 +157,7 @@ std::vector<float> quant_reference(const Dims& out, const Tensor& x, const Quant
   return y;
 }
 
-TEST(FastQuant, MatchesScalarReferenceForEveryModeLayoutAndRange) {
+TEST_P(FastPath, QuantMatchesScalarReferenceForEveryModeLayoutAndRange) {
   std::mt19937 rng(1234);
   for (const Layout& l : kLayouts) {
     SCOPED_TRACE(l.name);
@@ -186,7 +195,7 @@ TEST(FastQuant, MatchesScalarReferenceForEveryModeLayoutAndRange) {
   }
 }
 
-TEST(FastQuant, BipolarMatchesReference) {
+TEST_P(FastPath, BipolarQuantMatchesReference) {
   std::mt19937 rng(7);
   for (const Layout& l : kLayouts) {
     SCOPED_TRACE(l.name);
@@ -203,7 +212,7 @@ TEST(FastQuant, BipolarMatchesReference) {
   }
 }
 
-TEST(FastTrunc, V1AndV2MatchScalarReference) {
+TEST_P(FastPath, TruncV1AndV2MatchScalarReference) {
   std::mt19937 rng(99);
   for (const Layout& l : kLayouts) {
     SCOPED_TRACE(l.name);
@@ -286,7 +295,7 @@ void check_quantize_linear(DType dt, std::mt19937& rng) {
   }
 }
 
-TEST(FastQuantizeLinear, MatchesDoublePrecisionReference) {
+TEST_P(FastPath, QuantizeLinearMatchesDoublePrecisionReference) {
   std::mt19937 rng(5);
   check_quantize_linear<int8_t>(DType::kInt8, rng);
   check_quantize_linear<uint8_t>(DType::kUInt8, rng);
@@ -294,7 +303,7 @@ TEST(FastQuantizeLinear, MatchesDoublePrecisionReference) {
   check_quantize_linear<uint16_t>(DType::kUInt16, rng);
 }
 
-TEST(FastQuantizeLinear, DequantizeInt32WithoutZeroPoint) {
+TEST_P(FastPath, DequantizeInt32WithoutZeroPoint) {
   std::vector<int32_t> x = {std::numeric_limits<int32_t>::lowest(), -1, 0, 1, 16777217, std::numeric_limits<int32_t>::max()};
   std::vector<float> s = {0.3f}, y(x.size()), ref(x.size());
   for (size_t i = 0; i < x.size(); ++i) ref[i] = static_cast<float>(static_cast<int64_t>(x[i])) * s[0];

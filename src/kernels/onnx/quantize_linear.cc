@@ -12,6 +12,8 @@
 #include "kernels/onnx/quantize_util.h"
 #include "kernels/qonnx/fast_kernels.h"
 #include "kernels/qonnx/fast_math.h"
+#include "kernels/qonnx/quant_avx2.h"
+#include "kernels/qonnx/simd_dispatch.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/kernels/rounding.h"
 
@@ -119,9 +121,13 @@ void quantize_linear_into(const float* x, int64_t n, const float* s, const float
     if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t> || std::is_same_v<T, int16_t> ||
                   std::is_same_v<T, uint16_t>) {
       T* yt = static_cast<T*>(y);
+      const bool simd = simd_level() == SimdLevel::kAvx2;
       for_each_param_run(n, count, inner, [&](int64_t e, int64_t len, int64_t c, bool per_element) {
-        if (per_element) quantize_run<T, true>(x + e, s, zp, yt + e, len);
-        else quantize_run<T, false>(x + e, s + c, zp + c, yt + e, len);
+        const float* so = per_element ? s : s + c;
+        const float* zo = per_element ? zp : zp + c;
+        const int64_t i = simd ? avx2::quantize_linear_run<T>(x + e, so, zo, per_element, yt + e, len) : 0;
+        if (per_element) quantize_run<T, true>(x + e + i, so + i, zo + i, yt + e + i, len - i);
+        else quantize_run<T, false>(x + e + i, so, zo, yt + e + i, len - i);
       });
     }
   });
@@ -142,9 +148,15 @@ void dequantize_linear_into(const void* x, DType in_type, int64_t n, const float
         zeros.assign(static_cast<size_t>(std::max<int64_t>(count, 1)), T(0));
         zt = zeros.data();
       }
+      const bool simd = simd_level() == SimdLevel::kAvx2;  // int32 (int64 differences) stays portable
       for_each_param_run(n, count, inner, [&](int64_t e, int64_t len, int64_t c, bool per_element) {
-        if (per_element) dequantize_run<T, W, true>(xt + e, s, zt, y + e, len);
-        else dequantize_run<T, W, false>(xt + e, s + c, zt + c, y + e, len);
+        const float* so = per_element ? s : s + c;
+        const T* zo = per_element ? zt : zt + c;
+        int64_t i = 0;
+        if constexpr (!std::is_same_v<T, int32_t>)
+          if (simd) i = avx2::dequantize_linear_run<T>(xt + e, so, zo, per_element, y + e, len);
+        if (per_element) dequantize_run<T, W, true>(xt + e + i, so + i, zo + i, y + e + i, len - i);
+        else dequantize_run<T, W, false>(xt + e + i, so, zo, y + e + i, len - i);
       });
     }
   });

@@ -28,4 +28,9 @@ void quantize_linear_into(const float* x, int64_t n, const float* s, const float
 void dequantize_linear_into(const void* x, DType in_type, int64_t n, const float* s, const void* zp, int64_t count,
                             int64_t inner, float* y);
 
+// MultiThreshold on float32 v laid out as (outer, channels, inner); thresholds (channels or, when
+// global, 1 row) x steps, as double.
+void multithreshold_into(const float* v, int64_t outer, int64_t channels, int64_t inner, const double* thr,
+                         bool global, int64_t steps, float scale, float bias, float* y);
+
 }  // namespace qonnx::kernels

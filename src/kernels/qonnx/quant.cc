@@ -6,6 +6,8 @@
 #include "kernels/qonnx/fast_kernels.h"
 #include "kernels/qonnx/params.h"
 #include "kernels/qonnx/qonnx_kernels.h"
+#include "kernels/qonnx/quant_avx2.h"
+#include "kernels/qonnx/simd_dispatch.h"
 
 namespace qonnx::kernels {
 
@@ -67,21 +69,20 @@ void quant_tensor(const Dims& out_dims, const Tensor& x, const QuantParams& p, f
   const float* xs = x.data<float>();
   const float* ss = p.scale.data<float>();
   const float* zs = p.zeropt.data<float>();
+  const bool simd = simd_level() == SimdLevel::kAvx2;
   auto body = [&](auto mode_c, auto bipolar_c) {
     constexpr RoundingMode M = decltype(mode_c)::value;
     constexpr bool B = decltype(bipolar_c)::value;
     std::vector<float> bx, bs, bz;
     fast::for_each_run<3>(out_dims, {&x.dims(), &p.scale.dims(), &p.zeropt.dims()}, [&](const fast::Run<3>& r) {
       float* yo = y + r.out_offset;
-      if (r.stride[0] == 1 && r.stride[1] == 0 && r.stride[2] == 0) {
-        quant_run_scalar<M, B, kCodes>(xs + r.offset[0], ss[r.offset[1]], zs[r.offset[2]], range.min, range.max, yo,
-                                       r.len);
-      } else {
-        quant_run_array<M, B, kCodes>(fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx),
-                                      fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs),
-                                      fast::run_operand(zs, r.offset[2], r.stride[2], r.len, bz), range.min,
-                                      range.max, yo, r.len);
-      }
+      const bool vary = !(r.stride[0] == 1 && r.stride[1] == 0 && r.stride[2] == 0);
+      const float* xo = vary ? fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx) : xs + r.offset[0];
+      const float* so = vary ? fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs) : ss + r.offset[1];
+      const float* zo = vary ? fast::run_operand(zs, r.offset[2], r.stride[2], r.len, bz) : zs + r.offset[2];
+      const int64_t i = simd ? avx2::quant_run(M, B, kCodes, xo, so, zo, vary, range.min, range.max, yo, r.len) : 0;
+      if (vary) quant_run_array<M, B, kCodes>(xo + i, so + i, zo + i, range.min, range.max, yo + i, r.len - i);
+      else quant_run_scalar<M, B, kCodes>(xo + i, so[0], zo[0], range.min, range.max, yo + i, r.len - i);
     });
   };
   if (p.bipolar()) {
@@ -113,17 +114,19 @@ Status quant(exec::KernelContext& ctx) {
 void bipolar_quant_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, float* y) {
   const float* xs = x.data<float>();
   const float* ss = scale.data<float>();
+  const bool simd = simd_level() == SimdLevel::kAvx2;
   std::vector<float> bx, bs;
   fast::for_each_run<2>(out_dims, {&x.dims(), &scale.dims()}, [&](const fast::Run<2>& r) {
     float* yo = y + r.out_offset;
-    if (r.stride[0] == 1 && r.stride[1] == 0) {
-      const float* xo = xs + r.offset[0];
-      const float s = ss[r.offset[1]];
-      for (int64_t i = 0; i < r.len; ++i) yo[i] = (xo[i] >= 0.0f ? 1.0f : -1.0f) * s;
+    const bool vary = !(r.stride[0] == 1 && r.stride[1] == 0);
+    const float* xo = vary ? fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx) : xs + r.offset[0];
+    const float* so = vary ? fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs) : ss + r.offset[1];
+    const int64_t start = simd ? avx2::bipolar_quant_run(xo, so, vary, yo, r.len) : 0;
+    if (vary) {
+      for (int64_t i = start; i < r.len; ++i) yo[i] = (xo[i] >= 0.0f ? 1.0f : -1.0f) * so[i];
     } else {
-      const float* xo = fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx);
-      const float* so = fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs);
-      for (int64_t i = 0; i < r.len; ++i) yo[i] = (xo[i] >= 0.0f ? 1.0f : -1.0f) * so[i];
+      const float s = so[0];
+      for (int64_t i = start; i < r.len; ++i) yo[i] = (xo[i] >= 0.0f ? 1.0f : -1.0f) * s;
     }
   });
 }

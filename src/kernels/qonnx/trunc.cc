@@ -8,6 +8,8 @@
 #include "kernels/qonnx/fast_math.h"
 #include "kernels/qonnx/params.h"
 #include "kernels/qonnx/qonnx_kernels.h"
+#include "kernels/qonnx/quant_avx2.h"
+#include "kernels/qonnx/simd_dispatch.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 
 namespace qonnx::kernels {
@@ -34,8 +36,8 @@ void trunc_v1_run(const float* x, const float* s, const float* z, float shift, f
 
 // v2 over one run (k precomputed: one value when kScalar).
 template <RoundingMode M, bool kScalar>
-void trunc_v2_run(const float* x, const float* s, const float* z, const float* so, const float* k,
-                                    float lo, float hi, float* y, int64_t n) {
+void trunc_v2_run(const float* x, const float* s, const float* z, const float* so, const float* k, float lo, float hi,
+                  float* y, int64_t n) {
   const float s0 = s[0], z0 = z[0], so0 = so[0], k0 = k[0];
   for (int64_t i = 0; i < n; ++i) {
     const float si = kScalar ? s0 : s[i], zi = kScalar ? z0 : z[i], soi = kScalar ? so0 : so[i];
@@ -52,21 +54,23 @@ void trunc_v2_run(const float* x, const float* s, const float* z, const float* s
 void trunc_v1_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, const Tensor& zeropt, int in_bits,
                    int out_bits, RoundingMode mode, float* y) {
   const float shift = std::ldexp(1.0f, in_bits - out_bits);
+  const float inv_shift = std::ldexp(1.0f, out_bits - in_bits);  // exact: |in_bits - out_bits| <= 31
   const float* xs = x.data<float>();
   const float* ss = scale.data<float>();
   const float* zs = zeropt.data<float>();
+  const bool simd = simd_level() == SimdLevel::kAvx2;
   fast::with_mode(mode, [&](auto mode_c) {
     constexpr RoundingMode M = decltype(mode_c)::value;
     std::vector<float> bx, bs, bz;
     fast::for_each_run<3>(out_dims, {&x.dims(), &scale.dims(), &zeropt.dims()}, [&](const fast::Run<3>& r) {
-      if (r.stride[0] == 1 && r.stride[1] == 0 && r.stride[2] == 0) {
-        trunc_v1_run<M, true>(xs + r.offset[0], ss + r.offset[1], zs + r.offset[2], shift, y + r.out_offset, r.len);
-      } else {
-        trunc_v1_run<M, false>(fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx),
-                               fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs),
-                               fast::run_operand(zs, r.offset[2], r.stride[2], r.len, bz), shift, y + r.out_offset,
-                               r.len);
-      }
+      const bool vary = !(r.stride[0] == 1 && r.stride[1] == 0 && r.stride[2] == 0);
+      const float* xo = vary ? fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx) : xs + r.offset[0];
+      const float* so = vary ? fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs) : ss + r.offset[1];
+      const float* zo = vary ? fast::run_operand(zs, r.offset[2], r.stride[2], r.len, bz) : zs + r.offset[2];
+      float* yo = y + r.out_offset;
+      const int64_t i = simd ? avx2::trunc_v1_run(M, xo, so, zo, vary, inv_shift, yo, r.len) : 0;
+      if (vary) trunc_v1_run<M, false>(xo + i, so + i, zo + i, shift, yo + i, r.len - i);
+      else trunc_v1_run<M, true>(xo + i, so, zo, shift, yo + i, r.len - i);
     });
   });
 }
@@ -77,24 +81,24 @@ void trunc_v2_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, c
   const float* ss = scale.data<float>();
   const float* zs = zeropt.data<float>();
   const float* os = out_scale.data<float>();
+  const bool simd = simd_level() == SimdLevel::kAvx2;
   fast::with_mode(mode, [&](auto mode_c) {
     constexpr RoundingMode M = decltype(mode_c)::value;
     std::vector<float> bx, bs, bz, bo, bk;
     fast::for_each_run<4>(out_dims, {&x.dims(), &scale.dims(), &zeropt.dims(), &out_scale.dims()},
                           [&](const fast::Run<4>& r) {
-      if (r.stride[0] == 1 && r.stride[1] == 0 && r.stride[2] == 0 && r.stride[3] == 0) {
-        const float k = trunc_v2_step(os[r.offset[3]], ss[r.offset[1]]);
-        trunc_v2_run<M, true>(xs + r.offset[0], ss + r.offset[1], zs + r.offset[2], os + r.offset[3], &k, range.min,
-                              range.max, y + r.out_offset, r.len);
-      } else {
-        const float* xo = fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx);
-        const float* so = fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs);
-        const float* zo = fast::run_operand(zs, r.offset[2], r.stride[2], r.len, bz);
-        const float* oo = fast::run_operand(os, r.offset[3], r.stride[3], r.len, bo);
-        bk.resize(static_cast<size_t>(r.len));
-        for (int64_t i = 0; i < r.len; ++i) bk[static_cast<size_t>(i)] = trunc_v2_step(oo[i], so[i]);
-        trunc_v2_run<M, false>(xo, so, zo, oo, bk.data(), range.min, range.max, y + r.out_offset, r.len);
-      }
+      const bool vary = !(r.stride[0] == 1 && r.stride[1] == 0 && r.stride[2] == 0 && r.stride[3] == 0);
+      const float* xo = vary ? fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx) : xs + r.offset[0];
+      const float* so = vary ? fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs) : ss + r.offset[1];
+      const float* zo = vary ? fast::run_operand(zs, r.offset[2], r.stride[2], r.len, bz) : zs + r.offset[2];
+      const float* oo = vary ? fast::run_operand(os, r.offset[3], r.stride[3], r.len, bo) : os + r.offset[3];
+      bk.resize(static_cast<size_t>(vary ? r.len : 1));
+      for (size_t i = 0; i < bk.size(); ++i) bk[i] = trunc_v2_step(oo[i], so[i]);
+      const float* ko = bk.data();
+      float* yo = y + r.out_offset;
+      const int64_t i = simd ? avx2::trunc_v2_run(M, xo, so, zo, oo, ko, vary, range.min, range.max, yo, r.len) : 0;
+      if (vary) trunc_v2_run<M, false>(xo + i, so + i, zo + i, oo + i, ko + i, range.min, range.max, yo + i, r.len - i);
+      else trunc_v2_run<M, true>(xo + i, so, zo, oo, ko, range.min, range.max, yo + i, r.len - i);
     });
   });
 }

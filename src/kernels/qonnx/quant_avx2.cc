@@ -1,0 +1,356 @@
+// AVX2 versions of the quantization loops (quant_avx2.h). Every function carries
+// __attribute__((target("avx2"))) instead of the file being compiled with -mavx2, so nothing here
+// (inline functions of headers included) can leak AVX2 code into the portable paths; they run only
+// after simd_level() said the CPU has AVX2. "fma" is deliberately not enabled: a fused multiply-add
+// would round once where the portable code rounds twice.
+//
+// Why these are bit-identical to the portable loops (fast_math.h, the references in rounding.h):
+// - _mm256_round_ps is IEEE roundToIntegral in the given direction: NaN stays NaN, +-inf and
+//   integral values (|t| >= 2^23) are unchanged, a zero result keeps the sign of t. That is what
+//   std::nearbyint/ceil/floor/trunc give, and what the portable formulas are tested to give.
+// - UP / HALF_UP / HALF_DOWN multiply by copysign(1, t) where the portable code multiplies by
+//   sign_of(t) (t itself for +-0 and NaN): the products differ only when the other factor is a
+//   non-zero number, which it never is for t = +-0 (ceil(0), floor(0.5), ceil(-0.5) are zeros);
+//   for NaN both are NaN.
+// - min_ps(hi, t) returns hi exactly when t > hi and t otherwise (NaN included, -0.0 kept), which is
+//   the portable `t > hi ? hi : t`; max_ps(lo, t) likewise.
+// - Division by a power of two k equals multiplication by 1/k when 1/k is representable: both are the
+//   correctly rounded value of the same real number (used for Trunc's shifts).
+#include "kernels/qonnx/quant_avx2.h"
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/qonnx/fast_math.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define QONNX_AVX2 __attribute__((target("avx2")))
+#define QONNX_AVX2_INLINE inline __attribute__((target("avx2"), always_inline))
+#endif
+
+namespace qonnx::kernels::avx2 {
+
+#if defined(QONNX_AVX2)
+namespace {
+
+constexpr int64_t kLanes = 8;
+
+QONNX_AVX2_INLINE __m256 round_even(__m256 t) { return _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+QONNX_AVX2_INLINE __m256 ceil_v(__m256 t) { return _mm256_round_ps(t, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC); }
+QONNX_AVX2_INLINE __m256 floor_v(__m256 t) { return _mm256_round_ps(t, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
+QONNX_AVX2_INLINE __m256 trunc_v(__m256 t) { return _mm256_round_ps(t, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC); }
+QONNX_AVX2_INLINE __m256 abs_v(__m256 t) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), t); }
+// copysign(1, t)
+QONNX_AVX2_INLINE __m256 sign_one(__m256 t) {
+  return _mm256_or_ps(_mm256_and_ps(t, _mm256_set1_ps(-0.0f)), _mm256_set1_ps(1.0f));
+}
+
+template <RoundingMode M>
+QONNX_AVX2_INLINE __m256 round_mode(__m256 t) {
+  if constexpr (M == RoundingMode::kRound) return round_even(t);
+  else if constexpr (M == RoundingMode::kCeil) return ceil_v(t);
+  else if constexpr (M == RoundingMode::kFloor) return floor_v(t);
+  else if constexpr (M == RoundingMode::kDown) return trunc_v(t);
+  else if constexpr (M == RoundingMode::kUp) return _mm256_mul_ps(sign_one(t), ceil_v(abs_v(t)));
+  else if constexpr (M == RoundingMode::kHalfUp)
+    return _mm256_mul_ps(sign_one(t), floor_v(_mm256_add_ps(abs_v(t), _mm256_set1_ps(0.5f))));
+  else return _mm256_mul_ps(sign_one(t), ceil_v(_mm256_sub_ps(abs_v(t), _mm256_set1_ps(0.5f))));
+}
+
+// t > hi ? hi : t, then t < lo ? lo : t (NaN passes through).
+QONNX_AVX2_INLINE __m256 clamp_v(__m256 t, __m256 lo, __m256 hi) { return _mm256_max_ps(lo, _mm256_min_ps(hi, t)); }
+
+// A parameter: one broadcast value, or loaded per element.
+template <bool kVary>
+QONNX_AVX2_INLINE __m256 param(const float* p, int64_t i) {
+  if constexpr (kVary) return _mm256_loadu_ps(p + i);
+  else return _mm256_set1_ps(p[0]);
+}
+
+template <RoundingMode M, bool kBipolar, bool kCodes, bool kVary>
+QONNX_AVX2 int64_t quant_loop(const float* x, const float* s, const float* z, float lo, float hi, float* y, int64_t n) {
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  const __m256 one = _mm256_set1_ps(1.0f), minus_one = _mm256_set1_ps(-1.0f);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m256 vs = param<kVary>(s, i), vz = param<kVary>(z, i);
+    const __m256 t = _mm256_add_ps(_mm256_div_ps(_mm256_loadu_ps(x + i), vs), vz);
+    __m256 q;
+    if constexpr (kBipolar) q = _mm256_blendv_ps(minus_one, one, _mm256_cmp_ps(t, _mm256_setzero_ps(), _CMP_GE_OQ));
+    else q = round_mode<M>(clamp_v(t, vlo, vhi));
+    _mm256_storeu_ps(y + i, kCodes ? q : _mm256_mul_ps(_mm256_sub_ps(q, vz), vs));
+  }
+  return i;
+}
+
+template <RoundingMode M, bool kBipolar>
+int64_t quant_layouts(bool codes, bool vary, const float* x, const float* s, const float* z, float lo, float hi,
+                      float* y, int64_t n) {
+  if (codes) return vary ? quant_loop<M, kBipolar, true, true>(x, s, z, lo, hi, y, n)
+                         : quant_loop<M, kBipolar, true, false>(x, s, z, lo, hi, y, n);
+  return vary ? quant_loop<M, kBipolar, false, true>(x, s, z, lo, hi, y, n)
+              : quant_loop<M, kBipolar, false, false>(x, s, z, lo, hi, y, n);
+}
+
+template <bool kVary>
+QONNX_AVX2 int64_t bipolar_loop(const float* x, const float* s, float* y, int64_t n) {
+  const __m256 one = _mm256_set1_ps(1.0f), minus_one = _mm256_set1_ps(-1.0f);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m256 q =
+        _mm256_blendv_ps(minus_one, one, _mm256_cmp_ps(_mm256_loadu_ps(x + i), _mm256_setzero_ps(), _CMP_GE_OQ));
+    _mm256_storeu_ps(y + i, _mm256_mul_ps(q, param<kVary>(s, i)));
+  }
+  return i;
+}
+
+template <RoundingMode M, bool kVary>
+QONNX_AVX2 int64_t trunc_v1_loop(const float* x, const float* s, const float* z, float inv_shift, float* y, int64_t n) {
+  const __m256 vinv = _mm256_set1_ps(inv_shift);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m256 vs = param<kVary>(s, i), vz = param<kVary>(z, i);
+    const __m256 t = _mm256_mul_ps(round_even(_mm256_add_ps(_mm256_div_ps(_mm256_loadu_ps(x + i), vs), vz)), vinv);
+    _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_sub_ps(round_mode<M>(t), vz), vs));
+  }
+  return i;
+}
+
+// kMulByInverse: k is one power of two whose inverse is representable (then t * (1/k) == t / k).
+template <RoundingMode M, bool kVary, bool kMulByInverse>
+QONNX_AVX2 int64_t trunc_v2_loop(const float* x, const float* s, const float* z, const float* so, const float* k,
+                                 float lo, float hi, float* y, int64_t n) {
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  const __m256 vinv = _mm256_set1_ps(1.0f / k[0]);
+  const __m256 vzk = _mm256_set1_ps(z[0] / k[0]);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m256 vs = param<kVary>(s, i), vz = param<kVary>(z, i), vk = param<kVary>(k, i);
+    __m256 t = round_even(_mm256_add_ps(_mm256_div_ps(_mm256_loadu_ps(x + i), vs), vz));
+    t = kMulByInverse ? _mm256_mul_ps(t, vinv) : _mm256_div_ps(t, vk);
+    const __m256 zk = kVary ? _mm256_div_ps(vz, vk) : vzk;
+    const __m256 q = round_mode<M>(clamp_v(t, vlo, vhi));
+    _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_sub_ps(q, zk), param<kVary>(so, i)));
+  }
+  return i;
+}
+
+// 8 int32 values known to be in T's range, stored as T.
+template <typename T>
+QONNX_AVX2_INLINE void store_narrow(T* y, __m256i v) {
+  const __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
+  if constexpr (std::is_same_v<T, uint16_t>) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y), _mm_packus_epi32(lo, hi));
+  } else {
+    const __m128i w = _mm_packs_epi32(lo, hi);
+    if constexpr (std::is_same_v<T, int16_t>) _mm_storeu_si128(reinterpret_cast<__m128i*>(y), w);
+    else if constexpr (std::is_same_v<T, int8_t>) _mm_storel_epi64(reinterpret_cast<__m128i*>(y), _mm_packs_epi16(w, w));
+    else _mm_storel_epi64(reinterpret_cast<__m128i*>(y), _mm_packus_epi16(w, w));
+  }
+}
+
+// 8 values of T widened to int32.
+template <typename T>
+QONNX_AVX2_INLINE __m256i load_wide(const T* x) {
+  if constexpr (sizeof(T) == 1) {
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x));
+    return std::is_signed_v<T> ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+  } else {
+    const __m128i w = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x));
+    return std::is_signed_v<T> ? _mm256_cvtepi16_epi32(w) : _mm256_cvtepu16_epi32(w);
+  }
+}
+
+template <typename T, bool kVary>
+QONNX_AVX2 int64_t quantize_linear_loop(const float* x, const float* s, const float* z, T* y, int64_t n) {
+  const float lo = static_cast<float>(std::numeric_limits<T>::lowest());
+  const float hi = static_cast<float>(std::numeric_limits<T>::max());
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m256 vz = param<kVary>(z, i);
+    const __m256 q = round_even(_mm256_div_ps(_mm256_loadu_ps(x + i), param<kVary>(s, i)));
+    // The portable loop's clamp to [lo - z, hi - z], + z, NaN -> 0.
+    __m256 c = clamp_v(q, _mm256_sub_ps(vlo, vz), _mm256_sub_ps(vhi, vz));
+    c = _mm256_and_ps(_mm256_add_ps(c, vz), _mm256_cmp_ps(q, q, _CMP_ORD_Q));
+    store_narrow(y + i, _mm256_cvttps_epi32(c));
+  }
+  return i;
+}
+
+template <typename T, bool kVary>
+QONNX_AVX2 int64_t dequantize_linear_loop(const T* x, const float* s, const T* z, float* y, int64_t n) {
+  const __m256i z0 = _mm256_set1_epi32(static_cast<int32_t>(z[0]));
+  const __m256 s0 = _mm256_set1_ps(s[0]);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m256i vz = kVary ? load_wide(z + i) : z0;
+    const __m256 vs = kVary ? _mm256_loadu_ps(s + i) : s0;
+    const __m256 d = _mm256_cvtepi32_ps(_mm256_sub_epi32(load_wide(x + i), vz));
+    _mm256_storeu_ps(y + i, _mm256_mul_ps(d, vs));
+  }
+  return i;
+}
+
+QONNX_AVX2_INLINE __m256 threshold_output(__m256i count, __m256 scale, __m256 bias) {
+  return _mm256_add_ps(_mm256_mul_ps(scale, _mm256_cvtepi32_ps(count)), bias);
+}
+
+// kVectors vectors of 8 elements against `steps` thresholds broadcast from thr (one row for all).
+// Separate accumulators keep the compare-and-count chains independent (the loop is latency-bound
+// with one).
+template <int kVectors>
+QONNX_AVX2_INLINE void threshold_block(const float* v, const float* thr, int64_t steps, __m256 scale, __m256 bias,
+                                       float* y) {
+  __m256 a[kVectors];
+  __m256i count[kVectors];
+  for (int k = 0; k < kVectors; ++k) {
+    a[k] = _mm256_loadu_ps(v + k * kLanes);
+    count[k] = _mm256_setzero_si256();
+  }
+  for (int64_t t = 0; t < steps; ++t) {
+    const __m256 th = _mm256_broadcast_ss(thr + t);
+    // A true compare is all ones (-1): subtracting it counts.
+    for (int k = 0; k < kVectors; ++k)
+      count[k] = _mm256_sub_epi32(count[k], _mm256_castps_si256(_mm256_cmp_ps(a[k], th, _CMP_GE_OQ)));
+  }
+  for (int k = 0; k < kVectors; ++k) _mm256_storeu_ps(y + k * kLanes, threshold_output(count[k], scale, bias));
+}
+
+QONNX_AVX2 int64_t threshold_loop(const float* v, const float* thr, int64_t steps, float scale, float bias, float* y,
+                                  int64_t n) {
+  const __m256 vscale = _mm256_set1_ps(scale), vbias = _mm256_set1_ps(bias);
+  int64_t i = 0;
+  for (; i + 4 * kLanes <= n; i += 4 * kLanes) threshold_block<4>(v + i, thr, steps, vscale, vbias, y + i);
+  for (; i + kLanes <= n; i += kLanes) threshold_block<1>(v + i, thr, steps, vscale, vbias, y + i);
+  return i;
+}
+
+// Count of thresholds <= each of 8 elements whose thresholds start at col (row stride `row`); two
+// accumulators (even and odd steps) halve the dependency chain.
+QONNX_AVX2_INLINE __m256i threshold_count_by_channel(__m256 a, const float* col, int64_t row, int64_t steps) {
+  __m256i even = _mm256_setzero_si256(), odd = _mm256_setzero_si256();
+  int64_t t = 0;
+  for (; t + 2 <= steps; t += 2) {
+    even = _mm256_sub_epi32(even, _mm256_castps_si256(_mm256_cmp_ps(a, _mm256_loadu_ps(col + t * row), _CMP_GE_OQ)));
+    odd = _mm256_sub_epi32(odd, _mm256_castps_si256(_mm256_cmp_ps(a, _mm256_loadu_ps(col + (t + 1) * row), _CMP_GE_OQ)));
+  }
+  if (t < steps)
+    even = _mm256_sub_epi32(even, _mm256_castps_si256(_mm256_cmp_ps(a, _mm256_loadu_ps(col + t * row), _CMP_GE_OQ)));
+  return _mm256_add_epi32(even, odd);
+}
+
+// Lane l of the vector at element i reads column (first_channel + i) % channels + l of the extended
+// table: channels c .. c + 7, wrapping.
+QONNX_AVX2 int64_t threshold_by_channel_loop(const float* v, const float* table, int64_t channels,
+                                             int64_t first_channel, int64_t steps, float scale, float bias, float* y,
+                                             int64_t n) {
+  const __m256 vscale = _mm256_set1_ps(scale), vbias = _mm256_set1_ps(bias);
+  const int64_t row = channels + kLanes - 1;
+  int64_t c = first_channel % channels;
+  auto advance = [channels](int64_t ch) {  // (ch + 8) % channels without a division
+    for (ch += kLanes; ch >= channels;) ch -= channels;
+    return ch;
+  };
+  int64_t i = 0;
+  for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
+    const int64_t c2 = advance(c);
+    const __m256i first = threshold_count_by_channel(_mm256_loadu_ps(v + i), table + c, row, steps);
+    const __m256i second = threshold_count_by_channel(_mm256_loadu_ps(v + i + kLanes), table + c2, row, steps);
+    _mm256_storeu_ps(y + i, threshold_output(first, vscale, vbias));
+    _mm256_storeu_ps(y + i + kLanes, threshold_output(second, vscale, vbias));
+    c = advance(c2);
+  }
+  for (; i + kLanes <= n; i += kLanes) {
+    _mm256_storeu_ps(y + i, threshold_output(threshold_count_by_channel(_mm256_loadu_ps(v + i), table + c, row, steps),
+                                             vscale, vbias));
+    c = advance(c);
+  }
+  return i;
+}
+
+}  // namespace
+
+int64_t quant_run(RoundingMode mode, bool bipolar, bool codes, const float* x, const float* s, const float* z,
+                  bool vary, float lo, float hi, float* y, int64_t n) {
+  if (bipolar) return quant_layouts<RoundingMode::kRound, true>(codes, vary, x, s, z, lo, hi, y, n);
+  return fast::with_mode(mode, [&](auto mode_c) {
+    return quant_layouts<decltype(mode_c)::value, false>(codes, vary, x, s, z, lo, hi, y, n);
+  });
+}
+
+int64_t bipolar_quant_run(const float* x, const float* s, bool vary, float* y, int64_t n) {
+  return vary ? bipolar_loop<true>(x, s, y, n) : bipolar_loop<false>(x, s, y, n);
+}
+
+int64_t trunc_v1_run(RoundingMode mode, const float* x, const float* s, const float* z, bool vary, float inv_shift,
+                     float* y, int64_t n) {
+  return fast::with_mode(mode, [&](auto mode_c) {
+    constexpr RoundingMode M = decltype(mode_c)::value;
+    return vary ? trunc_v1_loop<M, true>(x, s, z, inv_shift, y, n) : trunc_v1_loop<M, false>(x, s, z, inv_shift, y, n);
+  });
+}
+
+int64_t trunc_v2_run(RoundingMode mode, const float* x, const float* s, const float* z, const float* so,
+                     const float* k, bool vary, float lo, float hi, float* y, int64_t n) {
+  // k is 2^e (or 0, inf, NaN); 1/k is exact when both are finite and non-zero.
+  const float inv = 1.0f / k[0];
+  const bool mul_by_inverse = !vary && std::isfinite(k[0]) && k[0] != 0.0f && std::isfinite(inv);
+  return fast::with_mode(mode, [&](auto mode_c) {
+    constexpr RoundingMode M = decltype(mode_c)::value;
+    if (vary) return trunc_v2_loop<M, true, false>(x, s, z, so, k, lo, hi, y, n);
+    if (mul_by_inverse) return trunc_v2_loop<M, false, true>(x, s, z, so, k, lo, hi, y, n);
+    return trunc_v2_loop<M, false, false>(x, s, z, so, k, lo, hi, y, n);
+  });
+}
+
+template <typename T>
+int64_t quantize_linear_run(const float* x, const float* s, const float* z, bool vary, T* y, int64_t n) {
+  return vary ? quantize_linear_loop<T, true>(x, s, z, y, n) : quantize_linear_loop<T, false>(x, s, z, y, n);
+}
+
+template <typename T>
+int64_t dequantize_linear_run(const T* x, const float* s, const T* z, bool vary, float* y, int64_t n) {
+  return vary ? dequantize_linear_loop<T, true>(x, s, z, y, n) : dequantize_linear_loop<T, false>(x, s, z, y, n);
+}
+
+int64_t threshold_run(const float* v, const float* thr, int64_t steps, float scale, float bias, float* y, int64_t n) {
+  return threshold_loop(v, thr, steps, scale, bias, y, n);
+}
+
+int64_t threshold_run_by_channel(const float* v, const float* table, int64_t channels, int64_t first_channel,
+                                 int64_t steps, float scale, float bias, float* y, int64_t n) {
+  return threshold_by_channel_loop(v, table, channels, first_channel, steps, scale, bias, y, n);
+}
+
+#else  // no AVX2 on this target: simd_level() never selects it
+
+int64_t quant_run(RoundingMode, bool, bool, const float*, const float*, const float*, bool, float, float, float*,
+                  int64_t) { return 0; }
+int64_t bipolar_quant_run(const float*, const float*, bool, float*, int64_t) { return 0; }
+int64_t trunc_v1_run(RoundingMode, const float*, const float*, const float*, bool, float, float*, int64_t) { return 0; }
+int64_t trunc_v2_run(RoundingMode, const float*, const float*, const float*, const float*, const float*, bool, float,
+                     float, float*, int64_t) { return 0; }
+template <typename T>
+int64_t quantize_linear_run(const float*, const float*, const float*, bool, T*, int64_t) { return 0; }
+template <typename T>
+int64_t dequantize_linear_run(const T*, const float*, const T*, bool, float*, int64_t) { return 0; }
+int64_t threshold_run(const float*, const float*, int64_t, float, float, float*, int64_t) { return 0; }
+int64_t threshold_run_by_channel(const float*, const float*, int64_t, int64_t, int64_t, float, float, float*, int64_t) {
+  return 0;
+}
+
+#endif
+
+template int64_t quantize_linear_run<int8_t>(const float*, const float*, const float*, bool, int8_t*, int64_t);
+template int64_t quantize_linear_run<uint8_t>(const float*, const float*, const float*, bool, uint8_t*, int64_t);
+template int64_t quantize_linear_run<int16_t>(const float*, const float*, const float*, bool, int16_t*, int64_t);
+template int64_t quantize_linear_run<uint16_t>(const float*, const float*, const float*, bool, uint16_t*, int64_t);
+template int64_t dequantize_linear_run<int8_t>(const int8_t*, const float*, const int8_t*, bool, float*, int64_t);
+template int64_t dequantize_linear_run<uint8_t>(const uint8_t*, const float*, const uint8_t*, bool, float*, int64_t);
+template int64_t dequantize_linear_run<int16_t>(const int16_t*, const float*, const int16_t*, bool, float*, int64_t);
+template int64_t dequantize_linear_run<uint16_t>(const uint16_t*, const float*, const uint16_t*, bool, float*, int64_t);
+
+}  // namespace qonnx::kernels::avx2

@@ -1,0 +1,40 @@
+// AVX2 loops of the quantization kernels, called only when simd_level() is kAvx2. Each one writes a
+// prefix of its run (a multiple of 8 elements) and returns its length; the caller finishes the run
+// with its portable loop, so every element gets the same bits on either path. Parameters (s, z, ...)
+// are one value when `vary` is false, one per element otherwise. Private to the kernels.
+#pragma once
+
+#include <cstdint>
+
+#include "qonnx/kernels/rounding.h"
+
+namespace qonnx::kernels::avx2 {
+
+// Quant: t = x/s + z; q = bipolar ? (t >= 0 ? 1 : -1) : mode(clamp(t, lo, hi)); y = codes ? q : (q - z) * s.
+int64_t quant_run(RoundingMode mode, bool bipolar, bool codes, const float* x, const float* s, const float* z,
+                  bool vary, float lo, float hi, float* y, int64_t n);
+// BipolarQuant: y = (x >= 0 ? 1 : -1) * s.
+int64_t bipolar_quant_run(const float* x, const float* s, bool vary, float* y, int64_t n);
+// Trunc v1: y = (mode(rne(x/s + z) / shift) - z) * s, with inv_shift = 1/shift (a power of two).
+int64_t trunc_v1_run(RoundingMode mode, const float* x, const float* s, const float* z, bool vary, float inv_shift,
+                     float* y, int64_t n);
+// Trunc v2: t = clamp(rne(x/s + z) / k, lo, hi); y = (mode(t) - z/k) * so.
+int64_t trunc_v2_run(RoundingMode mode, const float* x, const float* s, const float* z, const float* so,
+                     const float* k, bool vary, float lo, float hi, float* y, int64_t n);
+
+// QuantizeLinear: y = saturate(rne(x/s) + z), NaN -> 0, for T = int8, uint8, int16, uint16.
+template <typename T>
+int64_t quantize_linear_run(const float* x, const float* s, const float* z, bool vary, T* y, int64_t n);
+// DequantizeLinear: y = float(x - z) * s, for T = int8, uint8, int16, uint16.
+template <typename T>
+int64_t dequantize_linear_run(const T* x, const float* s, const T* z, bool vary, float* y, int64_t n);
+
+// MultiThreshold in float32 against thresholds rounded up to float32 (see multithreshold.cc):
+// y = scale * count_t(v >= thr[t]) + bias with the same `steps` thresholds for every element.
+int64_t threshold_run(const float* v, const float* thr, int64_t steps, float scale, float bias, float* y, int64_t n);
+// Same where element i has channel (first_channel + i) % channels; table[t * (channels + 7) + j]
+// holds threshold t of channel j % channels (the 7 extra columns let 8 lanes read across the wrap).
+int64_t threshold_run_by_channel(const float* v, const float* table, int64_t channels, int64_t first_channel,
+                                 int64_t steps, float scale, float bias, float* y, int64_t n);
+
+}  // namespace qonnx::kernels::avx2
