@@ -72,6 +72,9 @@ class Tensor {
   Tensor() = default;
   // Allocates zero-initialised storage. dims must have a representable element count.
   Tensor(DType dtype, Dims dims);
+  // Storage with unspecified contents, for a kernel output whose every element is written
+  // (string tensors still get empty strings).
+  static Tensor uninitialized(DType dtype, Dims dims);
 
   template <typename T>
   static Tensor scalar(DType dtype, T value) {
@@ -103,6 +106,8 @@ class Tensor {
   Tensor reshaped(Dims dims) const;
   // Deep copy.
   Tensor clone() const;
+  // No other tensor shares this storage (the executor may then let a kernel write into it).
+  bool storage_unique() const { return buffer_ && buffer_.use_count() == 1 && (!strings_ || strings_.use_count() == 1); }
   // Byte-for-byte equality of dtype, dims and contents.
   bool identical(const Tensor& other) const;
 
@@ -112,6 +117,8 @@ class Tensor {
   int64_t numel_ = 0;
   std::shared_ptr<uint8_t> buffer_;
   std::shared_ptr<std::vector<std::string>> strings_;
+
+  Tensor(DType dtype, Dims dims, bool zero);
 };
 
 }  // namespace qonnx

@@ -46,16 +46,22 @@ Result<std::vector<const ir::Node*>> topological_order(const ir::Graph& graph) {
   return order;
 }
 
-Result<std::vector<Tensor>> invoke_kernel(KernelFn fn, const ir::Node& node, int64_t version,
-                                         std::vector<const Tensor*> inputs, const TypeCheck& type_check,
-                                         const BodyRunner* bodies) {
-  // Kernels may be lenient about mixed types; a standard runtime is not, so neither is the executor.
+namespace {
+
+// Runs `kernel` on `inputs`. Kernels may be lenient about mixed types; a standard runtime is not, so
+// neither is the executor: `type_check` (when known) checks inputs and outputs.
+Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prepared, const ir::Node& node,
+                                         int64_t version, std::vector<const Tensor*> inputs,
+                                         const TypeCheck& type_check, const BodyRunner* bodies = nullptr,
+                                         uint64_t dying_inputs = 0) {
   if (type_check) QONNX_RETURN_IF_ERROR(type_check(inputs, nullptr));
-  KernelContext ctx(node, version, inputs);
+  KernelContext ctx(node, version, std::move(inputs), prepared);
   ctx.set_body_runner(bodies);
+  for (size_t i = 0; i < 64; ++i)
+    if (dying_inputs >> i & 1u) ctx.set_input_dies(i);
   Status st;
   try {
-    st = fn(ctx);
+    st = kernel.run(ctx);
   } catch (const std::bad_alloc&) {
     st = Status(Code::kFailed, "out of memory");
   } catch (const std::exception& e) {
@@ -66,95 +72,167 @@ Result<std::vector<Tensor>> invoke_kernel(KernelFn fn, const ir::Node& node, int
     if (node.outputs()[k] && !ctx.outputs()[k].defined())
       return Status(Code::kFailed, fmt::format("kernel produced no output #{}", k)).with_context(node.describe());
   // Outputs bind the same type parameters as the inputs (Div's Y is its A's type).
-  if (type_check) QONNX_RETURN_IF_ERROR(type_check(inputs, &ctx.outputs()));
+  if (type_check) {
+    std::vector<const Tensor*> checked;
+    for (size_t i = 0; i < ctx.num_inputs(); ++i) checked.push_back(ctx.input(i));
+    QONNX_RETURN_IF_ERROR(type_check(checked, &ctx.outputs()));
+  }
   return std::move(ctx.outputs());
 }
 
+// The kernel for `node` and its plan-time state (attribute errors surface here, naming the node).
+struct PreparedKernel {
+  const Kernel* kernel = nullptr;
+  PreparedState state;
+};
+
+Result<PreparedKernel> prepare_kernel(const ir::Model& model, const ir::Node& node, const KernelRegistry& registry) {
+  int64_t version = model.op_version(node.domain());
+  const Kernel* kernel = registry.find(node.domain(), node.op_type(), version);
+  if (!kernel) return registry.unsupported(node.domain(), node.op_type(), version).with_context(node.describe());
+  PreparedKernel p{kernel, nullptr};
+  if (kernel->prepare) {
+    try {
+      auto state = kernel->prepare(node, version);
+      if (!state.is_ok()) return std::move(state).status().with_context(node.describe());
+      p.state = std::move(state).value();
+    } catch (const std::exception& e) {
+      return Status(Code::kInvalidModel, e.what()).with_context(node.describe());
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
 Result<std::vector<Tensor>> evaluate_node(const ir::Model& model, const ir::Node& node,
                                           const std::vector<const Tensor*>& inputs, const KernelRegistry& registry) {
+  QONNX_ASSIGN_OR_RETURN(PreparedKernel k, prepare_kernel(model, node, registry));
   int64_t version = model.op_version(node.domain());
-  KernelFn fn = registry.find(node.domain(), node.op_type(), version);
-  if (!fn) return registry.unsupported(node.domain(), node.op_type(), version).with_context(node.describe());
-  return invoke_kernel(fn, node, version, inputs, registry.type_check(node, version));
+  return invoke_kernel(*k.kernel, k.state.get(), node, version, inputs, registry.type_check(node, version));
 }
 
 struct Executor::Plan {
   struct Step {
     const ir::Node* node;
-    KernelFn fn;
+    const Kernel* kernel;
+    PreparedState prepared;
     int64_t version;
     TypeCheck type_check;                      // checked on every run; empty: no schema known
     std::vector<int> release;                  // value ids whose last use is this step
+    uint64_t dying_inputs = 0;                 // bit k: input k is read for the last time here
     std::vector<std::shared_ptr<Plan>> bodies;  // parallel to node->bodies()
   };
   const ir::Graph* graph = nullptr;
-  std::vector<Step> steps;
+  std::vector<Step> steps;       // the nodes that run per input set
+  // value id -> its tensor when known at plan time: initializers, decoded once, and the outputs of
+  // nodes that read only such values (weight quantizers, parameter math), run once by the same kernels.
+  std::vector<Tensor> constants;
   std::vector<bool> keep;  // value id -> never released
 };
 
 namespace {
 
+// Known at plan time: an initializer (also one listed among the graph inputs: constants, as for
+// every pass) or a plan-time result.
+bool fixed_at_plan_time(const Executor::Plan& plan, const ir::Value* v) {
+  return v && v->graph() == plan.graph && plan.constants[static_cast<size_t>(v->id())].defined();
+}
+
+// Runs `node` now when all it reads is fixed; false when it must run per input set (or failed
+// here: then it fails the same way at run time, where it always has).
+bool fold_at_plan_time(Executor::Plan& plan, const ir::Node& node, const PreparedKernel& k, int64_t version,
+                       const TypeCheck& type_check) {
+  if (!node.bodies().empty() || !node.implicit_inputs().empty()) return false;
+  std::vector<const Tensor*> ins;
+  for (const ir::Value* v : node.inputs()) {
+    if (v && !fixed_at_plan_time(plan, v)) return false;
+    ins.push_back(v ? &plan.constants[static_cast<size_t>(v->id())] : nullptr);
+  }
+  auto outs = invoke_kernel(*k.kernel, k.state.get(), node, version, std::move(ins), type_check);
+  if (!outs.is_ok()) return false;
+  for (size_t i = 0; i < node.outputs().size(); ++i)
+    if (const ir::Value* v = node.outputs()[i]) plan.constants[static_cast<size_t>(v->id())] = std::move(outs.value()[i]);
+  return true;
+}
+
 Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const ir::Graph& graph,
-                                                  const KernelRegistry& registry) {
+                                                  const KernelRegistry& registry, const std::vector<bool>& exposed) {
   auto plan = std::make_shared<Executor::Plan>();
   plan->graph = &graph;
   QONNX_ASSIGN_OR_RETURN(std::vector<const ir::Node*> order, topological_order(graph));
   plan->keep.assign(graph.value_count(), false);
+  for (size_t id = 0; id < exposed.size() && id < plan->keep.size(); ++id) plan->keep[id] = exposed[id];
   for (const ir::Value* v : graph.outputs())
     if (v->graph() == &graph) plan->keep[static_cast<size_t>(v->id())] = true;
+  plan->constants.resize(graph.value_count());
+  for (const auto& init : graph.initializers()) {
+    QONNX_ASSIGN_OR_RETURN(Tensor t, graph.initializer_tensor(init.value));
+    plan->constants[static_cast<size_t>(init.value->id())] = std::move(t);
+  }
   std::vector<int> last_use(graph.value_count(), -1);
+  std::vector<bool> read_per_run(graph.value_count(), false);
   auto note_use = [&](const ir::Value* v, size_t s) {
-    if (v && v->graph() == &graph) last_use[static_cast<size_t>(v->id())] = static_cast<int>(s);
+    if (!v || v->graph() != &graph) return;
+    last_use[static_cast<size_t>(v->id())] = static_cast<int>(s);
+    read_per_run[static_cast<size_t>(v->id())] = true;
   };
-  for (size_t s = 0; s < order.size(); ++s) {
-    const ir::Node* node = order[s];
+  for (const ir::Node* node : order) {
+    QONNX_ASSIGN_OR_RETURN(PreparedKernel k, prepare_kernel(model, *node, registry));
     int64_t version = model.op_version(node->domain());
-    KernelFn fn = registry.find(node->domain(), node->op_type(), version);
-    if (!fn) return registry.unsupported(node->domain(), node->op_type(), version).with_context(node->describe());
-    Executor::Plan::Step step{node, fn, version, registry.type_check(*node, version), {}, {}};
+    TypeCheck type_check = registry.type_check(*node, version);
+    if (fold_at_plan_time(*plan, *node, k, version, type_check)) continue;
+    Executor::Plan::Step step{node, k.kernel, std::move(k.state), version, std::move(type_check), {}, 0, {}};
     for (const auto& body : node->bodies()) {
-      auto sub = make_plan(model, *body.graph, registry);
+      auto sub = make_plan(model, *body.graph, registry, {});
       if (!sub.is_ok()) return std::move(sub).status().with_context(fmt::format("body '{}'", body.attribute)).with_context(node->describe());
       step.bodies.push_back(std::move(sub).value());
     }
+    size_t s = plan->steps.size();
     plan->steps.push_back(std::move(step));
     for (const ir::Value* v : node->inputs()) note_use(v, s);
     for (const ir::Value* v : node->implicit_inputs()) note_use(v, s);
   }
-  for (size_t id = 0; id < last_use.size(); ++id)
-    if (last_use[id] >= 0) plan->steps[static_cast<size_t>(last_use[id])].release.push_back(static_cast<int>(id));
+  for (size_t id = 0; id < last_use.size(); ++id) {
+    if (last_use[id] < 0 || plan->keep[id]) continue;
+    auto& step = plan->steps[static_cast<size_t>(last_use[id])];
+    step.release.push_back(static_cast<int>(id));
+    // A computed value read for the last time may lend its buffer to the step's output.
+    const auto& ins = step.node->inputs();
+    if (!plan->constants[id].defined())
+      for (size_t k = 0; k < ins.size() && k < 64; ++k)
+        if (ins[k] && ins[k]->graph() == &graph && static_cast<size_t>(ins[k]->id()) == id) step.dying_inputs |= uint64_t{1} << k;
+  }
+  // Plan-time values nobody reads per run (a quantizer's float weight) are not held.
+  for (size_t id = 0; id < plan->constants.size(); ++id)
+    if (!read_per_run[id] && !plan->keep[id]) plan->constants[id] = Tensor();
   return plan;
 }
 
 // The values of one running graph; a body's frame reads enclosing values through `parent`.
 struct Frame {
-  const ir::Graph* graph;
+  const Executor::Plan* plan;
   const Frame* parent;
   std::vector<Tensor> values;
   std::vector<bool> present;
 
-  Frame(const ir::Graph& g, const Frame* p)
-      : graph(&g), parent(p), values(g.value_count()), present(g.value_count(), false) {}
+  Frame(const Executor::Plan& p, const Frame* up)
+      : plan(&p), parent(up), values(p.graph->value_count()), present(p.graph->value_count(), false) {}
 
+  // A value set in this run, else the plan's.
   const Tensor* find(const ir::Value* v) const {
     const Frame* f = this;
-    while (f && f->graph != v->graph()) f = f->parent;
-    if (!f || !f->present[static_cast<size_t>(v->id())]) return nullptr;
-    return &f->values[static_cast<size_t>(v->id())];
+    while (f && f->plan->graph != v->graph()) f = f->parent;
+    if (!f) return nullptr;
+    size_t id = static_cast<size_t>(v->id());
+    if (f->present[id]) return &f->values[id];
+    return f->plan->constants[id].defined() ? &f->plan->constants[id] : nullptr;
   }
   void set(const ir::Value* v, Tensor t) {
     values[static_cast<size_t>(v->id())] = std::move(t);
     present[static_cast<size_t>(v->id())] = true;
   }
 };
-
-Status load_initializers(Frame& frame) {
-  for (const auto& init : frame.graph->initializers()) {
-    QONNX_ASSIGN_OR_RETURN(Tensor t, frame.graph->initializer_tensor(init.value));
-    frame.set(init.value, std::move(t));
-  }
-  return Status::ok();
-}
 
 Status run_steps(const Executor::Plan& plan, Frame& frame);
 
@@ -171,8 +249,7 @@ class StepBodies : public BodyRunner {
       if (inputs.size() != graph.inputs().size())
         return Status(Code::kInvalidModel, fmt::format("body '{}' declares {} inputs, the node gives {}", attribute,
                                                        graph.inputs().size(), inputs.size()));
-      Frame frame(graph, &frame_);
-      QONNX_RETURN_IF_ERROR(load_initializers(frame));
+      Frame frame(*step_.bodies[b], &frame_);
       for (size_t i = 0; i < inputs.size(); ++i) frame.set(graph.inputs()[i], inputs[i]);
       QONNX_RETURN_IF_ERROR(run_steps(*step_.bodies[b], frame));
       std::vector<Tensor> outputs;
@@ -192,9 +269,10 @@ class StepBodies : public BodyRunner {
 };
 
 Status run_steps(const Executor::Plan& plan, Frame& frame) {
+  std::vector<const Tensor*> ins;
   for (const auto& step : plan.steps) {
     const ir::Node& node = *step.node;
-    std::vector<const Tensor*> ins;
+    ins.clear();
     for (size_t k = 0; k < node.inputs().size(); ++k) {
       const ir::Value* v = node.inputs()[k];
       if (!v) {
@@ -208,12 +286,11 @@ Status run_steps(const Executor::Plan& plan, Frame& frame) {
     }
     StepBodies bodies(step, frame);
     QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
-                           invoke_kernel(step.fn, node, step.version, std::move(ins), step.type_check,
-                                         step.bodies.empty() ? nullptr : &bodies));
+                           invoke_kernel(*step.kernel, step.prepared.get(), node, step.version, ins, step.type_check,
+                                         step.bodies.empty() ? nullptr : &bodies, step.dying_inputs));
     for (size_t k = 0; k < node.outputs().size(); ++k)
       if (const ir::Value* v = node.outputs()[k]) frame.set(v, std::move(outs[k]));
-    for (int id : step.release)
-      if (!plan.keep[static_cast<size_t>(id)]) frame.values[static_cast<size_t>(id)] = Tensor();
+    for (int id : step.release) frame.values[static_cast<size_t>(id)] = Tensor();
   }
   return Status::ok();
 }
@@ -223,17 +300,22 @@ Status run_steps(const Executor::Plan& plan, Frame& frame) {
 Result<Executor> Executor::create(const ir::Model& model, const KernelRegistry& registry) {
   Executor ex;
   ex.model_ = &model;
-  QONNX_ASSIGN_OR_RETURN(ex.plan_, make_plan(model, model.graph(), registry));
+  ex.registry_ = &registry;
+  QONNX_ASSIGN_OR_RETURN(ex.plan_, make_plan(model, model.graph(), registry, {}));
   return ex;
 }
 
 Status Executor::expose(const std::vector<std::string>& names) {
+  if (names.empty()) return Status::ok();
+  std::vector<bool> exposed = plan_->keep;
   for (const auto& n : names) {
     const ir::Value* v = model_->graph().find_value(n);
     if (!v) return Status(Code::kUsage, fmt::format("no tensor named '{}' in the graph to expose", n));
-    plan_->keep[static_cast<size_t>(v->id())] = true;
+    exposed[static_cast<size_t>(v->id())] = true;
     exposed_.push_back(n);
   }
+  // Planned again so the exposed plan-time values are held too.
+  QONNX_ASSIGN_OR_RETURN(plan_, make_plan(*model_, model_->graph(), *registry_, exposed));
   return Status::ok();
 }
 
@@ -262,12 +344,14 @@ Status check_input_against_declared(const ir::Graph& graph, const ir::Value* inp
 
 Result<RunResult> Executor::run(const std::map<std::string, Tensor>& inputs) const {
   const ir::Graph& graph = model_->graph();
-  Frame frame(graph, nullptr);
-  QONNX_RETURN_IF_ERROR(load_initializers(frame));
+  Frame frame(*plan_, nullptr);
   for (const auto& [name, tensor] : inputs) {
     const ir::Value* v = graph.find_value(name);
     if (!v || !v->is_graph_input())
       return Status(Code::kUsage, fmt::format("'{}' is not an input of the graph", name));
+    if (v->is_initializer())
+      return Status(Code::kUsage, fmt::format("graph input '{}' is an initializer: exec takes it as a constant "
+                                              "(folded at plan time) and cannot override it", name));
     QONNX_RETURN_IF_ERROR(check_input_against_declared(graph, v, tensor, check_input_shapes_));
     frame.set(v, tensor);
   }
@@ -279,11 +363,14 @@ Result<RunResult> Executor::run(const std::map<std::string, Tensor>& inputs) con
 
   RunResult result;
   for (const ir::Value* v : graph.outputs()) {
-    if (!frame.present[static_cast<size_t>(v->id())])
-      return Status(Code::kInvalidModel, fmt::format("graph output '{}' is never produced", v->name()));
-    result.outputs.push_back(frame.values[static_cast<size_t>(v->id())]);
+    const Tensor* t = frame.find(v);
+    if (!t) return Status(Code::kInvalidModel, fmt::format("graph output '{}' is never produced", v->name()));
+    result.outputs.push_back(*t);
   }
-  for (const auto& n : exposed_) result.exposed[n] = frame.values[static_cast<size_t>(graph.find_value(n)->id())];
+  for (const auto& n : exposed_) {
+    const Tensor* t = frame.find(graph.find_value(n));
+    result.exposed[n] = t ? *t : Tensor();
+  }
   return result;
 }
 

@@ -1,5 +1,7 @@
 #include "qonnx/exec/kernel.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 
@@ -21,16 +23,33 @@ Result<const Tensor*> KernelContext::required(size_t i, const char* what) const 
   return t;
 }
 
-void KernelRegistry::add(const std::string& domain, const std::string& op_type, int since_version, KernelFn fn) {
-  kernels_[KernelKey{ir::canonical_domain(domain), op_type}][since_version] = fn;
+Tensor KernelContext::output_buffer(DType dtype, const Dims& dims, std::initializer_list<size_t> reuse) const {
+  for (size_t i : reuse) {
+    if (i >= 64 || !(dying_ >> i & 1u) || i >= inputs_.size() || !inputs_[i]) continue;
+    const Tensor& in = *inputs_[i];
+    if (in.dtype() == dtype && in.dims() == dims && in.storage_unique()) return in;
+  }
+  return Tensor::uninitialized(dtype, dims);
 }
 
-KernelFn KernelRegistry::find(const std::string& domain, const std::string& op_type, int64_t version) const {
+void KernelRegistry::add(const std::string& domain, const std::string& op_type, int since_version, KernelFn fn) {
+  Kernel k;
+  k.run = fn;
+  add(domain, op_type, VersionRange{since_version, kNoUpperVersion}, k);
+}
+
+void KernelRegistry::add(const std::string& domain, const std::string& op_type, VersionRange versions, Kernel kernel) {
+  kernel.versions = versions;
+  kernels_[KernelKey{ir::canonical_domain(domain), op_type}][versions.since] = kernel;
+}
+
+const Kernel* KernelRegistry::find(const std::string& domain, const std::string& op_type, int64_t version) const {
   auto it = kernels_.find(KernelKey{ir::canonical_domain(domain), op_type});
   if (it == kernels_.end()) return nullptr;
-  auto v = it->second.upper_bound(static_cast<int>(version));
+  auto v = it->second.upper_bound(static_cast<int>(std::min<int64_t>(version, kNoUpperVersion)));
   if (v == it->second.begin()) return nullptr;
-  return std::prev(v)->second;
+  const Kernel& k = std::prev(v)->second;
+  return k.versions.until >= kNoUpperVersion || version <= k.versions.until ? &k : nullptr;
 }
 
 std::vector<std::string> KernelRegistry::ops_in_domain(const std::string& domain) const {
@@ -45,9 +64,19 @@ Status KernelRegistry::unsupported(const std::string& domain, const std::string&
   std::string d = domain.empty() ? "ai.onnx" : domain;
   auto it = kernels_.find(KernelKey{ir::canonical_domain(domain), op_type});
   if (it != kernels_.end()) {
-    return Status(Code::kUnsupported,
-                  fmt::format("no kernel for {}::{} at version {}: the earliest supported version is {}", d,
-                              op_type, version, it->second.begin()->first));
+    // Entries left open-ended end where the next one starts; adjacent ranges merge.
+    std::vector<std::pair<int, int>> ranges;
+    for (auto e = it->second.begin(); e != it->second.end(); ++e) {
+      int until = e->second.versions.until;
+      if (std::next(e) != it->second.end()) until = std::min(until, std::next(e)->first - 1);
+      if (!ranges.empty() && ranges.back().second + 1 >= e->first) ranges.back().second = std::max(ranges.back().second, until);
+      else ranges.emplace_back(e->first, until);
+    }
+    std::vector<std::string> text;
+    for (auto [since, until] : ranges)
+      text.push_back(until >= kNoUpperVersion ? fmt::format("{} and later", since) : fmt::format("{} to {}", since, until));
+    return Status(Code::kUnsupported, fmt::format("no kernel for {}::{} at version {}: supported versions are {}", d,
+                                                  op_type, version, fmt::join(text, ", ")));
   }
   auto ops = ops_in_domain(domain);
   std::string listing = ops.empty() ? "no ops (unknown domain)" : fmt::format("{}", fmt::join(ops, " "));

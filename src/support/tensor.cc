@@ -181,9 +181,9 @@ void reserve(uint64_t bytes, DType dtype, const Dims& dims) {
 
 void release(uint64_t bytes) { g_in_use.fetch_sub(bytes, std::memory_order_relaxed); }
 
-// Zeroed, 64-byte aligned storage of `bytes`; `extra` more bytes (held elsewhere, e.g. string
-// headers) are counted against the limit for as long as the storage lives.
-std::shared_ptr<uint8_t> allocate(size_t bytes, DType dtype, const Dims& dims, uint64_t extra = 0) {
+// 64-byte aligned storage of `bytes`, zeroed when `zero`; `extra` more bytes (held elsewhere, e.g.
+// string headers) are counted against the limit for as long as the storage lives.
+std::shared_ptr<uint8_t> allocate(size_t bytes, bool zero, DType dtype, const Dims& dims, uint64_t extra = 0) {
   size_t rounded = ((bytes + 63) / 64) * 64;
   if (rounded == 0) rounded = 64;
   uint64_t counted = rounded + extra;
@@ -193,7 +193,7 @@ std::shared_ptr<uint8_t> allocate(size_t bytes, DType dtype, const Dims& dims, u
     release(counted);
     throw std::bad_alloc();
   }
-  std::memset(p, 0, rounded);
+  if (zero) std::memset(p, 0, rounded);
   return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [counted](uint8_t* q) {
     std::free(q);
     release(counted);
@@ -206,7 +206,11 @@ void set_memory_limit(uint64_t bytes) { g_limit.store(bytes, std::memory_order_r
 uint64_t memory_limit() { return g_limit.load(std::memory_order_relaxed); }
 uint64_t memory_in_use() { return g_in_use.load(std::memory_order_relaxed); }
 
-Tensor::Tensor(DType dtype, Dims dims) : dtype_(dtype), dims_(std::move(dims)) {
+Tensor::Tensor(DType dtype, Dims dims) : Tensor(dtype, std::move(dims), true) {}
+
+Tensor Tensor::uninitialized(DType dtype, Dims dims) { return Tensor(dtype, std::move(dims), false); }
+
+Tensor::Tensor(DType dtype, Dims dims, bool zero) : dtype_(dtype), dims_(std::move(dims)) {
   numel_ = checked_numel(dims_);
   if (numel_ < 0) throw std::length_error("tensor dims " + dims_to_string(dims_) + " are not allocatable");
   if (dtype_ == DType::kString) {
@@ -214,13 +218,13 @@ Tensor::Tensor(DType dtype, Dims dims) : dtype_(dtype), dims_(std::move(dims)) {
     size_t header = sizeof(std::string);
     if (static_cast<uint64_t>(numel_) > std::numeric_limits<size_t>::max() / header / 2)
       throw std::length_error("tensor dims " + dims_to_string(dims_) + " are too large");
-    buffer_ = allocate(0, dtype_, dims_, static_cast<uint64_t>(numel_) * header);
+    buffer_ = allocate(0, true, dtype_, dims_, static_cast<uint64_t>(numel_) * header);
     strings_ = std::make_shared<std::vector<std::string>>(static_cast<size_t>(numel_));
   } else {
     size_t esize = dtype_size(dtype_);
     if (esize != 0 && static_cast<uint64_t>(numel_) > std::numeric_limits<size_t>::max() / esize / 2)
       throw std::length_error("tensor dims " + dims_to_string(dims_) + " are too large");
-    buffer_ = allocate(static_cast<size_t>(numel_) * esize, dtype_, dims_);
+    buffer_ = allocate(static_cast<size_t>(numel_) * esize, zero, dtype_, dims_);
   }
 }
 
@@ -233,7 +237,7 @@ Tensor Tensor::reshaped(Dims dims) const {
 }
 
 Tensor Tensor::clone() const {
-  Tensor t(dtype_, dims_);
+  Tensor t = uninitialized(dtype_, dims_);
   if (dtype_ == DType::kString) {
     *t.strings_ = *strings_;
   } else if (nbytes() > 0) {

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <unistd.h>
 #include <filesystem>
 #include <map>
 
@@ -11,6 +12,7 @@
 #include "qonnx/analysis/datatypes.h"
 #include "qonnx/demo/demo_model.h"
 #include "qonnx/exec/compare.h"
+#include "qonnx/exec/dataset.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/exec/threads.h"
@@ -41,6 +43,9 @@ struct ExecOptions {
   bool check_datatypes = false;           // qonnx's finn_datatype sanity check
   int repeat = 0;                         // --repeat N: time N more runs on the same inputs
   int threads = 1;                        // --threads N: exec::set_threads (0 = all cores)
+  int64_t batch_size = 0;                 // --batch-size B: dataset mode, B samples per run
+  std::string labels;                     // --labels y.npy: dataset mode, top-1 accuracy of output 0
+  bool dataset_mode() const { return batch_size > 0 || !labels.empty(); }
 };
 
 // "x=1x3x224x224" -> ("x", {1, 3, 224, 224}).
@@ -157,6 +162,62 @@ Status save_inputs(const ir::Graph& g, const std::map<std::string, Tensor>& feed
   return Status::ok();
 }
 
+// Redraws "[####....] done/total samples" on stderr (only called when stderr is a terminal).
+void draw_progress(int64_t done, int64_t total) {
+  constexpr int kWidth = 40;
+  int filled = total > 0 ? static_cast<int>(done * kWidth / total) : kWidth;
+  std::fprintf(stderr, "\r[%s%s] %lld/%lld samples", std::string(static_cast<size_t>(filled), '#').c_str(),
+               std::string(static_cast<size_t>(kWidth - filled), '.').c_str(), static_cast<long long>(done),
+               static_cast<long long>(total));
+  if (done == total) std::fputc('\n', stderr);
+  std::fflush(stderr);
+}
+
+// Dataset mode: every --input holds N samples along axis 0; runs them in batches, writes each output
+// stacked into DIR/output_K.npy, and with --labels prints the top-1 accuracy of output 0.
+int run_dataset_mode(const ir::Model& model, const exec::Executor& ex, const ExecOptions& o) {
+  const ir::Graph& g = model.graph();
+  std::map<std::string, Tensor> data;
+  if (Status st = read_named_inputs(g, o.inputs, data); !st.is_ok()) return report(st);
+  Tensor labels;
+  if (!o.labels.empty()) {
+    auto l = io::read_tensor_file(o.labels);
+    if (!l.is_ok()) return report(l.status());
+    labels = std::move(l->tensor);
+  }
+  exec::set_threads(o.threads);
+  exec::DatasetOptions options;
+  options.batch_size = o.batch_size > 0 ? o.batch_size : 1;
+  if (isatty(fileno(stderr))) options.progress = draw_progress;
+  auto t0 = std::chrono::steady_clock::now();
+  auto result = exec::run_dataset(ex, g, data, options);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!result.is_ok()) return report(std::move(result).status().with_context(o.model));
+  for (size_t k = 0; k < result->outputs.size(); ++k)
+    std::printf("output %zu '%s': %s\n", k, g.outputs()[k]->name().c_str(), stats(result->outputs[k]).c_str());
+  if (labels.defined()) {
+    auto acc = exec::top1_accuracy(result->outputs.at(0), labels);
+    if (!acc.is_ok()) return report(std::move(acc).status().with_context(o.labels));
+    std::printf("top-1 accuracy: %lld/%lld = %.2f%% (output 0 '%s' against %s)\n", static_cast<long long>(acc->correct),
+                static_cast<long long>(acc->total), 100.0 * static_cast<double>(acc->correct) / static_cast<double>(acc->total),
+                g.outputs()[0]->name().c_str(), o.labels.c_str());
+  }
+  std::printf("%lld samples in %.3f s: %.1f samples/s (batch size %lld%s, threads %d)\n",
+              static_cast<long long>(result->samples), seconds, static_cast<double>(result->samples) / seconds,
+              static_cast<long long>(options.batch_size),
+              result->per_sample ? "; the batch-1 model ran sample by sample" : "", exec::threads());
+  if (!o.output_dir.empty()) {
+    fs::path dir(o.output_dir);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return report(Status(Code::kCannotWrite, fmt::format("cannot create '{}': {}", dir.string(), ec.message())));
+    for (size_t k = 0; k < result->outputs.size(); ++k)
+      if (Status st = io::write_tensor_npy(dir / fmt::format("output_{}.npy", k), result->outputs[k]); !st.is_ok())
+        return report(st);
+  }
+  return 0;
+}
+
 int run_exec(const ExecOptions& o) {
   auto loaded = io::load_model(o.model);
   if (!loaded.is_ok()) return report(loaded.status());
@@ -178,7 +239,8 @@ int run_exec(const ExecOptions& o) {
   overrides.batch = o.batch;
   for (const auto& spec : o.input_shapes)
     if (Status st = parse_input_shape(spec, overrides.shapes); !st.is_ok()) return report(st);
-  if (o.batch > 0 || !overrides.shapes.empty()) ex->set_check_input_shapes(false);
+  if (o.batch > 0 || !overrides.shapes.empty() || o.dataset_mode()) ex->set_check_input_shapes(false);
+  if (o.dataset_mode()) return run_dataset_mode(model, ex.value(), o);
 
   std::map<std::string, Tensor> feeds;
   if (o.random) {
@@ -276,8 +338,27 @@ void add_exec_command(CLI::App& app, int& exit_code) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", o->threads, "Threads for MatMul/Gemm/Conv (0 = all cores); outputs do not depend on it")
       ->default_val(1)->check(CLI::NonNegativeNumber);
+  cmd->add_option("--batch-size", o->batch_size,
+                  "Dataset mode: every --input holds N samples along axis 0; run B at a time, write DIR/output_K.npy "
+                  "with all N rows, print samples/s")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--labels", o->labels,
+                  "Dataset mode: integer class labels (.npy, shape [N]); print the top-1 accuracy of output 0");
   cmd->add_option("--expose", o->expose, "Also output these intermediate tensors (comma-separated)")->delimiter(',');
   cmd->callback([&exit_code, o] {
+    if (o->dataset_mode()) {
+      // Dataset mode reads only --input files: options about single runs would be silently ignored.
+      const char* conflict = o->random ? "--random-inputs" : !o->input_dir.empty() ? "--input-dir"
+                             : o->batch > 0 ? "--batch" : !o->input_shapes.empty() ? "--input-shape"
+                             : o->repeat > 0 ? "--repeat" : !o->expect_dir.empty() ? "--expect"
+                             : !o->expose.empty() ? "--expose" : !o->save_inputs_dir.empty() ? "--save-inputs"
+                             : o->check_datatypes ? "--check-datatypes" : nullptr;
+      if (conflict || o->inputs.empty()) {
+        exit_code = report(Status(Code::kUsage, conflict ? fmt::format("{} does not apply to dataset mode (--batch-size, --labels)", conflict)
+                                                         : std::string("dataset mode (--batch-size, --labels) needs --input NAME=data.npy")));
+        return;
+      }
+    }
     if (o->inputs.empty() && o->input_dir.empty() && !o->random) {
       // A model without runtime inputs runs as is; otherwise the user must say where data comes from.
       auto m = io::load_model(o->model);

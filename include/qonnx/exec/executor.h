@@ -1,5 +1,6 @@
-// Executes a model with the registry kernels: plans once (topological order, kernel lookup,
-// last use of every value so buffers are released early), then runs any number of input sets.
+// Executes a model with the registry kernels: plans once (topological order, kernel lookup and
+// prepared attributes, initializers decoded and constant subgraphs run once, last use of every value
+// so buffers are released early or reused in place), then runs any number of input sets.
 #pragma once
 
 #include <map>
@@ -38,6 +39,7 @@ class Executor {
 
  private:
   const ir::Model* model_ = nullptr;
+  const KernelRegistry* registry_ = nullptr;
   std::shared_ptr<Plan> plan_;
   std::vector<std::string> exposed_;
   bool check_input_shapes_ = true;
@@ -50,10 +52,6 @@ Result<std::vector<const ir::Node*>> topological_order(const ir::Graph& graph);
 Result<std::vector<Tensor>> evaluate_node(const ir::Model& model, const ir::Node& node,
                                           const std::vector<const Tensor*>& inputs,
                                           const KernelRegistry& registry = KernelRegistry::global());
-// Checks the inputs and outputs with `type_check` (skipped when empty).
-Result<std::vector<Tensor>> invoke_kernel(KernelFn fn, const ir::Node& node, int64_t version,
-                                         std::vector<const Tensor*> inputs, const TypeCheck& type_check,
-                                         const BodyRunner* bodies = nullptr);
 
 // Checks a user-supplied input against the graph's declared type: dtype and (optionally) fixed dims.
 Status check_input_against_declared(const ir::Graph& graph, const ir::Value* input, const Tensor& tensor,

@@ -1,11 +1,16 @@
 // Kernel interface and registry. `exec` and constant folding look kernels up here, so both compute
-// the same numbers. Kernels are keyed by (domain, op_type, since_version); the lookup takes the
-// largest since_version <= the model's version for that domain.
+// the same numbers. Kernels are keyed by (domain, op_type) and a version range [since, until]; the
+// lookup takes the entry with the largest since <= the model's version for that domain, if its range
+// covers the version. A kernel may parse its attributes once per node at plan time ("prepare") into
+// a typed struct that every run receives.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -27,13 +32,20 @@ class BodyRunner {
   virtual Result<std::vector<Tensor>> run(const std::string& attribute, const std::vector<Tensor>& inputs) const = 0;
 };
 
+// A kernel's plan-time state for one node (its parsed attributes); type-erased in the registry.
+using PreparedState = std::shared_ptr<const void>;
+
 class KernelContext {
  public:
-  KernelContext(const ir::Node& node, int64_t op_version, std::vector<const Tensor*> inputs)
-      : node_(node), op_version_(op_version), inputs_(std::move(inputs)), outputs_(node.outputs().size()) {}
+  KernelContext(const ir::Node& node, int64_t op_version, std::vector<const Tensor*> inputs,
+                const void* prepared = nullptr)
+      : node_(node), op_version_(op_version), inputs_(std::move(inputs)), outputs_(node.outputs().size()),
+        prepared_(prepared) {}
 
   const ir::Node& node() const { return node_; }
   int64_t op_version() const { return op_version_; }
+  // The struct the kernel's prepare function made for this node (typed_kernel passes it to Run).
+  const void* prepared() const { return prepared_; }
 
   size_t num_inputs() const { return inputs_.size(); }
   // nullptr when the input is omitted ("" or past the end).
@@ -46,6 +58,14 @@ class KernelContext {
     if (i < outputs_.size()) outputs_[i] = std::move(t);
   }
   std::vector<Tensor>& outputs() { return outputs_; }
+
+  // Storage for an output whose every element the kernel writes: not zero-filled, and when one of the
+  // inputs in `reuse` dies at this node, has the same dtype and dims and nobody else holds its buffer,
+  // that buffer itself (in place: the kernel must read element i of that input, and nothing past it,
+  // before writing element i of the output). One output per call.
+  Tensor output_buffer(DType dtype, const Dims& dims, std::initializer_list<size_t> reuse = {}) const;
+  // Set by the executor: input i's value is not read after this node (a candidate for output_buffer).
+  void set_input_dies(size_t i) { dying_ |= uint64_t{1} << i; }
 
   // Attribute shortcuts.
   int64_t attr_int(const std::string& n, int64_t d) const { return node_.attr_int(n, d); }
@@ -79,10 +99,42 @@ class KernelContext {
   int64_t op_version_;
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor> outputs_;
+  const void* prepared_ = nullptr;
+  uint64_t dying_ = 0;  // bit i: input i dies here (inputs past 63 are never reused)
   const BodyRunner* bodies_ = nullptr;
 };
 
 using KernelFn = Status (*)(KernelContext&);
+// Parses `node`'s attributes for `version` once, at plan time; errors name the attribute.
+using PrepareFn = Result<PreparedState> (*)(const ir::Node& node, int64_t version);
+
+// The newest ONNX opset a kernel range may name when it has no upper bound.
+inline constexpr int kNoUpperVersion = 1 << 30;
+
+struct VersionRange {
+  int since = 1;
+  int until = kNoUpperVersion;  // inclusive
+};
+
+struct Kernel {
+  KernelFn run = nullptr;
+  PrepareFn prepare = nullptr;  // nullptr: the kernel reads its attributes from the node itself
+  VersionRange versions;
+};
+
+// A kernel with typed plan-time state: `Prepare(node, version)` returns a State once per node,
+// `Run(ctx, state)` runs with it. Both are function pointers so the registry stays a table.
+template <typename State, Result<State> (*Prepare)(const ir::Node&, int64_t), Status (*Run)(KernelContext&, const State&)>
+Kernel typed_kernel() {
+  Kernel k;
+  k.prepare = [](const ir::Node& node, int64_t version) -> Result<PreparedState> {
+    Result<State> state = Prepare(node, version);
+    if (!state.is_ok()) return state.status();
+    return PreparedState(std::make_shared<const State>(std::move(state).value()));
+  };
+  k.run = [](KernelContext& ctx) { return Run(ctx, *static_cast<const State*>(ctx.prepared())); };
+  return k;
+}
 
 struct KernelKey {
   std::string domain;
@@ -98,10 +150,14 @@ using TypeCheckFactory = std::function<TypeCheck(const ir::Node& node, int64_t v
 
 class KernelRegistry {
  public:
-  // Registers `fn` for versions >= since_version of (domain, op_type). "" and "ai.onnx" are one domain.
+  // Registers `fn` for versions >= since_version of (domain, op_type) (until a later entry takes over).
+  // "" and "ai.onnx" are one domain.
   void add(const std::string& domain, const std::string& op_type, int since_version, KernelFn fn);
+  // Registers `kernel` for the versions in `versions` (kernel.versions is overwritten).
+  void add(const std::string& domain, const std::string& op_type, VersionRange versions, Kernel kernel);
 
-  KernelFn find(const std::string& domain, const std::string& op_type, int64_t version) const;
+  // The kernel covering `version`, or nullptr.
+  const Kernel* find(const std::string& domain, const std::string& op_type, int64_t version) const;
   // Error for an op without a kernel: names op, domain and version, lists what the domain has.
   Status unsupported(const std::string& domain, const std::string& op_type, int64_t version) const;
   std::vector<std::string> ops_in_domain(const std::string& domain) const;
@@ -117,7 +173,7 @@ class KernelRegistry {
   static KernelRegistry& global();
 
  private:
-  std::map<KernelKey, std::map<int, KernelFn>> kernels_;
+  std::map<KernelKey, std::map<int, Kernel>> kernels_;  // by since
   TypeCheckFactory type_checks_;
 };
 

@@ -137,7 +137,7 @@ Status prelu(exec::KernelContext& ctx) {
   if (dims != x->dims())
     return ctx.input_error(Code::kInvalidModel, 1, "shape {} does not broadcast to X's shape {}",
                            dims_to_string(slope_in->dims()), dims_to_string(x->dims()));
-  Tensor out(x->dtype(), dims);
+  Tensor out = ctx.output_buffer(x->dtype(), dims, {0});
   QONNX_RETURN_IF_ERROR(visit_types<kFloats | kInts>(ctx, 0, x->dtype(), [&](auto tag) {
     using T = decltype(tag);
     apply_binary<T, T, T>(*x, slope, out, [](T xv, T sv) {
@@ -167,7 +167,7 @@ Status clip(exec::KernelContext& ctx) {
   }
   const bool from_attrs = ctx.op_version() < 11;
   if (from_attrs && !dtype_is_float(x->dtype())) return unsupported_type(ctx, 0, x->dtype());
-  Tensor out(x->dtype(), x->dims());
+  Tensor out = ctx.output_buffer(x->dtype(), x->dims(), {0});
   const float attr_lo = ctx.attr_float("min", std::numeric_limits<float>::lowest());
   const float attr_hi = ctx.attr_float("max", std::numeric_limits<float>::max());
   QONNX_RETURN_IF_ERROR(visit_types<kNumeric>(ctx, 0, x->dtype(), [&](auto tag) {

@@ -82,7 +82,7 @@ Status arithmetic(exec::KernelContext& ctx, Op op) {
   QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 0, 1));
   QONNX_ASSIGN_OR_RETURN(const Tensor b, legacy_broadcast_operand(ctx, *a, *b_in));
   QONNX_ASSIGN_OR_RETURN(Dims dims, elementwise_output_dims(ctx, {a, &b}));
-  Tensor out(a->dtype(), dims);
+  Tensor out = ctx.output_buffer(a->dtype(), dims, {0, 1});
   QONNX_RETURN_IF_ERROR(visit_types<Set>(ctx, 0, a->dtype(), [&](auto tag) {
     using T = decltype(tag);
     apply_binary<T, T, T>(*a, b, out, [&](T x, T y) { return store<T>(op(load(x), load(y))); });
@@ -182,7 +182,7 @@ Status variadic(exec::KernelContext& ctx, Op op, bool mean = false) {
   }
   QONNX_ASSIGN_OR_RETURN(Dims dims, elementwise_output_dims(ctx, inputs));
   const Tensor& first = *ctx.input(0);
-  Tensor out(first.dtype(), dims);
+  Tensor out = Tensor::uninitialized(first.dtype(), dims);
   QONNX_RETURN_IF_ERROR(visit_types<Set>(ctx, 0, first.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* z = out.data<T>();

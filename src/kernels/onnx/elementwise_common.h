@@ -108,7 +108,7 @@ void apply_binary(const Tensor& a, const Tensor& b, Tensor& out, F&& f) {
 template <unsigned Set, typename F>
 Status unary_kernel(exec::KernelContext& ctx, F&& f) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
-  Tensor out(x->dtype(), x->dims());
+  Tensor out = ctx.output_buffer(x->dtype(), x->dims(), {0});
   QONNX_RETURN_IF_ERROR(visit_types<Set>(ctx, 0, x->dtype(), [&](auto tag) {
     using T = decltype(tag);
     apply_unary<T, T>(*x, out, [&](T v) { return store<T>(f(load(v))); });

@@ -36,13 +36,24 @@ void normalize_row(std::vector<C>& v) {
   }
 }
 
+// Opset 1-12 coerce the input to 2-D at `axis` (default 1); opset 13 runs over one axis (default -1).
+struct SoftmaxAttrs {
+  bool single_axis;
+  int64_t axis;
+};
+
+template <bool SingleAxis>
+Result<SoftmaxAttrs> prepare_softmax(const ir::Node& node, int64_t) {
+  return SoftmaxAttrs{SingleAxis, node.attr_int("axis", SingleAxis ? -1 : 1)};
+}
+
 template <Kind K>
-Status softmax_family(exec::KernelContext& ctx) {
+Status softmax_family(exec::KernelContext& ctx, const SoftmaxAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
   const Dims& dims = x->dims();
   const int64_t rank = static_cast<int64_t>(dims.size());
-  const bool single_axis = ctx.op_version() >= 13;
-  const int64_t axis_attr = ctx.attr_int("axis", single_axis ? -1 : 1);
+  const bool single_axis = attrs.single_axis;
+  const int64_t axis_attr = attrs.axis;
   int64_t axis = rank;
   // The 2-D coercion also accepts axis == rank (an empty trailing block of size 1).
   const bool coerce_to_end = !single_axis && axis_attr == rank;
@@ -54,7 +65,7 @@ Status softmax_family(exec::KernelContext& ctx) {
     else if (d == axis || !single_axis) n *= dims[static_cast<size_t>(d)];
     else inner *= dims[static_cast<size_t>(d)];
   }
-  Tensor out(x->dtype(), dims);
+  Tensor out = ctx.output_buffer(x->dtype(), dims, {0});  // each row is read whole before it is written
   QONNX_RETURN_IF_ERROR(visit_types<kFloats>(ctx, 0, x->dtype(), [&](auto tag) {
     using T = decltype(tag);
     if (n == 0) return;
@@ -74,15 +85,18 @@ Status softmax_family(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
+template <Kind K>
+void add_family(exec::KernelRegistry& r, const char* op) {
+  r.add("", op, {1, 12}, exec::typed_kernel<SoftmaxAttrs, prepare_softmax<false>, softmax_family<K>>());
+  r.add("", op, {13, exec::kNoUpperVersion}, exec::typed_kernel<SoftmaxAttrs, prepare_softmax<true>, softmax_family<K>>());
+}
+
 }  // namespace
 
 void register_softmax_kernels(exec::KernelRegistry& r) {
-  r.add("", "Softmax", 1, softmax_family<Kind::kSoftmax>);
-  r.add("", "Softmax", 13, softmax_family<Kind::kSoftmax>);
-  r.add("", "LogSoftmax", 1, softmax_family<Kind::kLogSoftmax>);
-  r.add("", "LogSoftmax", 13, softmax_family<Kind::kLogSoftmax>);
-  r.add("", "Hardmax", 1, softmax_family<Kind::kHardmax>);
-  r.add("", "Hardmax", 13, softmax_family<Kind::kHardmax>);
+  add_family<Kind::kSoftmax>(r, "Softmax");
+  add_family<Kind::kLogSoftmax>(r, "LogSoftmax");
+  add_family<Kind::kHardmax>(r, "Hardmax");
 }
 
 }  // namespace qonnx::kernels

@@ -83,11 +83,15 @@ Status run_channels_first(exec::KernelContext& ctx, size_t transposed_inputs, si
   // default-domain kernel registered only from a later opset computes the same for these attributes.
   const int64_t version = std::max<int64_t>(ctx.op_version(), 7);
   const auto& registry = exec::KernelRegistry::global();
-  exec::KernelFn fn = registry.find("", op, version);
-  if (!fn) fn = registry.find("", op, std::numeric_limits<int>::max());
-  if (!fn) return registry.unsupported("", op, version);
-  exec::KernelContext inner(ctx.node(), version, std::move(inputs));
-  Status st = fn(inner);
+  const exec::Kernel* kernel = registry.find("", op, version);
+  if (!kernel) kernel = registry.find("", op, std::numeric_limits<int>::max());
+  if (!kernel) return registry.unsupported("", op, version);
+  exec::PreparedState state;
+  if (kernel->prepare) {
+    QONNX_ASSIGN_OR_RETURN(state, kernel->prepare(ctx.node(), version));
+  }
+  exec::KernelContext inner(ctx.node(), version, std::move(inputs), state.get());
+  Status st = kernel->run(inner);
   if (!st.is_ok()) return st.with_context(fmt::format("channels_last {} on the channels-first data", op));
   const Tensor& y = inner.outputs()[0];
   if (!y.defined() || y.rank() < 2)

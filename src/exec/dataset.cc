@@ -1,0 +1,185 @@
+#include "qonnx/exec/dataset.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "qonnx/exec/compare.h"
+#include "qonnx/exec/dtype_dispatch.h"
+
+namespace qonnx::exec {
+
+namespace {
+
+int64_t row_elements(const Tensor& t) {
+  int64_t n = 1;
+  for (size_t d = 1; d < t.rank(); ++d) n *= t.dim(d);
+  return n;
+}
+
+}  // namespace
+
+Tensor slice_rows(const Tensor& t, int64_t begin, int64_t end) {
+  Dims dims = t.dims();
+  dims[0] = end - begin;
+  Tensor out = Tensor::uninitialized(t.dtype(), dims);
+  const int64_t row = row_elements(t);
+  if (t.dtype() == DType::kString) {
+    std::copy(t.strings().begin() + begin * row, t.strings().begin() + end * row, out.strings().begin());
+  } else if (out.nbytes() > 0) {
+    const size_t row_bytes = static_cast<size_t>(row) * dtype_size(t.dtype());
+    std::memcpy(out.raw(), static_cast<const uint8_t*>(t.raw()) + static_cast<size_t>(begin) * row_bytes, out.nbytes());
+  }
+  return out;
+}
+
+Result<Tensor> concat_rows(const std::vector<Tensor>& parts) {
+  if (parts.empty()) return Status(Code::kFailed, "nothing to concatenate");
+  const Tensor& first = parts.front();
+  if (first.rank() == 0) return Status(Code::kFailed, "a scalar output has no batch axis to concatenate along");
+  Dims dims = first.dims();
+  dims[0] = 0;
+  for (const Tensor& p : parts) {
+    bool same = p.dtype() == first.dtype() && p.rank() == first.rank() &&
+                std::equal(p.dims().begin() + 1, p.dims().end(), first.dims().begin() + 1);
+    if (!same)
+      return Status(Code::kFailed, fmt::format("batch outputs differ beyond axis 0: {} {} vs {} {}", dtype_name(first.dtype()),
+                                               dims_to_string(first.dims()), dtype_name(p.dtype()), dims_to_string(p.dims())));
+    dims[0] += p.dim(0);
+  }
+  Tensor out = Tensor::uninitialized(first.dtype(), dims);
+  size_t byte_offset = 0;
+  int64_t string_offset = 0;
+  for (const Tensor& p : parts) {
+    if (p.dtype() == DType::kString) {
+      std::copy(p.strings().begin(), p.strings().end(), out.strings().begin() + string_offset);
+      string_offset += p.numel();
+    } else if (p.nbytes() > 0) {
+      std::memcpy(static_cast<uint8_t*>(out.raw()) + byte_offset, p.raw(), p.nbytes());
+      byte_offset += p.nbytes();
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// The samples [begin, end) of every input.
+std::map<std::string, Tensor> batch_feeds(const std::map<std::string, Tensor>& data, int64_t begin, int64_t end) {
+  std::map<std::string, Tensor> feeds;
+  for (const auto& [name, t] : data) feeds[name] = slice_rows(t, begin, end);
+  return feeds;
+}
+
+Result<std::vector<Tensor>> run_per_sample(const Executor& executor, const std::map<std::string, Tensor>& data,
+                                           int64_t begin, int64_t end) {
+  std::vector<std::vector<Tensor>> rows;
+  for (int64_t i = begin; i < end; ++i) {
+    QONNX_ASSIGN_OR_RETURN(RunResult r, executor.run(batch_feeds(data, i, i + 1)));
+    rows.push_back(std::move(r.outputs));
+  }
+  std::vector<Tensor> outputs;
+  for (size_t k = 0; k < rows.front().size(); ++k) {
+    std::vector<Tensor> column;
+    for (auto& row : rows) column.push_back(std::move(row[k]));
+    QONNX_ASSIGN_OR_RETURN(Tensor t, concat_rows(column));
+    outputs.push_back(std::move(t));
+  }
+  return outputs;
+}
+
+}  // namespace
+
+Result<DatasetResult> run_dataset(const Executor& executor, const ir::Graph& graph,
+                                  const std::map<std::string, Tensor>& data, const DatasetOptions& options) {
+  if (options.batch_size < 1) return Status(Code::kUsage, "the batch size must be at least 1");
+  int64_t n = -1;
+  bool fixed_batch_one = false;
+  for (const ir::Value* v : graph.runtime_inputs()) {
+    auto it = data.find(v->name());
+    if (it == data.end()) return Status(Code::kUsage, fmt::format("dataset mode needs data for graph input '{}'", v->name()));
+    const Tensor& t = it->second;
+    if (t.rank() == 0)
+      return Status(Code::kInvalidModel, fmt::format("data for '{}' is a scalar; samples go along axis 0", v->name()));
+    if (n >= 0 && t.dim(0) != n)
+      return Status(Code::kUsage, fmt::format("data for '{}' holds {} samples, other inputs hold {}", v->name(), t.dim(0), n));
+    n = t.dim(0);
+    auto type = graph.type_of(v);
+    if (type && type->has_shape && !type->dims.empty()) {
+      if (type->dims[0] > 1)
+        return Status(Code::kInvalidModel, fmt::format("graph input '{}' fixes its batch dim at {}; dataset mode needs 1 "
+                                                       "or a symbolic batch dim", v->name(), type->dims[0]));
+      fixed_batch_one = fixed_batch_one || type->dims[0] == 1;
+    }
+    // One sample must fit the declaration (every dim but the batch dim when that is symbolic).
+    if (n > 0) QONNX_RETURN_IF_ERROR(check_input_against_declared(graph, v, slice_rows(t, 0, 1)).with_context("dataset"));
+  }
+  if (n == 0) return Status(Code::kUsage, "the data holds no samples (axis 0 is 0)");
+
+  DatasetResult result;
+  result.samples = n;
+  std::vector<std::vector<Tensor>> batches;  // per batch, per output
+  for (int64_t begin = 0; begin < n; begin += options.batch_size) {
+    const int64_t end = std::min(n, begin + options.batch_size);
+    std::vector<Tensor> outs;
+    if (result.per_sample || end - begin == 1) {
+      QONNX_ASSIGN_OR_RETURN(outs, run_per_sample(executor, data, begin, end));
+    } else {
+      QONNX_ASSIGN_OR_RETURN(RunResult r, executor.run(batch_feeds(data, begin, end)));
+      outs = std::move(r.outputs);
+      bool rows_ok = std::all_of(outs.begin(), outs.end(), [&](const Tensor& t) { return t.rank() > 0 && t.dim(0) == end - begin; });
+      if (begin == 0 && fixed_batch_one) {
+        // The graph was exported for batch 1 (a Reshape to [1, -1] would silently mix samples):
+        // batch only when the first batch reproduces the per-sample bytes.
+        QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> reference, run_per_sample(executor, data, begin, end));
+        bool same = rows_ok;
+        for (size_t k = 0; same && k < outs.size(); ++k) same = outs[k].identical(reference[k]);
+        if (!same) {
+          result.per_sample = true;
+          outs = std::move(reference);
+        }
+      } else if (!rows_ok) {
+        return Status(Code::kInvalidModel, fmt::format("a batch of {} samples gave outputs without {} rows", end - begin, end - begin));
+      }
+    }
+    batches.push_back(std::move(outs));
+    if (options.progress) options.progress(end, n);
+  }
+  for (size_t k = 0; k < batches.front().size(); ++k) {
+    std::vector<Tensor> column;
+    for (auto& b : batches) column.push_back(std::move(b[k]));
+    auto stacked = concat_rows(column);
+    if (!stacked.is_ok()) return std::move(stacked).status().with_context(fmt::format("output #{}", k));
+    result.outputs.push_back(std::move(stacked).value());
+  }
+  return result;
+}
+
+Result<Accuracy> top1_accuracy(const Tensor& scores, const Tensor& labels) {
+  if (scores.rank() == 0 || scores.dtype() == DType::kString)
+    return Status(Code::kUsage, fmt::format("--labels: the output {} {} has no rows of scores", dtype_name(scores.dtype()),
+                                            dims_to_string(scores.dims())));
+  const int64_t n = scores.dim(0);
+  bool column = labels.rank() == 2 && labels.dim(1) == 1;
+  if (!dtype_is_integer(labels.dtype()) || !(labels.rank() == 1 || column))
+    return Status(Code::kUsage, fmt::format("--labels must be integer class indices of shape [N] or [N, 1], got {} {}",
+                                            dtype_name(labels.dtype()), dims_to_string(labels.dims())));
+  if (labels.dim(0) != n)
+    return Status(Code::kUsage, fmt::format("--labels holds {} labels for {} samples", labels.dim(0), n));
+  const int64_t classes = row_elements(scores);
+  Accuracy acc;
+  acc.total = n;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t best = 0;
+    double best_value = classes > 0 ? element_as_double(scores, i * classes) : 0;
+    for (int64_t c = 1; c < classes; ++c) {
+      double v = element_as_double(scores, i * classes + c);
+      if (v > best_value) best = c, best_value = v;
+    }
+    if (classes > 0 && static_cast<int64_t>(element_as_double(labels, i)) == best) ++acc.correct;
+  }
+  return acc;
+}
+
+}  // namespace qonnx::exec
