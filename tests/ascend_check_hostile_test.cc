@@ -86,7 +86,7 @@ struct Deviation {
 Deviation deviation_of(const std::string& out) {
   std::smatch m;
   static const std::regex re(
-      "against the original \\(FP19 deviation\\) over [0-9]+ runs: max abs error ([0-9.eE+-]+), max rel error [0-9.eE+-]+, "
+      "over [0-9]+ runs against the original \\(FP19 deviation\\): max abs error ([0-9.eE+-]+), max rel error [0-9.eE+-]+, "
       "([0-9]+) of ([0-9]+) elements");
   Deviation d;
   if (std::regex_search(out, m, re)) {
@@ -114,11 +114,11 @@ TEST_F(AscendCheck, GeneratedMlpsWithArbitraryScalesPassExactlyAgainstTheFp19Ref
       EXPECT_NE(r.err.find("quant-matmul-int8-output = 1"), std::string::npos) << r.err;
       EXPECT_NE(r.err.find("uint8-activations-shifted"), std::string::npos) << r.err;
       EXPECT_EQ(r.err.find("left ="), std::string::npos) << r.err;
-      EXPECT_NE(r.out.find("ok against the FP19 reference over 8 runs: max abs error 0, max rel error 0, 0 of"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("ok over 8 runs against the FP19 reference: max abs error 0, max rel error 0, 0 of"), std::string::npos) << r.out;
       const Deviation d = deviation_of(r.out);
       ASSERT_GE(d.max_abs, 0) << r.out;
       EXPECT_GT(d.max_abs, 0) << "scales are not FP19 values: some deviation is expected\n" << r.out;
-      EXPECT_NE(r.out.find("reported against the original"), std::string::npos) << r.out;
+      EXPECT_NE(r.out.find("reported over 8 runs against the original"), std::string::npos) << r.out;
       worst[rm] = std::max(worst[rm], d.max_abs);
       flipped[rm] += d.flipped;
       elements[rm] += d.elements;
@@ -136,8 +136,8 @@ TEST_F(AscendCheck, ToleranceBoundsTheDeviationOnlyWhenGiven) {
   std::ofstream(file, std::ios::binary) << generated_mlp(42, 2).serialize();
   auto bounded = run_cli("convert " + file + " --target ascend --check 4 --atol 1e-9 --rtol 0 -o " + path("out.onnx"));
   EXPECT_EQ(bounded.exit_code, 7) << bounded.out << bounded.err;
-  EXPECT_NE(bounded.out.find("MISMATCH against the original (FP19 deviation)"), std::string::npos) << bounded.out;
-  EXPECT_NE(bounded.out.find("ok against the FP19 reference"), std::string::npos) << bounded.out;
+  EXPECT_NE(bounded.out.find("MISMATCH over 4 runs against the original (FP19 deviation)"), std::string::npos) << bounded.out;
+  EXPECT_NE(bounded.out.find("ok over 4 runs against the FP19 reference"), std::string::npos) << bounded.out;
   EXPECT_NE(bounded.err.find("differs beyond atol 1e-09 / rtol 0; nothing written"), std::string::npos) << bounded.err;
   EXPECT_FALSE(fs::exists(path("out.onnx")));
   auto loose = run_cli("convert " + file + " --target ascend --check 4 --atol 1 -o " + path("out.onnx") + " --report " + path("r.json"));

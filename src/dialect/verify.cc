@@ -152,6 +152,13 @@ Status check_value(const onnx::AttributeProto& a, const AttrSpec& spec) {
   return Status::ok();
 }
 
+// The version a QONNX node runs at: its domain's opset_import (1 when missing); always 1 in the
+// default domain, which carries only the 2021 quantizers (as the kernels are registered).
+int64_t op_version(const ir::Model& model, const ir::Node& node) {
+  if (ir::is_default_domain(node.domain())) return 1;
+  return model.op_version(node.domain());
+}
+
 }  // namespace
 
 const std::vector<std::string>& rounding_mode_names() {
@@ -164,12 +171,6 @@ bool is_rounding_mode(const std::string& text) {
   return std::find(names.begin(), names.end(), upper(text)) != names.end();
 }
 
-int64_t op_version(const ir::Model& model, const ir::Node& node) {
-  // The default domain has no QONNX versioning: its quantizers are always version 1.
-  if (ir::is_default_domain(node.domain())) return 1;
-  return model.op_version(node.domain());
-}
-
 Status verify_node(const ir::Node& node, int64_t version) {
   const Op op = classify(node);
   const OpSpec* spec = spec_of(op, version);
@@ -178,8 +179,8 @@ Status verify_node(const ir::Node& node, int64_t version) {
   const size_t given = node.inputs().size();
   const size_t need = spec->inputs.size();
   if (given != need) {
-    std::string text = fmt::format("{} version {} takes {} inputs ({}), got {}", name, version, need,
-                                   fmt::join(spec->inputs, ", "), given);
+    std::string text = fmt::format("{} version {} takes {} inputs, got {} (inputs: {})", name, version, need, given,
+                                   fmt::join(spec->inputs, ", "));
     if (op == Op::kTrunc)
       text += fmt::format(" (Trunc v1 has 5 inputs, v2 adds out_scale; the version is the model's opset_import of '{}', "
                           "and the default domain always means v1)", node.domain());

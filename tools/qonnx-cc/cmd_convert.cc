@@ -183,19 +183,19 @@ Result<ir::Model> fp19_reference(const ConvertOptions& o, const std::string& pip
 }
 
 // One line per output of a --check comparison.
-// `judged`: ok/MISMATCH by the tolerances; otherwise the numbers are only reported. `beyond` says what
-// the counted elements are beyond.
+// "check NAME: ok over N runs[ against X]: max abs error A, max rel error R, ..." (`against` is "" or
+// " against X"). `judged`: ok/MISMATCH by the tolerances, else "reported"; `beyond` names what the
+// counted elements are beyond.
 void print_checks(const std::vector<analysis::OutputCheck>& checks, int runs, const char* against, const std::string& beyond,
                   bool judged = true) {
   for (const auto& c : checks) {
     if (!c.problem.empty()) {
-      std::printf("check %s: MISMATCH against %s: %s\n", c.name.c_str(), against, c.problem.c_str());
+      std::printf("check %s: MISMATCH%s: %s\n", c.name.c_str(), against, c.problem.c_str());
       continue;
     }
     const double share = c.elements > 0 ? 100.0 * static_cast<double>(c.mismatches) / static_cast<double>(c.elements) : 0.0;
-    std::printf("check %s: %s against %s over %d runs: max abs error %.6g, max rel error %.6g, %lld of %lld elements "
-                "(%.3g%%) %s\n",
-                c.name.c_str(), !judged ? "reported" : c.ok ? "ok" : "MISMATCH", against, runs, c.max_abs_error, c.max_rel_error,
+    std::printf("check %s: %s over %d runs%s: max abs error %.6g, max rel error %.6g, %lld of %lld elements (%.3g%%) %s\n",
+                c.name.c_str(), !judged ? "reported" : c.ok ? "ok" : "MISMATCH", runs, against, c.max_abs_error, c.max_rel_error,
                 static_cast<long long>(c.mismatches), static_cast<long long>(c.elements), share, beyond.c_str());
   }
 }
@@ -290,7 +290,6 @@ int run_convert(ConvertOptions o) {
       if (!reference.is_ok()) return report(std::move(reference).status().with_context("--check: building the FP19 reference"));
       auto exact = analysis::check_equivalence(reference.value(), model, {o.check, o.seed, 0.0, 0.0});
       if (!exact.is_ok()) return report(std::move(exact).status().with_context("--check against the FP19 reference"));
-      print_checks(exact.value(), o.check, "the FP19 reference", "differ");
       for (const auto& c : exact.value()) {
         checks.emplace_back("fp19-reference", c);
         if (!c.ok) {
@@ -304,10 +303,11 @@ int run_convert(ConvertOptions o) {
       if (!o.tolerance_given) dopts.rtol = kFp19RelativeBound;
       auto deviation = analysis::check_equivalence(original.value(), model, dopts);
       if (!deviation.is_ok()) return report(std::move(deviation).status().with_context("--check"));
-      print_checks(deviation.value(), o.check, "the original (FP19 deviation)",
+      print_checks(deviation.value(), o.check, " against the original (FP19 deviation)",
                    o.tolerance_given ? fmt::format("beyond atol {:g} / rtol {:g}", o.atol, o.rtol)
                                      : fmt::format("beyond atol {:g} / rtol 2^-10 (a quantization step flipped upstream)", o.atol),
                    o.tolerance_given);
+      print_checks(exact.value(), o.check, " against the FP19 reference", "differ");
       for (const auto& c : deviation.value()) {
         checks.emplace_back("original", c);
         check_failed |= !c.ok && o.tolerance_given;
@@ -317,7 +317,7 @@ int run_convert(ConvertOptions o) {
     } else {
       auto r = analysis::check_equivalence(original.value(), model, copts);
       if (!r.is_ok()) return report(std::move(r).status().with_context("--check"));
-      print_checks(r.value(), o.check, "the original", fmt::format("beyond atol {:g} / rtol {:g}", o.atol, o.rtol));
+      print_checks(r.value(), o.check, "", fmt::format("beyond atol {:g} / rtol {:g}", o.atol, o.rtol));
       for (const auto& c : r.value()) {
         checks.emplace_back("original", c);
         check_failed |= !c.ok;

@@ -58,10 +58,6 @@ bool is_integer_quantizer(const ir::Node& node);
 const std::vector<std::string>& rounding_mode_names();
 bool is_rounding_mode(const std::string& text);
 
-// The version a QONNX node runs at: its domain's opset_import (1 when missing); always 1 in the
-// default domain, which carries only the 2021 quantizers.
-int64_t op_version(const ir::Model& model, const ir::Node& node);
-
 // The verifier (run at load): a QONNX node has exactly the inputs of its op at `version` (Trunc v1: 5,
 // v2: 6), one output, and only its op's attributes with their types and values (signed/narrow and the
 // FloatQuant flags 0 or 1, a known rounding_mode, a qonnx DataType as MultiThreshold's out_dtype, ...).
