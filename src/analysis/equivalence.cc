@@ -40,6 +40,7 @@ Result<std::vector<OutputCheck>> check_equivalence(const ir::Model& original, co
       oc.max_abs_error = std::max(oc.max_abs_error, c.max_abs_error);
       oc.max_rel_error = std::max(oc.max_rel_error, c.max_rel_error);
       oc.mismatches += c.mismatches;
+      oc.elements += rb->outputs[k].numel();
       oc.ok = oc.ok && c.ok();
     }
   }

@@ -1,7 +1,10 @@
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/analysis/validate.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <onnx/defs/schema.h>
 
 #include "kernels/qonnx/params.h"
 #include "qonnx/exec/executor.h"
@@ -64,6 +67,22 @@ Status check_quant_parameters(const ir::Model& model) {
 }
 
 }  // namespace
+
+std::vector<std::string> unknown_ops(const ir::Model& model) {
+  const auto& registry = exec::KernelRegistry::global();
+  std::vector<std::string> unknown;
+  model.graph().visit_graphs([&](const ir::Graph& g) {
+    for (const auto& node : g.nodes()) {
+      const int64_t version = model.op_version(node->domain());
+      if (registry.find(node->domain(), node->op_type(), version)) continue;
+      const std::string domain = ir::is_default_domain(node->domain()) ? "" : node->domain();
+      if (onnx::OpSchemaRegistry::Schema(node->op_type(), static_cast<int>(version), domain)) continue;
+      const std::string what = fmt::format("{}::{}", domain.empty() ? "ai.onnx" : domain, node->op_type());
+      if (std::find(unknown.begin(), unknown.end(), what) == unknown.end()) unknown.push_back(what);
+    }
+  });
+  return unknown;
+}
 
 Status validate_model(const ir::Model& model) {
   QONNX_RETURN_IF_ERROR(run_onnx_checker(model));

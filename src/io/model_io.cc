@@ -15,12 +15,15 @@
 #include <system_error>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/onnx_pb.h>
 
 #include "io/model_proto.h"
 #include "ir/tensor_codec.h"
+#include "qonnx/dialect/qonnx_dialect.h"
+#include "qonnx/support/limits.h"
 
 namespace qonnx::io {
 namespace fs = std::filesystem;
@@ -179,9 +182,73 @@ Status write_file_atomic(const fs::path& path, const std::string& bytes) { retur
 
 namespace {
 
+// Tensors held by node attributes (Constant's value, ConstantOfShape's value, ...): their storage is
+// checked like an initializer's. They are decoded without the model's folder, so they may not use
+// external data.
+Status check_attribute_tensors(const onnx::NodeProto& np, const fs::path& base_dir) {
+  auto check = [&](const onnx::AttributeProto& attr, const onnx::TensorProto& t) -> Status {
+    if (t.data_location() == onnx::TensorProto::EXTERNAL)
+      return Status(Code::kUnsupported, fmt::format("tensor '{}': external data in a node attribute is not supported", t.name()))
+          .with_context(fmt::format("attribute '{}'", attr.name()));
+    auto storage = ir::validate_tensor_storage(t, base_dir);
+    return storage.is_ok() ? Status::ok() : std::move(storage).status().with_context(fmt::format("attribute '{}'", attr.name()));
+  };
+  for (const auto& attr : np.attribute()) {
+    if (attr.has_t()) QONNX_RETURN_IF_ERROR(check(attr, attr.t()));
+    for (const auto& t : attr.tensors()) QONNX_RETURN_IF_ERROR(check(attr, t));
+    if (attr.has_sparse_tensor()) {
+      QONNX_RETURN_IF_ERROR(check(attr, attr.sparse_tensor().values()));
+      QONNX_RETURN_IF_ERROR(check(attr, attr.sparse_tensor().indices()));
+    }
+  }
+  return Status::ok();
+}
+
+// A sparse initializer: values and indices are tensors of their own, and their shapes must agree
+// with the dense dims (values [NNZ], indices [NNZ] or [NNZ, rank] within the dense shape's range).
+Status check_sparse_storage(const onnx::SparseTensorProto& sp, const fs::path& base_dir) {
+  const std::string context = fmt::format("sparse initializer '{}'", sp.values().name());
+  auto values = ir::validate_tensor_storage(sp.values(), base_dir);
+  if (!values.is_ok()) return std::move(values).status().with_context(context);
+  auto indices = ir::validate_tensor_storage(sp.indices(), base_dir);
+  if (!indices.is_ok()) return std::move(indices).status().with_context(context);
+  Dims dense(sp.dims().begin(), sp.dims().end());
+  const int64_t dense_numel = checked_numel(dense);
+  auto fail = [&](const std::string& what) { return Status(Code::kInvalidModel, what).with_context(context); };
+  if (static_cast<int64_t>(dense.size()) > kMaxRank || dense_numel < 0)
+    return fail(fmt::format("dense dims {} are negative, overflow or exceed rank {}", dims_to_string(dense), kMaxRank));
+  if (values->dims.size() != 1) return fail(fmt::format("values have dims {}, expected [NNZ]", dims_to_string(values->dims)));
+  const int64_t nnz = values->dims[0];
+  if (nnz > dense_numel) return fail(fmt::format("{} values for {} dense elements", nnz, dense_numel));
+  const Dims& idims = indices->dims;
+  const bool flat = idims.size() == 1 && idims[0] == nnz;
+  const bool coordinates = idims.size() == 2 && idims[0] == nnz && idims[1] == static_cast<int64_t>(dense.size());
+  if (!flat && !coordinates)
+    return fail(fmt::format("indices have dims {}, expected [{}] or [{}, {}]", dims_to_string(idims), nnz, nnz, dense.size()));
+  if (indices->dtype != DType::kInt64) return fail(fmt::format("indices are {}, expected int64", dtype_name(indices->dtype)));
+  return Status::ok();
+}
+
+// Declared shapes: a dim_value is a size, so it cannot be negative (unknown dims use dim_param or nothing).
+Status check_declared_dims(const onnx::ValueInfoProto& vi, const char* what) {
+  if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return Status::ok();
+  const auto& shape = vi.type().tensor_type().shape();
+  if (shape.dim_size() > kMaxRank)
+    return Status(Code::kInvalidModel, fmt::format("{} '{}': rank {} is over the supported maximum of {}", what, vi.name(),
+                                                   shape.dim_size(), kMaxRank));
+  for (int k = 0; k < shape.dim_size(); ++k)
+    if (shape.dim(k).has_dim_value() && shape.dim(k).dim_value() < 0)
+      return Status(Code::kInvalidModel, fmt::format("{} '{}': dim #{} is {}; a declared dim is a size >= 0 (unknown dims "
+                                                     "have no value or a dim_param)", what, vi.name(), k, shape.dim(k).dim_value()));
+  return Status::ok();
+}
+
 Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, const std::vector<const ir::Initializer*>& shared,
                    ir::Graph& graph) {
   // Definitions first: inputs, initializers, sparse initializers; then nodes in stored order.
+  for (const auto& in : g.input()) QONNX_RETURN_IF_ERROR(check_declared_dims(in, "graph input"));
+  for (const auto& out : g.output()) QONNX_RETURN_IF_ERROR(check_declared_dims(out, "graph output"));
+  for (const auto& vi : g.value_info()) QONNX_RETURN_IF_ERROR(check_declared_dims(vi, "value_info"));
   for (auto& in : *g.mutable_input()) {
     ir::Value* v = graph.get_or_create_value(in.name());
     if (v->is_graph_input())
@@ -193,10 +260,9 @@ Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, const std::vec
     ir::Initializer init;
     init.value = graph.get_or_create_value(t.name());
     init.base_dir = base_dir;
-    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-      auto slice = ir::resolve_external(t, base_dir);
-      if (!slice.is_ok()) return std::move(slice).status().with_context(fmt::format("initializer '{}'", t.name()));
-    }
+    // Sizes and fields of every tensor are checked here, used or not (nothing is decoded).
+    if (auto storage = ir::validate_tensor_storage(t, base_dir); !storage.is_ok())
+      return std::move(storage).status().with_context(fmt::format("initializer '{}'", t.name()));
     init.external_in_source = t.data_location() == onnx::TensorProto::EXTERNAL;
     init.proto = std::make_shared<onnx::TensorProto>(std::move(t));
     QONNX_RETURN_IF_ERROR(graph.add_initializer(std::move(init)));
@@ -209,7 +275,10 @@ Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, const std::vec
     copy.external_in_source = init->external_in_source;
     QONNX_RETURN_IF_ERROR(graph.add_initializer(std::move(copy)));
   }
-  for (const auto& sp : g.sparse_initializer()) graph.get_or_create_value(sp.values().name());
+  for (const auto& sp : g.sparse_initializer()) {
+    QONNX_RETURN_IF_ERROR(check_sparse_storage(sp, base_dir));
+    graph.get_or_create_value(sp.values().name());
+  }
 
   for (auto& np : *g.mutable_node()) {
     std::vector<std::string> ins(np.input().begin(), np.input().end());
@@ -217,6 +286,7 @@ Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, const std::vec
     std::string name = np.name(), op = np.op_type(), domain = np.domain();
     auto node = graph.add_node(name, op, domain, ins, outs);
     if (!node.is_ok()) return std::move(node).status();
+    QONNX_RETURN_IF_ERROR(check_attribute_tensors(np, base_dir).with_context(node.value()->describe()));
     // Bodies become IR graphs; the attribute keeps its name and type (and its place among the others).
     for (auto& attr : *np.mutable_attribute()) {
       if (attr.has_g()) {
@@ -274,7 +344,36 @@ Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, const std::vec
 Status validate_header(const onnx::ModelProto& m) {
   if (!m.has_graph()) return Status(Code::kInvalidModel, "not an ONNX model: no graph");
   if (m.ir_version() <= 0) return Status(Code::kInvalidModel, "not an ONNX model: ir_version is missing");
+  // The version every standard op runs at. IR 1 and 2 had no opset imports (opset 1 implied).
+  std::vector<std::string> seen;
+  for (const auto& op : m.opset_import()) {
+    const std::string domain = ir::is_default_domain(op.domain()) ? "" : op.domain();
+    if (std::find(seen.begin(), seen.end(), domain) != seen.end())
+      return Status(Code::kInvalidModel, fmt::format("opset_import lists the domain '{}' twice", op.domain()));
+    seen.push_back(domain);
+    if (op.version() < 1)
+      return Status(Code::kInvalidModel, fmt::format("opset_import of domain '{}' has version {}; versions start at 1",
+                                                     op.domain(), op.version()));
+  }
+  if (m.opset_import().empty() && m.ir_version() >= 3)
+    return Status(Code::kInvalidModel,
+                  fmt::format("the model has no opset_import: the versions of its ops are undefined (IR version {}; a file "
+                              "cut short after its graph looks like this)", m.ir_version()));
   return Status::ok();
+}
+
+// Standard ops need the default domain's version (IR 1 and 2 implied opset 1).
+Status check_default_import(const ir::Model& model) {
+  if (model.opset("") || model.header().ir_version() < 3) return Status::ok();
+  Status status = Status::ok();
+  model.graph().visit_graphs([&](const ir::Graph& g) {
+    for (const auto& node : g.nodes())
+      if (status.is_ok() && ir::is_default_domain(node->domain()))
+        status = Status(Code::kInvalidModel, "the model has no opset_import for the default ONNX domain ('' or ai.onnx): "
+                                             "the version of its standard ops is undefined")
+                     .with_context(node->describe());
+  });
+  return status;
 }
 
 }  // namespace
@@ -297,6 +396,9 @@ Result<ir::Model> model_from_proto(onnx::ModelProto proto, const fs::path& base_
   std::unique_ptr<onnx::GraphProto> g(proto.release_graph());
   model.mutable_header().Swap(&proto);
   QONNX_RETURN_IF_ERROR(build_graph(*g, base_dir, shared, model.graph()));
+  QONNX_RETURN_IF_ERROR(check_default_import(model));
+  // Every QONNX node is verified here, whichever path (exec, a pass, a fold) would reach it later.
+  QONNX_RETURN_IF_ERROR(dialect::verify_model(model));
   static_cast<const ir::Graph&>(model.graph()).visit_graphs([&](const ir::Graph& g) {
     for (const auto& init : g.initializers())
       model.set_source_used_external_data(model.source_used_external_data() || init.external_in_source);

@@ -1,10 +1,13 @@
 #include "ir/tensor_codec.h"
 
 #include <cstring>
+#include <string>
+#include <vector>
 #include <fstream>
 #include <system_error>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "qonnx/support/limits.h"
 
@@ -91,37 +94,105 @@ Result<ExternalSlice> resolve_external(const onnx::TensorProto& proto, const fs:
 
 namespace {
 
-// Number of stored values for the typed field the dtype uses.
-int typed_count(const onnx::TensorProto& proto, DType dtype) {
+// The typed field a dtype's values live in, and how many values an element takes there.
+struct TypedField {
+  const char* name;
+  int count;
+  int per_element;
+};
+
+TypedField typed_field(const onnx::TensorProto& proto, DType dtype) {
   switch (dtype) {
-    case DType::kFloat: return proto.float_data_size();
-    case DType::kDouble: return proto.double_data_size();
-    case DType::kInt64: return proto.int64_data_size();
+    case DType::kFloat: return {"float_data", proto.float_data_size(), 1};
+    case DType::kComplex64: return {"float_data", proto.float_data_size(), 2};
+    case DType::kDouble: return {"double_data", proto.double_data_size(), 1};
+    case DType::kComplex128: return {"double_data", proto.double_data_size(), 2};
+    case DType::kInt64: return {"int64_data", proto.int64_data_size(), 1};
     case DType::kUInt32:
-    case DType::kUInt64: return proto.uint64_data_size();
-    case DType::kString: return proto.string_data_size();
-    default: return proto.int32_data_size();
+    case DType::kUInt64: return {"uint64_data", proto.uint64_data_size(), 1};
+    case DType::kString: return {"string_data", proto.string_data_size(), 1};
+    default: return {"int32_data", proto.int32_data_size(), 1};
   }
 }
 
+Result<StorageInfo> check_storage(const onnx::TensorProto& proto, const fs::path& base_dir) {
+  if (proto.dims_size() > kMaxRank)
+    return invalid(proto, fmt::format("rank {} is over the supported maximum of {}", proto.dims_size(), kMaxRank));
+  const int32_t type = proto.data_type();
+  if (type == 0) return invalid(proto, "data_type is UNDEFINED (0)");
+  // 17..23: float8, 4-bit and float4 types of later ONNX releases, which this build does not handle.
+  if (type >= 17 && type <= 23)
+    return Status(Code::kUnsupported, fmt::format("tensor '{}': data type {} (an ONNX type newer than this build supports) "
+                                                  "is not supported", proto.name(), type));
+  if (!dtype_known(type)) return invalid(proto, fmt::format("data_type {} is not an ONNX data type", type));
+  StorageInfo info;
+  info.dtype = static_cast<DType>(type);
+  info.dims.assign(proto.dims().begin(), proto.dims().end());
+  info.numel = checked_numel(info.dims);
+  if (info.numel < 0) return invalid(proto, fmt::format("dims {} are negative or overflow", dims_to_string(info.dims)));
+  const size_t esize = dtype_size(info.dtype);
+  if (esize != 0 && static_cast<uint64_t>(info.numel) > (uint64_t{1} << 62) / esize)
+    return invalid(proto, fmt::format("dims {} are too large", dims_to_string(info.dims)));
+  info.nbytes = static_cast<uint64_t>(info.numel) * esize;
+
+  // The values a segment holds: [begin, end) of the flat tensor.
+  int64_t stored = info.numel;
+  if (proto.has_segment()) {
+    const int64_t begin = proto.segment().begin(), end = proto.segment().end();
+    if (begin < 0 || end < begin || end > info.numel)
+      return invalid(proto, fmt::format("segment [{}, {}) is not within the {} elements of dims {}", begin, end,
+                                        info.numel, dims_to_string(info.dims)));
+    stored = end - begin;
+  }
+
+  // Which value fields hold anything: exactly one may (none for an empty tensor).
+  std::vector<std::string> fields;
+  if (proto.has_raw_data()) fields.push_back("raw_data");
+  if (proto.float_data_size() > 0) fields.push_back("float_data");
+  if (proto.int32_data_size() > 0) fields.push_back("int32_data");
+  if (proto.int64_data_size() > 0) fields.push_back("int64_data");
+  if (proto.double_data_size() > 0) fields.push_back("double_data");
+  if (proto.uint64_data_size() > 0) fields.push_back("uint64_data");
+  if (proto.string_data_size() > 0) fields.push_back("string_data");
+
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+    if (!fields.empty())
+      return invalid(proto, fmt::format("data_location is EXTERNAL but it also holds values in {}", fmt::join(fields, " and ")));
+    if (info.dtype == DType::kString) return invalid(proto, "string tensors cannot use external data");
+    if (proto.has_segment()) return invalid(proto, "a segment cannot use external data");
+    QONNX_ASSIGN_OR_RETURN(info.external, resolve_external(proto, base_dir));
+    return info;
+  }
+  if (fields.size() > 1) return invalid(proto, fmt::format("holds values in both {}", fmt::join(fields, " and ")));
+  const std::string field = fields.empty() ? "" : fields[0];
+  if (field == "raw_data") {
+    if (info.dtype == DType::kString) return invalid(proto, "a string tensor cannot use raw_data (string_data only)");
+    const uint64_t expected = static_cast<uint64_t>(stored) * esize;
+    if (proto.raw_data().size() != expected)
+      return invalid(proto, fmt::format("raw_data has {} bytes, dims {} of {} need {}", proto.raw_data().size(),
+                                        dims_to_string(info.dims), dtype_name(info.dtype), expected));
+    return info;
+  }
+  const TypedField typed = typed_field(proto, info.dtype);
+  if (!field.empty() && field != typed.name)
+    return invalid(proto, fmt::format("a {} tensor keeps its values in {}, not {}", dtype_name(info.dtype), typed.name, field));
+  const int64_t expected = stored * typed.per_element;
+  if (typed.count != expected)
+    return invalid(proto, fmt::format("holds {} values, dims {} need {}", typed.count, dims_to_string(info.dims), expected));
+  return info;
+}
+
 Result<Tensor> decode_checked(const onnx::TensorProto& proto, const fs::path& base_dir) {
-  if (!dtype_known(proto.data_type()))
-    return Status(Code::kUnsupported, fmt::format("tensor '{}': unsupported data type {}", proto.name(), proto.data_type()));
-  DType dtype = static_cast<DType>(proto.data_type());
-  Dims dims(proto.dims().begin(), proto.dims().end());
-  int64_t numel = checked_numel(dims);
-  if (numel < 0) return invalid(proto, fmt::format("dims {} are negative or overflow", dims_to_string(dims)));
+  QONNX_ASSIGN_OR_RETURN(StorageInfo info, check_storage(proto, base_dir));
+  const DType dtype = info.dtype;
+  const Dims& dims = info.dims;
+  const int64_t numel = info.numel;
   if (proto.has_segment()) return Status(Code::kUnsupported, fmt::format("tensor '{}': segmented tensors are not supported", proto.name()));
   if (dtype == DType::kComplex64 || dtype == DType::kComplex128)
     return Status(Code::kUnsupported, fmt::format("tensor '{}': complex tensors are not supported", proto.name()));
-  const size_t esize = dtype_size(dtype);
-  // Every size is checked against the stored data before anything is allocated.
-  if (esize != 0 && static_cast<uint64_t>(numel) > (uint64_t{1} << 62) / esize)
-    return invalid(proto, fmt::format("dims {} are too large", dims_to_string(dims)));
-  const uint64_t nbytes = static_cast<uint64_t>(numel) * esize;
 
-  if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
-    QONNX_ASSIGN_OR_RETURN(ExternalSlice slice, resolve_external(proto, base_dir));
+  if (info.external) {
+    const ExternalSlice& slice = *info.external;
     Tensor t(dtype, dims);
     std::ifstream in(slice.file, std::ios::binary);
     in.seekg(static_cast<std::streamoff>(slice.offset));
@@ -129,17 +200,11 @@ Result<Tensor> decode_checked(const onnx::TensorProto& proto, const fs::path& ba
     if (!in) return Status(Code::kCannotRead, fmt::format("tensor '{}': cannot read external data from '{}'", proto.name(), slice.file.string()));
     return t;
   }
-  if (dtype != DType::kString && proto.has_raw_data()) {
-    if (proto.raw_data().size() != nbytes)
-      return invalid(proto, fmt::format("raw_data has {} bytes, dims {} of {} need {}", proto.raw_data().size(),
-                                        dims_to_string(dims), dtype_name(dtype), nbytes));
+  if (proto.has_raw_data()) {  // sized and typed by check_storage
     Tensor t(dtype, dims);
     if (numel > 0) std::memcpy(t.raw(), proto.raw_data().data(), proto.raw_data().size());
     return t;
   }
-  int count = typed_count(proto, dtype);
-  if (count != numel)
-    return invalid(proto, fmt::format("holds {} values, dims {} need {}", count, dims_to_string(dims), numel));
   Tensor t(dtype, dims);
   switch (dtype) {
     case DType::kString:
@@ -170,9 +235,11 @@ Result<Tensor> decode_checked(const onnx::TensorProto& proto, const fs::path& ba
 
 }  // namespace
 
+Result<StorageInfo> validate_tensor_storage(const onnx::TensorProto& proto, const fs::path& base_dir) {
+  return check_storage(proto, base_dir);
+}
+
 Result<Tensor> decode_tensor(const onnx::TensorProto& proto, const fs::path& base_dir) {
-  if (proto.dims_size() > kMaxRank)
-    return invalid(proto, fmt::format("rank {} is over the supported maximum of {}", proto.dims_size(), kMaxRank));
   try {
     return decode_checked(proto, base_dir);
   } catch (const MemoryLimitError& e) {

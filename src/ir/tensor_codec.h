@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 
 #include <onnx/onnx_pb.h>
 
@@ -19,6 +20,21 @@ struct ExternalSlice {
 
 // Validates a TensorProto's external_data entries against `base_dir` and the expected byte size.
 Result<ExternalSlice> resolve_external(const onnx::TensorProto& proto, const std::filesystem::path& base_dir);
+
+// What a TensorProto's storage holds, checked against its dims and type without decoding.
+struct StorageInfo {
+  DType dtype = DType::kUndefined;
+  Dims dims;
+  int64_t numel = 0;
+  uint64_t nbytes = 0;
+  std::optional<ExternalSlice> external;  // set for data_location EXTERNAL
+};
+
+// Checks sizes and fields only (nothing is decoded or read): rank within kMaxRank, a known data_type,
+// non-negative dims whose product and byte size do not overflow, exactly one value field (raw_data or
+// the typed field of the dtype) holding exactly the elements the dims (or segment) need, and external
+// data inside `base_dir` and within its file. Invalid storage is kInvalidModel naming the tensor.
+Result<StorageInfo> validate_tensor_storage(const onnx::TensorProto& proto, const std::filesystem::path& base_dir);
 
 // Decodes any encoding (raw_data, typed fields, external data) into a Tensor.
 Result<Tensor> decode_tensor(const onnx::TensorProto& proto, const std::filesystem::path& base_dir);

@@ -15,6 +15,7 @@ struct OutputCheck {
   double max_abs_error = 0;
   double max_rel_error = 0;
   int64_t mismatches = 0;
+  int64_t elements = 0;  // compared, over all runs
   bool ok = true;
   std::string problem;  // shape or dtype difference
 };

@@ -3,10 +3,14 @@
 // nobody else spells a QONNX domain or op name.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "qonnx/support/status.h"
+
 namespace qonnx::ir {
+class Model;
 class Node;
 }  // namespace qonnx::ir
 
@@ -49,5 +53,18 @@ bool is_quantizer(Op op);
 bool is_quantizer(const ir::Node& node);
 // The integer quantizers lowering handles (FloatQuant excluded).
 bool is_integer_quantizer(const ir::Node& node);
+
+// The rounding_mode names the QONNX quantizers accept (case-insensitive; HALF_EVEN = ROUND).
+const std::vector<std::string>& rounding_mode_names();
+bool is_rounding_mode(const std::string& text);
+
+// The verifier (run at load): a QONNX node has exactly the inputs of its op at `version` (Trunc v1: 5,
+// v2: 6), one output, and only its op's attributes with their types and values (signed/narrow and the
+// FloatQuant flags 0 or 1, a known rounding_mode, a qonnx DataType as MultiThreshold's out_dtype, ...).
+// Errors are kInvalidModel, an unknown rounding mode kUnsupported (as the kernels report it).
+// Non-QONNX nodes pass.
+Status verify_node(const ir::Node& node, int64_t version);
+// Every node of every graph (bodies included), naming the first bad node.
+Status verify_model(const ir::Model& model);
 
 }  // namespace qonnx::dialect
