@@ -258,7 +258,9 @@ Result<InferenceCost> inference_cost(const ir::Model& model, const CostOptions& 
   for (const auto& n : g.nodes()) {
     QONNX_ASSIGN_OR_RETURN(std::optional<NodeCost> c, coster.cost(*n));
     if (!c) {
-      if (!zero_cost(n->op_type())) out.unsupported.insert(n->op_type());
+      // qonnx lists BipolarQuant, FloatQuant and IntQuant as unsupported; like Quant they cost nothing.
+      const bool free_quantizer = !options.qonnx_ops_only && dialect::is_quantizer(*n);
+      if (!zero_cost(n->op_type()) && !free_quantizer) out.unsupported.insert(n->op_type());
       continue;
     }
     accumulate(out.total, c->costs);

@@ -23,7 +23,8 @@ std::string cost_preprocess_pipeline(bool clip_aware);
 struct CostOptions {
   bool discount_sparsity = true;
   // Only the ops qonnx costs (Conv, MatMul, Gemm, Upsample); ConvTranspose, GlobalAveragePool, Resize
-  // and MultiThreshold are then "unsupported", as in qonnx.
+  // and MultiThreshold are then "unsupported", as in qonnx, and so are BipolarQuant, IntQuant and
+  // FloatQuant (otherwise free, like Quant).
   bool qonnx_ops_only = false;
 };
 

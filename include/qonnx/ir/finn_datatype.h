@@ -23,7 +23,7 @@ std::optional<IntegerRange> integer_datatype_range(const std::string& datatype);
 struct FinnDataType {
   enum class Kind { kFloat32, kFloat16, kArbFloat, kInteger, kBipolar, kTernary, kFixed, kScaledInt };
   Kind kind = Kind::kFloat32;
-  std::string name;  // canonical: "INT2", "BINARY", "SCALEDINT<8>", "FIXED<8,4>", "FLOAT<4,3,7>", ...
+  std::string name = "FLOAT32";  // canonical: "INT2", "BINARY", "SCALEDINT<8>", "FIXED<8,4>", "FLOAT<4,3,7>", ...
   int bits = 32;
   bool is_signed = true;
   // IntType, BIPOLAR and TERNARY (not FIXED, not SCALEDINT).
