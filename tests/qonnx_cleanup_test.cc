@@ -17,28 +17,33 @@ namespace qonnx::test {
 namespace {
 namespace fs = std::filesystem;
 
-class Cleanup : public TempDirTest {
+class QonnxCleanup : public TempDirTest {
  protected:
-  // Runs `model` and its cleanup on the same seeded inputs; every output must have the same bytes
-  // (.npy: data, dtype and shape, no names).
-  void expect_bit_identical(const std::string& model, const std::string& flags = "") {
+  // Runs `model` and its cleanup with each of `flag_sets` on the same seeded inputs; every output must
+  // have the same bytes (.npy: data, dtype and shape, no names). Cleaned models: clean<run>_<k>.onnx.
+  void expect_bit_identical(const std::string& model, const std::vector<std::string>& flag_sets = {""}) {
     const std::string tag = std::to_string(run_++);
-    const std::string clean = path("clean" + tag + ".onnx"), in = path("in" + tag), a = path("a" + tag), b = path("b" + tag);
-    auto r = run_cli("cleanup " + model + " -o " + clean + " " + flags);
+    const std::string in = path("in" + tag), a = path("a" + tag);
+    auto r = run_cli("exec " + model + " --random-inputs --seed 7 --save-inputs " + in + " --output-dir " + a + " --npy");
     ASSERT_EQ(r.exit_code, 0) << model << "\n" << r.err;
-    r = run_cli("exec " + model + " --random-inputs --seed 7 --save-inputs " + in + " --output-dir " + a + " --npy");
-    ASSERT_EQ(r.exit_code, 0) << model << "\n" << r.err;
-    r = run_cli("exec " + clean + " --input-dir " + in + " --output-dir " + b + " --npy");
-    ASSERT_EQ(r.exit_code, 0) << clean << "\n" << r.err;
-    int outputs = 0;
-    for (int k = 0; fs::exists(a + "/output_" + std::to_string(k) + ".npy"); ++k, ++outputs) {
-      const std::string file = "/output_" + std::to_string(k) + ".npy";
-      auto x = io::read_file(a + file), y = io::read_file(b + file);
-      ASSERT_TRUE(y.is_ok()) << model << ": no output " << k << " from the cleaned model";
-      EXPECT_TRUE(x.value() == y.value()) << model << ": output " << k << " differs after cleanup";
+    for (size_t k = 0; k < flag_sets.size(); ++k) {
+      const std::string clean = cleaned(k), b = path("b" + tag + "_" + std::to_string(k));
+      r = run_cli("cleanup " + model + " -o " + clean + " " + flag_sets[k]);
+      ASSERT_EQ(r.exit_code, 0) << model << " " << flag_sets[k] << "\n" << r.err;
+      r = run_cli("exec " + clean + " --input-dir " + in + " --output-dir " + b + " --npy");
+      ASSERT_EQ(r.exit_code, 0) << clean << "\n" << r.err;
+      int outputs = 0;
+      for (int o = 0; fs::exists(a + "/output_" + std::to_string(o) + ".npy"); ++o, ++outputs) {
+        const std::string file = "/output_" + std::to_string(o) + ".npy";
+        auto x = io::read_file(a + file), y = io::read_file(b + file);
+        ASSERT_TRUE(y.is_ok()) << model << ": no output " << o << " from the cleaned model";
+        EXPECT_TRUE(x.value() == y.value()) << model << " " << flag_sets[k] << ": output " << o << " differs after cleanup";
+      }
+      EXPECT_GT(outputs, 0) << model;
     }
-    EXPECT_GT(outputs, 0) << model;
   }
+  // The k-th cleaned model of the last expect_bit_identical.
+  std::string cleaned(size_t k = 0) const { return path("clean" + std::to_string(run_ - 1) + "_" + std::to_string(k) + ".onnx"); }
   ir::Model load(const std::string& file) {
     auto m = io::load_model(file);
     EXPECT_TRUE(m.is_ok()) << m.status().to_string();
@@ -60,7 +65,7 @@ void expect_clean(const ir::Model& m, const std::string& what) {
   bool qonnx_ops = false;
   for (const auto& n : g.nodes()) {
     EXPECT_EQ(n->name(), n->op_type() + "_" + std::to_string(per_op[n->op_type()]++)) << what;
-    if (dialect::classify(*n) != dialect::Op::kNone) {
+    if (dialect::classify(*n) != dialect::Op::kNone && n->domain() != dialect::kChannelsLastDomain) {
       qonnx_ops = true;
       EXPECT_EQ(n->domain(), dialect::kGeneralDomain) << what << ": " << n->describe();
     }
@@ -74,22 +79,16 @@ void expect_clean(const ir::Model& m, const std::string& what) {
   EXPECT_EQ(g.outputs()[0]->name(), "global_out") << what;
 }
 
-TEST_F(Cleanup, EverySharedModelStaysBitIdentical) {
+TEST_F(QonnxCleanup, EverySharedModelStaysBitIdentical) {
   auto models = shared_models();
   if (models.empty()) GTEST_SKIP() << "../shared/qonnx_models is absent";
   for (const auto& m : models) {
-    expect_bit_identical(m.string());
-    expect_clean(load(path("clean" + std::to_string(run_ - 1) + ".onnx")), m.string());
-  }
-}
-
-TEST_F(Cleanup, SharedModelsWithWeightQuantizersFoldedStayBitIdentical) {
-  auto models = shared_models();
-  if (models.empty()) GTEST_SKIP() << "../shared/qonnx_models is absent";
-  for (const auto& m : models) {
-    expect_bit_identical(m.string(), "--preserve-qnt-ops=0");
-    ir::Model clean = load(path("clean" + std::to_string(run_ - 1) + ".onnx"));
-    for (const auto& n : clean.graph().nodes()) {
+    // Quantizers kept (default), and weight quantizers folded too.
+    expect_bit_identical(m.string(), {"", "--preserve-qnt-ops=0"});
+    expect_clean(load(cleaned(0)), m.string());
+    ir::Model folded = load(cleaned(1));
+    expect_clean(folded, m.string() + " --preserve-qnt-ops=0");
+    for (const auto& n : folded.graph().nodes()) {
       bool constant = dialect::is_quantizer(*n);
       for (const ir::Value* v : n->inputs()) constant = constant && (!v || v->is_initializer());
       EXPECT_FALSE(constant) << m << ": " << n->describe() << " still quantizes constants";
@@ -119,11 +118,11 @@ io::ModelBuilder idioms(const std::string& domain) {
   return b;
 }
 
-TEST_F(Cleanup, GeneratedIdiomsInEveryDomainSpelling) {
+TEST_F(QonnxCleanup, GeneratedIdiomsInEveryDomainSpelling) {
   for (const std::string domain : {"qonnx.custom_op.general", "finn.custom_op.general", "finn", "onnx.brevitas", ""}) {
     const std::string file = write(idioms(domain), "idioms.onnx");
     expect_bit_identical(file);
-    ir::Model clean = load(path("clean" + std::to_string(run_ - 1) + ".onnx"));
+    ir::Model clean = load(cleaned());
     expect_clean(clean, "domain '" + domain + "'");
     for (const auto& n : clean.graph().nodes()) EXPECT_NE(n->op_type(), "Transpose") << "domain '" << domain << "'";
     EXPECT_EQ(clean.graph().inputs().size(), 1u);
@@ -131,7 +130,7 @@ TEST_F(Cleanup, GeneratedIdiomsInEveryDomainSpelling) {
   }
 }
 
-TEST_F(Cleanup, TransposeIsKeptWhereFoldingWouldChangeBroadcasting) {
+TEST_F(QonnxCleanup, TransposeIsKeptWhereFoldingWouldChangeBroadcasting) {
   // A per-column scale of rank 1 broadcasts along the last axis: transposing W but not the scale would
   // scale rows instead (qonnx folds it anyway).
   io::ModelBuilder b(13);
@@ -143,7 +142,7 @@ TEST_F(Cleanup, TransposeIsKeptWhereFoldingWouldChangeBroadcasting) {
   b.node("Transpose", {"wq"}, {"wt"}).attr("perm", std::vector<int64_t>{1, 0});
   b.node("MatMul", {"x", "wt"}, {"y"});
   expect_bit_identical(write(b, "bcast.onnx"));
-  ir::Model clean = load(path("clean0.onnx"));
+  ir::Model clean = load(cleaned());
   int transposes = 0;
   for (const auto& n : clean.graph().nodes()) transposes += n->op_type() == "Transpose";
   EXPECT_EQ(transposes, 1);
@@ -166,10 +165,10 @@ io::ModelBuilder conv_with_bias(bool quantized_bias) {
   return b;
 }
 
-TEST_F(Cleanup, ExtractConvBiasPlainAndQuantized) {
+TEST_F(QonnxCleanup, ExtractConvBiasPlainAndQuantized) {
   for (bool quantized : {false, true}) {
-    expect_bit_identical(write(conv_with_bias(quantized), "conv.onnx"), "--extract-conv-bias");
-    ir::Model clean = load(path("clean" + std::to_string(run_ - 1) + ".onnx"));
+    expect_bit_identical(write(conv_with_bias(quantized), "conv.onnx"), {"--extract-conv-bias"});
+    ir::Model clean = load(cleaned());
     const ir::Node* conv = nullptr;
     for (const auto& n : clean.graph().nodes())
       if (n->op_type() == "Conv") conv = n.get();
@@ -180,7 +179,7 @@ TEST_F(Cleanup, ExtractConvBiasPlainAndQuantized) {
   }
 }
 
-TEST_F(Cleanup, OverrideBatchAndInputSize) {
+TEST_F(QonnxCleanup, OverrideBatchAndInputSize) {
   io::ModelBuilder b(13);
   b.input("x", DType::kFloat, {1, 2, 3}).output("y", DType::kFloat, {1, 6});
   b.initializer("target", i64({2}, {1, 6}));
@@ -200,7 +199,7 @@ TEST_F(Cleanup, OverrideBatchAndInputSize) {
   EXPECT_EQ(run_cli("cleanup " + file + " --override-batchsize 2 --check 1").exit_code, 2);
 }
 
-TEST_F(Cleanup, IdempotentDeterministicAndDefaultName) {
+TEST_F(QonnxCleanup, IdempotentDeterministicAndDefaultName) {
   const std::string file = write(idioms("finn"), "m.onnx");
   ASSERT_EQ(run_cli("cleanup " + file).exit_code, 0);
   ASSERT_TRUE(fs::exists(path("m_clean.onnx")));
@@ -210,7 +209,7 @@ TEST_F(Cleanup, IdempotentDeterministicAndDefaultName) {
   EXPECT_EQ(io::read_file(path("m_clean.onnx")).value(), io::read_file(path("twice.onnx")).value());
 }
 
-TEST_F(Cleanup, CliContract) {
+TEST_F(QonnxCleanup, CliContract) {
   auto help = run_cli("cleanup --help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("Example:"), std::string::npos);

@@ -46,9 +46,10 @@ Result<std::string> cleanup_pipeline(const CleanupOptions& o) {
   }
   p += ",freeze-initializer-inputs,infer-shapes,unique-parameters";
   p += o.preserve_qnt_ops ? ",fold-constants{skip-quantizers=1,shapes=1}" : ",fold-constants{qdq=1,shapes=1}";
-  p += ",infer-shapes,fold-transpose-into-quant,infer-shapes,cleanup{merge-constants=0},readable-names";
-  if (o.extract_conv_bias) p += ",extract-conv-bias,infer-shapes,readable-names";
-  return p;
+  p += ",infer-shapes,fold-transpose-into-quant,infer-shapes,cleanup{merge-constants=0}";
+  // qonnx names, extracts the bias and names again; naming once at the end gives the same names.
+  if (o.extract_conv_bias) p += ",extract-conv-bias,infer-shapes";
+  return p + ",readable-names";
 }
 
 int run_cleanup(CleanupOptions o) {
