@@ -8,6 +8,7 @@
 #include "qonnx/analysis/inference_cost.h"
 #include "qonnx/io/model_builder.h"
 #include "qonnx/io/model_io.h"
+#include "qonnx/ir/finn_datatype.h"
 #include "support/cli.h"
 #include "support/temp_dir.h"
 #include "support/test_util.h"
@@ -337,6 +338,72 @@ TEST_F(CostCli, ExitCodesAndFiles) {
   auto again = run_cli("cost " + model + " --breakdown");
   EXPECT_EQ(again.out, text.value());
   EXPECT_EQ(run_cli("cost " + model + " --json " + path("no/such/dir/c.json")).exit_code, 4);
+}
+
+}  // namespace
+}  // namespace qonnx::test
+
+namespace qonnx::test {
+namespace {
+
+// qonnx's InferDataTypes rules, one output per rule.
+TEST(InferDatatypes, QonnxRulesAndFallbacks) {
+  io::ModelBuilder b(13);
+  b.import(kQ, 1);
+  b.input("x", DType::kFloat, {4}).output("y", DType::kFloat, {4});
+  b.initializer("one", f32s(1)).initializer("half", f32s(0.5f)).initializer("zero", f32s(0)).initializer("zp", f32s(1));
+  b.initializer("b3", f32s(3)).initializer("b1", f32s(1)).initializer("b3_rank1", f32({1}, {3}));
+  b.initializer("thr", f32({1, 3}, {0, 1, 2}));
+  b.node("Quant", {"x", "one", "zero", "b3"}, {"int3"}, kQ).attr("signed", 1);
+  b.node("Quant", {"x", "one", "zero", "b3"}, {"uint3"}, kQ).attr("signed", 0);
+  b.node("Quant", {"x", "half", "zero", "b3"}, {"scaled3"}, kQ).attr("signed", 1);
+  b.node("Quant", {"x", "one", "zp", "b3"}, {"zeropt"}, kQ).attr("signed", 1);        // zero point 1: FLOAT32
+  b.node("Quant", {"x", "one", "zero", "b3_rank1"}, {"rank1"}, kQ).attr("signed", 1);  // bit width of shape [1]: FLOAT32
+  b.node("Quant", {"x", "one", "zero", "b1"}, {"bin"}, kQ).attr("signed", 0);
+  b.node("BipolarQuant", {"x", "one"}, {"bip"}, kQ);
+  b.node("BipolarQuant", {"x", "half"}, {"bip_scaled"}, kQ);
+  b.node("Mul", {"int3", "uint3"}, {"int_mul"});
+  b.node("Mul", {"uint3", "bin"}, {"uint_mul"});
+  b.node("Sub", {"uint3", "bin"}, {"uint_sub"});        // subtraction may negate: INT32
+  b.node("Mul", {"scaled3", "int3"}, {"scaled_mul"});
+  b.node("Mul", {"scaled3", "x"}, {"float_mul"});
+  b.node("Reshape", {"bip", "shape"}, {"reshaped"});
+  b.initializer("shape", i64({1}, {4}));
+  b.node("MultiThreshold", {"x", "thr"}, {"mt"}, kQ).attr("out_dtype", "UINT2");
+  b.node("Relu", {"int3"}, {"relu"});
+  b.node("Add", {"mt", "relu"}, {"y"});
+  auto m = b.build();
+  ASSERT_TRUE(m.is_ok()) << m.status().to_string();
+  ASSERT_TRUE(run_passes(m.value(), "infer-datatypes{scaled-int=1}").is_ok());
+  const ir::Graph& g = m->graph();
+  const std::map<std::string, std::string> expected = {
+      {"int3", "INT3"},        {"uint3", "UINT3"},      {"scaled3", "SCALEDINT<3>"},       {"zeropt", "FLOAT32"},
+      {"rank1", "FLOAT32"},    {"bin", "BINARY"},       {"bip", "BIPOLAR"},                {"bip_scaled", "FLOAT32"},
+      {"int_mul", "INT32"},    {"uint_mul", "UINT32"},  {"uint_sub", "INT32"},             {"scaled_mul", "SCALEDINT<32>"},
+      {"float_mul", "FLOAT32"}, {"reshaped", "BIPOLAR"}, {"mt", "UINT2"},                  {"relu", "FLOAT32"}};
+  for (const auto& [tensor, dt] : expected) EXPECT_EQ(g.finn_datatype(tensor), dt) << tensor;
+  // qonnx's default turns scaled integers into FLOAT32.
+  auto plain = b.build();
+  ASSERT_TRUE(run_passes(plain.value(), "infer-datatypes").is_ok());
+  EXPECT_EQ(plain->graph().finn_datatype("scaled3"), "FLOAT32");
+  EXPECT_EQ(plain->graph().finn_datatype("scaled_mul"), "FLOAT32");
+  EXPECT_EQ(plain->graph().finn_datatype("int3"), "INT3");
+}
+
+TEST(InferDatatypes, DatatypeNames) {
+  EXPECT_EQ(ir::parse_finn_datatype("SCALEDINT<8>")->bits, 8);
+  EXPECT_TRUE(ir::parse_finn_datatype("SCALEDINT<8>")->is_scaled_int());
+  EXPECT_FALSE(ir::parse_finn_datatype("SCALEDINT<8>")->is_integer());
+  EXPECT_EQ(ir::parse_finn_datatype("UINT1")->name, "BINARY");
+  EXPECT_EQ(ir::parse_finn_datatype("TERNARY")->bits, 2);
+  EXPECT_EQ(ir::parse_finn_datatype("FIXED<8,3>")->bits, 8);
+  EXPECT_FALSE(ir::parse_finn_datatype("FIXED<8,8>").has_value());
+  EXPECT_EQ(ir::parse_finn_datatype("FLOAT<4,3>")->name, "FLOAT<4,3,7>");
+  EXPECT_EQ(ir::parse_finn_datatype("FLOAT<4,3>")->bits, 8);
+  EXPECT_TRUE(ir::parse_finn_datatype("FLOAT<4,3>")->is_float());
+  EXPECT_EQ(ir::parse_finn_datatype("FLOAT32")->name, "FLOAT32");
+  EXPECT_FALSE(ir::parse_finn_datatype("INT").has_value());
+  EXPECT_FALSE(ir::parse_finn_datatype("DOUBLE").has_value());
 }
 
 }  // namespace
