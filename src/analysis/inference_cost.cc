@@ -95,6 +95,14 @@ class NodeCoster {
     return static_cast<double>(nonzero) / static_cast<double>(t->numel());
   }
 
+  // qonnx's discount_sparsity: MACs and weight memory scale by the weight's non-zero fraction.
+  void discount(const ir::Value* weight, double& macs, double& w_mem) {
+    if (!options_.discount_sparsity) return;
+    const double d = density(weight);
+    macs *= d;
+    w_mem *= d;
+  }
+
   NodeCost table(const ir::Node& n, const ir::Value* in, const ir::Value* w, double macs, std::optional<double> w_mem,
                  double o_mem) {
     NodeCost c;
@@ -132,11 +140,7 @@ class NodeCoster {
     const int64_t kprod = std::accumulate(k.begin(), k.end(), int64_t{1}, std::multiplies<>());
     double macs = static_cast<double>(i[0] * (ofm / group) * ifm * kprod * pixels);
     double w_mem = static_cast<double>(product(w));
-    if (options_.discount_sparsity) {
-      const double d = density(n.input(1));
-      macs *= d;
-      w_mem *= d;
-    }
+    discount(n.input(1), macs, w_mem);
     return table(n, n.input(0), n.input(1), macs, w_mem, static_cast<double>(product(o)));
   }
 
@@ -157,11 +161,7 @@ class NodeCoster {
     // qonnx fails on two constant operands (folding removes such nodes); the second counts as the weight.
     const ir::Value* weight = const0 && !const1 ? n.input(0) : const1 ? n.input(1) : nullptr;
     double w_mem = weight == n.input(0) ? static_cast<double>(product(i)) : weight ? static_cast<double>(product(w)) : 0.0;
-    if (options_.discount_sparsity && weight) {
-      const double d = density(weight);
-      macs *= d;
-      w_mem *= d;
-    }
+    if (weight) discount(weight, macs, w_mem);
     return table(n, n.input(0), n.input(1), macs, w_mem, static_cast<double>(product(o)));
   }
 
@@ -173,11 +173,7 @@ class NodeCoster {
     // Every input pixel of every input channel meets the C_out/group x kernel weights of its group.
     double macs = static_cast<double>(i[0] * i[1] * product(i, 2) * product(w, 1));
     double w_mem = static_cast<double>(product(w));
-    if (options_.discount_sparsity) {
-      const double d = density(n.input(1));
-      macs *= d;
-      w_mem *= d;
-    }
+    discount(n.input(1), macs, w_mem);
     return table(n, n.input(0), n.input(1), macs, w_mem, static_cast<double>(product(o)));
   }
 
