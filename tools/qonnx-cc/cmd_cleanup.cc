@@ -114,8 +114,9 @@ void add_cleanup_command(CLI::App& app, int& exit_code) {
       "  fold-constants              constants folded; quantizers kept unless --preserve-qnt-ops=0\n"
       "  fold-transpose-into-quant   Transpose after a weight Quant folded into its initializers\n"
       "  cleanup                     unused nodes, initializers, value_info, annotations removed\n"
-      "  readable-names              nodes <op>_<k>, tensors <node>_out<k> / <node>_param<k>, global_in/out\n"
       "  extract-conv-bias           with --extract-conv-bias: Conv bias into an Add\n"
+      "  readable-names              nodes <op>_<k>, tensors <node>_out<k> / <node>_param<k>, global_in/out\n"
+      "Exit codes as `qonnx-cc --help` lists them; 7 when --check finds a difference.\n"
       "Example:\n"
       "  qonnx-cc cleanup CNV_2W2A.onnx -o CNV_2W2A_clean.onnx --check 4\n"
       "  qonnx-cc cleanup mobilenet.onnx --override-inpsize \"(1,3,224,224)\" --extract-conv-bias\n");
