@@ -1,6 +1,7 @@
 #include "qonnx/analysis/equivalence.h"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -26,7 +27,15 @@ Result<std::vector<OutputCheck>> check_equivalence(const ir::Model& original, co
     if (!feeds.is_ok()) return std::move(feeds).status().with_context("making the inputs");
     auto ra = a->run(feeds.value());
     if (!ra.is_ok()) return std::move(ra).status().with_context("running the original model");
-    auto rb = b->run(feeds.value());
+    // A pass may rename the inputs (readable-names): the converted model gets them by position.
+    std::map<std::string, Tensor> converted_feeds;
+    const auto original_inputs = original.graph().runtime_inputs(), converted_inputs = converted.graph().runtime_inputs();
+    for (size_t i = 0; i < original_inputs.size(); ++i) {
+      auto fed = feeds->find(original_inputs[i]->name());
+      if (fed == feeds->end()) continue;
+      converted_feeds[i < converted_inputs.size() ? converted_inputs[i]->name() : fed->first] = fed->second;
+    }
+    auto rb = b->run(converted_feeds);
     if (!rb.is_ok()) return std::move(rb).status().with_context("running the converted model");
     for (size_t k = 0; k < outs.size(); ++k) {
       auto c = exec::compare_tensors(rb->outputs[k], ra->outputs[k], options.atol, options.rtol);

@@ -3,6 +3,10 @@
 #include <cmath>
 #include <regex>
 
+#include <onnx/onnx_pb.h>
+
+#include "qonnx/ir/model.h"
+
 namespace qonnx::ir {
 
 std::optional<IntegerRange> integer_datatype_range(const std::string& datatype) {
@@ -16,6 +20,68 @@ std::optional<IntegerRange> integer_datatype_range(const std::string& datatype) 
   if (bits < 1 || bits > 64) return std::nullopt;
   if (m[1] == "U") return IntegerRange{0, std::ldexp(1.0, bits) - 1, false};
   return IntegerRange{-std::ldexp(1.0, bits - 1), std::ldexp(1.0, bits - 1) - 1, false};
+}
+
+FinnDataType float32_datatype() { return FinnDataType{}; }
+
+FinnDataType integer_datatype(int bits, bool is_signed) {
+  FinnDataType t;
+  t.kind = FinnDataType::Kind::kInteger;
+  t.bits = bits;
+  t.is_signed = is_signed;
+  t.name = bits == 1 && !is_signed ? "BINARY" : (is_signed ? "INT" : "UINT") + std::to_string(bits);
+  return t;
+}
+
+FinnDataType scaled_int_datatype(int bits) {
+  FinnDataType t;
+  t.kind = FinnDataType::Kind::kScaledInt;
+  t.bits = bits;
+  t.name = "SCALEDINT<" + std::to_string(bits) + ">";
+  return t;
+}
+
+std::optional<FinnDataType> parse_finn_datatype(const std::string& name) {
+  using Kind = FinnDataType::Kind;
+  FinnDataType t;
+  if (name == "FLOAT32") return float32_datatype();
+  if (name == "FLOAT16") return FinnDataType{Kind::kFloat16, name, 16, true};
+  if (name == "BIPOLAR") return FinnDataType{Kind::kBipolar, name, 1, true};
+  if (name == "TERNARY") return FinnDataType{Kind::kTernary, name, 2, true};
+  if (name == "BINARY") return integer_datatype(1, false);
+  std::smatch m;
+  static const std::regex int_re("(U?)INT([0-9]{1,4})");
+  if (std::regex_match(name, m, int_re)) {
+    int bits = std::stoi(m[2]);
+    if (bits < 1) return std::nullopt;
+    return integer_datatype(bits, m[1].length() == 0);
+  }
+  static const std::regex scaled_re("SCALEDINT<\\s*([0-9]{1,4})\\s*>");
+  if (std::regex_match(name, m, scaled_re)) return scaled_int_datatype(std::stoi(m[1]));
+  static const std::regex fixed_re("FIXED<\\s*([0-9]{1,4})\\s*,\\s*([0-9]{1,4})\\s*>");
+  if (std::regex_match(name, m, fixed_re)) {
+    int bits = std::stoi(m[1]), intbits = std::stoi(m[2]);
+    if (intbits >= bits) return std::nullopt;  // qonnx: intwidth < bitwidth
+    return FinnDataType{Kind::kFixed, "FIXED<" + std::to_string(bits) + "," + std::to_string(intbits) + ">", bits, true};
+  }
+  static const std::regex float_re("FLOAT<\\s*([0-9]{1,3})\\s*,\\s*([0-9]{1,3})\\s*(,\\s*(-?[0-9]{1,4})\\s*)?>");
+  if (std::regex_match(name, m, float_re)) {
+    int e = std::stoi(m[1]), mant = std::stoi(m[2]);
+    // The canonical name always carries the exponent bias (IEEE-style default 2^(e-1) - 1).
+    long bias = m[4].matched && std::stol(m[4]) != 0 ? std::stol(m[4]) : (1L << (e > 0 ? e - 1 : 0)) - 1;
+    return FinnDataType{Kind::kArbFloat, "FLOAT<" + std::to_string(e) + "," + std::to_string(mant) + "," + std::to_string(bias) + ">",
+                        1 + e + mant, true};
+  }
+  return std::nullopt;
+}
+
+FinnDataType tensor_datatype(const Graph& graph, const Value* value) {
+  if (!value) return float32_datatype();
+  if (auto dt = parse_finn_datatype(graph.finn_datatype(value->name()))) return *dt;
+  bool half = false;
+  if (auto t = graph.type_of(value); t && t->dtype != DType::kUndefined) half = t->dtype == DType::kFloat16;
+  else if (const Initializer* init = graph.initializer(value)) half = init->proto->data_type() == onnx::TensorProto::FLOAT16;
+  return half ? FinnDataType{FinnDataType::Kind::kFloat16, "FLOAT16", 16, true} : float32_datatype();
 }
 
 }  // namespace qonnx::ir

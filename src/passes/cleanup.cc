@@ -1,5 +1,6 @@
 // cleanup: removes Identity nodes, dead nodes, unused initializers and value_info, merges identical
 // constant initializers, and gives every node a unique, stable name.
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -33,10 +34,11 @@ class Cleanup : public pass::Pass {
     std::set<std::string> node_names;
     QONNX_ASSIGN_OR_RETURN(bool changed, pass::for_each_graph(model, [&](ir::Graph& g) -> Result<bool> {
       bool graph_changed = remove_identities(g, ctx);
-      graph_changed |= merge_duplicate_constants(g, ctx);
+      if (*merge_constants_) graph_changed |= merge_duplicate_constants(g, ctx);
       graph_changed |= remove_dead_nodes(g, ctx);
       graph_changed |= remove_unused_initializers(g, ctx);
       graph_changed |= remove_stale_value_info(g, ctx);
+      graph_changed |= remove_stale_annotations(g);
       graph_changed |= name_nodes(g, node_names, ctx);
       return graph_changed;
     }));
@@ -130,6 +132,24 @@ class Cleanup : public pass::Pass {
     return !stale.empty();
   }
 
+  // quantization_annotation entries (finn_datatype) of tensors the graph no longer holds.
+  bool remove_stale_annotations(ir::Graph& g) {
+    auto is_live = [&](const std::string& name) {
+      const ir::Value* v = g.find_value(name);
+      return v && (v->producer() || v->is_initializer() || v->is_graph_input() || !v->uses().empty());
+    };
+    bool stale = false;
+    for (const auto& qa : g.rest().quantization_annotation()) stale |= !is_live(qa.tensor_name());
+    if (!stale) return false;
+    auto* annotations = g.mutable_rest().mutable_quantization_annotation();
+    const int before = annotations->size();
+    annotations->erase(std::remove_if(annotations->begin(), annotations->end(),
+                                      [&](const onnx::TensorAnnotation& qa) { return !is_live(qa.tensor_name()); }),
+                       annotations->end());
+    annotations_removed_ += before - annotations->size();
+    return true;
+  }
+
   bool name_nodes(ir::Graph& g, std::set<std::string>& used, pass::PassContext& ctx) {
     bool changed = false;
     std::map<std::string, int> next_index;
@@ -147,6 +167,9 @@ class Cleanup : public pass::Pass {
     }
     return changed;
   }
+  pass::Option<bool> merge_constants_{this, "merge-constants", true,
+                                      "0: keep identical constants apart (after unique-parameters)"};
+  pass::Statistic annotations_removed_{this, "annotations-removed", "finn_datatype annotations of removed tensors"};
   pass::Statistic imports_removed_{this, "imports-removed", "unused opset imports removed"};
   pass::Statistic identities_removed_{this, "identities-removed", "Identity nodes removed"};
   pass::Statistic constants_merged_{this, "constants-merged", "duplicate constants merged"};

@@ -1,6 +1,9 @@
 // fold-constants: evaluates every node whose inputs are all constant with the registry kernels, in
 // one topological sweep (a folded output makes its consumers foldable in the same sweep).
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <onnx/onnx_pb.h>
 
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/exec/executor.h"
@@ -38,8 +41,9 @@ bool never_folded(const ir::Node& node) {
 }
 
 // Quantization ops are the model's representation, kept unless they only compute a parameter.
-bool kept_by_default(const ir::Node& node, bool skip_quantizers) {
+bool kept_by_default(const ir::Node& node, bool skip_quantizers, bool fold_qdq) {
   if (skip_quantizers && dialect::is_quantizer(node)) return true;
+  if (fold_qdq) return false;
   static const char* const kOps[] = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear"};
   if (!ir::is_default_domain(node.domain())) return false;
   for (const char* op : kOps)
@@ -82,7 +86,11 @@ class FoldConstants : public pass::Pass {
       if (never_folded(*node) || node->outputs().empty()) continue;
       // Constant subgraphs feeding quantizer parameters always fold: lowering needs them as constants.
       const bool parameter = feeds_only_quantizer_parameters(*node);
-      if (!parameter && kept_by_default(*node, skip_quantizers_)) continue;
+      if (!parameter && kept_by_default(*node, skip_quantizers_, fold_qdq_)) continue;
+      if (*shapes_ && fold_static_shape(g, node)) {
+        changed = true;
+        continue;
+      }
       auto inputs = constant_inputs(g, *node);
       if (!inputs) continue;
       if (!ctx.registry().find(node->domain(), node->op_type(), model.op_version(node->domain()))) {
@@ -109,8 +117,38 @@ class FoldConstants : public pass::Pass {
     return changed;
   }
 
+  // Shape of a value whose declared shape is fully known (qonnx folds these too).
+  bool fold_static_shape(ir::Graph& g, ir::Node* node) {
+    if (node->op_type() != "Shape" || !ir::is_default_domain(node->domain()) || !node->input(0) || !node->output(0))
+      return false;
+    Dims dims;
+    if (const ir::Initializer* init = g.initializer(node->input(0))) {
+      dims.assign(init->proto->dims().begin(), init->proto->dims().end());
+    } else {
+      auto type = g.type_of(node->input(0));
+      if (!type || !type->has_shape) return false;
+      dims = type->dims;
+    }
+    for (int64_t d : dims)
+      if (d < 0) return false;
+    // Shape-15 start/end select a slice of the dims (negative counts from the end, clamped).
+    const auto rank = static_cast<int64_t>(dims.size());
+    auto clamp = [&](int64_t i) { return std::clamp(i < 0 ? i + rank : i, int64_t{0}, rank); };
+    const int64_t start = clamp(node->attr_int("start", 0)), end = clamp(node->attr_int("end", rank));
+    Tensor shape(DType::kInt64, {std::max<int64_t>(0, end - start)});
+    for (int64_t i = start; i < end; ++i) shape.data<int64_t>()[i - start] = dims[static_cast<size_t>(i)];
+    ir::Value* out = node->output(0);
+    g.remove_node(node);
+    if (!g.set_initializer(out, shape).is_ok()) return false;
+    ++folded_shapes_;
+    return true;
+  }
+
   pass::Option<uint64_t> max_bytes_{this, "max-bytes", uint64_t{64} << 20, "largest output (bytes) a folded node may produce"};
   pass::Option<bool> skip_quantizers_{this, "skip-quantizers", false, "1: leave Quant/BipolarQuant/Trunc for a lowering pass (unless they compute another quantizer's parameter)"};
+  pass::Option<bool> fold_qdq_{this, "qdq", false, "1: fold QuantizeLinear/DequantizeLinear of constants too (float weights)"};
+  pass::Option<bool> shapes_{this, "shapes", false, "1: fold Shape of values whose declared shape is fully known"};
+  pass::Statistic folded_shapes_{this, "folded-shapes", "Shape nodes of statically shaped values folded"};
   pass::Statistic skipped_no_kernel_{this, "skipped-no-kernel", "constant nodes without a kernel"};
   pass::Statistic skipped_too_large_{this, "skipped-too-large", "constant nodes over max-bytes"};
   pass::Statistic folded_nodes_{this, "folded-nodes", "nodes evaluated to initializers"};

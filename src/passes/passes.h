@@ -16,6 +16,14 @@ std::unique_ptr<pass::Pass> make_upgrade_opset();
 std::unique_ptr<pass::Pass> make_lower_custom_ops();
 std::unique_ptr<pass::Pass> make_ascend_quant_matmul();
 std::unique_ptr<pass::Pass> make_freeze_initializer_inputs();
+// qonnx-cleanup and inference-cost preprocessing (qonnx's transformations).
+std::unique_ptr<pass::Pass> make_canonicalize_domains();
+std::unique_ptr<pass::Pass> make_unique_parameters();
+std::unique_ptr<pass::Pass> make_fold_transpose_into_quant();
+std::unique_ptr<pass::Pass> make_readable_names();
+std::unique_ptr<pass::Pass> make_override_input_shape();
+std::unique_ptr<pass::Pass> make_extract_conv_bias();
+std::unique_ptr<pass::Pass> make_infer_datatypes();
 
 // Whether a value is an initializer the passes may treat as constant. An initializer that is also a
 // graph input is a default a caller could override: a variable, unless freeze-initializer-inputs

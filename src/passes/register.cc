@@ -14,6 +14,9 @@ void register_all_passes(pass::PassRegistry& registry) {
   registry.add(make_lower_custom_ops);
   registry.add(make_ascend_quant_matmul);
   registry.add(make_freeze_initializer_inputs);
+  for (auto make : {make_canonicalize_domains, make_unique_parameters, make_fold_transpose_into_quant, make_readable_names,
+                    make_override_input_shape, make_extract_conv_bias, make_infer_datatypes})
+    registry.add(make);
 }
 
 }  // namespace qonnx::passes

@@ -1,0 +1,102 @@
+// fold-transpose-into-quant: qonnx's FoldTransposeIntoQuantInit. Transpose(Quant(W, scale, zeropt,
+// bits)) with constant quantizer inputs becomes Quant(W^T, scale^T, zeropt^T, bits): the quantizer is
+// elementwise, so transposing its inputs first gives the same values. Unlike qonnx, a parameter whose
+// rank differs from the permutation's and that is not a single value (it would broadcast differently
+// after the transpose) leaves the pair alone, and so does a Quant read by other nodes too.
+#include <cstring>
+
+#include "qonnx/dialect/qonnx_dialect.h"
+#include "passes/passes.h"
+
+namespace qonnx::passes {
+namespace {
+
+// out[j] = in[i] where the output index is the input index permuted by perm.
+Tensor transposed(const Tensor& in, const std::vector<int64_t>& perm) {
+  const size_t rank = perm.size();
+  Dims out_dims(rank);
+  for (size_t d = 0; d < rank; ++d) out_dims[d] = in.dim(static_cast<size_t>(perm[d]));
+  Tensor out(in.dtype(), out_dims);
+  std::vector<int64_t> in_strides(rank, 1);
+  for (size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * in.dim(d);
+  const size_t elem = dtype_size(in.dtype());
+  const auto* src = static_cast<const uint8_t*>(in.raw());
+  auto* dst = static_cast<uint8_t*>(out.raw());
+  std::vector<int64_t> index(rank, 0);  // output multi-index
+  for (int64_t o = 0; o < out.numel(); ++o) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d) offset += index[d] * in_strides[static_cast<size_t>(perm[d])];
+    std::memcpy(dst + static_cast<size_t>(o) * elem, src + static_cast<size_t>(offset) * elem, elem);
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < out_dims[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+class FoldTransposeIntoQuant : public pass::Pass {
+ public:
+  std::string name() const override { return "fold-transpose-into-quant"; }
+  std::string summary() const override {
+    return "Transpose after a Quant/BipolarQuant of constants: transpose the quantizer's initializers instead";
+  }
+  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
+    return pass::for_each_graph(model, [&](ir::Graph& g) -> Result<bool> {
+      std::vector<ir::Node*> transposes;
+      for (const auto& n : g.nodes())
+        if (n->op_type() == "Transpose" && ir::is_default_domain(n->domain())) transposes.push_back(n.get());
+      bool changed = false;
+      for (ir::Node* t : transposes) {
+        QONNX_ASSIGN_OR_RETURN(bool folded, fold(g, t));
+        changed |= folded;
+      }
+      return changed;
+    });
+  }
+
+ private:
+  Result<bool> fold(ir::Graph& g, ir::Node* transpose) {
+    ir::Value* q_out = transpose->input(0);
+    ir::Node* quant = q_out ? q_out->producer() : nullptr;
+    if (!quant || q_out->uses().size() != 1 || q_out->is_graph_output() || transpose->output(0)->is_graph_output())
+      return false;
+    const dialect::Op op = dialect::classify(*quant);
+    if (op != dialect::Op::kQuant && op != dialect::Op::kBipolarQuant) return false;
+    auto inputs = constant_inputs(g, *quant);
+    if (!inputs || !(*inputs)[0].defined()) return false;
+    std::vector<int64_t> perm = transpose->attr_ints("perm");
+    if (perm.empty())
+      for (size_t d = (*inputs)[0].rank(); d-- > 0;) perm.push_back(static_cast<int64_t>(d));
+    std::vector<Tensor> folded;
+    for (const Tensor& t : *inputs) {
+      if (!t.defined() || t.dtype() == DType::kString) return false;
+      if (t.rank() == perm.size()) folded.push_back(transposed(t, perm));
+      else if (t.numel() == 1) folded.push_back(t);
+      else return false;
+    }
+    for (size_t i = 0; i < folded.size(); ++i) {
+      ir::Value* v = quant->input(i);
+      if (folded[i].identical((*inputs)[i])) continue;
+      // A fresh initializer: the old one may be read elsewhere.
+      QONNX_ASSIGN_OR_RETURN(ir::Value* nv, g.add_initializer_tensor(g.unique_name(v->name() + "_transposed"), folded[i]));
+      if (std::string dt = g.finn_datatype(v->name()); !dt.empty()) g.set_finn_datatype(nv->name(), dt);
+      g.set_node_input(quant, i, nv);
+    }
+    ir::Value* t_out = transpose->output(0);
+    g.remove_node(transpose);
+    g.replace_all_uses(t_out, q_out);
+    // The Quant's output now has the transposed shape: its old type goes (infer-shapes restores it).
+    g.remove_value_infos({q_out->name()});
+    ++folded_;
+    return true;
+  }
+
+  pass::Statistic folded_{this, "folded", "Transposes folded into quantizer initializers"};
+};
+
+}  // namespace
+
+std::unique_ptr<pass::Pass> make_fold_transpose_into_quant() { return std::make_unique<FoldTransposeIntoQuant>(); }
+
+}  // namespace qonnx::passes
