@@ -16,6 +16,8 @@ std::unique_ptr<pass::Pass> make_upgrade_opset();
 std::unique_ptr<pass::Pass> make_lower_custom_ops();
 std::unique_ptr<pass::Pass> make_ascend_quant_matmul();
 std::unique_ptr<pass::Pass> make_freeze_initializer_inputs();
+std::unique_ptr<pass::Pass> make_qcdq_to_qonnx();
+std::unique_ptr<pass::Pass> make_to_channels_last();
 
 // Whether a value is an initializer the passes may treat as constant. An initializer that is also a
 // graph input is a default a caller could override: a variable, unless freeze-initializer-inputs

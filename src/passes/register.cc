@@ -14,6 +14,8 @@ void register_all_passes(pass::PassRegistry& registry) {
   registry.add(make_lower_custom_ops);
   registry.add(make_ascend_quant_matmul);
   registry.add(make_freeze_initializer_inputs);
+  registry.add(make_qcdq_to_qonnx);
+  registry.add(make_to_channels_last);
 }
 
 }  // namespace qonnx::passes

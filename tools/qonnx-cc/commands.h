@@ -19,5 +19,6 @@ void add_demo_model_command(CLI::App& app, int& exit_code);
 void add_convert_command(CLI::App& app, int& exit_code);
 void add_list_passes_command(CLI::App& app, int& exit_code);
 void add_trans_quant_param_command(CLI::App& app, int& exit_code);
+void add_channels_last_command(CLI::App& app, int& exit_code);
 
 }  // namespace qonnx::cli

@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   qonnx::cli::add_list_passes_command(app, exit_code);
   qonnx::cli::add_demo_model_command(app, exit_code);
   qonnx::cli::add_trans_quant_param_command(app, exit_code);
+  qonnx::cli::add_channels_last_command(app, exit_code);
   for (auto* sub : app.get_subcommands({})) sub->fallthrough();
   try {
     app.parse(argc, argv);
