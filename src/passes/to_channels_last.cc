@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
+#include "passes/node_emitter.h"
 #include "passes/passes.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/exec/executor.h"
@@ -92,6 +93,8 @@ enum class Kind {
   kLinearQuant,  // QuantizeLinear / DequantizeLinear: data at input 0, `axis` names the channel axis
   kConcat,
   kResize,       // nearest, constant scales/sizes
+  kToCf,         // Transpose (N, d..., C) -> (N, C, d...): vanishes when its result may stay channels-last
+  kToCl,         // Transpose (N, C, d...) -> (N, d..., C): vanishes when its input is channels-last
 };
 
 class ToChannelsLast : public pass::Pass {
@@ -122,6 +125,7 @@ class ToChannelsLast : public pass::Pass {
     std::map<const ir::Node*, int64_t> rank;  // data rank of layout-free and layout ops
     std::map<const ir::Node*, bool> node_cl;
     std::vector<char> value_cl;               // by value id
+    std::vector<char> pinned;                 // by value id: stays channels-first (a vanishing kToCf reads it)
   };
 
   static std::optional<Dims> dims_of(const ir::Graph& g, const ir::Value* v) {
@@ -163,6 +167,13 @@ class ToChannelsLast : public pass::Pass {
     if (*rank != 3 && *rank != 4) return Kind::kFixed;
     const std::string& t = n.op_type();
     if (ir::is_default_domain(n.domain())) {
+      if (t == "Transpose") {
+        const std::vector<int64_t> perm = n.attr_ints("perm");
+        if (rank_of(g, n.input(0)) != *rank) return Kind::kFixed;
+        if (perm == to_channels_last_perm(*rank)) return Kind::kToCl;
+        if (perm == inverse_perm(to_channels_last_perm(*rank))) return Kind::kToCf;
+        return Kind::kFixed;
+      }
       if (t == "Conv" || t == "MaxPool" || t == "BatchNormalization") {
         if (rank_of(g, n.input(0)) != *rank) return Kind::kFixed;
         if (t == "Conv" && rank_of(g, n.input(1)) != *rank) return Kind::kFixed;
@@ -209,11 +220,15 @@ class ToChannelsLast : public pass::Pass {
     return true;
   }
 
+  static size_t id(const ir::Value* v) { return static_cast<size_t>(v->id()); }
+
   bool wants_cl(const State& s, const ir::Graph& g, const ir::Use& u) const {
     if (u.input_index == ir::kImplicitInput) return false;
     auto k = s.kind.find(u.node);
     if (k == s.kind.end()) return false;
     if (k->second == Kind::kLayoutOp) return u.input_index == 0 || (u.node->op_type() == "Conv" && u.input_index == 1);
+    if (k->second == Kind::kToCl) return true;  // vanishes on a channels-last input
+    if (k->second == Kind::kToCf || k->second == Kind::kFixed) return false;
     if (!s.node_cl.at(u.node)) return false;
     return data_index(k->second, u.input_index) && is_data_input(g, u.node->input(static_cast<size_t>(u.input_index)), s.rank.at(u.node));
   }
@@ -236,7 +251,7 @@ class ToChannelsLast : public pass::Pass {
     for (int round = 0; round < 16; ++round) {
       bool changed = false;
       for (const ir::Node* n : s.order) {
-        if (!layout_free(s.kind[n]) || s.node_cl[n]) continue;
+        if (!layout_free(s.kind[n]) || s.node_cl[n] || s.pinned[id(n->output(0))]) continue;
         int cl = 0, cf = 0;
         for (size_t i = 0; i < n->inputs().size(); ++i) {
           const ir::Value* v = n->input(i);
@@ -250,7 +265,21 @@ class ToChannelsLast : public pass::Pass {
       }
       for (auto it = s.order.rbegin(); it != s.order.rend(); ++it) {
         const ir::Node* n = *it;
-        if (!layout_free(s.kind[n]) || s.node_cl[n]) continue;
+        if (s.node_cl[n]) continue;
+        if (s.kind[n] == Kind::kToCf) {
+          // Its result as channels-last is its input: take that whenever a reader wants channels-last.
+          const ir::Value* in = n->input(0);
+          if (s.value_cl[id(in)]) continue;
+          bool any = false;
+          for (const ir::Use& u : n->output(0)->uses()) any = any || wants_cl(s, g, u);
+          if (any) {
+            set_cl(n);
+            s.pinned[id(in)] = 1;
+            changed = true;
+          }
+          continue;
+        }
+        if (!layout_free(s.kind[n]) || s.pinned[id(n->output(0))]) continue;
         const ir::Value* out = n->output(0);
         if (out->is_graph_output() || out->uses().empty()) continue;
         bool all = true;
@@ -274,7 +303,7 @@ class ToChannelsLast : public pass::Pass {
         int64_t r = rank_of(g, v);
         if (r != 3 && r != 4) continue;
         for (const ir::Use& u : v->uses())
-          if (wants_cl(s, g, u)) s.value_cl[static_cast<size_t>(v->id())] = 1;
+          if (wants_cl(s, g, u) && !s.pinned[id(v)]) s.value_cl[id(v)] = 1;
       }
     }
     return Status::ok();
@@ -291,12 +320,13 @@ class ToChannelsLast : public pass::Pass {
       s.rank[n] = rank;
       s.node_cl[n] = false;
       if (k == Kind::kLayoutOp && ir::is_default_domain(n->domain())) any_layout_op = true;
-      if (k == Kind::kFixed && ir::is_default_domain(n->domain()) &&
+      if (k == Kind::kFixed && ir::is_default_domain(n->domain()) && rank_of(g, n->input(0)) != 2 &&
           (n->op_type() == "Conv" || n->op_type() == "MaxPool" || n->op_type() == "BatchNormalization"))
         ctx.warn(n, "left channels-first: needs one output and a known 3-D or 4-D input shape (run infer-shapes)");
     }
     if (!any_layout_op && !make_input_channels_last_) return false;
     s.value_cl.assign(g.value_count(), 0);
+    s.pinned.assign(g.value_count(), 0);
     QONNX_RETURN_IF_ERROR(assign(g, s));
 
     // The channels-first dims of every tensor that becomes channels-last, before anything changes.
@@ -312,12 +342,20 @@ class ToChannelsLast : public pass::Pass {
         cl_dims[v->name()] = Retype{t ? t->dtype : DType::kFloat, transpose_dims(*d)};
       }
 
-    Rewriter r(g, s);
+    Rewriter r(g, s, cl_dims);
     // Graph outputs keep their channels-first layout and name: the channels-last tensor is renamed
     // and a Transpose produces the output.
     for (ir::Value* out : std::vector<ir::Value*>(g.outputs()))
       if (s.value_cl[static_cast<size_t>(out->id())]) QONNX_RETURN_IF_ERROR(r.keep_output_channels_first(out, cl_dims));
     for (const ir::Node* cn : s.order) QONNX_RETURN_IF_ERROR(r.adapt_inputs(const_cast<ir::Node*>(cn)));
+    // Transposes whose result is their input in the other layout vanish.
+    for (const ir::Node* cn : s.order) {
+      if (!vanishes(s, cn)) continue;
+      ir::Node* t = const_cast<ir::Node*>(cn);
+      ir::Value* in = t->input(0);
+      QONNX_RETURN_IF_ERROR(NodeEmitter(g, t).finish_with(in));
+      ++transposes_removed_;
+    }
     for (const ir::Node* cn : s.order)
       if (s.kind[cn] == Kind::kLayoutOp && ir::is_default_domain(cn->domain())) {
         QONNX_RETURN_IF_ERROR(r.to_channels_last_domain(const_cast<ir::Node*>(cn)));
@@ -353,6 +391,11 @@ class ToChannelsLast : public pass::Pass {
     return true;
   }
 
+  static bool vanishes(const State& s, const ir::Node* n) {
+    const Kind k = s.kind.at(n);
+    return (k == Kind::kToCf && s.node_cl.at(n)) || (k == Kind::kToCl && s.value_cl[id(n->input(0))]);
+  }
+
   static Dims transpose_dims(const Dims& cf) {
     auto perm = to_channels_last_perm(static_cast<int64_t>(cf.size()));
     Dims out(cf.size());
@@ -371,9 +414,11 @@ class ToChannelsLast : public pass::Pass {
 
   // Applies the decisions: Transposes, transposed constants, permuted attributes, the new domain.
   struct Rewriter {
-    Rewriter(ir::Graph& graph, const State& state) : g(graph), s(state) {}
+    Rewriter(ir::Graph& graph, const State& state, const std::map<std::string, Retype>& retyped)
+        : g(graph), s(state), cl_dims(retyped) {}
     ir::Graph& g;
     const State& s;
+    const std::map<std::string, Retype>& cl_dims;  // channels-last dims of the tensors that change layout
     std::map<std::pair<const ir::Value*, bool>, ir::Value*> transposed;  // (value, to channels-last)
     std::vector<std::unique_ptr<onnx::ValueInfoProto>> new_infos;
     int64_t transposes = 0, constants = 0;
@@ -384,8 +429,13 @@ class ToChannelsLast : public pass::Pass {
     Result<ir::Value*> transpose(ir::Value* v, bool to_cl) {
       auto key = std::make_pair(static_cast<const ir::Value*>(v), to_cl);
       if (auto it = transposed.find(key); it != transposed.end()) return it->second;
-      auto d = dims_of(g, v);
-      const int64_t rank = d ? static_cast<int64_t>(d->size()) : 4;
+      // The dims as stored now: channels-last ones for a tensor that changes layout.
+      std::optional<Dims> d = dims_of(g, v);
+      if (is_cl(v)) {
+        auto it = cl_dims.find(v->name());
+        d = it != cl_dims.end() ? std::optional<Dims>(it->second.dims) : std::nullopt;
+      }
+      const int64_t rank = d ? static_cast<int64_t>(d->size()) : rank_of(g, v);
       auto perm = to_channels_last_perm(rank);
       if (!to_cl) perm = inverse_perm(perm);
       const ir::Node* before = v->producer() ? g.next_node(v->producer()) : (g.nodes().empty() ? nullptr : g.nodes().front().get());
@@ -441,6 +491,7 @@ class ToChannelsLast : public pass::Pass {
     }
 
     Status adapt_inputs(ir::Node* n) {
+      if (vanishes(s, n)) return Status::ok();
       const Kind k = s.kind.at(n);
       const bool node_cl = s.node_cl.at(n);
       const int64_t rank = s.rank.at(n);
@@ -494,14 +545,14 @@ class ToChannelsLast : public pass::Pass {
       return Status::ok();
     }
 
-    Status keep_output_channels_first(ir::Value* out, std::map<std::string, Retype>& cl_dims) {
+    Status keep_output_channels_first(ir::Value* out, std::map<std::string, Retype>& renamed_dims) {
       const std::string name = out->name();
-      auto dims = cl_dims.find(name);
-      const int64_t rank = dims != cl_dims.end() ? static_cast<int64_t>(dims->second.dims.size()) : s.rank.at(out->producer());
+      auto dims = renamed_dims.find(name);
+      const int64_t rank = dims != renamed_dims.end() ? static_cast<int64_t>(dims->second.dims.size()) : s.rank.at(out->producer());
       QONNX_RETURN_IF_ERROR(g.rename_value(out, g.unique_name(name + "_nhwc")));
-      if (dims != cl_dims.end()) {
-        cl_dims[out->name()] = dims->second;
-        cl_dims.erase(dims);
+      if (dims != renamed_dims.end()) {
+        renamed_dims[out->name()] = dims->second;
+        renamed_dims.erase(dims);
       }
       const ir::Node* before = out->producer() ? g.next_node(out->producer()) : nullptr;
       auto perm = inverse_perm(to_channels_last_perm(rank));
@@ -523,6 +574,7 @@ class ToChannelsLast : public pass::Pass {
                                                "(the caller feeds NHWC data)"};
   pass::Statistic wrapped_{this, "wrapped", "Conv/MaxPool/BatchNormalization moved to the channels_last domain"};
   pass::Statistic transposes_{this, "transposes", "Transpose nodes inserted where a reader needs the other layout"};
+  pass::Statistic transposes_removed_{this, "transposes-removed", "Transpose nodes of the input that vanished"};
   pass::Statistic constants_transposed_{this, "constants-transposed", "constants stored channels-last instead of a Transpose"};
   pass::Statistic inputs_made_channels_last_{this, "inputs-made-channels-last", "graph inputs now fed channels-last"};
 };
