@@ -403,6 +403,7 @@ const std::vector<std::pair<std::string, std::string>>& targets() {
       {"fold", "freeze-initializer-inputs,fold-quant-weights,fold-constants,cleanup,infer-shapes"},
       {"ascend", "freeze-initializer-inputs,upgrade-opset{version=13},fold-constants{skip-quantizers=1},infer-shapes,lower-quant{target=qdq},lower-custom-ops,fold-constants,"
                  "cleanup,infer-shapes,ascend-quant-matmul,fold-constants,cleanup,infer-shapes"},
+      {"qonnx", "freeze-initializer-inputs,fold-constants{skip-quantizers=1},infer-shapes,qcdq-to-qonnx,cleanup,infer-shapes"},
   };
   return t;
 }

@@ -13,6 +13,7 @@
 #include "kernels/qonnx/params.h"
 #include "passes/node_emitter.h"
 #include "passes/passes.h"
+#include "passes/quant_annotation.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/exec/executor.h"
@@ -188,6 +189,7 @@ class LowerQuant : public pass::Pass {
       NodeEmitter e(g, node);
       QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.constant("int", to_storage(codes, storage)));
       g.set_finn_datatype(q->name(), datatype);
+      annotate_folded_quantizer(g, q->name(), p.narrow, kernels::rounding_mode_name(p.mode));
       QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", scale));
       std::vector<ir::Value*> ins = {q, s};
       if (!zp_zero || storage != DType::kInt32 || ngraph()) {

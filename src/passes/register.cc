@@ -17,6 +17,8 @@ void register_all_passes(pass::PassRegistry& registry) {
   for (auto make : {make_canonicalize_domains, make_unique_parameters, make_fold_transpose_into_quant, make_readable_names,
                     make_override_input_shape, make_extract_conv_bias, make_infer_datatypes})
     registry.add(make);
+  registry.add(make_qcdq_to_qonnx);
+  registry.add(make_to_channels_last);
 }
 
 }  // namespace qonnx::passes

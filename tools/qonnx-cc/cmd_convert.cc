@@ -261,7 +261,7 @@ int run_convert(ConvertOptions o) {
   if (!o.print_ir_after.empty()) hooks.push_back(&print_ir);
   auto ran = pass::run_pipeline(model, pipeline.value(), ctx, hooks);
   if (!ran.is_ok()) return report(std::move(ran).status().with_context(o.input));
-  if (o.passes.empty() && o.target != "fold") {
+  if (o.passes.empty() && o.target != "fold" && o.target != "qonnx") {
     // A QONNX op in a qdq/ngraph/ascend result makes it unloadable for onnxruntime: never silent.
     if (auto left = qonnx_ops_left(model, ctx); !left.empty()) {
       std::string what = fmt::format("the {} result still holds {} QONNX op(s) that standard ONNX runtimes cannot run: {}",
@@ -361,6 +361,15 @@ int run_convert(ConvertOptions o) {
 
 void add_convert_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("convert", "Run a pass pipeline and write the transformed model");
+  cmd->footer(
+      "Examples:\n"
+      "  qonnx-cc convert model.onnx --check 8                  # QONNX -> QuantizeLinear/Clip/DequantizeLinear\n"
+      "  qonnx-cc convert model_qdq.onnx --target qonnx --check 8 --report r.json\n"
+      "      QCDQ -> QONNX (qonnx-convert): QuantizeLinear -> [Clip] -> DequantizeLinear chains and\n"
+      "      DequantizeLinear on integer initializers become Quant nodes; the bit width and narrow flag come\n"
+      "      from the Clip bounds ([-7, 7] int8: 4-bit signed narrow), a missing zero point is 0, per-axis\n"
+      "      scales keep their axis. Only exact chains convert; the others stay and are listed (warnings,\n"
+      "      --report diagnostics, --stats).");
   auto o = std::make_shared<ConvertOptions>();
   cmd->add_option("MODEL", o->input, "Input model (.onnx)")->required();
   cmd->add_option("-o,--output", o->output, "Output model (default: MODEL's folder, <stem>.<target>.onnx)");
