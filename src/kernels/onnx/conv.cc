@@ -278,27 +278,24 @@ void conv_f32(const ConvShape& s, const float* x, const float* w, float* y) {
   if (s.out_size == 0 || s.filters == 0) return;
   if (is_depthwise_2d(s)) return depthwise_conv_2d(s, x, w, y);
   const int64_t cg = s.channels / s.group, mg = s.filters / s.group, rows = cg * s.kernel_size;
-  const bool pointwise = is_pointwise(s);
-  const Im2colLayout layout = pointwise ? Im2colLayout() : im2col_layout(s);
-  std::vector<FloatRowMajorSource> direct;
-  std::vector<Im2colSource> packed;
-  const int64_t count = s.batch * s.group;  // item i = (image i / group, group i % group)
-  for (int64_t i = 0; i < count; ++i) {
-    const float* xg = x + i * cg * s.in_size;
-    if (pointwise)
-      direct.emplace_back(xg, s.in_size);  // 1x1: x itself is col
-    else
-      packed.emplace_back(xg, layout);
+  auto product = [&](int64_t i, auto b) {  // item i = (image i / group, group i % group)
+    struct Item {
+      FloatGemm gemm;
+      decltype(b) source;
+    };
+    Item item{FloatGemm(), b};
+    item.gemm.m = mg, item.gemm.n = s.out_size, item.gemm.k = rows;
+    item.gemm.a = w + (i % s.group) * mg * rows, item.gemm.lda = rows;
+    item.gemm.c = y + i * mg * s.out_size, item.gemm.ldc = s.out_size;
+    return item;
+  };
+  const int64_t count = s.batch * s.group, group_in = cg * s.in_size;
+  if (is_pointwise(s)) {  // 1x1: x itself is col
+    float_gemm_many(count, [&](int64_t i) { return product(i, FloatRowMajorSource(x + i * group_in, s.in_size)); });
+    return;
   }
-  float_gemm_many(count, [&](int64_t i) {
-    FloatGemm gm;
-    gm.m = mg, gm.n = s.out_size, gm.k = rows;
-    gm.a = w + (i % s.group) * mg * rows, gm.lda = rows;
-    gm.b = pointwise ? static_cast<const FloatPanelSource*>(&direct[static_cast<size_t>(i)])
-                     : &packed[static_cast<size_t>(i)];
-    gm.c = y + i * mg * s.out_size, gm.ldc = s.out_size;
-    return gm;
-  });
+  const Im2colLayout layout = im2col_layout(s);
+  float_gemm_many(count, [&](int64_t i) { return product(i, Im2colSource(x + i * group_in, layout)); });
 }
 
 // Bias B of shape (M), or an error.

@@ -135,20 +135,24 @@ void float_gemm_block(const FloatGemm& g, int64_t q0, int64_t q1, float* scratch
 // fewer panels than threads).
 void float_gemm(const FloatGemm& g);
 
-// `count` products of the same shape, make(i) for i < count, split between threads by (product,
-// column panel): batched MatMul, Conv over images and groups.
-template <typename MakeGemm>
-void float_gemm_many(int64_t count, MakeGemm&& make) {
+// `count` products of the same shape, split between threads by (product, column panel): batched
+// MatMul, Conv over images and groups. make(i) returns product i as {FloatGemm gemm; S source;} with
+// gemm.b left unset: it is pointed at `source`, which lives as long as the product runs.
+template <typename MakeItem>
+void float_gemm_many(int64_t count, MakeItem&& make) {
   if (count <= 0) return;
-  if (count == 1) return float_gemm(make(0));
-  const FloatGemm first = make(0);
-  if (first.m <= 0 || first.n <= 0) return;
-  const int64_t panels = float_gemm_panels(first.n);
-  exec::parallel_for(count * panels, float_gemm_panel_work(first), [&](int64_t u0, int64_t u1) {
+  auto first = make(0);
+  first.gemm.b = &first.source;
+  if (count == 1) return float_gemm(first.gemm);
+  if (first.gemm.m <= 0 || first.gemm.n <= 0) return;
+  const int64_t panels = float_gemm_panels(first.gemm.n);
+  exec::parallel_for(count * panels, float_gemm_panel_work(first.gemm), [&](int64_t u0, int64_t u1) {
     std::vector<float> scratch(static_cast<size_t>(float_gemm_scratch_floats()));
     for (int64_t u = u0; u < u1;) {
       const int64_t q = u % panels, q1 = std::min(panels, q + (u1 - u));
-      float_gemm_block(make(u / panels), q, q1, scratch.data());
+      auto item = make(u / panels);
+      item.gemm.b = &item.source;
+      float_gemm_block(item.gemm, q, q1, scratch.data());
       u += q1 - q;
     }
   });

@@ -60,15 +60,16 @@ Result<MatMulPlan> plan_matmul(const exec::KernelContext& ctx, const Dims& a_dim
 template <typename T>
 void run_matmul(const MatMulPlan& p, const T* a, const T* b, T* c) {
   if constexpr (std::is_same_v<T, float>) {
-    std::vector<FloatRowMajorSource> sources;
-    for (int64_t bi : p.b_index) sources.emplace_back(b + bi * p.k * p.n, p.n);
+    struct Item {
+      FloatGemm gemm;
+      FloatRowMajorSource source;
+    };
     float_gemm_many(static_cast<int64_t>(p.a_index.size()), [&](int64_t bi) {
-      FloatGemm g;
-      g.m = p.m, g.n = p.n, g.k = p.k;
-      g.a = a + p.a_index[static_cast<size_t>(bi)] * p.m * p.k, g.lda = p.k;
-      g.b = &sources[static_cast<size_t>(bi)];
-      g.c = c + bi * p.m * p.n, g.ldc = p.n;
-      return g;
+      Item item{FloatGemm(), FloatRowMajorSource(b + p.b_index[static_cast<size_t>(bi)] * p.k * p.n, p.n)};
+      item.gemm.m = p.m, item.gemm.n = p.n, item.gemm.k = p.k;
+      item.gemm.a = a + p.a_index[static_cast<size_t>(bi)] * p.m * p.k, item.gemm.lda = p.k;
+      item.gemm.c = c + bi * p.m * p.n, item.gemm.ldc = p.n;
+      return item;
     });
     return;
   }
