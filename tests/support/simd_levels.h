@@ -1,6 +1,7 @@
 // Running the quantization kernels on each instruction-set path (kernels/qonnx/simd_dispatch.h).
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -31,3 +32,8 @@ class ScopedSimdLevel {
 inline std::string simd_level_param_name(kernels::SimdLevel level) { return kernels::simd_level_name(level); }
 
 }  // namespace qonnx::test
+
+namespace qonnx::kernels {
+// gtest prints test parameters with this (found by argument-dependent lookup).
+inline void PrintTo(SimdLevel level, std::ostream* os) { *os << simd_level_name(level); }
+}  // namespace qonnx::kernels
