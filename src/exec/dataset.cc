@@ -126,21 +126,22 @@ Result<DatasetResult> run_dataset(const Executor& executor, const ir::Graph& gra
     if (result.per_sample || end - begin == 1) {
       QONNX_ASSIGN_OR_RETURN(outs, run_per_sample(executor, data, begin, end));
     } else {
-      QONNX_ASSIGN_OR_RETURN(RunResult r, executor.run(batch_feeds(data, begin, end)));
-      outs = std::move(r.outputs);
-      bool rows_ok = std::all_of(outs.begin(), outs.end(), [&](const Tensor& t) { return t.rank() > 0 && t.dim(0) == end - begin; });
+      auto batched = executor.run(batch_feeds(data, begin, end));
       if (begin == 0 && fixed_batch_one) {
-        // The graph was exported for batch 1 (a Reshape to [1, -1] would silently mix samples):
-        // batch only when the first batch reproduces the per-sample bytes.
+        // The graph was exported for batch 1 (a Reshape to [1, -1] fails or silently mixes samples):
+        // batch only when the first batch runs and reproduces the per-sample bytes.
         QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> reference, run_per_sample(executor, data, begin, end));
-        bool same = rows_ok;
-        for (size_t k = 0; same && k < outs.size(); ++k) same = outs[k].identical(reference[k]);
-        if (!same) {
-          result.per_sample = true;
-          outs = std::move(reference);
-        }
-      } else if (!rows_ok) {
-        return Status(Code::kInvalidModel, fmt::format("a batch of {} samples gave outputs without {} rows", end - begin, end - begin));
+        bool same = batched.is_ok() && batched->outputs.size() == reference.size();
+        for (size_t k = 0; same && k < reference.size(); ++k) same = batched->outputs[k].identical(reference[k]);
+        result.per_sample = !same;
+        outs = same ? std::move(batched->outputs) : std::move(reference);
+      } else {
+        if (!batched.is_ok()) return std::move(batched).status();
+        outs = std::move(batched->outputs);
+        for (const Tensor& t : outs)
+          if (t.rank() == 0 || t.dim(0) != end - begin)
+            return Status(Code::kInvalidModel, fmt::format("a batch of {} samples gave an output of shape {}", end - begin,
+                                                           dims_to_string(t.dims())));
       }
     }
     batches.push_back(std::move(outs));

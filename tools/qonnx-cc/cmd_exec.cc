@@ -1,8 +1,9 @@
 // `exec`: run a model on given or seeded random inputs with qonnx-cc's own kernels.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <unistd.h>
 #include <filesystem>
 #include <map>
 
