@@ -83,11 +83,13 @@ TEST(PassManager, OptionsAreTypedAndListed) {
   auto p = pass::PassRegistry::global().create("fold-constants");
   ASSERT_TRUE(p);
   auto specs = p->options();
-  ASSERT_EQ(specs.size(), 2u);
+  ASSERT_EQ(specs.size(), 4u);
   EXPECT_EQ(specs[0].name, "max-bytes");
   EXPECT_EQ(specs[0].type, "int");
   EXPECT_EQ(specs[0].default_value, "67108864");
   EXPECT_EQ(specs[1].type, "bool");
+  EXPECT_EQ(specs[2].name, "qdq");
+  EXPECT_EQ(specs[3].name, "shapes");
   EXPECT_TRUE(p->configure({{"max-bytes", "16"}, {"skip-quantizers", "true"}}).is_ok());
   Status neg = p->configure({{"max-bytes", "-1"}});
   EXPECT_EQ(neg.code(), Code::kUsage) << neg.to_string();
