@@ -56,6 +56,7 @@ std::optional<QuantFormat> format_for_range(double lo, double hi) {
   }
   if (lo < 0 && power_of_two(hi + 1) && hi + 1 <= 2147483648.0) {
     const int bits = log2_int(hi + 1) + 1;
+    if (bits < 2) return std::nullopt;
     if (lo == -(hi + 1)) return QuantFormat{bits, true, false};
     if (lo == -hi) return QuantFormat{bits, true, true};
   }
@@ -283,7 +284,11 @@ class QcdqToQonnx : public pass::Pass {
     }
     auto scale = broadcast_shaped(dp.scale, dp.axis, static_cast<int64_t>(codes.rank()));
     if (!scale.is_ok()) return leave(dq, ctx, scale.status().message());
-    auto zero_point = broadcast_shaped(exec::cast_tensor(dp.zero_point, DType::kFloat), dp.axis, static_cast<int64_t>(codes.rank()));
+    // One zero point for all channels stays a scalar (as qonnx writes it).
+    auto uniform_zero_point = uniform_value(dp.zero_point);
+    auto zero_point = uniform_zero_point
+                          ? Result<Tensor>(Tensor::scalar<float>(DType::kFloat, static_cast<float>(*uniform_zero_point)))
+                          : broadcast_shaped(exec::cast_tensor(dp.zero_point, DType::kFloat), dp.axis, static_cast<int64_t>(codes.rank()));
     if (!zero_point.is_ok()) return leave(dq, ctx, zero_point.status().message());
     if (format.bipolar && uniform_value(dp.zero_point).value_or(1) != 0) return leave(dq, ctx, "bipolar codes with a non-zero zero point");
     // Exactness: the new quantizer applied to the dequantized values must give them back bit for bit.
