@@ -386,6 +386,8 @@ class LowerQuant : public pass::Pass {
     }
     ir::Value* q;
     if (p.bipolar()) {
+      // narrow and the mode do not change a bipolar Quant, nor show in its float form: recorded.
+      annotate_folded_quantizer(g, node->output(0)->name(), p.narrow, kernels::rounding_mode_name(p.mode));
       QONNX_ASSIGN_OR_RETURN(q, emit_sign_code(e, t));
     } else {
       const kernels::IntRange r = kernels::quant_int_range(p.bits, p.is_signed, p.narrow);

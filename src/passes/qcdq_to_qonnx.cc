@@ -56,6 +56,7 @@ std::optional<QuantFormat> format_for_range(double lo, double hi) {
   }
   if (lo < 0 && power_of_two(hi + 1) && hi + 1 <= 2147483648.0) {
     const int bits = log2_int(hi + 1) + 1;
+    if (bits < 2) return std::nullopt;
     if (lo == -(hi + 1)) return QuantFormat{bits, true, false};
     if (lo == -hi) return QuantFormat{bits, true, true};
   }
@@ -136,6 +137,14 @@ class QcdqToQonnx : public pass::Pass {
       bool changed_here = false;
       for (ir::Node* dq : dequantizers) {
         QONNX_ASSIGN_OR_RETURN(bool c, convert(model, g, dq, ctx));
+        changed_here |= c;
+      }
+      // lower-quant's exact float forms (other rounding modes, non-zero zero points, 9+ bits, bipolar).
+      std::vector<ir::Node*> products;
+      for (const auto& n : g.nodes())
+        if (n->op_type() == "Mul" && ir::is_default_domain(n->domain()) && n->output(0)) products.push_back(n.get());
+      for (ir::Node* mul : products) {
+        QONNX_ASSIGN_OR_RETURN(bool c, convert_float_form(g, mul, ctx));
         changed_here |= c;
       }
       return changed_here;
@@ -261,18 +270,25 @@ class QcdqToQonnx : public pass::Pass {
       if (r->excludes_zero) format.bipolar = true;
       else if (r->min >= lo && r->max <= hi) lo = r->min, hi = r->max;
     }
-    if (!format.bipolar) {
+    const FoldedQuantizer recorded = folded_quantizer(g, codes_name(dq));
+    if (format.bipolar && !recorded.rounding_mode.empty()) {
+      // A 1-bit signed Quant (lower-quant records it; BipolarQuant weights carry no record).
+      format = QuantFormat{1, true, recorded.narrow.value_or(false), false, recorded.rounding_mode};
+    } else if (!format.bipolar) {
       auto f = format_for_range(lo, hi);
       if (!f) return leave(dq, ctx, fmt::format("the integer range [{}, {}] is not the range of any Quant bit width", lo, hi));
       format = *f;
       // What lower-quant recorded of the folded quantizer (the exactness check below still decides).
-      const FoldedQuantizer recorded = folded_quantizer(g, codes_name(dq));
       if (recorded.narrow && *recorded.narrow) format.narrow = true;
       if (!recorded.rounding_mode.empty()) format.rounding_mode = recorded.rounding_mode;
     }
     auto scale = broadcast_shaped(dp.scale, dp.axis, static_cast<int64_t>(codes.rank()));
     if (!scale.is_ok()) return leave(dq, ctx, scale.status().message());
-    auto zero_point = broadcast_shaped(exec::cast_tensor(dp.zero_point, DType::kFloat), dp.axis, static_cast<int64_t>(codes.rank()));
+    // One zero point for all channels stays a scalar (as qonnx writes it).
+    auto uniform_zero_point = uniform_value(dp.zero_point);
+    auto zero_point = uniform_zero_point
+                          ? Result<Tensor>(Tensor::scalar<float>(DType::kFloat, static_cast<float>(*uniform_zero_point)))
+                          : broadcast_shaped(exec::cast_tensor(dp.zero_point, DType::kFloat), dp.axis, static_cast<int64_t>(codes.rank()));
     if (!zero_point.is_ok()) return leave(dq, ctx, zero_point.status().message());
     if (format.bipolar && uniform_value(dp.zero_point).value_or(1) != 0) return leave(dq, ctx, "bipolar codes with a non-zero zero point");
     // Exactness: the new quantizer applied to the dequantized values must give them back bit for bit.
@@ -335,6 +351,116 @@ class QcdqToQonnx : public pass::Pass {
                            dialect::kGeneralDomain);
   }
 
+  // Mul(q, s) ending lower-quant's float emulation of Quant: Div(x, s) -> [Add(z)] -> Clip(lo, hi) ->
+  // rounding -> [Sub(z)] -> Mul(s), or the bipolar Where(GreaterOrEqual(t, 0), 1, -1) for the rounding
+  // step; or of BipolarQuant: Mul(Where(GreaterOrEqual(x, 0), 1, -1), s). The same float operations as
+  // the Quant kernel, in the same order: the Quant node computes the same bits.
+  Result<bool> convert_float_form(ir::Graph& g, ir::Node* mul, pass::PassContext& ctx) {
+    auto s = constant_value(g, mul->input(1));
+    if (!s || s->dtype() != DType::kFloat) return false;
+    const ir::Value* q = mul->input(0);
+    std::optional<Tensor> z;
+    if (const ir::Node* sub = producer_of(q, "Sub")) {
+      z = constant_value(g, sub->input(1));
+      if (!z) return false;
+      q = sub->input(0);
+    }
+    QuantFormat format;
+    const ir::Value* t = nullptr;
+    if (const ir::Value* compared = sign_code_input(g, q)) {
+      const ir::Node* div = producer_of(compared, "Div");
+      const ir::Node* add = producer_of(compared, "Add");
+      if (add) div = producer_of(add->input(0), "Div");
+      if (!div) {
+        // BipolarQuant: the sign of x itself.
+        if (z) return false;
+        format.bipolar = true;
+        ctx.record(*mul, "converted", "BipolarQuant from GreaterOrEqual -> Where -> Mul");
+        ++float_forms_;
+        QONNX_RETURN_IF_ERROR(emit_quant(g, mul, const_cast<ir::Value*>(compared), *s, Tensor(), format));
+        return true;
+      }
+      format.bits = 1;
+      format.is_signed = true;
+      t = compared;
+    } else {
+      auto rounded = rounding_of(q);
+      if (!rounded) return false;
+      const ir::Node* clip = producer_of(rounded->first, "Clip");
+      if (!clip || clip->inputs().size() != 3) return false;
+      auto lo = constant_value(g, clip->input(1)), hi = constant_value(g, clip->input(2));
+      if (!lo || !hi || lo->numel() != 1 || hi->numel() != 1) return false;
+      auto f = format_for_range(exec::element_as_double(*lo, 0), exec::element_as_double(*hi, 0));
+      if (!f) return false;
+      format = *f;
+      format.rounding_mode = rounded->second;
+      t = clip->input(0);
+    }
+    // t = Div(x, s) [+ z], with the scale and zero point the Mul and Sub use.
+    const ir::Node* add = producer_of(t, "Add");
+    if (add) {
+      auto z_add = constant_value(g, add->input(1));
+      if (!z || !z_add || !same_values(*z, *z_add)) return false;
+      t = add->input(0);
+    } else if (z) {
+      return false;
+    }
+    const ir::Node* div = producer_of(t, "Div");
+    if (!div) return false;
+    auto s_div = constant_value(g, div->input(1));
+    if (!s_div || !same_values(*s, *s_div)) return false;
+    if (format.bits == 1) {
+      // Bipolar Quant: lower-quant records narrow and the mode, which the float form cannot show.
+      const FoldedQuantizer recorded = folded_quantizer(g, mul->output(0)->name());
+      format.narrow = recorded.narrow.value_or(false);
+      if (!recorded.rounding_mode.empty()) format.rounding_mode = recorded.rounding_mode;
+    }
+    ctx.record(*mul, "converted", fmt::format("Quant ({}) from its exact float form", format.text()));
+    ++float_forms_;
+    Tensor zero_point = z ? exec::cast_tensor(*z, DType::kFloat) : Tensor::scalar<float>(DType::kFloat, 0.0f);
+    QONNX_RETURN_IF_ERROR(emit_quant(g, mul, div->input(0), *s, zero_point, format));
+    return true;
+  }
+
+  // The t of Where(GreaterOrEqual(t, 0), 1, -1), else nullptr.
+  static const ir::Value* sign_code_input(const ir::Graph& g, const ir::Value* v) {
+    const ir::Node* where = producer_of(v, "Where");
+    if (!where) return nullptr;
+    const ir::Node* ge = producer_of(where->input(0), "GreaterOrEqual");
+    auto zero = ge ? constant_value(g, ge->input(1)) : std::nullopt;
+    auto plus = constant_value(g, where->input(1)), minus = constant_value(g, where->input(2));
+    if (!zero || !plus || !minus || zero->numel() != 1 || plus->numel() != 1 || minus->numel() != 1) return nullptr;
+    if (exec::element_as_double(*zero, 0) != 0 || exec::element_as_double(*plus, 0) != 1 || exec::element_as_double(*minus, 0) != -1)
+      return nullptr;
+    return ge->input(0);
+  }
+
+  // lower-quant's rounding forms: (the rounded value, the QONNX mode).
+  static std::optional<std::pair<const ir::Value*, std::string>> rounding_of(const ir::Value* v) {
+    for (const auto& [op, mode] : {std::pair<const char*, const char*>{"Round", "ROUND"}, {"Ceil", "CEIL"}, {"Floor", "FLOOR"}})
+      if (const ir::Node* n = producer_of(v, op)) return std::make_pair(static_cast<const ir::Value*>(n->input(0)), std::string(mode));
+    // sign(t) * f(|t|): UP = Ceil(Abs), DOWN = Floor(Abs), HALF_UP = Floor(Abs + 0.5), HALF_DOWN = Ceil(Abs - 0.5).
+    const ir::Node* mul = producer_of(v, "Mul");
+    if (!mul) return std::nullopt;
+    const ir::Node* sign = producer_of(mul->input(0), "Sign");
+    if (!sign) return std::nullopt;
+    const ir::Value* t = sign->input(0);
+    const ir::Node* ceil = producer_of(mul->input(1), "Ceil");
+    const ir::Node* floor = producer_of(mul->input(1), "Floor");
+    const ir::Node* inner = ceil ? ceil : floor;
+    if (!inner) return std::nullopt;
+    const ir::Value* arg = inner->input(0);
+    if (const ir::Node* abs = producer_of(arg, "Abs"); abs && abs->input(0) == t)
+      return std::make_pair(t, std::string(ceil ? "UP" : "DOWN"));
+    const ir::Node* shift = producer_of(arg, ceil ? "Sub" : "Add");
+    const ir::Node* abs = shift ? producer_of(shift->input(0), "Abs") : nullptr;
+    if (!abs || abs->input(0) != t || !shift->input(1) || !shift->input(1)->is_initializer()) return std::nullopt;
+    auto half = shift->graph()->initializer_tensor(shift->input(1));
+    if (!half.is_ok() || half.value().numel() != 1 || exec::element_as_double(half.value(), 0) != 0.5) return std::nullopt;
+    return std::make_pair(t, std::string(ceil ? "HALF_DOWN" : "HALF_UP"));
+  }
+
+  pass::Statistic float_forms_{this, "float-forms", "exact float emulations of Quant/BipolarQuant converted back"};
   pass::Statistic activations_{this, "activations", "QuantizeLinear -> [Clip] -> DequantizeLinear chains converted"};
   pass::Statistic weights_{this, "weights", "DequantizeLinear on integer initializers converted"};
   pass::Statistic left_{this, "left", "chains left in place (not exact; see the diagnostics)"};
