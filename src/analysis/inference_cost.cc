@@ -232,10 +232,11 @@ class NodeCoster {
 
 // qonnx's aggregate_dict_keys: sums per key over tables, keys in first-appearance order.
 void accumulate(CostTable& into, const CostTable& add) {
-  for (const auto& [key, v] : add) {
+  for (const auto& entry : add) {
+    const std::string& key = entry.first;
     auto it = std::find_if(into.begin(), into.end(), [&](const auto& kv) { return kv.first == key; });
-    if (it == into.end()) into.emplace_back(key, v);
-    else it->second += v;
+    if (it == into.end()) into.emplace_back(key, entry.second);
+    else it->second += entry.second;
   }
 }
 
