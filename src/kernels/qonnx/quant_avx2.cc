@@ -322,6 +322,8 @@ int64_t threshold_run(const float* v, const float* thr, int64_t steps, float sca
 
 int64_t threshold_run_by_channel(const float* v, const float* table, int64_t channels, int64_t first_channel,
                                  int64_t steps, float scale, float bias, float* y, int64_t n) {
+  // No thresholds: the table is empty (maybe null), so leave every element to the portable loop.
+  if (steps == 0) return 0;
   return threshold_by_channel_loop(v, table, channels, first_channel, steps, scale, bias, y, n);
 }
 
