@@ -9,24 +9,12 @@
 
 #include "passes/node_emitter.h"
 #include "qonnx/dialect/qonnx_dialect.h"
+#include "passes/layout_perm.h"
 #include "passes/passes.h"
 #include "qonnx/exec/dtype_dispatch.h"
 
 namespace qonnx::passes {
 namespace {
-
-std::vector<int64_t> to_channels_first_perm(int64_t rank) {
-  std::vector<int64_t> perm = {0, rank - 1};
-  for (int64_t d = 1; d < rank - 1; ++d) perm.push_back(d);
-  return perm;
-}
-
-std::vector<int64_t> to_channels_last_perm(int64_t rank) {
-  std::vector<int64_t> perm = {0};
-  for (int64_t d = 2; d < rank; ++d) perm.push_back(d);
-  perm.push_back(1);
-  return perm;
-}
 
 class LowerCustomOps : public pass::Pass {
  public:

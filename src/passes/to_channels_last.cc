@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
+#include "passes/layout_perm.h"
 #include "passes/node_emitter.h"
 #include "passes/passes.h"
 #include "qonnx/dialect/qonnx_dialect.h"
@@ -28,14 +29,6 @@
 
 namespace qonnx::passes {
 namespace {
-
-// Transpose(perm = to_channels_last(r)) turns (N, C, d...) into (N, d..., C).
-std::vector<int64_t> to_channels_last_perm(int64_t rank) {
-  std::vector<int64_t> perm = {0};
-  for (int64_t d = 2; d < rank; ++d) perm.push_back(d);
-  perm.push_back(1);
-  return perm;
-}
 
 std::vector<int64_t> inverse_perm(const std::vector<int64_t>& perm) {
   std::vector<int64_t> inv(perm.size());
