@@ -30,12 +30,6 @@
 namespace qonnx::passes {
 namespace {
 
-std::vector<int64_t> inverse_perm(const std::vector<int64_t>& perm) {
-  std::vector<int64_t> inv(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
-  return inv;
-}
-
 // out.dims[i] = in.dims[perm[i]].
 Tensor transpose_tensor(const Tensor& in, const std::vector<int64_t>& perm) {
   const size_t rank = in.rank();
@@ -164,7 +158,7 @@ class ToChannelsLast : public pass::Pass {
         const std::vector<int64_t> perm = n.attr_ints("perm");
         if (rank_of(g, n.input(0)) != *rank) return Kind::kFixed;
         if (perm == to_channels_last_perm(*rank)) return Kind::kToCl;
-        if (perm == inverse_perm(to_channels_last_perm(*rank))) return Kind::kToCf;
+        if (perm == to_channels_first_perm(*rank)) return Kind::kToCf;
         return Kind::kFixed;
       }
       if (t == "Conv" || t == "MaxPool" || t == "BatchNormalization") {
@@ -429,8 +423,7 @@ class ToChannelsLast : public pass::Pass {
         d = it != cl_dims.end() ? std::optional<Dims>(it->second.dims) : std::nullopt;
       }
       const int64_t rank = d ? static_cast<int64_t>(d->size()) : rank_of(g, v);
-      auto perm = to_channels_last_perm(rank);
-      if (!to_cl) perm = inverse_perm(perm);
+      const auto perm = to_cl ? to_channels_last_perm(rank) : to_channels_first_perm(rank);
       const ir::Node* before = v->producer() ? g.next_node(v->producer()) : (g.nodes().empty() ? nullptr : g.nodes().front().get());
       std::string name = g.unique_name(v->name() + (to_cl ? "_nhwc" : "_nchw"));
       QONNX_ASSIGN_OR_RETURN(ir::Node* t, g.insert_node(before, name, "Transpose", "", {v}, {name}));
@@ -516,7 +509,7 @@ class ToChannelsLast : public pass::Pass {
       if (!node_cl || k == Kind::kLayoutOp) return Status::ok();
       auto cl_axis = [&](int64_t axis) {
         if (axis < 0) axis += rank;
-        return inverse_perm(to_channels_last_perm(rank))[static_cast<size_t>(axis)];
+        return to_channels_first_perm(rank)[static_cast<size_t>(axis)];
       };
       if (k == Kind::kConcat) n->set_attr_int("axis", cl_axis(n->attr_int("axis", 0)));
       if (k == Kind::kLinearQuant && rank_of(g, n->input(1)) == 1 && dims_of(g, n->input(1))->at(0) > 1)
@@ -548,7 +541,7 @@ class ToChannelsLast : public pass::Pass {
         renamed_dims.erase(dims);
       }
       const ir::Node* before = out->producer() ? g.next_node(out->producer()) : nullptr;
-      auto perm = inverse_perm(to_channels_last_perm(rank));
+      auto perm = to_channels_first_perm(rank);
       QONNX_ASSIGN_OR_RETURN(ir::Node* t, g.insert_node(before, name, "Transpose", "", {out}, {name}));
       t->set_attr_ints("perm", perm);
       ir::Value* y = t->output(0);
