@@ -30,6 +30,15 @@ enum class DType : int32_t {
   kComplex64 = 14,
   kComplex128 = 15,
   kBFloat16 = 16,
+  // Opset 19 float8 formats and opset 21 4-bit integers. In memory every element takes one byte
+  // (an int4/uint4 element is a sign- or zero-extended int8/uint8); the protobuf edge packs 4-bit
+  // tensors two per byte, low nibble first, as ONNX stores them.
+  kFloat8E4M3FN = 17,
+  kFloat8E4M3FNUZ = 18,
+  kFloat8E5M2 = 19,
+  kFloat8E5M2FNUZ = 20,
+  kUInt4 = 21,
+  kInt4 = 22,
 };
 
 using Dims = std::vector<int64_t>;
@@ -38,8 +47,9 @@ using Dims = std::vector<int64_t>;
 size_t dtype_size(DType dtype);
 // ONNX spelling, e.g. "float", "int8", "bool".
 const char* dtype_name(DType dtype);
-bool dtype_is_float(DType dtype);    // float16, bfloat16, float, double
-bool dtype_is_integer(DType dtype);  // signed and unsigned integers (not bool)
+bool dtype_is_float(DType dtype);    // float16, bfloat16, float, double (not float8)
+bool dtype_is_float8(DType dtype);   // the four opset-19 float8 formats
+bool dtype_is_integer(DType dtype);  // signed and unsigned integers, 4-bit included (not bool)
 bool dtype_is_signed(DType dtype);
 bool dtype_known(int32_t value);     // value is a DType this build handles
 
