@@ -10,25 +10,6 @@
 namespace qonnx::test {
 namespace {
 
-
-Tensor strings(Dims dims, const std::vector<std::string>& v) {
-  Tensor t(DType::kString, std::move(dims));
-  t.strings() = v;
-  return t;
-}
-
-Result<Tensor> run1(NodeCase c) {
-  auto r = run_node(c);
-  if (!r.is_ok()) return std::move(r).status();
-  return r.value()[0];
-}
-
-void expect_error(const NodeCase& c, const std::string& fragment) {
-  auto r = run_node(c);
-  ASSERT_FALSE(r.is_ok()) << c.op << " should fail";
-  EXPECT_NE(r.status().to_string().find(fragment), std::string::npos) << r.status().to_string();
-}
-
 TEST(ShapeKernel, GatherNegativeIndexAndAxis) {
   NodeCase c{"Gather"};
   c.inputs = {f32({2, 3}, {1, 2, 3, 4, 5, 6}), i64({2}, {-1, 0})};
