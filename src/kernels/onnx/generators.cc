@@ -117,7 +117,7 @@ Status eye_like(exec::KernelContext& ctx) {
   if (dtype == DType::kString || dtype == DType::kComplex64 || dtype == DType::kComplex128)
     return ctx.error(Code::kUnsupported, "EyeLike to {} is not supported", dtype_name(dtype));
   Tensor out(dtype, x->dims());
-  const Tensor one = exec::cast_tensor(Tensor::scalar<float>(DType::kFloat, 1.0f), dtype);
+  QONNX_ASSIGN_OR_RETURN(const Tensor one, exec::cast_tensor(Tensor::scalar<float>(DType::kFloat, 1.0f), dtype));
   const ElementCopier copier(one, out);
   const int64_t rows = x->dim(0), cols = x->dim(1);
   for (int64_t i = 0; i < rows; ++i) {
