@@ -259,5 +259,24 @@ TEST(ShapeKernel, HostileParametersAreHandled) {
   EXPECT_FALSE(run_node(onehot).is_ok());
 }
 
+// EyeLike: dtype and k parsed once per node; an unknown or unsupported dtype fails at plan time.
+TEST(ShapeKernel, EyeLikeDtypeAndDiagonal) {
+  NodeCase c{"EyeLike"};
+  c.inputs = {f32({2, 3}, {})};
+  c.attrs = [](io::NodeBuilder& n) { n.attr("k", 1).attr("dtype", static_cast<int64_t>(DType::kInt32)); };
+  auto r = run1(c);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(r->dtype(), DType::kInt32);
+  EXPECT_EQ(values<int32_t>(*r), (std::vector<int32_t>{0, 1, 0, 0, 0, 1}));
+  c.attrs = nullptr;
+  r = run1(c);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(values_f32(*r), (std::vector<float>{1, 0, 0, 0, 1, 0}));
+  c.attrs = [](io::NodeBuilder& n) { n.attr("dtype", static_cast<int64_t>(DType::kString)); };
+  expect_error(c, "EyeLike to string is not supported");
+  c.attrs = [](io::NodeBuilder& n) { n.attr("dtype", int64_t{99}); };
+  expect_error(c, "unknown dtype 99");
+}
+
 }  // namespace
 }  // namespace qonnx::test
