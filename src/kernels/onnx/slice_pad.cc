@@ -111,7 +111,7 @@ Status pad(exec::KernelContext& ctx) {
   if (ctx.op_version() < 11) {
     pads = ctx.attr_ints("pads");
     if (x->dtype() == DType::kString) return ctx.error(Code::kUnsupported, "Pad-2 on strings is not supported");
-    fill = exec::cast_tensor(Tensor::scalar<float>(DType::kFloat, ctx.attr_float("value", 0.0f)), x->dtype());
+    QONNX_ASSIGN_OR_RETURN(fill, exec::cast_tensor(Tensor::scalar<float>(DType::kFloat, ctx.attr_float("value", 0.0f)), x->dtype()));
   } else {
     bool given = false, has_axes = false;
     QONNX_ASSIGN_OR_RETURN(pads, optional_ints(ctx, 1, "pads", &given));
