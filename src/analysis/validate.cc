@@ -86,8 +86,7 @@ std::vector<std::string> unknown_ops(const ir::Model& model) {
 
 Status validate_model(const ir::Model& model) {
   QONNX_RETURN_IF_ERROR(run_onnx_checker(model));
-  auto plan = exec::Executor::create(model);
-  if (!plan.is_ok()) return std::move(plan).status();
+  QONNX_RETURN_IF_ERROR(exec::check_plannable(model));
   return check_quant_parameters(model);
 }
 

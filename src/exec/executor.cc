@@ -105,6 +105,26 @@ Result<PreparedKernel> prepare_kernel(const ir::Model& model, const ir::Node& no
 
 }  // namespace
 
+Status check_plannable(const ir::Model& model, const KernelRegistry& registry) {
+  Status status = Status::ok();
+  model.graph().visit_graphs([&](const ir::Graph& graph) {
+    if (!status.is_ok()) return;
+    auto order = topological_order(graph);
+    if (!order.is_ok()) {
+      status = std::move(order).status();
+      return;
+    }
+    for (const ir::Node* node : order.value()) {
+      auto prepared = prepare_kernel(model, *node, registry);
+      if (!prepared.is_ok()) {
+        status = std::move(prepared).status();
+        return;
+      }
+    }
+  });
+  return status;
+}
+
 Result<std::vector<Tensor>> evaluate_node(const ir::Model& model, const ir::Node& node,
                                           const std::vector<const Tensor*>& inputs, const KernelRegistry& registry) {
   QONNX_ASSIGN_OR_RETURN(PreparedKernel k, prepare_kernel(model, node, registry));

@@ -48,6 +48,11 @@ class Executor {
 // Nodes in an order where producers come first (stored order where possible); error on a cycle.
 Result<std::vector<const ir::Node*>> topological_order(const ir::Graph& graph);
 
+// What planning checks without planning: every graph (bodies included) is acyclic and every node has a
+// kernel that accepts its attributes. No initializer is decoded and nothing runs, so `check` stays
+// small on models of any size.
+Status check_plannable(const ir::Model& model, const KernelRegistry& registry = KernelRegistry::global());
+
 // Runs one node's kernel on the given inputs (constant folding uses this, as the executor does).
 Result<std::vector<Tensor>> evaluate_node(const ir::Model& model, const ir::Node& node,
                                           const std::vector<const Tensor*>& inputs,
