@@ -125,7 +125,7 @@ ModelSummary summarize(const ir::Model& model) {
   s.initializer_count = g.initializers().size();
   for (const auto& init : g.initializers()) {
     int64_t n = checked_numel(Dims(init.proto->dims().begin(), init.proto->dims().end()));
-    s.initializer_bytes += static_cast<size_t>(std::max<int64_t>(n, 0)) * dtype_size(static_cast<DType>(init.proto->data_type()));
+    s.initializer_bytes += static_cast<size_t>(stored_nbytes(static_cast<DType>(init.proto->data_type()), n));
   }
   s.annotation_count = static_cast<size_t>(g.rest().quantization_annotation_size());
   return s;

@@ -1,6 +1,8 @@
 // The Quant computation, shared by the kernel and by passes that need its integer codes.
 #pragma once
 
+#include <string>
+
 #include "qonnx/exec/kernel.h"
 #include "qonnx/kernels/rounding.h"
 #include "qonnx/tensor.h"
@@ -31,5 +33,11 @@ inline float quant_code(float x, float s, float z, const IntRange& range, const 
 
 // Codes for a whole tensor (float32 holding integers), broadcast with scale and zero point.
 Result<Tensor> quant_codes(const exec::KernelContext& ctx, const Tensor& x, const QuantParams& p);
+
+// The float8 format whose QuantizeLinear(saturate=1) -> DequantizeLinear (opset 19) reproduces this
+// FloatQuant node (constant inputs 2..5 in `ctx`) bit for bit on every finite and NaN input: ROUND,
+// saturation, scalar parameters naming E4M3 (bias 7 or 8) or E5M2 (bias 15 or 16) and a clamp bound
+// min(format max, max_val) equal to that format's largest value. Otherwise kUndefined and `why`.
+DType float_quant_float8_format(const exec::KernelContext& ctx, std::string* why);
 
 }  // namespace qonnx::kernels

@@ -1,9 +1,15 @@
 // FloatQuant (minifloat quantizer, SEMANTICS.md section 1), as qonnx's float_quant() and Brevitas
 // compute it: the quantization steps in float32, the clamp bound in double.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "qonnx/exec/broadcast.h"
+#include "qonnx/exec/dtype_dispatch.h"
+#include "qonnx/kernels/quant.h"
+#include "qonnx/support/float8.h"
 #include "kernels/qonnx/params.h"
 #include "kernels/qonnx/qonnx_kernels.h"
 
@@ -100,6 +106,46 @@ Status float_quant(exec::KernelContext& ctx) {
 }
 
 }  // namespace
+
+DType float_quant_float8_format(const exec::KernelContext& ctx, std::string* why) {
+  auto scalar = [&](size_t i, double* out) {
+    const Tensor* t = ctx.input(i);
+    if (!t || t->numel() != 1) return false;
+    *out = exec::element_as_double(*t, 0);
+    return true;
+  };
+  double e = 0, m = 0, bias = 0, max_val = 0;
+  if (!scalar(2, &e) || !scalar(3, &m) || !scalar(4, &bias) || !scalar(5, &max_val)) {
+    *why = "exponent/mantissa bit widths, exponent bias and max_val must be constant scalars";
+    return DType::kUndefined;
+  }
+  auto mode = rounding_attr(ctx, "ROUND");
+  if (!mode.is_ok() || mode.value() != RoundingMode::kRound) {
+    *why = "rounding_mode is not ROUND (float8 rounds half to even)";
+    return DType::kUndefined;
+  }
+  // saturation=0 turns overflow into inf/NaN where float8's own non-saturating overflow differs in
+  // places (E5M2 +-inf inputs; onnxruntime's E4M3FN [480, 496)): not claimed exact.
+  if (ctx.attr_int("saturation", 1) == 0) {
+    *why = "saturation=0 (only the saturating float8 form is exact)";
+    return DType::kUndefined;
+  }
+  struct Known { double e, m, bias; DType format; };
+  static const Known kKnown[] = {{4, 3, 7, DType::kFloat8E4M3FN}, {4, 3, 8, DType::kFloat8E4M3FNUZ},
+                                 {5, 2, 15, DType::kFloat8E5M2}, {5, 2, 16, DType::kFloat8E5M2FNUZ}};
+  for (const Known& k : kKnown) {
+    if (k.e != e || k.m != m || k.bias != bias) continue;
+    // The kernel clamps to min(format max, max_val); float8 saturates to its own largest value.
+    const double hi = std::min(format_max_value(e, m, bias), max_val);
+    if (hi != static_cast<double>(float8_max(k.format))) {
+      *why = fmt::format("the clamp bound {} is not {}'s largest value {}", hi, dtype_name(k.format), float8_max(k.format));
+      return DType::kUndefined;
+    }
+    return k.format;
+  }
+  *why = fmt::format("E{}M{} with bias {} is none of the float8 formats (E4M3 bias 7/8, E5M2 bias 15/16)", e, m, bias);
+  return DType::kUndefined;
+}
 
 void register_floatquant_kernels(exec::KernelRegistry& r) {
   add_general_op(r, "FloatQuant", 1, float_quant);
