@@ -172,15 +172,7 @@ TEST(Float8, WorkedValues) {
 
 using test::f32;
 
-Result<std::vector<Tensor>> run_node(const std::string& op, int64_t opset, std::vector<Tensor> inputs,
-                                     std::function<void(io::NodeBuilder&)> attrs = {}) {
-  test::NodeCase c;
-  c.op = op;
-  c.opset = opset;
-  c.inputs = std::move(inputs);
-  c.attrs = std::move(attrs);
-  return test::run_node(c);
-}
+using test::run_node;
 
 TEST(Float8Kernels, CastRoundTripsEveryCodeAndSaturates) {
   for (DType f : kFormats) {

@@ -31,15 +31,7 @@ Tensor int4(DType t, Dims dims, const std::vector<int>& v) {
   return out;
 }
 
-Result<std::vector<Tensor>> run_node(const std::string& op, int64_t opset, std::vector<Tensor> inputs,
-                                     std::function<void(io::NodeBuilder&)> attrs = {}) {
-  test::NodeCase c;
-  c.op = op;
-  c.opset = opset;
-  c.inputs = std::move(inputs);
-  c.attrs = std::move(attrs);
-  return test::run_node(c);
-}
+using test::run_node;
 
 TEST(Int4Codec, PacksLowNibbleFirstWithOddCounts) {
   onnx::TensorProto p;

@@ -139,8 +139,8 @@ Result<StorageInfo> check_storage(const onnx::TensorProto& proto, const fs::path
     return invalid(proto, fmt::format("rank {} is over the supported maximum of {}", proto.dims_size(), kMaxRank));
   const int32_t type = proto.data_type();
   if (type == 0) return invalid(proto, "data_type is UNDEFINED (0)");
-  // 23 (FLOAT4E2M1) and later: types of later ONNX releases this build does not handle.
-  if (type >= 23 && type <= 25)
+  // 23 (FLOAT4E2M1): a type of later ONNX releases this build does not handle.
+  if (type == 23)
     return Status(Code::kUnsupported, fmt::format("tensor '{}': data type {} (an ONNX type newer than this build supports) "
                                                   "is not supported", proto.name(), type));
   if (!dtype_known(type)) return invalid(proto, fmt::format("data_type {} is not an ONNX data type", type));

@@ -26,6 +26,9 @@ struct NodeCase {
 };
 
 Result<std::vector<Tensor>> run_node(const NodeCase& c);
+// The same for one default-domain op at `opset`.
+Result<std::vector<Tensor>> run_node(const std::string& op, int64_t opset, std::vector<Tensor> inputs,
+                                     std::function<void(io::NodeBuilder&)> attrs = {});
 
 template <typename T>
 Tensor make(DType dtype, Dims dims, const std::vector<T>& values) {
@@ -45,6 +48,17 @@ void expect_error(const Result<std::vector<Tensor>>& r, Code code, const std::st
 
 // Every .onnx under QONNX_SHARED_MODELS (sorted); empty when ../shared is absent.
 std::vector<std::filesystem::path> shared_models();
+
+// float32 tensors equal element by element (NaN equals NaN); otherwise `where` names the first difference.
+bool same_float_values(const Tensor& a, const Tensor& b, std::string* where);
+
+// onnxruntime-node and node are installed (tests that need them skip otherwise).
+bool onnxruntime_available();
+// Runs `model` in onnxruntime (tools/ort/run_ort.js) with `input` as its one runtime input (undefined:
+// none) and compares output 0 with `expected` within atol + rtol * |expected|, in the folder `dir`
+// (created; removed by the caller). "" when they agree, else the runner's log.
+std::string onnxruntime_disagrees(const ir::Model& model, const std::string& input_name, const Tensor& input,
+                                  const Tensor& expected, double atol, double rtol, const std::filesystem::path& dir);
 
 // Parses and runs a textual pipeline; whether any pass changed the model.
 Result<bool> run_passes(ir::Model& m, const std::string& text, pass::PassContext& ctx);
