@@ -75,19 +75,23 @@ Result<std::vector<Tensor>> run_node(const std::string& op, int64_t opset, std::
   return run_node(c);
 }
 
-bool same_float_values(const Tensor& a, const Tensor& b, std::string* where) {
-  if (a.dims() != b.dims() || a.dtype() != DType::kFloat || b.dtype() != DType::kFloat) {
-    *where = "dims or types differ";
-    return false;
+std::string outputs_differ(const ir::Model& original, const ir::Model& lowered, const std::map<std::string, Tensor>& feeds) {
+  std::vector<Tensor> outs;
+  for (const ir::Model* m : {&original, &lowered}) {
+    auto ex = exec::Executor::create(*m);
+    if (!ex.is_ok()) return ex.status().to_string();
+    auto r = ex.value().run(feeds);
+    if (!r.is_ok()) return r.status().to_string();
+    outs.push_back(r.value().outputs[0]);
   }
+  const Tensor& a = outs[0];
+  const Tensor& b = outs[1];
+  if (a.dims() != b.dims() || a.dtype() != DType::kFloat || b.dtype() != DType::kFloat) return "dims or types differ";
   for (int64_t i = 0; i < a.numel(); ++i) {
     const float p = a.data<float>()[i], q = b.data<float>()[i];
-    if (!(p == q || (std::isnan(p) && std::isnan(q)))) {
-      *where = fmt::format("element {}: {} vs {}", i, p, q);
-      return false;
-    }
+    if (!(p == q || (std::isnan(p) && std::isnan(q)))) return fmt::format("element {}: {} vs {}", i, p, q);
   }
-  return true;
+  return "";
 }
 
 bool onnxruntime_available() {

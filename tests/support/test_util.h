@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,8 +50,9 @@ void expect_error(const Result<std::vector<Tensor>>& r, Code code, const std::st
 // Every .onnx under QONNX_SHARED_MODELS (sorted); empty when ../shared is absent.
 std::vector<std::filesystem::path> shared_models();
 
-// float32 tensors equal element by element (NaN equals NaN); otherwise `where` names the first difference.
-bool same_float_values(const Tensor& a, const Tensor& b, std::string* where);
+// Runs both models on `feeds` with the executor: "" when output 0 is the same float32 tensor value for
+// value (NaN equals NaN), else the first difference or why a run failed.
+std::string outputs_differ(const ir::Model& original, const ir::Model& lowered, const std::map<std::string, Tensor>& feeds);
 
 // onnxruntime-node and node are installed (tests that need them skip otherwise).
 bool onnxruntime_available();
