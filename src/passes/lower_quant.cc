@@ -253,7 +253,8 @@ class LowerQuant : public pass::Pass {
     if (!scale_t.is_ok()) return std::move(scale_t).status().with_context(node->describe());
     const Tensor& scale = scale_t.value();
     const Layout sl = x_rank >= 0 ? layout_of(scale, x_rank) : Layout{scale.numel() == 1, false, 0, 1};
-    if (format != DType::kUndefined && !sl.per_tensor && !sl.one_axis) why = "the scale varies along several axes";
+    if (format != DType::kUndefined && !sl.per_tensor && !sl.one_axis)
+      why = x_rank < 0 ? "X's rank is unknown, so the axis of the scale is too" : "the scale varies along several axes";
     if (format == DType::kUndefined || !why.empty()) {
       why = "FloatQuant has no exact float8 form: " + why;
       ctx.record(*node, "left", why);
