@@ -41,7 +41,7 @@ struct ParamLayout {
 // per tensor for one value, per axis for a 1-D tensor along `axis` (opset 13+), blocked along
 // `axis` when `block_size` is set (opset 21+: scale has x's rank, ceil(dim / block_size) at the axis).
 Result<ParamLayout> param_layout(const exec::KernelContext& ctx, const Tensor& x, const Tensor& scale,
-                                 const Tensor* zp, int64_t block_size) {
+                                 const Tensor* zp, bool per_axis, int64_t block_size) {
   if (!dtype_is_float(scale.dtype()))
     return ctx.input_error(Code::kInvalidModel, 1, "scale must be a float type, got {}", dtype_name(scale.dtype()));
   if (zp && zp->dims() != scale.dims() && !(zp->numel() == 1 && scale.numel() == 1))
@@ -50,7 +50,7 @@ Result<ParamLayout> param_layout(const exec::KernelContext& ctx, const Tensor& x
   ParamLayout layout;
   if (block_size < 0) return ctx.error(Code::kInvalidModel, "block_size must be >= 0, got {}", block_size);
   if (block_size == 0 && scale.numel() == 1 && scale.rank() <= 1) return layout;
-  if (ctx.op_version() < 13)
+  if (!per_axis)
     return ctx.input_error(Code::kInvalidModel, 1, "scale must be a scalar before opset 13, got shape {}",
                            dims_to_string(scale.dims()));
   const int64_t rank = static_cast<int64_t>(x.rank());
@@ -240,7 +240,7 @@ Status quantize_linear(exec::KernelContext& ctx, const QdqAttrs& attrs) {
                      dtype_name(attrs.output_dtype), dtype_name(zp->dtype()));
   if (!quantized_type_in_version<kSince>(out_type))
     return ctx.error(Code::kUnsupported, "QuantizeLinear-{} to {} is not supported", kSince, dtype_name(out_type));
-  QONNX_ASSIGN_OR_RETURN(ParamLayout layout, param_layout(ctx, *x, *scale, zp, attrs.block_size));
+  QONNX_ASSIGN_OR_RETURN(ParamLayout layout, param_layout(ctx, *x, *scale, zp, kSince >= 13, attrs.block_size));
   if (!dtype_is_float(x->dtype()) && !dtype_is_integer(x->dtype()))
     return ctx.input_error(Code::kUnsupported, 0, "type {} is not supported", dtype_name(x->dtype()));
   Tensor xf = exec::cast_tensor(*x, DType::kFloat);
@@ -293,7 +293,7 @@ Status dequantize_linear(exec::KernelContext& ctx, const QdqAttrs& attrs) {
   if (zp && zp->dtype() != x->dtype())
     return ctx.input_error(Code::kInvalidModel, 2, "zero point type {} differs from x's {}", dtype_name(zp->dtype()),
                            dtype_name(x->dtype()));
-  QONNX_ASSIGN_OR_RETURN(ParamLayout layout, param_layout(ctx, *x, *scale, zp, attrs.block_size));
+  QONNX_ASSIGN_OR_RETURN(ParamLayout layout, param_layout(ctx, *x, *scale, zp, kSince >= 13, attrs.block_size));
   QONNX_ASSIGN_OR_RETURN(std::vector<float> ss, float_values(ctx, 1, *scale));
   const int64_t n = x->numel();
   Tensor y(DType::kFloat, x->dims());
@@ -365,7 +365,8 @@ void add_qdq(exec::KernelRegistry& r, int until) {
 }  // namespace
 
 void register_quantize_linear_kernels(exec::KernelRegistry& r) {
-  add_qdq<10>(r, 18);  // per-axis scales from 13 (read from the version in param_layout)
+  add_qdq<10>(r, 12);
+  add_qdq<13>(r, 18);
   add_qdq<19>(r, 20);
   add_qdq<21>(r, exec::kNoUpperVersion);
   r.add("", "DynamicQuantizeLinear", 11, dynamic_quantize_linear);
