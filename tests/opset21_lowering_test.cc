@@ -178,20 +178,30 @@ std::vector<Case> float8_cases() {
   std::vector<Case> cases;
   for (const F8& f : kF8)
     for (bool weight : {false, true})
-      for (bool per_channel : {false, true}) {
-        const Tensor s = per_channel ? f32({6}, {1.0f, 0.5f, 0.375f, 2.0f, 0.0625f, 3.0f}) : f32s(0.75f);
-        Tensor x = float8_inputs(f.format, 1.0f);
-        // The per-channel scale is along the last axis: scale each column's inputs by its own value.
-        for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] *= s.data<float>()[s.numel() == 1 ? 0 : i % 6];
-        if (weight)  // NaN weights fold to float (a NaN weight is not a useful test of the code)
-          for (int64_t i = 0; i < x.numel(); ++i)
-            if (std::isnan(x.data<float>()[i])) x.data<float>()[i] = 1.0f;
-        cases.push_back({fmt::format("fq_{}_{}_{}", dtype_name(f.format), weight ? "w" : "a", per_channel ? "pc" : "pt"),
-                         float_quant_model(19, weight, x, s, f), weight ? Tensor() : x,
-                         weight ? fmt::format("float8 initializer ({})", dtype_name(f.format))
-                                : fmt::format("QuantizeLinear -> DequantizeLinear ({}, saturate", dtype_name(f.format)),
-                         weight ? f.format : DType::kUndefined});
-      }
+      for (bool per_channel : {false, true})
+        for (int64_t saturation : {1, 0}) {
+          const bool fnuz = f.format == DType::kFloat8E4M3FNUZ || f.format == DType::kFloat8E5M2FNUZ;
+          if (!saturation && !fnuz) continue;  // only FNUZ has an exact non-saturating form
+          const Tensor s = per_channel ? f32({6}, {1.0f, 0.5f, 0.375f, 2.0f, 0.0625f, 3.0f}) : f32s(0.75f);
+          Tensor x = float8_inputs(f.format, 1.0f);
+          // The per-channel scale is along the last axis: scale each column's inputs by its own value.
+          for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] *= s.data<float>()[s.numel() == 1 ? 0 : i % 6];
+          if (weight)  // NaN weights fold to float (a NaN weight is not a useful test of the code)
+            for (int64_t i = 0; i < x.numel(); ++i)
+              if (std::isnan(x.data<float>()[i])) x.data<float>()[i] = 1.0f;
+          // Non-saturating: +-inf inputs are NaN in both forms, so they are part of the test.
+          if (!saturation && !weight) {
+            x.data<float>()[x.numel() - 1] = INFINITY;
+            x.data<float>()[x.numel() - 2] = -INFINITY;
+          }
+          cases.push_back({fmt::format("fq_{}_{}_{}{}", dtype_name(f.format), weight ? "w" : "a", per_channel ? "pc" : "pt",
+                                       saturation ? "" : "_nosat"),
+                           float_quant_model(19, weight, x, s, f, "ROUND", saturation), weight ? Tensor() : x,
+                           weight ? fmt::format("float8 initializer ({})", dtype_name(f.format))
+                                  : fmt::format("QuantizeLinear -> DequantizeLinear ({}, saturate{}", dtype_name(f.format),
+                                                saturation ? "" : "=0"),
+                           weight ? f.format : DType::kUndefined});
+        }
   return cases;
 }
 
@@ -242,7 +252,8 @@ TEST(Opset21Lowering, FloatQuantOtherwiseIsLeftWithTheReason) {
   };
   std::vector<Left> lefts;
   lefts.push_back({float_quant_model(19, false, x, f32s(1), kF8[0], "FLOOR"), "rounding_mode"});
-  lefts.push_back({float_quant_model(19, false, x, f32s(1), kF8[0], "ROUND", 0), "saturation=0"});
+  lefts.push_back({float_quant_model(19, false, x, f32s(1), kF8[0], "ROUND", 0), "saturation=0 with float8e4m3fn"});
+  lefts.push_back({float_quant_model(19, false, x, f32s(1), kF8[2], "ROUND", 0), "saturation=0 with float8e5m2"});
   lefts.push_back({float_quant_model(19, false, x, f32s(1), small_max), "clamp bound 400"});
   lefts.push_back({float_quant_model(19, false, x, f32s(1), e3m4), "none of the float8 formats"});
   for (size_t i = 0; i < lefts.size(); ++i) {

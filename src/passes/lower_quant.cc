@@ -241,14 +241,15 @@ class LowerQuant : public pass::Pass {
     return true;
   }
 
-  // FloatQuant matching a float8 format (kernels::float_quant_float8_format): activations as
-  // QuantizeLinear(saturate) -> DequantizeLinear (opset 19), weights as a float8 initializer +
+  // FloatQuant matching a float8 format (kernels::float_quant_float8_form): activations as
+  // QuantizeLinear([saturate]) -> DequantizeLinear (opset 19), weights as a float8 initializer +
   // DequantizeLinear once every element is checked against the kernel. Anything else stays (reported).
   Result<bool> lower_float_quant(ir::Model& model, ir::Node* node, const exec::KernelContext& kctx, int64_t x_rank,
                                  pass::PassContext& ctx) {
     ir::Graph& g = *node->graph();
     std::string why;
-    const DType format = kernels::float_quant_float8_format(kctx, &why);
+    const kernels::Float8Form form = kernels::float_quant_float8_form(kctx, &why);
+    const DType format = form.format;
     auto scale_t = kernels::scale_input(kctx, 1, "scale");
     if (!scale_t.is_ok()) return std::move(scale_t).status().with_context(node->describe());
     const Tensor& scale = scale_t.value();
@@ -284,7 +285,7 @@ class LowerQuant : public pass::Pass {
       for (size_t d = static_cast<size_t>(sl.axis) + 1; sl.one_axis && d < x->rank(); ++d) inner *= x->dim(d);
       for (int64_t e = 0; exact && e < x->numel(); ++e) {
         const float se = s.data<float>()[sl.one_axis ? (e / inner) % channels : 0];
-        const uint8_t code = float_to_float8(x->data<float>()[e] / se, format, true);
+        const uint8_t code = float_to_float8(x->data<float>()[e] / se, format, form.saturate);
         codes.data<uint8_t>()[e] = code;
         const float got = float8_to_float(code, format) * se, ref = want.data<float>()[e];
         exact = got == ref || (std::isnan(got) && std::isnan(ref));
@@ -305,13 +306,17 @@ class LowerQuant : public pass::Pass {
       QONNX_RETURN_IF_ERROR(e.finish("dequant", "DequantizeLinear", {q, sv, z}, axis_attr));
       return true;
     }
-    ctx.record(*node, "lowered", fmt::format("QuantizeLinear -> DequantizeLinear ({}, saturate, {})", dtype_name(format), where));
+    ctx.record(*node, "lowered", fmt::format("QuantizeLinear -> DequantizeLinear ({}, {}, {})", dtype_name(format),
+                                             form.saturate ? "saturate" : "saturate=0", where));
     ir::Value* x = node->input(0);
     NodeEmitter e(g, node);
     QONNX_ASSIGN_OR_RETURN(x, float32_x(g, e, x));
     QONNX_ASSIGN_OR_RETURN(ir::Value* sv, e.constant("scale", s));
     QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", zp));
-    QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.op("quant", "QuantizeLinear", {x, sv, z}, axis_attr));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.op("quant", "QuantizeLinear", {x, sv, z}, [&](ir::Node& n) {
+      axis_attr(n);
+      if (!form.saturate) n.set_attr_int("saturate", 0);
+    }));
     ++activations_to_qdq_;
     QONNX_RETURN_IF_ERROR(e.finish("dequant", "DequantizeLinear", {q, sv, z}, axis_attr));
     return true;

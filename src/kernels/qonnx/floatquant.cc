@@ -107,7 +107,7 @@ Status float_quant(exec::KernelContext& ctx) {
 
 }  // namespace
 
-DType float_quant_float8_format(const exec::KernelContext& ctx, std::string* why) {
+Float8Form float_quant_float8_form(const exec::KernelContext& ctx, std::string* why) {
   auto scalar = [&](size_t i, double* out) {
     const Tensor* t = ctx.input(i);
     if (!t || t->numel() != 1) return false;
@@ -117,19 +117,14 @@ DType float_quant_float8_format(const exec::KernelContext& ctx, std::string* why
   double e = 0, m = 0, bias = 0, max_val = 0;
   if (!scalar(2, &e) || !scalar(3, &m) || !scalar(4, &bias) || !scalar(5, &max_val)) {
     *why = "exponent/mantissa bit widths, exponent bias and max_val must be constant scalars";
-    return DType::kUndefined;
+    return {};
   }
   auto mode = rounding_attr(ctx, "ROUND");
   if (!mode.is_ok() || mode.value() != RoundingMode::kRound) {
     *why = "rounding_mode is not ROUND (float8 rounds half to even)";
-    return DType::kUndefined;
+    return {};
   }
-  // saturation=0 turns overflow into inf/NaN where float8's own non-saturating overflow differs in
-  // places (E5M2 +-inf inputs; onnxruntime's E4M3FN [480, 496)): not claimed exact.
-  if (ctx.attr_int("saturation", 1) == 0) {
-    *why = "saturation=0 (only the saturating float8 form is exact)";
-    return DType::kUndefined;
-  }
+  const bool saturation = ctx.attr_int("saturation", 1) != 0;
   struct Known { double e, m, bias; DType format; };
   static const Known kKnown[] = {{4, 3, 7, DType::kFloat8E4M3FN}, {4, 3, 8, DType::kFloat8E4M3FNUZ},
                                  {5, 2, 15, DType::kFloat8E5M2}, {5, 2, 16, DType::kFloat8E5M2FNUZ}};
@@ -139,12 +134,20 @@ DType float_quant_float8_format(const exec::KernelContext& ctx, std::string* why
     const double hi = std::min(format_max_value(e, m, bias), max_val);
     if (hi != static_cast<double>(float8_max(k.format))) {
       *why = fmt::format("the clamp bound {} is not {}'s largest value {}", hi, dtype_name(k.format), float8_max(k.format));
-      return DType::kUndefined;
+      return {};
     }
-    return k.format;
+    // Without saturation the kernel makes overflow NaN (or inf with has_inf) and +-inf inputs NaN. Only
+    // the FNUZ formats do both (E5M2 keeps infinities; onnxruntime's E4M3FN maps [480, 496) to 448).
+    const bool fnuz = k.format == DType::kFloat8E4M3FNUZ || k.format == DType::kFloat8E5M2FNUZ;
+    if (!saturation && (!fnuz || ctx.attr_int("has_inf", 0) != 0)) {
+      *why = fmt::format("saturation=0 with {}{} has no exact non-saturating float8 form (only the FNUZ formats without has_inf)",
+                         dtype_name(k.format), ctx.attr_int("has_inf", 0) != 0 ? " and has_inf" : "");
+      return {};
+    }
+    return {k.format, saturation};
   }
   *why = fmt::format("E{}M{} with bias {} is none of the float8 formats (E4M3 bias 7/8, E5M2 bias 15/16)", e, m, bias);
-  return DType::kUndefined;
+  return {};
 }
 
 void register_floatquant_kernels(exec::KernelRegistry& r) {
