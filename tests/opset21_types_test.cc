@@ -7,12 +7,14 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
 
 #include "ir/tensor_codec.h"
+#include "qonnx/analysis/summary.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/io/model_builder.h"
 #include "qonnx/io/model_io.h"
@@ -123,6 +125,20 @@ TEST_F(Int4Files, ExternalDataHoldsPackedBytesAndLoadsBack) {
   auto w = loaded->graph().initializer_tensor(loaded->graph().find_value("w"));
   ASSERT_TRUE(w.is_ok()) << w.status().to_string();
   EXPECT_TRUE(w->identical(int4(DType::kInt4, {2049}, v)));
+}
+
+TEST(Int4Codec, InfoCountsPackedBytesPerType) {
+  io::ModelBuilder b(21);
+  b.initializer("w", int4(DType::kInt4, {5}, {1, 2, 3, 4, 5}));
+  b.initializer("s", test::f32s(0.5f));
+  b.output("y", DType::kFloat);
+  b.node("DequantizeLinear", {"w", "s"}, {"y"});
+  auto m = b.build();
+  ASSERT_TRUE(m.is_ok()) << m.status().to_string();
+  const analysis::ModelSummary s = analysis::summarize(m.value());
+  EXPECT_EQ(s.initializer_bytes, 3u + 4u);  // five int4 values in 3 bytes, one float
+  EXPECT_EQ(s.initializer_type_counts, (std::map<std::string, size_t>{{"float", 1}, {"int4", 1}}));
+  EXPECT_NE(analysis::format_text(s).find("int4"), std::string::npos);
 }
 
 TEST_F(Int4Files, NpyWritesInt4AsInt8AndRefusesFloat8) {
