@@ -37,6 +37,7 @@ onnx::TensorProto typed_tensor(const std::string& name, DType dtype, const Dims&
     t.add_dims(d);
     n *= d;
   }
+  if (dtype_is_4bit(dtype)) n = (n + 1) / 2;  // two values per int32_data entry
   for (int64_t i = 0; i < n; ++i) {
     switch (dtype) {
       case DType::kFloat: t.add_float_data(0.5f); break;
@@ -63,14 +64,16 @@ onnx::TensorProto raw_tensor(const std::string& name, DType dtype, const Dims& d
   t.clear_int32_data();
   t.clear_int64_data();
   t.clear_uint64_data();
-  t.set_raw_data(std::string(static_cast<size_t>(n) * dtype_size(dtype), '\x01'));
+  t.set_raw_data(std::string(static_cast<size_t>(stored_nbytes(dtype, n)), '\x01'));
   return t;
 }
 
 const DType kFixedSizeTypes[] = {DType::kFloat,   DType::kDouble,  DType::kInt8,      DType::kUInt8,
                                  DType::kInt16,   DType::kUInt16,  DType::kInt32,     DType::kInt64,
                                  DType::kUInt32,  DType::kUInt64,  DType::kBool,      DType::kFloat16,
-                                 DType::kBFloat16, DType::kComplex64, DType::kComplex128};
+                                 DType::kBFloat16, DType::kComplex64, DType::kComplex128,
+                                 DType::kFloat8E4M3FN, DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2, DType::kFloat8E5M2FNUZ,
+                                 DType::kInt4,    DType::kUInt4};
 
 // Relu(x) -> y plus an initializer nothing reads.
 onnx::ModelProto with_unused_initializer(const onnx::TensorProto& t) {
@@ -214,10 +217,15 @@ TEST_F(HostileLoad, TensorStorageIsCheckedAtLoadWhereverTheTensorSits) {
       t.set_data_type(type);
       expect_invalid(make(t), Code::kInvalidModel, "tensor 't': data_type");
     }
-    for (int32_t type : {17, 19, 22}) {
+    onnx::TensorProto float4 = raw_tensor("t", DType::kUInt8, {2});
+    float4.set_data_type(23);
+    expect_invalid(make(float4), Code::kUnsupported, "is not supported");
+    // float8 (17..20) takes a byte per element; int4/uint4 (21, 22) pack two per byte.
+    for (int32_t type : {17, 19, 21, 22}) {
       onnx::TensorProto t = raw_tensor("t", DType::kUInt8, {2});
       t.set_data_type(type);
-      expect_invalid(make(t), Code::kUnsupported, "is not supported");
+      if (type < 21) EXPECT_TRUE(load(make(t)).is_ok()) << load(make(t)).status().to_string();
+      else expect_invalid(make(t), Code::kInvalidModel, "raw_data has 2 bytes, dims [2] of");
     }
     // Strings: string_data only, one per element.
     onnx::TensorProto strings = typed_tensor("t", DType::kString, {3});

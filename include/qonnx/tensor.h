@@ -43,8 +43,11 @@ enum class DType : int32_t {
 
 using Dims = std::vector<int64_t>;
 
-// Byte size of one element; 0 for kString and kUndefined.
+// Byte size of one element in memory; 0 for kString and kUndefined.
 size_t dtype_size(DType dtype);
+// Bytes ONNX stores for `numel` elements (raw_data, external data): 4-bit types pack two per byte.
+uint64_t stored_nbytes(DType dtype, int64_t numel);
+bool dtype_is_4bit(DType dtype);     // int4, uint4
 // ONNX spelling, e.g. "float", "int8", "bool".
 const char* dtype_name(DType dtype);
 bool dtype_is_float(DType dtype);    // float16, bfloat16, float, double (not float8)

@@ -125,7 +125,9 @@ ModelSummary summarize(const ir::Model& model) {
   s.initializer_count = g.initializers().size();
   for (const auto& init : g.initializers()) {
     int64_t n = checked_numel(Dims(init.proto->dims().begin(), init.proto->dims().end()));
-    s.initializer_bytes += static_cast<size_t>(std::max<int64_t>(n, 0)) * dtype_size(static_cast<DType>(init.proto->data_type()));
+    const DType dtype = static_cast<DType>(init.proto->data_type());
+    s.initializer_bytes += static_cast<size_t>(stored_nbytes(dtype, n));
+    ++s.initializer_type_counts[dtype_name(dtype)];
   }
   s.annotation_count = static_cast<size_t>(g.rest().quantization_annotation_size());
   return s;
@@ -142,6 +144,7 @@ std::string format_text(const ModelSummary& s) {
   out += fmt::format("nodes: {}\n", s.node_count);
   for (const auto& [op, n] : s.op_counts) out += fmt::format("  {:<48} {}\n", op, n);
   out += fmt::format("initializers: {} ({} bytes)\n", s.initializer_count, s.initializer_bytes);
+  for (const auto& [type, n] : s.initializer_type_counts) out += fmt::format("  {:<48} {}\n", type, n);
   out += fmt::format("finn_datatype annotations: {}\n", s.annotation_count);
   out += fmt::format("quantizers: {}\n", s.quant_nodes.size());
   for (const auto& q : s.quant_nodes) {
@@ -175,6 +178,9 @@ std::string format_json(const ModelSummary& s) {
   w.end_object();
   w.key("initializer_count").value(s.initializer_count);
   w.key("initializer_bytes").value(s.initializer_bytes);
+  w.key("initializer_types").begin_object();
+  for (const auto& [type, n] : s.initializer_type_counts) w.key(type).value(n);
+  w.end_object();
   w.key("finn_datatype_annotations").value(s.annotation_count);
   w.key("quantizers").begin_array();
   for (const auto& q : s.quant_nodes) {

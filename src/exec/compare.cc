@@ -6,6 +6,7 @@
 
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/ir/finn_datatype.h"
+#include "qonnx/support/float8.h"
 
 namespace qonnx::exec {
 
@@ -113,6 +114,15 @@ Result<std::map<std::string, Tensor>> random_inputs(const ir::Graph& graph, uint
     DType dt = type->dtype;
     // An input annotated with an integer finn_datatype (e.g. UINT8 pixels) gets values it allows.
     auto range = ir::integer_datatype_range(graph.finn_datatype(v->name()));
+    // float8: uniform in [-1, 1) rounded to the format; int4/uint4: integers in [0, 8).
+    if (dtype_is_float8(dt) || dtype_is_4bit(dt)) {
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        const double u = rng.uniform();
+        t.data<uint8_t>()[i] = dtype_is_float8(dt) ? float_to_float8(static_cast<float>(2 * u - 1), dt, true) : static_cast<uint8_t>(u * 8);
+      }
+      out.emplace(v->name(), std::move(t));
+      continue;
+    }
     bool ok = visit_dtype(dt, [&](auto tag) {
       using T = decltype(tag);
       T* p = t.data<T>();

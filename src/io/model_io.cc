@@ -436,7 +436,8 @@ class ExternalWriter {
       std::string pad(static_cast<size_t>(offset - pending_->size()), '\0');
       QONNX_RETURN_IF_ERROR(pending_->append(pad.data(), pad.size()));
     }
-    QONNX_RETURN_IF_ERROR(pending_->append(t.raw(), t.nbytes()));
+    const ir::StoredBytes bytes(t);
+    QONNX_RETURN_IF_ERROR(pending_->append(bytes.data(), bytes.size()));
     proto->clear_raw_data();
     proto->clear_float_data();
     proto->clear_int32_data();
@@ -453,7 +454,7 @@ class ExternalWriter {
     };
     add("location", location_);
     add("offset", std::to_string(offset));
-    add("length", std::to_string(t.nbytes()));
+    add("length", std::to_string(bytes.size()));
     return Status::ok();
   }
 
@@ -469,7 +470,7 @@ class ExternalWriter {
 
 size_t stored_bytes(const onnx::TensorProto& p) {
   int64_t n = checked_numel(Dims(p.dims().begin(), p.dims().end()));
-  return n < 0 ? 0 : static_cast<size_t>(n) * dtype_size(static_cast<DType>(p.data_type()));
+  return n < 0 ? 0 : static_cast<size_t>(stored_nbytes(static_cast<DType>(p.data_type()), n));
 }
 
 // One graph (and, recursively, the bodies of its nodes) into `g`.

@@ -112,9 +112,11 @@ Result<Tensor> parse_npy(const std::string& bytes) {
 }
 
 std::string serialize_npy(const Tensor& tensor) {
+  // numpy has no 4-bit types: int4/uint4 are written as the int8/uint8 bytes they occupy in memory.
+  const DType stored = tensor.dtype() == DType::kInt4 ? DType::kInt8 : tensor.dtype() == DType::kUInt4 ? DType::kUInt8 : tensor.dtype();
   const char* descr = nullptr;
   for (const auto& t : kNpyTypes)
-    if (t.dtype == tensor.dtype()) descr = t.descr;
+    if (t.dtype == stored) descr = t.descr;
   std::string shape;
   for (size_t i = 0; i < tensor.rank(); ++i) shape += fmt::format("{}, ", tensor.dim(i));
   if (tensor.rank() > 1) shape.resize(shape.size() - 2);
@@ -163,6 +165,11 @@ Status write_tensor_pb(const fs::path& path, const std::string& name, const Tens
 Status write_tensor_npy(const fs::path& path, const Tensor& tensor) {
   if (tensor.dtype() == DType::kString || tensor.dtype() == DType::kBFloat16)
     return Status(Code::kCannotWrite, fmt::format("cannot write {} tensors as .npy", dtype_name(tensor.dtype())));
+  // numpy itself has no float8 type (only the ml_dtypes extension): use the .pb output instead.
+  if (dtype_is_float8(tensor.dtype()))
+    return Status(Code::kUnsupported, fmt::format("cannot write {} tensors as .npy (numpy has no float8 type; the .pb "
+                                                  "file holds them)", dtype_name(tensor.dtype())))
+        .with_context(path.string());
   return write_file_atomic(path, serialize_npy(tensor));
 }
 

@@ -72,7 +72,8 @@ SpillFile& spill_file() {
 
 Result<fs::path> spill_tensor(const Tensor& tensor, onnx::TensorProto* proto) {
   SpillFile& file = spill_file();
-  QONNX_ASSIGN_OR_RETURN(uint64_t offset, file.append(tensor.raw(), tensor.nbytes()));
+  const StoredBytes bytes(tensor);
+  QONNX_ASSIGN_OR_RETURN(uint64_t offset, file.append(bytes.data(), bytes.size()));
   proto->set_data_type(static_cast<int32_t>(tensor.dtype()));
   proto->clear_dims();
   for (int64_t d : tensor.dims()) proto->add_dims(d);
@@ -86,7 +87,7 @@ Result<fs::path> spill_tensor(const Tensor& tensor, onnx::TensorProto* proto) {
   };
   add("location", SpillFile::kName);
   add("offset", std::to_string(offset));
-  add("length", std::to_string(tensor.nbytes()));
+  add("length", std::to_string(bytes.size()));
   return file.dir();
 }
 

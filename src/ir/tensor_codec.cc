@@ -28,10 +28,30 @@ Status invalid(const onnx::TensorProto& proto, const std::string& what) {
   return Status(Code::kInvalidModel, fmt::format("tensor '{}': {}", proto.name(), what));
 }
 
+// ONNX packs 4-bit elements two per byte, element 2k in the low nibble; in memory each takes a byte,
+// sign-extended for int4.
+void unpack_4bit(const uint8_t* packed, Tensor& t) {
+  uint8_t* out = t.data<uint8_t>();
+  const bool is_signed = t.dtype() == DType::kInt4;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const uint8_t nibble = (packed[i / 2] >> (4 * (i % 2))) & 0x0F;
+    out[i] = is_signed && (nibble & 0x08) ? static_cast<uint8_t>(nibble | 0xF0) : nibble;
+  }
+}
+
 template <typename Dst, typename Src>
 void copy_convert(const Src& src, Tensor& t) {
   Dst* out = t.data<Dst>();
   for (int64_t i = 0; i < t.numel(); ++i) out[i] = static_cast<Dst>(src[static_cast<int>(i)]);
+}
+
+// The inverse of unpack_4bit; an odd count leaves the last high nibble 0.
+std::string pack_4bit(const Tensor& tensor) {
+  std::string packed(static_cast<size_t>(stored_nbytes(tensor.dtype(), tensor.numel())), '\0');
+  const uint8_t* in = tensor.data<uint8_t>();
+  for (int64_t i = 0; i < tensor.numel(); ++i)
+    packed[static_cast<size_t>(i / 2)] = static_cast<char>(packed[static_cast<size_t>(i / 2)] | ((in[i] & 0x0F) << (4 * (i % 2))));
+  return packed;
 }
 
 }  // namespace
@@ -79,9 +99,8 @@ Result<ExternalSlice> resolve_external(const onnx::TensorProto& proto, const fs:
   if (ec) return invalid(proto, fmt::format("cannot stat external data file '{}'", location));
   int64_t numel = checked_numel(Dims(proto.dims().begin(), proto.dims().end()));
   DType dtype = static_cast<DType>(proto.data_type());
-  size_t esize = dtype_size(dtype);
-  if (numel < 0 || esize == 0) return invalid(proto, "external data needs a fixed-size type and valid dims");
-  uint64_t expected = static_cast<uint64_t>(numel) * esize;
+  if (numel < 0 || dtype_size(dtype) == 0) return invalid(proto, "external data needs a fixed-size type and valid dims");
+  uint64_t expected = stored_nbytes(dtype, numel);
   if (!has_length) slice.length = expected;
   if (slice.length != expected)
     return invalid(proto, fmt::format("external data length {} does not match {} bytes of dims", slice.length, expected));
@@ -120,8 +139,8 @@ Result<StorageInfo> check_storage(const onnx::TensorProto& proto, const fs::path
     return invalid(proto, fmt::format("rank {} is over the supported maximum of {}", proto.dims_size(), kMaxRank));
   const int32_t type = proto.data_type();
   if (type == 0) return invalid(proto, "data_type is UNDEFINED (0)");
-  // 17..23: float8, 4-bit and float4 types of later ONNX releases, which this build does not handle.
-  if (type >= 17 && type <= 23)
+  // 23 (FLOAT4E2M1): a type of later ONNX releases this build does not handle.
+  if (type == 23)
     return Status(Code::kUnsupported, fmt::format("tensor '{}': data type {} (an ONNX type newer than this build supports) "
                                                   "is not supported", proto.name(), type));
   if (!dtype_known(type)) return invalid(proto, fmt::format("data_type {} is not an ONNX data type", type));
@@ -165,9 +184,11 @@ Result<StorageInfo> check_storage(const onnx::TensorProto& proto, const fs::path
   }
   if (fields.size() > 1) return invalid(proto, fmt::format("holds values in both {}", fmt::join(fields, " and ")));
   const std::string field = fields.empty() ? "" : fields[0];
+  if (dtype_is_4bit(info.dtype) && proto.has_segment())
+    return invalid(proto, fmt::format("a {} tensor cannot be segmented (its values are packed two per byte)", dtype_name(info.dtype)));
   if (field == "raw_data") {
     if (info.dtype == DType::kString) return invalid(proto, "a string tensor cannot use raw_data (string_data only)");
-    const uint64_t expected = static_cast<uint64_t>(stored) * esize;
+    const uint64_t expected = stored_nbytes(info.dtype, stored);
     if (proto.raw_data().size() != expected)
       return invalid(proto, fmt::format("raw_data has {} bytes, dims {} of {} need {}", proto.raw_data().size(),
                                         dims_to_string(info.dims), dtype_name(info.dtype), expected));
@@ -176,7 +197,8 @@ Result<StorageInfo> check_storage(const onnx::TensorProto& proto, const fs::path
   const TypedField typed = typed_field(proto, info.dtype);
   if (!field.empty() && field != typed.name)
     return invalid(proto, fmt::format("a {} tensor keeps its values in {}, not {}", dtype_name(info.dtype), typed.name, field));
-  const int64_t expected = stored * typed.per_element;
+  // 4-bit values are packed two per int32_data entry as in raw_data.
+  const int64_t expected = dtype_is_4bit(info.dtype) ? (stored + 1) / 2 : stored * typed.per_element;
   if (typed.count != expected)
     return invalid(proto, fmt::format("holds {} values, dims {} need {}", typed.count, dims_to_string(info.dims), expected));
   return info;
@@ -194,19 +216,34 @@ Result<Tensor> decode_checked(const onnx::TensorProto& proto, const fs::path& ba
   if (info.external) {
     const ExternalSlice& slice = *info.external;
     Tensor t(dtype, dims);
+    std::string packed;
+    if (dtype_is_4bit(dtype)) packed.resize(slice.length);
     std::ifstream in(slice.file, std::ios::binary);
     in.seekg(static_cast<std::streamoff>(slice.offset));
-    in.read(static_cast<char*>(t.raw()), static_cast<std::streamsize>(slice.length));
+    in.read(dtype_is_4bit(dtype) ? packed.data() : static_cast<char*>(t.raw()), static_cast<std::streamsize>(slice.length));
     if (!in) return Status(Code::kCannotRead, fmt::format("tensor '{}': cannot read external data from '{}'", proto.name(), slice.file.string()));
+    if (dtype_is_4bit(dtype)) unpack_4bit(reinterpret_cast<const uint8_t*>(packed.data()), t);
     return t;
   }
   if (proto.has_raw_data()) {  // sized and typed by check_storage
     Tensor t(dtype, dims);
-    if (numel > 0) std::memcpy(t.raw(), proto.raw_data().data(), proto.raw_data().size());
+    if (dtype_is_4bit(dtype)) unpack_4bit(reinterpret_cast<const uint8_t*>(proto.raw_data().data()), t);
+    else if (numel > 0) std::memcpy(t.raw(), proto.raw_data().data(), proto.raw_data().size());
     return t;
   }
   Tensor t(dtype, dims);
   switch (dtype) {
+    case DType::kInt4:
+    case DType::kUInt4: {
+      std::vector<uint8_t> packed(static_cast<size_t>(proto.int32_data_size()));
+      for (size_t i = 0; i < packed.size(); ++i) packed[i] = static_cast<uint8_t>(proto.int32_data(static_cast<int>(i)));
+      unpack_4bit(packed.data(), t);
+      break;
+    }
+    case DType::kFloat8E4M3FN:
+    case DType::kFloat8E4M3FNUZ:
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E5M2FNUZ: copy_convert<uint8_t>(proto.int32_data(), t); break;
     case DType::kString:
       for (int64_t i = 0; i < numel; ++i) t.strings()[static_cast<size_t>(i)] = proto.string_data(static_cast<int>(i));
       break;
@@ -251,12 +288,22 @@ Result<Tensor> decode_tensor(const onnx::TensorProto& proto, const fs::path& bas
   }
 }
 
+StoredBytes::StoredBytes(const Tensor& tensor) : data_(tensor.raw()), size_(tensor.nbytes()) {
+  if (dtype_is_4bit(tensor.dtype())) {
+    packed_ = pack_4bit(tensor);
+    data_ = packed_.data();
+    size_ = packed_.size();
+  }
+}
+
 void encode_tensor(const Tensor& tensor, onnx::TensorProto* proto) {
   proto->set_data_type(static_cast<int32_t>(tensor.dtype()));
   proto->clear_dims();
   for (int64_t d : tensor.dims()) proto->add_dims(d);
   if (tensor.dtype() == DType::kString) {
     for (const auto& s : tensor.strings()) proto->add_string_data(s);
+  } else if (dtype_is_4bit(tensor.dtype())) {
+    proto->set_raw_data(pack_4bit(tensor));
   } else {
     proto->set_raw_data(tensor.raw(), tensor.nbytes());
   }

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <string>
 
 #include <onnx/onnx_pb.h>
 
@@ -39,7 +40,22 @@ Result<StorageInfo> validate_tensor_storage(const onnx::TensorProto& proto, cons
 // Decodes any encoding (raw_data, typed fields, external data) into a Tensor.
 Result<Tensor> decode_tensor(const onnx::TensorProto& proto, const std::filesystem::path& base_dir);
 
-// Encodes as raw_data (strings in string_data); name is set by the caller.
+// A tensor's bytes as ONNX stores them: the tensor's own buffer, or (4-bit types) a packed copy.
+class StoredBytes {
+ public:
+  explicit StoredBytes(const Tensor& tensor);
+  StoredBytes(const StoredBytes&) = delete;  // data() may point into packed_
+  StoredBytes& operator=(const StoredBytes&) = delete;
+  const void* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  std::string packed_;
+  const void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Encodes as raw_data (strings in string_data, 4-bit types packed); name is set by the caller.
 void encode_tensor(const Tensor& tensor, onnx::TensorProto* proto);
 
 }  // namespace qonnx::ir

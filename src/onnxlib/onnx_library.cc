@@ -33,7 +33,7 @@ constexpr int kTimeoutSeconds = 120;
 
 size_t tensor_bytes(const onnx::TensorProto& p) {
   int64_t n = checked_numel(Dims(p.dims().begin(), p.dims().end()));
-  return n < 0 ? 0 : static_cast<size_t>(n) * dtype_size(static_cast<DType>(p.data_type()));
+  return n < 0 ? 0 : static_cast<size_t>(stored_nbytes(static_cast<DType>(p.data_type()), n));
 }
 
 // What is handed to the library: the structure, large initializers as graph inputs of their type.

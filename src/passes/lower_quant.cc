@@ -6,6 +6,8 @@
 // adds z afterwards. The two agree for z = 0 only: with z != 0 the float addition can itself round
 // onto a tie (x/s = 1.49999988f, z = 2 gives t = 3.5f), so non-zero zero points use the float form.
 #include <cmath>
+#include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -20,6 +22,7 @@
 #include "qonnx/kernels/ngraph.h"
 #include "qonnx/kernels/quant.h"
 #include "qonnx/kernels/rounding.h"
+#include "qonnx/support/float8.h"
 
 namespace qonnx::passes {
 namespace {
@@ -76,11 +79,80 @@ Tensor flatten_param(const Tensor& t, const Layout& l, int64_t channels) {
   return out;
 }
 
-// Integer storage type for codes of `bits` bits; kUndefined when none fits the target opset.
-DType storage_type(const QuantParams& p, bool zero_point_is_zero) {
+// Every value of the float32 tensor t lies in [lo, hi].
+bool all_within(const Tensor& t, double lo, double hi) {
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (!(t.data<float>()[i] >= lo && t.data<float>()[i] <= hi)) return false;
+  return true;
+}
+
+// Integer storage type for codes of `bits` bits; kUndefined when none fits the opset. Opset 21 adds
+// int4/uint4 (<= 4 bits) and int16/uint16 (9..16 bits), each when the zero point fits the type too.
+DType storage_type(const QuantParams& p, bool zero_point_is_zero, bool opset21) {
+  if (opset21 && p.bits <= 4 && all_within(p.zeropt, p.is_signed ? -8 : 0, p.is_signed ? 7 : 15))
+    return p.is_signed ? DType::kInt4 : DType::kUInt4;
   if (p.bits <= 8) return p.is_signed ? DType::kInt8 : DType::kUInt8;
+  if (opset21 && p.bits <= 16 && all_within(p.zeropt, p.is_signed ? -32768 : 0, p.is_signed ? 32767 : 65535))
+    return p.is_signed ? DType::kInt16 : DType::kUInt16;
   if (zero_point_is_zero && p.bits <= 31) return DType::kInt32;  // DequantizeLinear reads int32 with zp 0
   return DType::kUndefined;
+}
+
+// Scale and zero point that are constant over blocks of `block` consecutive indices along `axis` of
+// X (DequantizeLinear-21's block_size), stored with X's rank and ceil(dim / block) at the axis.
+struct Blocking {
+  int64_t axis = 0;
+  int64_t block = 0;
+  Tensor scale;
+  Tensor zero_point;  // float32
+};
+
+// t (float32) broadcast to `dims`.
+Tensor expand_to(const Tensor& t, const Dims& dims) {
+  Tensor out(DType::kFloat, dims);
+  exec::for_each_broadcast<1>(dims, {&t.dims()}, [&](int64_t o, const auto& at) { out.data<float>()[o] = t.data<float>()[at[0]]; });
+  return out;
+}
+
+// The axis along which scale and zero point (expanded to X's dims) are constant over the largest
+// blocks of at least 2: the block is the gcd of the indices where either changes along that axis.
+std::optional<Blocking> find_blocking(const Tensor& scale, const Tensor& zeropt, const Dims& x_dims) {
+  Dims s_dims;
+  if (!exec::broadcast_dims(scale.dims(), x_dims, &s_dims) || s_dims != x_dims) return std::nullopt;
+  if (!exec::broadcast_dims(zeropt.dims(), x_dims, &s_dims) || s_dims != x_dims) return std::nullopt;
+  const Tensor s = expand_to(scale, x_dims), z = expand_to(zeropt, x_dims);
+  std::optional<Blocking> best;
+  int64_t inner = 1;
+  for (size_t a = x_dims.size(); a-- > 0;) {
+    const int64_t dim = x_dims[a];
+    int64_t block = 0;  // gcd of the change indices; 0 while there is none
+    for (int64_t e = 0; e < s.numel() && block != 1; ++e) {
+      const int64_t i = (e / inner) % dim;
+      if (i > 0 && (s.data<float>()[e] != s.data<float>()[e - inner] || z.data<float>()[e] != z.data<float>()[e - inner]))
+        block = std::gcd(block, i);
+    }
+    if (block == 0) block = dim;
+    if (block >= 2 && (!best || block > best->block)) {
+      best = Blocking{static_cast<int64_t>(a), block, Tensor(), Tensor()};
+    }
+    inner *= dim;
+  }
+  if (!best) return std::nullopt;
+  // One value per block: the first element of each.
+  Dims b_dims = x_dims;
+  const size_t ax = static_cast<size_t>(best->axis);
+  b_dims[ax] = (x_dims[ax] + best->block - 1) / best->block;
+  int64_t after = 1;
+  for (size_t d = ax + 1; d < x_dims.size(); ++d) after *= x_dims[d];
+  best->scale = Tensor(DType::kFloat, b_dims);
+  best->zero_point = Tensor(DType::kFloat, b_dims);
+  for (int64_t o = 0; o < best->scale.numel(); ++o) {
+    const int64_t outer = o / (b_dims[ax] * after), b = (o / after) % b_dims[ax], i = o % after;
+    const int64_t e = (outer * x_dims[ax] + b * best->block) * after + i;
+    best->scale.data<float>()[o] = s.data<float>()[e];
+    best->zero_point.data<float>()[o] = z.data<float>()[e];
+  }
+  return best;
 }
 
 Result<Tensor> to_storage(const Tensor& floats, DType dtype) { return exec::cast_tensor(floats, dtype); }
@@ -95,11 +167,14 @@ class LowerQuant : public pass::Pass {
   Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
     if (model.opset("").value_or(1) < 13)
       return Status(Code::kUnsupported, "lower-quant needs the default-domain opset >= 13: run upgrade-opset first");
+    opset21_ = model.opset("").value_or(1) >= 21 && !ngraph();
+    float8_ = model.opset("").value_or(1) >= 19 && !ngraph();
     if (ngraph()) model.ensure_import(kernels::kNGraphDomain, kernels::kNGraphDomainVersion);
     return pass::for_each_graph(model, [&](ir::Graph& g) -> Result<bool> {
       std::vector<ir::Node*> quantizers;
       for (const auto& n : g.nodes())
-        if (dialect::is_integer_quantizer(*n) && n->output(0)) quantizers.push_back(n.get());
+        if ((dialect::is_integer_quantizer(*n) || (float8_ && dialect::classify(*n) == dialect::Op::kFloatQuant)) && n->output(0))
+          quantizers.push_back(n.get());
       bool changed = false;
       for (ir::Node* node : quantizers) {
         QONNX_ASSIGN_OR_RETURN(bool lowered, lower(model, node, ctx));
@@ -151,6 +226,7 @@ class LowerQuant : public pass::Pass {
     if (!ptrs.empty() && ptrs[0]) x_rank = static_cast<int64_t>(ptrs[0]->rank());
     Status st;
     const std::string& op = node->op_type();
+    if (op == "FloatQuant") return lower_float_quant(model, node, kctx, x_rank, ctx);
     if (op == "Trunc") {
       st = lower_trunc(model, node, kctx, ctx);
     } else if (op == "BipolarQuant") {
@@ -165,6 +241,87 @@ class LowerQuant : public pass::Pass {
     return true;
   }
 
+  // FloatQuant matching a float8 format (kernels::float_quant_float8_form): activations as
+  // QuantizeLinear([saturate]) -> DequantizeLinear (opset 19), weights as a float8 initializer +
+  // DequantizeLinear once every element is checked against the kernel. Anything else stays (reported).
+  Result<bool> lower_float_quant(ir::Model& model, ir::Node* node, const exec::KernelContext& kctx, int64_t x_rank,
+                                 pass::PassContext& ctx) {
+    ir::Graph& g = *node->graph();
+    std::string why;
+    const kernels::Float8Form form = kernels::float_quant_float8_form(kctx, &why);
+    const DType format = form.format;
+    auto scale_t = kernels::scale_input(kctx, 1, "scale");
+    if (!scale_t.is_ok()) return std::move(scale_t).status().with_context(node->describe());
+    const Tensor& scale = scale_t.value();
+    const Layout sl = x_rank >= 0 ? layout_of(scale, x_rank) : Layout{scale.numel() == 1, false, 0, 1};
+    if (format != DType::kUndefined && !sl.per_tensor && !sl.one_axis)
+      why = x_rank < 0 ? "X's rank is unknown, so the axis of the scale is too" : "the scale varies along several axes";
+    if (format == DType::kUndefined || !why.empty()) {
+      why = "FloatQuant has no exact float8 form: " + why;
+      ctx.record(*node, "left", why);
+      if (strict_) return Status(Code::kUnsupported, why).with_context(node->describe());
+      ctx.warn(node, why + ": left in place as a QONNX op, which standard ONNX runtimes cannot run");
+      ++left_;
+      return false;
+    }
+    const int64_t channels = sl.one_axis ? sl.channels : 1;
+    const Tensor s = flatten_param(scale, sl, channels);
+    const Tensor zp(format, sl.one_axis ? Dims{channels} : Dims{});
+    const std::string where = sl.one_axis ? fmt::format("axis {}", sl.axis) : "per-tensor";
+    auto axis_attr = [&](ir::Node& n) {
+      if (sl.one_axis) n.set_attr_int("axis", sl.axis);
+    };
+    if (kctx.input(0)) {
+      std::vector<const Tensor*> ins;
+      for (size_t i = 0; i < kctx.num_inputs(); ++i) ins.push_back(kctx.input(i));
+      auto outs = exec::evaluate_node(model, *node, ins);
+      if (!outs.is_ok()) return std::move(outs).status().with_context(node->describe());
+      auto x = kernels::float_input(kctx, 0, "X");
+      if (!x.is_ok()) return std::move(x).status().with_context(node->describe());
+      const Tensor& want = outs.value()[0];
+      Tensor codes(format, x->dims());
+      bool exact = want.dims() == x->dims();
+      int64_t inner = 1;
+      for (size_t d = static_cast<size_t>(sl.axis) + 1; sl.one_axis && d < x->rank(); ++d) inner *= x->dim(d);
+      for (int64_t e = 0; exact && e < x->numel(); ++e) {
+        const float se = s.data<float>()[sl.one_axis ? (e / inner) % channels : 0];
+        const uint8_t code = float_to_float8(x->data<float>()[e] / se, format, form.saturate);
+        codes.data<uint8_t>()[e] = code;
+        const float got = float8_to_float(code, format) * se, ref = want.data<float>()[e];
+        exact = got == ref || (std::isnan(got) && std::isnan(ref));
+      }
+      NodeEmitter e(g, node);
+      if (!exact) {  // e.g. an infinite weight, which FloatQuant turns into NaN
+        ctx.record(*node, "folded", "float initializer (a weight has no exact float8 code)");
+        QONNX_ASSIGN_OR_RETURN(ir::Value* w, e.constant("float", want));
+        ++weights_folded_float_;
+        QONNX_RETURN_IF_ERROR(e.finish_with(w));
+        return true;
+      }
+      ctx.record(*node, "lowered", fmt::format("float8 initializer ({}) + DequantizeLinear ({})", dtype_name(format), where));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.constant("float8", codes));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* sv, e.constant("scale", s));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", zp));
+      ++weights_to_dequantize_;
+      QONNX_RETURN_IF_ERROR(e.finish("dequant", "DequantizeLinear", {q, sv, z}, axis_attr));
+      return true;
+    }
+    ctx.record(*node, "lowered", fmt::format("QuantizeLinear -> DequantizeLinear ({}, {}, {})", dtype_name(format),
+                                             form.saturate ? "saturate" : "saturate=0", where));
+    ir::Value* x = node->input(0);
+    NodeEmitter e(g, node);
+    QONNX_ASSIGN_OR_RETURN(x, float32_x(g, e, x));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* sv, e.constant("scale", s));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", zp));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.op("quant", "QuantizeLinear", {x, sv, z}, [&](ir::Node& n) {
+      axis_attr(n);
+      if (!form.saturate) n.set_attr_int("saturate", 0);
+    }));
+    ++activations_to_qdq_;
+    QONNX_RETURN_IF_ERROR(e.finish("dequant", "DequantizeLinear", {q, sv, z}, axis_attr));
+    return true;
+  }
+
   // Weights: integer codes in an initializer + DequantizeLinear, exact for any rounding mode.
   Status lower_constant_quant(ir::Model& model, ir::Node* node, const exec::KernelContext& kctx, const QuantParams& p,
                               pass::PassContext& ctx) {
@@ -174,7 +331,7 @@ class LowerQuant : public pass::Pass {
     const int64_t rank = static_cast<int64_t>(codes.rank());
     Layout sl = layout_of(p.scale, rank), zl = layout_of(p.zeropt, rank);
     bool zp_zero = all_zero(p.zeropt);
-    DType storage = storage_type(p, zp_zero);
+    DType storage = storage_type(p, zp_zero, opset21_);
     bool layout_ok = (sl.per_tensor || sl.one_axis) &&
                      (zl.per_tensor || (zl.one_axis && sl.one_axis && zl.axis == sl.axis));
     bool zp_ok = all_integral(p.zeropt) && p.zeropt.numel() >= 1;
@@ -200,6 +357,27 @@ class LowerQuant : public pass::Pass {
       ++weights_to_dequantize_;
       return finish_dequantize(e, ins, sl);
     }
+    // Opset 21: a scale (and zero point) constant over blocks along one axis -> block_size.
+    if (opset21_ && storage != DType::kUndefined && zp_ok && codes.dims() == x.dims()) {
+      if (std::optional<Blocking> b = find_blocking(p.scale, p.zeropt, x.dims())) {
+        ctx.record(*node, "lowered", fmt::format("integer initializer ({}) + DequantizeLinear (axis {}, block_size {})",
+                                                 dtype_name(storage), b->axis, b->block));
+        std::string datatype = p.bipolar() ? "BIPOLAR" : fmt::format("{}INT{}", p.is_signed ? "" : "U", p.bits);
+        NodeEmitter e(g, node);
+        QONNX_ASSIGN_OR_RETURN(Tensor int_codes, to_storage(codes, storage));
+        QONNX_ASSIGN_OR_RETURN(Tensor block_zp, to_storage(b->zero_point, storage));
+        QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.constant("int", int_codes));
+        g.set_finn_datatype(q->name(), datatype);
+        annotate_folded_quantizer(g, q->name(), p.narrow, kernels::rounding_mode_name(p.mode));
+        QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", b->scale));
+        QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", block_zp));
+        ++weights_to_dequantize_;
+        return e.finish("dequant", "DequantizeLinear", {q, s, z}, [&](ir::Node& n) {
+          n.set_attr_int("axis", b->axis);
+          n.set_attr_int("block_size", b->block);
+        });
+      }
+    }
     // No integer form fits (zero point not integral, scale over several axes, ...): float weights.
     QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, exec::evaluate_node(model, *node, {&x, &p.scale, &p.zeropt, kctx.input(3)}));
     ctx.record(*node, "folded", "float initializer (no integer DequantizeLinear form fits)");
@@ -215,7 +393,8 @@ class LowerQuant : public pass::Pass {
     ir::Value* x = node->input(0);
     bool zp_zero = all_zero(p.zeropt);
     Layout sl = x_rank >= 0 ? layout_of(p.scale, x_rank) : Layout{p.scale.numel() == 1, false, 0, 1};
-    bool qdq_range = p.bits >= 2 && p.bits <= 8;
+    // 9..16 bits as int16/uint16 codes from opset 21 (qdq target only).
+    bool qdq_range = p.bits >= 2 && p.bits <= (opset21_ ? 16 : 8);
     bool qdq_layout = sl.per_tensor || sl.one_axis;
     if (ngraph()) {
       // nGraph's Quantize adds the zero point after rounding, like QuantizeLinear: exact for z = 0.
@@ -242,15 +421,19 @@ class LowerQuant : public pass::Pass {
   // [Div(s) -> Floor|Ceil ->] QuantizeLinear -> [Clip] -> DequantizeLinear.
   Status emit_qcdq(ir::Graph& g, ir::Node* node, const QuantParams& p, const Layout& sl, const char* pre_round,
                    pass::PassContext& ctx) {
-    DType storage = p.is_signed ? DType::kInt8 : DType::kUInt8;
+    const bool wide = p.bits > 8;  // opset 21
+    DType storage = p.is_signed ? (wide ? DType::kInt16 : DType::kInt8) : (wide ? DType::kUInt16 : DType::kUInt8);
     int64_t channels = sl.one_axis ? sl.channels : 1;
     Tensor scale = flatten_param(p.scale, sl, channels);
     Layout zl = p.zeropt.numel() == 1 ? Layout{true, false, 0, 1} : sl;
     QONNX_ASSIGN_OR_RETURN(Tensor zp, to_storage(flatten_param(p.zeropt, zl, channels), storage));
     const kernels::IntRange r = kernels::quant_int_range(p.bits, p.is_signed, p.narrow);
-    const bool needs_clip = p.narrow || p.bits < 8;
+    const bool needs_clip = p.narrow || p.bits < (wide ? 16 : 8);
+    // onnxruntime 1.30 has no int16/uint16 Clip (its function body needs Where on int16): the codes are
+    // clipped as int32, which DequantizeLinear reads too. Exact: a widening cast.
+    const bool clip_int32 = needs_clip && wide;
     std::string form = fmt::format("{}QuantizeLinear{} -> DequantizeLinear ({}{}){}", pre_round ? fmt::format("Div -> {} -> ", pre_round) : "",
-                                   needs_clip ? " -> Clip" : "", dtype_name(storage),
+                                   clip_int32 ? " -> Cast(int32) -> Clip" : needs_clip ? " -> Clip" : "", dtype_name(storage),
                                    sl.one_axis ? fmt::format(", axis {}", sl.axis) : ", per-tensor",
                                    all_zero(p.zeropt) ? "" : " APPROXIMATE: non-zero zero point");
     ctx.record(*node, "lowered", form);
@@ -275,10 +458,21 @@ class LowerQuant : public pass::Pass {
     } else {
       QONNX_ASSIGN_OR_RETURN(q, e.op("quant", "QuantizeLinear", {x, s, z}, axis_attr));
     }
+    ++activations_to_qdq_;
+    if (clip_int32) {
+      QONNX_ASSIGN_OR_RETURN(q, e.op("codes_int32", "Cast", {q}, [](ir::Node& n) { n.set_attr_int("to", static_cast<int64_t>(DType::kInt32)); }));
+      QONNX_ASSIGN_OR_RETURN(q, emit_int_clip(e, q, DType::kInt32, r));
+      std::vector<ir::Value*> dq_inputs = {q, s};
+      if (!all_zero(p.zeropt)) {
+        QONNX_ASSIGN_OR_RETURN(Tensor zp32, to_storage(flatten_param(p.zeropt, zl, channels), DType::kInt32));
+        QONNX_ASSIGN_OR_RETURN(ir::Value* z32, e.constant("zero_point_int32", zp32));
+        dq_inputs.push_back(z32);
+      }
+      return e.finish("dequant", "DequantizeLinear", dq_inputs, axis_attr);
+    }
     if (needs_clip) {
       QONNX_ASSIGN_OR_RETURN(q, emit_int_clip(e, q, storage, r));
     }
-    ++activations_to_qdq_;
     return e.finish("dequant", "DequantizeLinear", {q, s, z}, axis_attr);
   }
 
@@ -305,14 +499,9 @@ class LowerQuant : public pass::Pass {
   }
 
   static Result<ir::Value*> emit_int_clip(NodeEmitter& e, ir::Value* q, DType storage, const kernels::IntRange& r) {
-    Tensor lo(storage, {}), hi(storage, {});
-    if (storage == DType::kInt8) {
-      *lo.data<int8_t>() = static_cast<int8_t>(r.min);
-      *hi.data<int8_t>() = static_cast<int8_t>(r.max);
-    } else {
-      *lo.data<uint8_t>() = static_cast<uint8_t>(r.min);
-      *hi.data<uint8_t>() = static_cast<uint8_t>(r.max);
-    }
+    // The bounds are integers within the storage type: the conversion is exact.
+    QONNX_ASSIGN_OR_RETURN(const Tensor lo, to_storage(Tensor::scalar<float>(DType::kFloat, static_cast<float>(r.min)), storage));
+    QONNX_ASSIGN_OR_RETURN(const Tensor hi, to_storage(Tensor::scalar<float>(DType::kFloat, static_cast<float>(r.max)), storage));
     QONNX_ASSIGN_OR_RETURN(ir::Value* lo_v, e.constant("clip_min", lo));
     QONNX_ASSIGN_OR_RETURN(ir::Value* hi_v, e.constant("clip_max", hi));
     return e.op("clip", "Clip", {q, lo_v, hi_v});
@@ -425,15 +614,18 @@ class LowerQuant : public pass::Pass {
       QONNX_ASSIGN_OR_RETURN(Tensor x, kernels::float_input(kctx, 0, "X"));
       Layout sl = layout_of(scale, static_cast<int64_t>(x.rank()));
       if (sl.per_tensor || sl.one_axis) {
-        Tensor codes(DType::kInt8, x.dims());
+        // int4 holds +-1 from opset 21 (one byte per element in memory either way).
+        const DType storage = opset21_ ? DType::kInt4 : DType::kInt8;
+        Tensor codes(storage, x.dims());
         for (int64_t i = 0; i < x.numel(); ++i) codes.data<int8_t>()[i] = x.data<float>()[i] >= 0.0f ? 1 : -1;
-        ctx.record(*node, "lowered", fmt::format("integer initializer (int8, bipolar) + {}", ngraph() ? "Dequantize" : "DequantizeLinear"));
+        ctx.record(*node, "lowered", fmt::format("integer initializer ({}, bipolar) + {}", dtype_name(storage),
+                                                 ngraph() ? "Dequantize" : "DequantizeLinear"));
         NodeEmitter e(g, node);
         QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.constant("int", codes));
         g.set_finn_datatype(q->name(), "BIPOLAR");
         int64_t channels = sl.one_axis ? sl.channels : 1;
         QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", flatten_param(scale, sl, channels)));
-        QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", Tensor(DType::kInt8, sl.one_axis ? Dims{channels} : Dims{})));
+        QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", Tensor(storage, sl.one_axis ? Dims{channels} : Dims{})));
         ++weights_to_dequantize_;
         return finish_dequantize(e, {q, s, z}, sl);
       }
@@ -542,6 +734,10 @@ class LowerQuant : public pass::Pass {
   pass::Option<bool> allow_approximate_{this, "allow-approximate", false,
                                         "1: QuantizeLinear with a non-zero zero point (differs from QONNX on rare ties)"};
   bool ngraph() const { return *target_ == "ngraph"; }
+  // The default-domain opset is 21 or more (qdq target): int4/uint4 and int16/uint16 codes, block_size.
+  bool opset21_ = false;
+  // The default-domain opset is 19 or more (qdq target): FloatQuant as float8 QuantizeLinear/DequantizeLinear.
+  bool float8_ = false;
   pass::Statistic left_{this, "left", "nodes left in place (reported)"};
   pass::Statistic weights_to_dequantize_{this, "weights-to-dequantize", "weights as integer initializer + DequantizeLinear"};
   pass::Statistic weights_folded_float_{this, "weights-folded-float", "weights folded to float"};

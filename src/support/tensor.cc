@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -94,8 +95,15 @@ bool dtype_is_signed(DType d) {
          dtype_is_float(d);
 }
 
-// The float8 and 4-bit values are named above but not handled yet by the codec and kernels.
-bool dtype_known(int32_t value) { return value >= 1 && value <= 16; }
+bool dtype_is_4bit(DType d) { return d == DType::kInt4 || d == DType::kUInt4; }
+
+uint64_t stored_nbytes(DType dtype, int64_t numel) {
+  const uint64_t n = static_cast<uint64_t>(std::max<int64_t>(numel, 0));
+  return dtype_is_4bit(dtype) ? (n + 1) / 2 : n * dtype_size(dtype);
+}
+
+// Everything up to int4 (22); FLOAT4E2M1 (23) and later types are not handled.
+bool dtype_known(int32_t value) { return value >= 1 && value <= 22; }
 
 int64_t checked_numel(const Dims& dims) {
   int64_t n = 1;

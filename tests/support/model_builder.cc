@@ -1,11 +1,15 @@
 #include "support/test_util.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "qonnx/exec/executor.h"
+#include "qonnx/io/model_io.h"
+#include "qonnx/io/tensor_file.h"
 
 namespace qonnx::test {
 
@@ -96,6 +100,52 @@ std::vector<std::filesystem::path> shared_models() {
     if (e.path().extension() == ".onnx") out.push_back(e.path());
   std::sort(out.begin(), out.end());
   return out;
+}
+
+
+std::string outputs_differ(const ir::Model& original, const ir::Model& lowered, const std::map<std::string, Tensor>& feeds) {
+  std::vector<Tensor> outs;
+  for (const ir::Model* m : {&original, &lowered}) {
+    auto ex = exec::Executor::create(*m);
+    if (!ex.is_ok()) return ex.status().to_string();
+    auto r = ex.value().run(feeds);
+    if (!r.is_ok()) return r.status().to_string();
+    outs.push_back(r.value().outputs[0]);
+  }
+  const Tensor& a = outs[0];
+  const Tensor& b = outs[1];
+  if (a.dims() != b.dims() || a.dtype() != DType::kFloat || b.dtype() != DType::kFloat) return "dims or types differ";
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const float p = a.data<float>()[i], q = b.data<float>()[i];
+    if (!(p == q || (std::isnan(p) && std::isnan(q)))) return fmt::format("element {}: {} vs {}", i, p, q);
+  }
+  return "";
+}
+
+bool onnxruntime_available() {
+  return std::filesystem::exists(std::filesystem::path(QONNX_SOURCE_DIR) / "tools/ort/node_modules/onnxruntime-node") &&
+         std::system("command -v node >/dev/null 2>&1") == 0;
+}
+
+std::string onnxruntime_disagrees(const ir::Model& model, const std::string& input_name, const Tensor& input,
+                                  const Tensor& expected, double atol, double rtol, const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir / "inputs");
+  fs::create_directories(dir / "expected");
+  if (input.defined()) {
+    if (Status st = io::write_tensor_pb(dir / "inputs/input_0.pb", input_name, input); !st.is_ok()) return st.to_string();
+  }
+  // run_ort checks the expected tensor's name against the output's.
+  const std::string output_name = model.graph().outputs().empty() ? "" : model.graph().outputs()[0]->name();
+  if (Status st = io::write_tensor_pb(dir / "expected/output_0.pb", output_name, expected); !st.is_ok()) return st.to_string();
+  if (Status st = io::save_model(model, dir / "model.onnx"); !st.is_ok()) return st.to_string();
+  const fs::path run_ort = fs::path(QONNX_SOURCE_DIR) / "tools/ort/run_ort.js";
+  const std::string cmd = fmt::format("node {} {} --input-dir {} --expect {} --atol {} --rtol {} -q >{} 2>&1", run_ort.string(),
+                                      (dir / "model.onnx").string(), (dir / "inputs").string(), (dir / "expected").string(),
+                                      atol, rtol, (dir / "ort.log").string());
+  if (std::system(cmd.c_str()) == 0) return "";
+  auto log = io::read_file(dir / "ort.log");
+  return log.is_ok() ? log.value() : log.status().to_string();
 }
 
 Result<bool> run_passes(ir::Model& m, const std::string& text, pass::PassContext& ctx) {

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,6 +68,18 @@ void expect_error(const NodeCase& c, const std::string& fragment);
 
 // Every .onnx under QONNX_SHARED_MODELS (sorted); empty when ../shared is absent.
 std::vector<std::filesystem::path> shared_models();
+
+// Runs both models on `feeds` with the executor: "" when output 0 is the same float32 tensor value for
+// value (NaN equals NaN), else the first difference or why a run failed.
+std::string outputs_differ(const ir::Model& original, const ir::Model& lowered, const std::map<std::string, Tensor>& feeds);
+
+// onnxruntime-node and node are installed (tests that need them skip otherwise).
+bool onnxruntime_available();
+// Runs `model` in onnxruntime (tools/ort/run_ort.js) with `input` as its one runtime input (undefined:
+// none) and compares output 0 with `expected` within atol + rtol * |expected|, in the folder `dir`
+// (created; removed by the caller). "" when they agree, else the runner's log.
+std::string onnxruntime_disagrees(const ir::Model& model, const std::string& input_name, const Tensor& input,
+                                  const Tensor& expected, double atol, double rtol, const std::filesystem::path& dir);
 
 // Parses and runs a textual pipeline; whether any pass changed the model.
 Result<bool> run_passes(ir::Model& m, const std::string& text, pass::PassContext& ctx);

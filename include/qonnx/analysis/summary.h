@@ -36,7 +36,8 @@ struct ModelSummary {
   std::vector<ValueSummary> inputs, outputs;
   std::vector<QuantNodeInfo> quant_nodes;
   size_t initializer_count = 0;
-  size_t initializer_bytes = 0;
+  size_t initializer_bytes = 0;                          // as stored (4-bit types packed)
+  std::map<std::string, size_t> initializer_type_counts;  // element type name -> initializers (sorted)
   size_t annotation_count = 0;
 };
 

@@ -46,8 +46,11 @@ template <>
 inline double to_double<BFloat16>(BFloat16 v) { return bfloat16_to_float(v.bits); }
 
 // Converts a tensor to another element type with ONNX Cast semantics (C conversions; float to
-// bool is "non-zero"; float16 via float32). Strings and complex numbers are kUnsupported.
+// bool is "non-zero"; float16 via float32; float8 via float32, rounding half to even and, with
+// `saturate` (Cast's default), clamping out-of-range values to the format's largest; to int4/uint4:
+// clip, then round half to even). Strings and complex numbers are kUnsupported.
 Result<Tensor> cast_tensor(const Tensor& in, DType to);
+Result<Tensor> cast_tensor(const Tensor& in, DType to, bool saturate);
 
 // Element i of a numeric tensor as double.
 double element_as_double(const Tensor& t, int64_t i);

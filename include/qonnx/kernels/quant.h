@@ -1,6 +1,8 @@
 // The Quant computation, shared by the kernel and by passes that need its integer codes.
 #pragma once
 
+#include <string>
+
 #include "qonnx/exec/kernel.h"
 #include "qonnx/kernels/rounding.h"
 #include "qonnx/tensor.h"
@@ -31,5 +33,16 @@ inline float quant_code(float x, float s, float z, const IntRange& range, const 
 
 // Codes for a whole tensor (float32 holding integers), broadcast with scale and zero point.
 Result<Tensor> quant_codes(const exec::KernelContext& ctx, const Tensor& x, const QuantParams& p);
+
+// The float8 QuantizeLinear -> DequantizeLinear (opset 19) that reproduces this FloatQuant node
+// (constant inputs 2..5 in `ctx`) bit for bit: ROUND, scalar parameters naming E4M3 (bias 7 or 8) or
+// E5M2 (bias 15 or 16) and a clamp bound min(format max, max_val) equal to that format's largest value;
+// then with saturation on every finite and NaN input (saturate=1), or without saturation, for the FNUZ
+// formats with has_inf=0, on every input (saturate=0: overflow and +-inf are NaN in both).
+struct Float8Form {
+  DType format = DType::kUndefined;  // kUndefined: none; `why` says why
+  bool saturate = true;
+};
+Float8Form float_quant_float8_form(const exec::KernelContext& ctx, std::string* why);
 
 }  // namespace qonnx::kernels

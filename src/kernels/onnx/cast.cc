@@ -1,7 +1,9 @@
-// Cast and CastLike between numbers, bool, float16/bfloat16 and strings. Numeric conversions are
-// exec::cast_tensor's (C conversions, float -> int truncates and saturates, NaN -> 0). Strings
+// Cast and CastLike between numbers, bool, float16/bfloat16, float8 (19), int4/uint4 (21) and strings.
+// Numeric conversions are exec::cast_tensor's (C conversions, float -> int truncates and saturates,
+// NaN -> 0; float8 rounds half to even and saturates unless `saturate` is 0). Strings
 // parse as decimal or scientific numbers ("INF", "+INF", "-INF", "NaN" in any case); numbers
 // print as the shortest text that reads back to the same value, with "NaN", "INF" and "-INF".
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -58,14 +60,30 @@ bool parse_number(const std::string& s, T* out) {
   return true;
 }
 
-Result<Tensor> cast_to(const exec::KernelContext& ctx, const Tensor& x, DType to) {
+// The types each Cast version knows beyond numbers, bool and strings: float8 from 19, int4/uint4 from 21.
+template <int kSince>
+bool type_in_version(DType t) {
+  if (dtype_is_float8(t)) return kSince >= 19;
+  if (dtype_is_4bit(t)) return kSince >= 21;
+  return is_numeric_or_bool(t) || t == DType::kString;
+}
+
+struct CastAttrs {
+  DType to = DType::kUndefined;  // CastLike: unset, the second input's type
+  bool saturate = true;          // float8 targets, from opset 19
+};
+
+template <int kSince>
+Result<Tensor> cast_to(const exec::KernelContext& ctx, const Tensor& x, DType to, bool saturate) {
   const DType from = x.dtype();
+  if (!type_in_version<kSince>(from)) return unsupported_type(ctx, 0, from);
+  if (!type_in_version<kSince>(to))
+    return ctx.error(Code::kUnsupported, "Cast-{} to {} is not supported", kSince, dtype_name(to));
   if (from == to) return x;
-  const bool from_ok = is_numeric_or_bool(from) || from == DType::kString;
-  if (!from_ok) return unsupported_type(ctx, 0, from);
-  if (!is_numeric_or_bool(to) && to != DType::kString)
-    return ctx.error(Code::kUnsupported, "Cast to {} is not supported", dtype_name(to));
-  if (from != DType::kString && to != DType::kString) return exec::cast_tensor(x, to);
+  if (from != DType::kString && to != DType::kString) return exec::cast_tensor(x, to, saturate);
+  const DType number = from == DType::kString ? to : from;
+  if (dtype_is_float8(number) || dtype_is_4bit(number))
+    return ctx.error(Code::kUnsupported, "Cast between string and {} is not supported", dtype_name(number));
 
   Tensor out(to, x.dims());
   if (to == DType::kString) {
@@ -90,31 +108,46 @@ Result<Tensor> cast_to(const exec::KernelContext& ctx, const Tensor& x, DType to
   return out;
 }
 
-Status cast(exec::KernelContext& ctx) {
+template <int kSince>
+Result<CastAttrs> prepare_cast(const ir::Node& node, int64_t /*version*/) {
+  CastAttrs a;
+  if constexpr (kSince >= 19) a.saturate = node.attr_int("saturate", 1) != 0;
+  if (node.op_type() == "CastLike") return a;
+  if (!node.has_attr("to")) return Status(Code::kInvalidModel, "Cast needs attribute 'to'");
+  const int64_t to = node.attr_int("to", 0);
+  if (to <= 0 || to > INT32_MAX || !dtype_known(static_cast<int32_t>(to)))
+    return Status(Code::kUnsupported, fmt::format("Cast to data type {} is not supported", to));
+  a.to = static_cast<DType>(to);
+  return a;
+}
+
+template <int kSince>
+Status cast(exec::KernelContext& ctx, const CastAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
-  if (!ctx.has_attr("to")) return ctx.error(Code::kInvalidModel, "Cast needs attribute 'to'");
-  const int64_t to = ctx.attr_int("to", 0);
-  if (to < 0 || to > INT32_MAX || !dtype_known(static_cast<int32_t>(to)) || to == 0)
-    return ctx.error(Code::kUnsupported, "Cast to data type {} is not supported", to);
-  QONNX_ASSIGN_OR_RETURN(Tensor out, cast_to(ctx, *x, static_cast<DType>(to)));
+  DType to = attrs.to;
+  if (to == DType::kUndefined) {
+    QONNX_ASSIGN_OR_RETURN(const Tensor* like, ctx.required(1, "target_type"));
+    to = like->dtype();
+  }
+  QONNX_ASSIGN_OR_RETURN(Tensor out, cast_to<kSince>(ctx, *x, to, attrs.saturate));
   ctx.set_output(0, std::move(out));
   return Status::ok();
 }
 
-Status cast_like(exec::KernelContext& ctx) {
-  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
-  QONNX_ASSIGN_OR_RETURN(const Tensor* like, ctx.required(1, "target_type"));
-  QONNX_ASSIGN_OR_RETURN(Tensor out, cast_to(ctx, *x, like->dtype()));
-  ctx.set_output(0, std::move(out));
-  return Status::ok();
+template <int kSince>
+void add_cast(exec::KernelRegistry& r, int until) {
+  const exec::Kernel k = exec::typed_kernel<CastAttrs, prepare_cast<kSince>, cast<kSince>>();
+  r.add("", "Cast", {std::max(kSince, 6), until}, k);
+  if (until >= 15) r.add("", "CastLike", {std::max(kSince, 15), until}, k);
 }
 
 }  // namespace
 
 void register_cast_kernels(exec::KernelRegistry& r) {
-  // Cast-6 took 'to' as an int (Cast-1 as a string); later versions only added types.
-  r.add("", "Cast", 6, cast);
-  r.add("", "CastLike", 15, cast_like);
+  // Cast-6 took 'to' as an int (Cast-1 as a string); later versions added types and `saturate`.
+  add_cast<6>(r, 18);
+  add_cast<19>(r, 20);
+  add_cast<21>(r, exec::kNoUpperVersion);
 }
 
 }  // namespace qonnx::kernels

@@ -1,9 +1,10 @@
-// QuantizeLinear, DequantizeLinear (per tensor from opset 10, per axis from 13) and
-// DynamicQuantizeLinear. Q: y = saturate(rne(x / scale) + zero_point), the zero point added after
+// QuantizeLinear, DequantizeLinear (per tensor from opset 10, per axis from 13, float8 from 19,
+// int4/uint4 and blocked scales from 21) and DynamicQuantizeLinear. Q: y = saturate(rne(x / scale) + zero_point), the zero point added after
 // rounding; DQ: y = (x - zero_point) * scale.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -15,32 +16,41 @@
 #include "kernels/qonnx/quant_avx2.h"
 #include "kernels/qonnx/simd_dispatch.h"
 #include "qonnx/exec/dtype_dispatch.h"
+#include "qonnx/support/float8.h"
 #include "qonnx/kernels/rounding.h"
 
 namespace qonnx::kernels {
 namespace {
 
-// Where element e of x finds its scale and zero point: index (e / inner) % count.
+// Where element e of x finds its scale and zero point: per tensor (count 1), per axis (index
+// (e / inner) % count) or, from opset 21, blocked (`block` consecutive indices along the axis share one).
 struct ParamLayout {
   int64_t count = 1;
   int64_t inner = 1;
-  int64_t index(int64_t e) const { return count == 1 ? 0 : (e / inner) % count; }
+  int64_t block = 0;        // 0: not blocked
+  int64_t axis_dim = 1;     // blocked: x's dim at the axis
+  int64_t index(int64_t e) const {
+    if (block == 0) return count == 1 ? 0 : (e / inner) % count;
+    const int64_t blocks = count;  // scale's dim at the axis
+    const int64_t outer = e / (axis_dim * inner), a = (e / inner) % axis_dim, i = e % inner;
+    return (outer * blocks + a / block) * inner + i;
+  }
 };
 
 // Checks scale (input 1) and zero point (input 2, optional) against x and returns the layout:
-// per tensor for one value, per axis for a 1-D tensor along `axis` (opset 13+).
+// per tensor for one value, per axis for a 1-D tensor along `axis` (opset 13+), blocked along
+// `axis` when `block_size` is set (opset 21+: scale has x's rank, ceil(dim / block_size) at the axis).
 Result<ParamLayout> param_layout(const exec::KernelContext& ctx, const Tensor& x, const Tensor& scale,
-                                 const Tensor* zp) {
-  if (ctx.op_version() >= 21 && ctx.attr_int("block_size", 0) != 0)
-    return ctx.error(Code::kUnsupported, "blocked quantization (block_size) is not supported");
+                                 const Tensor* zp, bool per_axis, int64_t block_size) {
   if (!dtype_is_float(scale.dtype()))
     return ctx.input_error(Code::kInvalidModel, 1, "scale must be a float type, got {}", dtype_name(scale.dtype()));
-  if (zp && zp->numel() != scale.numel())
+  if (zp && zp->dims() != scale.dims() && !(zp->numel() == 1 && scale.numel() == 1))
     return ctx.input_error(Code::kInvalidModel, 2, "zero point shape {} differs from the scale's {}",
                            dims_to_string(zp->dims()), dims_to_string(scale.dims()));
   ParamLayout layout;
-  if (scale.numel() == 1 && scale.rank() <= 1) return layout;
-  if (ctx.op_version() < 13)
+  if (block_size < 0) return ctx.error(Code::kInvalidModel, "block_size must be >= 0, got {}", block_size);
+  if (block_size == 0 && scale.numel() == 1 && scale.rank() <= 1) return layout;
+  if (!per_axis)
     return ctx.input_error(Code::kInvalidModel, 1, "scale must be a scalar before opset 13, got shape {}",
                            dims_to_string(scale.dims()));
   const int64_t rank = static_cast<int64_t>(x.rank());
@@ -48,16 +58,29 @@ Result<ParamLayout> param_layout(const exec::KernelContext& ctx, const Tensor& x
   if (axis < -rank || axis >= rank)
     return ctx.error(Code::kInvalidModel, "axis {} is out of range for input rank {}", axis, rank);
   if (axis < 0) axis += rank;
-  if (scale.rank() != 1 || scale.numel() != x.dim(static_cast<size_t>(axis)))
+  const size_t ax = static_cast<size_t>(axis);
+  for (size_t d = ax + 1; d < x.rank(); ++d) layout.inner *= x.dim(d);
+  if (block_size > 0) {
+    bool fits = scale.rank() == x.rank();
+    for (size_t d = 0; fits && d < x.rank(); ++d)
+      fits = d == ax ? scale.dim(d) == (x.dim(d) + block_size - 1) / block_size : scale.dim(d) == x.dim(d);
+    if (!fits)
+      return ctx.input_error(Code::kInvalidModel, 1, "blocked scale must have x's shape {} with ceil(dim / {}) at axis {}, got {}",
+                             dims_to_string(x.dims()), block_size, axis, dims_to_string(scale.dims()));
+    layout.block = block_size;
+    layout.count = scale.dim(ax);
+    layout.axis_dim = x.dim(ax);
+    return layout;
+  }
+  if (scale.rank() != 1 || scale.numel() != x.dim(ax))
     return ctx.input_error(Code::kInvalidModel, 1, "per-axis scale must be 1-D of length {} (axis {}), got shape {}",
-                           x.dim(static_cast<size_t>(axis)), axis, dims_to_string(scale.dims()));
+                           x.dim(ax), axis, dims_to_string(scale.dims()));
   layout.count = scale.numel();
-  for (size_t d = static_cast<size_t>(axis) + 1; d < x.rank(); ++d) layout.inner *= x.dim(d);
   return layout;
 }
 
 Result<std::vector<float>> float_values(const exec::KernelContext& ctx, size_t i, const Tensor& t) {
-  if (!dtype_is_float(t.dtype()) && !dtype_is_integer(t.dtype()))
+  if (!dtype_is_float(t.dtype()) && !dtype_is_integer(t.dtype()) && !dtype_is_float8(t.dtype()))
     return ctx.input_error(Code::kUnsupported, i, "type {} is not supported", dtype_name(t.dtype()));
   QONNX_ASSIGN_OR_RETURN(Tensor f, exec::cast_tensor(t, DType::kFloat));
   return std::vector<float>(f.data<float>(), f.data<float>() + f.numel());
@@ -164,19 +187,60 @@ void dequantize_linear_into(const void* x, DType in_type, int64_t n, const float
 
 namespace {
 
-Status quantize_linear(exec::KernelContext& ctx) {
+// What each opset's QuantizeLinear / DequantizeLinear adds: per-axis scales (13), float8 with
+// `saturate` and float16/bfloat16 scales (19), int4/uint4/int16/uint16, `block_size` and
+// QuantizeLinear's `output_dtype` (21). One registry entry per range, each with its own constants.
+template <int kSince>
+bool quantized_type_in_version(DType t) {
+  if (t == DType::kInt8 || t == DType::kUInt8) return true;
+  if (dtype_is_float8(t)) return kSince >= 19;
+  // int16/uint16 were accepted before opset 21 too (onnxruntime's contrib ops); kept.
+  if (t == DType::kInt16 || t == DType::kUInt16) return true;
+  if (dtype_is_4bit(t)) return kSince >= 21;
+  return false;
+}
+
+struct QdqAttrs {
+  bool saturate = true;
+  int64_t block_size = 0;
+  DType output_dtype = DType::kUndefined;  // QuantizeLinear-21 without a zero point
+};
+
+template <int kSince>
+Result<QdqAttrs> prepare_qdq(const ir::Node& node, int64_t /*version*/) {
+  QdqAttrs a;
+  if constexpr (kSince >= 19) a.saturate = node.attr_int("saturate", 1) != 0;
+  if constexpr (kSince >= 21) {
+    a.block_size = node.attr_int("block_size", 0);
+    const int64_t out = node.attr_int("output_dtype", 0);
+    if (out != 0) {
+      if (out < 0 || out > INT32_MAX || !dtype_known(static_cast<int32_t>(out)))
+        return Status(Code::kInvalidModel, fmt::format("attribute 'output_dtype': {} is not a data type", out));
+      a.output_dtype = static_cast<DType>(out);
+    }
+  }
+  return a;
+}
+
+// Float scale and zero point per element of x (blocked and float8 paths, which are not on the fast loops).
+Result<std::vector<float>> expand_params(const ParamLayout& layout, const std::vector<float>& values, int64_t n) {
+  std::vector<float> out(static_cast<size_t>(n));
+  for (int64_t e = 0; e < n; ++e) out[static_cast<size_t>(e)] = values[static_cast<size_t>(layout.index(e))];
+  return out;
+}
+
+template <int kSince>
+Status quantize_linear(exec::KernelContext& ctx, const QdqAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "x"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* scale, ctx.required(1, "y_scale"));
   const Tensor* zp = ctx.input(2);
-  DType out_type = DType::kUInt8;
-  if (zp) out_type = zp->dtype();
-  else if (ctx.op_version() >= 21 && ctx.attr_int("output_dtype", 0) != 0)
-    out_type = static_cast<DType>(ctx.attr_int("output_dtype", 0));
-  if (!is_quantized_storage(out_type) || out_type == DType::kInt32)
-    return ctx.error(Code::kUnsupported, "QuantizeLinear to {} is not supported (int8, uint8, int16, uint16)",
-                     dtype_name(out_type));
-  QONNX_ASSIGN_OR_RETURN(ParamLayout layout, param_layout(ctx, *x, *scale, zp));
-  // float32 x is read in place; other types are converted to float32 first (as before).
+  DType out_type = zp ? zp->dtype() : attrs.output_dtype != DType::kUndefined ? attrs.output_dtype : DType::kUInt8;
+  if (zp && attrs.output_dtype != DType::kUndefined && attrs.output_dtype != zp->dtype())
+    return ctx.error(Code::kInvalidModel, "output_dtype {} differs from the zero point's type {}",
+                     dtype_name(attrs.output_dtype), dtype_name(zp->dtype()));
+  if (!quantized_type_in_version<kSince>(out_type))
+    return ctx.error(Code::kUnsupported, "QuantizeLinear-{} to {} is not supported", kSince, dtype_name(out_type));
+  QONNX_ASSIGN_OR_RETURN(ParamLayout layout, param_layout(ctx, *x, *scale, zp, kSince >= 13, attrs.block_size));
   if (!dtype_is_float(x->dtype()) && !dtype_is_integer(x->dtype()))
     return ctx.input_error(Code::kUnsupported, 0, "type {} is not supported", dtype_name(x->dtype()));
   QONNX_ASSIGN_OR_RETURN(Tensor xf, exec::cast_tensor(*x, DType::kFloat));
@@ -186,27 +250,84 @@ Status quantize_linear(exec::KernelContext& ctx) {
     QONNX_ASSIGN_OR_RETURN(zs, float_values(ctx, 2, *zp));
   }
   Tensor out(out_type, x->dims());
-  quantize_linear_into(xf.data<float>(), x->numel(), ss.data(), zp ? zs.data() : nullptr, layout.count, layout.inner,
-                       out_type, out.raw());
+  const int64_t n = x->numel();
+  if (dtype_is_float8(out_type)) {
+    // y = float8(x / scale), rounded half to even; ONNX requires a zero zero point here.
+    for (float z : zs)
+      if (z != 0.0f) return ctx.input_error(Code::kUnsupported, 2, "a float8 zero point must be 0, got {}", z);
+    const float* xv = xf.data<float>();
+    uint8_t* y = out.data<uint8_t>();
+    for (int64_t e = 0; e < n; ++e) y[e] = float_to_float8(xv[e] / ss[static_cast<size_t>(layout.index(e))], out_type, attrs.saturate);
+    ctx.set_output(0, std::move(out));
+    return Status::ok();
+  }
+  // 4-bit outputs run the 8-bit loop on the same bytes (one per element), then clamp to 4 bits:
+  // clamping the 8-bit saturated value again equals saturating once to the 4-bit range.
+  const DType loop_type = out_type == DType::kInt4 ? DType::kInt8 : out_type == DType::kUInt4 ? DType::kUInt8 : out_type;
+  if (layout.block == 0) {
+    quantize_linear_into(xf.data<float>(), n, ss.data(), zp ? zs.data() : nullptr, layout.count, layout.inner, loop_type,
+                         out.raw());
+  } else {
+    QONNX_ASSIGN_OR_RETURN(std::vector<float> s_full, expand_params(layout, ss, n));
+    std::vector<float> z_full;
+    if (zp) {
+      QONNX_ASSIGN_OR_RETURN(z_full, expand_params(layout, zs, n));
+    }
+    if (n > 0) quantize_linear_into(xf.data<float>(), n, s_full.data(), zp ? z_full.data() : nullptr, n, 1, loop_type, out.raw());
+  }
+  if (out_type == DType::kInt4)
+    for (int64_t e = 0; e < n; ++e) out.data<int8_t>()[e] = std::clamp<int8_t>(out.data<int8_t>()[e], -8, 7);
+  if (out_type == DType::kUInt4)
+    for (int64_t e = 0; e < n; ++e) out.data<uint8_t>()[e] = std::min<uint8_t>(out.data<uint8_t>()[e], 15);
   ctx.set_output(0, std::move(out));
   return Status::ok();
 }
 
-Status dequantize_linear(exec::KernelContext& ctx) {
+template <int kSince>
+Status dequantize_linear(exec::KernelContext& ctx, const QdqAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "x"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* scale, ctx.required(1, "x_scale"));
   const Tensor* zp = ctx.input(2);
-  if (!is_quantized_storage(x->dtype()))
-    return ctx.input_error(Code::kUnsupported, 0, "type {} is not supported (int8, uint8, int16, uint16, int32)",
-                           dtype_name(x->dtype()));
+  if (!quantized_type_in_version<kSince>(x->dtype()) && x->dtype() != DType::kInt32)
+    return ctx.input_error(Code::kUnsupported, 0, "type {} is not supported by DequantizeLinear-{}", dtype_name(x->dtype()), kSince);
   if (zp && zp->dtype() != x->dtype())
     return ctx.input_error(Code::kInvalidModel, 2, "zero point type {} differs from x's {}", dtype_name(zp->dtype()),
                            dtype_name(x->dtype()));
-  QONNX_ASSIGN_OR_RETURN(ParamLayout layout, param_layout(ctx, *x, *scale, zp));
+  QONNX_ASSIGN_OR_RETURN(ParamLayout layout, param_layout(ctx, *x, *scale, zp, kSince >= 13, attrs.block_size));
   QONNX_ASSIGN_OR_RETURN(std::vector<float> ss, float_values(ctx, 1, *scale));
+  const int64_t n = x->numel();
   Tensor y(DType::kFloat, x->dims());
-  dequantize_linear_into(x->raw(), x->dtype(), x->numel(), ss.data(), zp ? zp->raw() : nullptr, layout.count,
-                         layout.inner, y.data<float>());
+  if (dtype_is_float8(x->dtype())) {
+    // y = float(x) * scale; ONNX requires a zero zero point for float8.
+    Tensor zf;
+    if (zp) {
+      QONNX_ASSIGN_OR_RETURN(zf, exec::cast_tensor(*zp, DType::kFloat));
+    }
+    for (int64_t i = 0; zp && i < zf.numel(); ++i)
+      if (zf.data<float>()[i] != 0.0f)
+        return ctx.input_error(Code::kUnsupported, 2, "a float8 zero point must be 0, got {}", zf.data<float>()[i]);
+    const uint8_t* codes = x->data<uint8_t>();
+    for (int64_t e = 0; e < n; ++e)
+      y.data<float>()[e] = float8_to_float(codes[e], x->dtype()) * ss[static_cast<size_t>(layout.index(e))];
+  } else {
+    // 4-bit codes are stored one per byte, sign- or zero-extended: the 8-bit loop reads them as they are.
+    const DType loop_type = x->dtype() == DType::kInt4 ? DType::kInt8 : x->dtype() == DType::kUInt4 ? DType::kUInt8 : x->dtype();
+    if (layout.block == 0) {
+      dequantize_linear_into(x->raw(), loop_type, n, ss.data(), zp ? zp->raw() : nullptr, layout.count, layout.inner,
+                             y.data<float>());
+    } else {
+      QONNX_ASSIGN_OR_RETURN(std::vector<float> s_full, expand_params(layout, ss, n));
+      Tensor z_full;
+      if (zp) {
+        z_full = Tensor(zp->dtype(), x->dims());
+        const size_t es = dtype_size(zp->dtype());
+        for (int64_t e = 0; e < n; ++e)
+          std::memcpy(static_cast<uint8_t*>(z_full.raw()) + e * es, static_cast<const uint8_t*>(zp->raw()) + layout.index(e) * es, es);
+      }
+      if (n > 0)
+        dequantize_linear_into(x->raw(), loop_type, n, s_full.data(), zp ? z_full.raw() : nullptr, n, 1, y.data<float>());
+    }
+  }
   // The output has the scale's type (float16 / bfloat16 scales from opset 19).
   QONNX_ASSIGN_OR_RETURN(Tensor out, exec::cast_tensor(y, scale->dtype()));
   ctx.set_output(0, std::move(out));
@@ -239,12 +360,19 @@ Status dynamic_quantize_linear(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
+template <int kSince>
+void add_qdq(exec::KernelRegistry& r, int until) {
+  r.add("", "QuantizeLinear", {kSince, until}, exec::typed_kernel<QdqAttrs, prepare_qdq<kSince>, quantize_linear<kSince>>());
+  r.add("", "DequantizeLinear", {kSince, until}, exec::typed_kernel<QdqAttrs, prepare_qdq<kSince>, dequantize_linear<kSince>>());
+}
+
 }  // namespace
 
-// One entry per op: the kernels read the version for the per-axis (13) and blocked (21) forms.
 void register_quantize_linear_kernels(exec::KernelRegistry& r) {
-  r.add("", "QuantizeLinear", 10, quantize_linear);
-  r.add("", "DequantizeLinear", 10, dequantize_linear);
+  add_qdq<10>(r, 12);
+  add_qdq<13>(r, 18);
+  add_qdq<19>(r, 20);
+  add_qdq<21>(r, exec::kNoUpperVersion);
   r.add("", "DynamicQuantizeLinear", 11, dynamic_quantize_linear);
 }
 

@@ -1,9 +1,15 @@
 // FloatQuant (minifloat quantizer, SEMANTICS.md section 1), as qonnx's float_quant() and Brevitas
 // compute it: the quantization steps in float32, the clamp bound in double.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "qonnx/exec/broadcast.h"
+#include "qonnx/exec/dtype_dispatch.h"
+#include "qonnx/kernels/quant.h"
+#include "qonnx/support/float8.h"
 #include "kernels/qonnx/params.h"
 #include "kernels/qonnx/qonnx_kernels.h"
 
@@ -100,6 +106,49 @@ Status float_quant(exec::KernelContext& ctx) {
 }
 
 }  // namespace
+
+Float8Form float_quant_float8_form(const exec::KernelContext& ctx, std::string* why) {
+  auto scalar = [&](size_t i, double* out) {
+    const Tensor* t = ctx.input(i);
+    if (!t || t->numel() != 1) return false;
+    *out = exec::element_as_double(*t, 0);
+    return true;
+  };
+  double e = 0, m = 0, bias = 0, max_val = 0;
+  if (!scalar(2, &e) || !scalar(3, &m) || !scalar(4, &bias) || !scalar(5, &max_val)) {
+    *why = "exponent/mantissa bit widths, exponent bias and max_val must be constant scalars";
+    return {};
+  }
+  auto mode = rounding_attr(ctx, "ROUND");
+  if (!mode.is_ok() || mode.value() != RoundingMode::kRound) {
+    *why = "rounding_mode is not ROUND (float8 rounds half to even)";
+    return {};
+  }
+  const bool saturation = ctx.attr_int("saturation", 1) != 0;
+  struct Known { double e, m, bias; DType format; };
+  static const Known kKnown[] = {{4, 3, 7, DType::kFloat8E4M3FN}, {4, 3, 8, DType::kFloat8E4M3FNUZ},
+                                 {5, 2, 15, DType::kFloat8E5M2}, {5, 2, 16, DType::kFloat8E5M2FNUZ}};
+  for (const Known& k : kKnown) {
+    if (k.e != e || k.m != m || k.bias != bias) continue;
+    // The kernel clamps to min(format max, max_val); float8 saturates to its own largest value.
+    const double hi = std::min(format_max_value(e, m, bias), max_val);
+    if (hi != static_cast<double>(float8_max(k.format))) {
+      *why = fmt::format("the clamp bound {} is not {}'s largest value {}", hi, dtype_name(k.format), float8_max(k.format));
+      return {};
+    }
+    // Without saturation the kernel makes overflow NaN (or inf with has_inf) and +-inf inputs NaN. Only
+    // the FNUZ formats do both (E5M2 keeps infinities; onnxruntime's E4M3FN maps [480, 496) to 448).
+    const bool fnuz = k.format == DType::kFloat8E4M3FNUZ || k.format == DType::kFloat8E5M2FNUZ;
+    if (!saturation && (!fnuz || ctx.attr_int("has_inf", 0) != 0)) {
+      *why = fmt::format("saturation=0 with {}{} has no exact non-saturating float8 form (only the FNUZ formats without has_inf)",
+                         dtype_name(k.format), ctx.attr_int("has_inf", 0) != 0 ? " and has_inf" : "");
+      return {};
+    }
+    return {k.format, saturation};
+  }
+  *why = fmt::format("E{}M{} with bias {} is none of the float8 formats (E4M3 bias 7/8, E5M2 bias 15/16)", e, m, bias);
+  return {};
+}
 
 void register_floatquant_kernels(exec::KernelRegistry& r) {
   add_general_op(r, "FloatQuant", 1, float_quant);
