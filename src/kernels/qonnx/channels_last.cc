@@ -3,10 +3,10 @@
 // (M, k..., C/group)) is moved to channels-first, the default-domain kernel runs on the same node
 // (same attributes), and the output is moved back to channels-last.
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <vector>
 
+#include "kernels/onnx/transpose.h"
 #include "kernels/qonnx/qonnx_kernels.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 
@@ -15,15 +15,8 @@ namespace {
 
 // Reads `t` as (outer, a, b) and returns it as (outer, b, a) with the given dims.
 Tensor swap_inner_axes(const Tensor& t, int64_t outer, int64_t a, int64_t b, Dims out_dims) {
-  Tensor out(t.dtype(), std::move(out_dims));
-  const size_t elem = dtype_size(t.dtype());
-  const auto* src = static_cast<const uint8_t*>(t.raw());
-  auto* dst = static_cast<uint8_t*>(out.raw());
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < a; ++i)
-      for (int64_t j = 0; j < b; ++j)
-        std::memcpy(dst + static_cast<size_t>((o * b + j) * a + i) * elem,
-                    src + static_cast<size_t>((o * a + i) * b + j) * elem, elem);
+  Tensor out = Tensor::uninitialized(t.dtype(), std::move(out_dims));
+  transpose_inner(t.raw(), out.raw(), outer, a, b, dtype_size(t.dtype()));
   return out;
 }
 

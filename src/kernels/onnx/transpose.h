@@ -1,0 +1,14 @@
+// Blocked transpose of the two inner axes of a 3-D array: the layout change behind channels-last
+// kernels (N, spatial, C) <-> (N, C, spatial). A pure copy, so every thread count gives the same bits.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace qonnx::kernels {
+
+// Reads src as (outer, rows, cols) elements of `elem_size` bytes and writes dst as (outer, cols, rows).
+// src and dst must not overlap. Large arrays are split between exec::threads() by blocks of rows.
+void transpose_inner(const void* src, void* dst, int64_t outer, int64_t rows, int64_t cols, size_t elem_size);
+
+}  // namespace qonnx::kernels
