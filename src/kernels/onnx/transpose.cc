@@ -8,18 +8,30 @@
 namespace qonnx::kernels {
 namespace {
 
-// Square tiles small enough that a tile's source rows and destination rows stay in L1 while it is
-// copied (32 x 32 x 8 bytes = 8 KiB each way).
-constexpr int64_t kTile = 32;
+// Tiles of kLong x kShort elements: the innermost loop runs kLong steps along the longer axis, so one
+// side is walked contiguously and the other with the short axis' small stride, and a tile touches
+// only kShort rows of the strided side (large power-of-two strides would otherwise evict each other).
+constexpr int64_t kLong = 64, kShort = 8;
 
 template <typename E>
 void transpose_rows(const E* src, E* dst, int64_t rows, int64_t cols, int64_t r0, int64_t r1) {
-  for (int64_t i0 = r0; i0 < r1; i0 += kTile) {
-    const int64_t i1 = std::min(r1, i0 + kTile);
-    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
-      const int64_t j1 = std::min(cols, j0 + kTile);
-      for (int64_t j = j0; j < j1; ++j)
-        for (int64_t i = i0; i < i1; ++i) dst[j * rows + i] = src[i * cols + j];
+  if (rows >= cols) {  // inner loop down the rows: dst written contiguously
+    for (int64_t i0 = r0; i0 < r1; i0 += kLong) {
+      const int64_t i1 = std::min(r1, i0 + kLong);
+      for (int64_t j0 = 0; j0 < cols; j0 += kShort) {
+        const int64_t j1 = std::min(cols, j0 + kShort);
+        for (int64_t j = j0; j < j1; ++j)
+          for (int64_t i = i0; i < i1; ++i) dst[j * rows + i] = src[i * cols + j];
+      }
+    }
+  } else {  // inner loop along the columns: src read contiguously
+    for (int64_t i0 = r0; i0 < r1; i0 += kShort) {
+      const int64_t i1 = std::min(r1, i0 + kShort);
+      for (int64_t j0 = 0; j0 < cols; j0 += kLong) {
+        const int64_t j1 = std::min(cols, j0 + kLong);
+        for (int64_t i = i0; i < i1; ++i)
+          for (int64_t j = j0; j < j1; ++j) dst[j * rows + i] = src[i * cols + j];
+      }
     }
   }
 }
@@ -27,12 +39,13 @@ void transpose_rows(const E* src, E* dst, int64_t rows, int64_t cols, int64_t r0
 // Element types by size, so every dtype of that size is moved as one integer.
 template <typename E>
 void transpose_typed(const void* src, void* dst, int64_t outer, int64_t rows, int64_t cols) {
-  const int64_t blocks = (rows + kTile - 1) / kTile, matrix = rows * cols;
-  exec::parallel_for(outer * blocks, kTile * cols, [&](int64_t u0, int64_t u1) {
+  const int64_t block = rows >= cols ? kLong : kShort;
+  const int64_t blocks = (rows + block - 1) / block, matrix = rows * cols;
+  exec::parallel_for(outer * blocks, block * cols, [&](int64_t u0, int64_t u1) {
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t o = u / blocks, b = u % blocks;
       transpose_rows(static_cast<const E*>(src) + o * matrix, static_cast<E*>(dst) + o * matrix, rows, cols,
-                     b * kTile, std::min(rows, (b + 1) * kTile));
+                     b * block, std::min(rows, (b + 1) * block));
     }
   });
 }
