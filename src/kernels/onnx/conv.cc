@@ -12,6 +12,7 @@
 #include "kernels/onnx/gemm_core.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "kernels/onnx/quantize_util.h"
+#include "kernels/onnx/transpose.h"
 #include "qonnx/exec/dtype_dispatch.h"
 
 namespace qonnx::kernels {
@@ -24,30 +25,30 @@ struct ConvShape {
   Dims out_dims;
 };
 
-// Checks X (N, C, D1..Dn) against W (M, C/group, k1..kn) and the attributes.
-Result<ConvShape> conv_shape(const exec::KernelContext& ctx, const Tensor& x, const Tensor& w, size_t x_in,
+// Checks X dims (N, C, D1..Dn) against W dims (M, C/group, k1..kn) and the attributes.
+Result<ConvShape> conv_shape(const exec::KernelContext& ctx, const Dims& x, const Dims& w, size_t x_in,
                              size_t w_in) {
-  if (x.rank() < 3)
+  if (x.size() < 3)
     return ctx.input_error(Code::kInvalidModel, x_in, "must have rank >= 3 (N, C, spatial...), got shape {}",
-                           dims_to_string(x.dims()));
-  if (w.rank() != x.rank())
+                           dims_to_string(x));
+  if (w.size() != x.size())
     return ctx.input_error(Code::kInvalidModel, w_in, "weight shape {} must have the input's rank {}",
-                           dims_to_string(w.dims()), x.rank());
+                           dims_to_string(w), x.size());
   ConvShape s;
-  s.batch = x.dim(0);
-  s.channels = x.dim(1);
-  s.filters = w.dim(0);
+  s.batch = x[0];
+  s.channels = x[1];
+  s.filters = w[0];
   s.group = ctx.attr_int("group", 1);
   if (s.group < 1 || s.group > kMaxWindowAttr)
     return ctx.error(Code::kInvalidModel, "group must be a positive integer, got {}", s.group);
-  if (s.channels % s.group != 0 || w.dim(1) * s.group != s.channels)
+  if (s.channels % s.group != 0 || w[1] * s.group != s.channels)
     return ctx.input_error(Code::kInvalidModel, w_in,
                            "weight shape {} expects {} input channels ({} per group x group {}), input has {}",
-                           dims_to_string(w.dims()), w.dim(1) * s.group, w.dim(1), s.group, s.channels);
+                           dims_to_string(w), w[1] * s.group, w[1], s.group, s.channels);
   if (s.filters % s.group != 0)
     return ctx.input_error(Code::kInvalidModel, w_in, "{} output channels are not divisible by group {}", s.filters,
                            s.group);
-  const Dims in(x.dims().begin() + 2, x.dims().end()), kernel(w.dims().begin() + 2, w.dims().end());
+  const Dims in(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
   if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != kernel)
     return ctx.error(Code::kInvalidModel, "kernel_shape {} does not match the weight's spatial dims {}",
                      dims_to_string(ctx.attr_ints("kernel_shape")), dims_to_string(kernel));
@@ -334,7 +335,7 @@ Status conv_kernel(exec::KernelContext& ctx) {
   if (w->dtype() != dt)
     return ctx.input_error(Code::kInvalidModel, 1, "type {} differs from X's {}", dtype_name(w->dtype()),
                            dtype_name(dt));
-  QONNX_ASSIGN_OR_RETURN(ConvShape s, conv_shape(ctx, *x, *w, 0, 1));
+  QONNX_ASSIGN_OR_RETURN(ConvShape s, conv_shape(ctx, x->dims(), w->dims(), 0, 1));
   QONNX_RETURN_IF_ERROR(check_bias(ctx, 2, b, s.filters, dt));
   if (dt == DType::kDouble) {
     Tensor y(dt, s.out_dims);
@@ -345,10 +346,126 @@ Status conv_kernel(exec::KernelContext& ctx) {
   // float, and float16 / bfloat16 computed in float.
   Tensor xf = exec::cast_tensor(*x, DType::kFloat), wf = exec::cast_tensor(*w, DType::kFloat);
   Tensor bf = b ? exec::cast_tensor(*b, DType::kFloat) : Tensor();
-  Tensor y(DType::kFloat, s.out_dims);
+  Tensor y = Tensor::uninitialized(DType::kFloat, s.out_dims);  // conv_f32 writes every element
   conv_float<float>(s, xf.data<float>(), wf.data<float>(), b ? bf.data<float>() : nullptr, y.data<float>());
   ctx.set_output(0, exec::cast_tensor(y, dt));
   return Status::ok();
+}
+
+namespace {
+
+// Channels-last float convolution as an implicit GEMM per block of output positions: the block's
+// im2col columns are gathered from (N, d..., C) data in the channels-first row order (channel, kernel
+// offset), the weights are the channels-first ones, so every output is the same fused sum as
+// conv_f32's; the (filters x positions) block is then written transposed, with the bias.
+constexpr int64_t kChannelsLastBlock = 256;  // output positions per block (a multiple of every nr)
+
+class ChannelsLastIm2colSource final : public FloatPanelSource {
+ public:
+  // x: the image (positions x channels); offsets[kk * kChannelsLastBlock + j]: the input position read by
+  // kernel offset kk at block column j, or -1 in the padding.
+  ChannelsLastIm2colSource(const float* x, int64_t channels, int64_t kernel_size, const int64_t* offsets)
+      : x_(x), channels_(channels), kernel_size_(kernel_size), offsets_(offsets) {}
+
+  const float* panel(int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* scratch, int64_t nr,
+                     int64_t* ld) const override {
+    for (int64_t r = p0; r < p0 + kc; ++r) {
+      const int64_t c = r / kernel_size_, kk = r % kernel_size_;
+      const int64_t* at = offsets_ + kk * kChannelsLastBlock + j0;
+      const float* xc = x_ + c;
+      float* dst = scratch + (r - p0) * nr;
+      for (int64_t t = 0; t < cols; ++t) dst[t] = at[t] < 0 ? 0.0f : xc[at[t] * channels_];
+    }
+    *ld = nr;
+    return scratch;
+  }
+
+ private:
+  const float* x_;
+  int64_t channels_, kernel_size_;
+  const int64_t* offsets_;
+};
+
+// offsets (kernel_size x kChannelsLastBlock) for output positions [pos0, pos0 + count).
+void channels_last_offsets(const ConvShape& s, int64_t pos0, int64_t count, int64_t* offsets) {
+  const WindowGeometry& g = s.geo;
+  const size_t nd = g.rank();
+  std::vector<int64_t> o(nd), k(nd);
+  for (int64_t j = 0; j < count; ++j) {
+    for (int64_t rest = pos0 + j, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
+      o[static_cast<size_t>(d)] = rest % g.out[static_cast<size_t>(d)];
+      rest /= g.out[static_cast<size_t>(d)];
+    }
+    std::fill(k.begin(), k.end(), 0);
+    for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
+      int64_t at = 0;
+      for (size_t d = 0; d < nd && at >= 0; ++d) {
+        const int64_t i = o[d] * g.strides[d] - g.pads_begin[d] + k[d] * g.dilations[d];
+        at = (i < 0 || i >= g.in[d]) ? -1 : at * g.in[d] + i;
+      }
+      offsets[kk * kChannelsLastBlock + j] = at;
+      for (size_t d = nd; d-- > 0;) {
+        if (++k[d] < g.kernel[d]) break;
+        k[d] = 0;
+      }
+    }
+  }
+}
+
+void conv_channels_last_f32(const ConvShape& s, const float* x, const float* w, const float* bias, float* y) {
+  const int64_t rows = s.channels * s.kernel_size, blocks = (s.out_size + kChannelsLastBlock - 1) / kChannelsLastBlock;
+  const int64_t panels = float_gemm_panels(kChannelsLastBlock);
+  exec::parallel_for(s.batch * blocks, s.filters * rows * kChannelsLastBlock, [&](int64_t u0, int64_t u1) {
+    std::vector<float> scratch(static_cast<size_t>(float_gemm_scratch_floats()));
+    std::vector<float> block(static_cast<size_t>(s.filters * kChannelsLastBlock));
+    std::vector<int64_t> offsets(static_cast<size_t>(s.kernel_size * kChannelsLastBlock));
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / blocks, pos0 = (u % blocks) * kChannelsLastBlock;
+      const int64_t count = std::min(kChannelsLastBlock, s.out_size - pos0);
+      channels_last_offsets(s, pos0, count, offsets.data());
+      const ChannelsLastIm2colSource source(x + n * s.in_size * s.channels, s.channels, s.kernel_size, offsets.data());
+      FloatGemm g;
+      g.m = s.filters, g.n = count, g.k = rows, g.a = w, g.lda = rows, g.b = &source;
+      g.c = block.data(), g.ldc = kChannelsLastBlock;
+      float_gemm_block(g, 0, std::min(panels, float_gemm_panels(count)), scratch.data());
+      float* yb = y + (n * s.out_size + pos0) * s.filters;
+      transpose_inner_serial(block.data(), yb, s.filters, kChannelsLastBlock, count);
+      if (bias)
+        for (int64_t j = 0; j < count; ++j)
+          for (int64_t m = 0; m < s.filters; ++m) yb[j * s.filters + m] += bias[m];
+    }
+  });
+}
+
+}  // namespace
+
+Result<bool> conv_channels_last(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* w, ctx.required(1, "W"));
+  const Tensor* b = ctx.input(2);
+  if (x->dtype() != DType::kFloat || w->dtype() != DType::kFloat || ctx.attr_int("group", 1) != 1 ||
+      x->rank() < 3 || w->rank() != x->rank())
+    return false;
+  // The channels-first dims of X (N, C, d...) and W (M, C, k...).
+  const auto channels_first = [](const Dims& d) {
+    Dims out{d[0], d.back()};
+    out.insert(out.end(), d.begin() + 1, d.end() - 1);
+    return out;
+  };
+  QONNX_ASSIGN_OR_RETURN(ConvShape s, conv_shape(ctx, channels_first(x->dims()), channels_first(w->dims()), 0, 1));
+  QONNX_RETURN_IF_ERROR(check_bias(ctx, 2, b, s.filters, DType::kFloat));
+  Dims out{s.batch};
+  out.insert(out.end(), s.geo.out.begin(), s.geo.out.end());
+  out.push_back(s.filters);
+  Tensor y = Tensor::uninitialized(DType::kFloat, out);
+  if (y.numel() > 0) {
+    // W (M, k..., C) -> (M, C, k...): the im2col row order.
+    std::vector<float> wf(static_cast<size_t>(w->numel()));
+    transpose_inner(w->data<float>(), wf.data(), s.filters, s.kernel_size, s.channels, sizeof(float));
+    conv_channels_last_f32(s, x->data<float>(), wf.data(), b ? b->data<float>() : nullptr, y.data<float>());
+  }
+  ctx.set_output(0, std::move(y));
+  return true;
 }
 
 namespace {
@@ -383,7 +500,7 @@ Result<std::vector<int64_t>> integer_conv(const exec::KernelContext& ctx, size_t
                                           size_t w_zp, ConvShape* shape) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(x_in, "x"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* w, ctx.required(w_in, "w"));
-  QONNX_ASSIGN_OR_RETURN(*shape, conv_shape(ctx, *x, *w, x_in, w_in));
+  QONNX_ASSIGN_OR_RETURN(*shape, conv_shape(ctx, x->dims(), w->dims(), x_in, w_in));
   QONNX_ASSIGN_OR_RETURN(Tensor xi, minus_zero_point(ctx, x_in, x_zp, false));
   QONNX_ASSIGN_OR_RETURN(Tensor wi, minus_zero_point(ctx, w_in, w_zp, true));
   std::vector<int64_t> acc(static_cast<size_t>(checked_numel(shape->out_dims)), 0);

@@ -40,4 +40,8 @@ Status conv_kernel(exec::KernelContext& ctx);
 Status max_pool_kernel(exec::KernelContext& ctx);
 Status batch_normalization_kernel(exec::KernelContext& ctx);
 
+// Conv on channels-last data, X (N, d..., C) and W (M, k..., C), without transposing X or Y: float
+// and group 1 (false: not handled, the caller transposes). Every output has conv_kernel's bits.
+Result<bool> conv_channels_last(exec::KernelContext& ctx);
+
 }  // namespace qonnx::kernels

@@ -13,15 +13,16 @@ namespace {
 // only kShort rows of the strided side (large power-of-two strides would otherwise evict each other).
 constexpr int64_t kLong = 64, kShort = 8;
 
+// Rows [r0, r1) of src (rows x cols, row stride ld) into dst (cols x rows).
 template <typename E>
-void transpose_rows(const E* src, E* dst, int64_t rows, int64_t cols, int64_t r0, int64_t r1) {
+void transpose_rows(const E* src, E* dst, int64_t rows, int64_t cols, int64_t ld, int64_t r0, int64_t r1) {
   if (rows >= cols) {  // inner loop down the rows: dst written contiguously
     for (int64_t i0 = r0; i0 < r1; i0 += kLong) {
       const int64_t i1 = std::min(r1, i0 + kLong);
       for (int64_t j0 = 0; j0 < cols; j0 += kShort) {
         const int64_t j1 = std::min(cols, j0 + kShort);
         for (int64_t j = j0; j < j1; ++j)
-          for (int64_t i = i0; i < i1; ++i) dst[j * rows + i] = src[i * cols + j];
+          for (int64_t i = i0; i < i1; ++i) dst[j * rows + i] = src[i * ld + j];
       }
     }
   } else {  // inner loop along the columns: src read contiguously
@@ -30,7 +31,7 @@ void transpose_rows(const E* src, E* dst, int64_t rows, int64_t cols, int64_t r0
       for (int64_t j0 = 0; j0 < cols; j0 += kLong) {
         const int64_t j1 = std::min(cols, j0 + kLong);
         for (int64_t i = i0; i < i1; ++i)
-          for (int64_t j = j0; j < j1; ++j) dst[j * rows + i] = src[i * cols + j];
+          for (int64_t j = j0; j < j1; ++j) dst[j * rows + i] = src[i * ld + j];
       }
     }
   }
@@ -45,7 +46,7 @@ void transpose_typed(const void* src, void* dst, int64_t outer, int64_t rows, in
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t o = u / blocks, b = u % blocks;
       transpose_rows(static_cast<const E*>(src) + o * matrix, static_cast<E*>(dst) + o * matrix, rows, cols,
-                     b * block, std::min(rows, (b + 1) * block));
+                     cols, b * block, std::min(rows, (b + 1) * block));
     }
   });
 }
@@ -77,6 +78,10 @@ void transpose_inner(const void* src, void* dst, int64_t outer, int64_t rows, in
       for (int64_t j = 0; j < cols; ++j)
         std::memcpy(d + static_cast<size_t>((o * cols + j) * rows + i) * elem_size,
                     s + static_cast<size_t>((o * rows + i) * cols + j) * elem_size, elem_size);
+}
+
+void transpose_inner_serial(const float* src, float* dst, int64_t rows, int64_t src_ld, int64_t cols) {
+  transpose_rows(src, dst, rows, cols, src_ld, 0, rows);
 }
 
 }  // namespace qonnx::kernels

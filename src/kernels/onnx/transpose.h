@@ -11,4 +11,7 @@ namespace qonnx::kernels {
 // src and dst must not overlap. Large arrays are split between exec::threads() by blocks of rows.
 void transpose_inner(const void* src, void* dst, int64_t outer, int64_t rows, int64_t cols, size_t elem_size);
 
+// One float (rows x cols) matrix, src with row stride src_ld, on the calling thread: dst (cols x rows).
+void transpose_inner_serial(const float* src, float* dst, int64_t rows, int64_t src_ld, int64_t cols);
+
 }  // namespace qonnx::kernels

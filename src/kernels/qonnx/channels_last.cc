@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/onnx/conv_util.h"
 #include "kernels/onnx/transpose.h"
 #include "kernels/qonnx/qonnx_kernels.h"
 #include "qonnx/dialect/qonnx_dialect.h"
@@ -93,8 +94,12 @@ Status run_channels_first(exec::KernelContext& ctx, size_t transposed_inputs, si
   return Status::ok();
 }
 
-// Conv's weights are channels-last too: (M, k1..., C/group).
-Status conv(exec::KernelContext& ctx) { return run_channels_first(ctx, 2, 3); }
+// Conv's weights are channels-last too: (M, k1..., C/group). Float group-1 convolutions run on the
+// channels-last data directly (same bits).
+Status conv(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(bool done, conv_channels_last(ctx));
+  return done ? Status::ok() : run_channels_first(ctx, 2, 3);
+}
 Status max_pool(exec::KernelContext& ctx) { return run_channels_first(ctx, 1, 3); }
 Status batch_normalization(exec::KernelContext& ctx) { return run_channels_first(ctx, 1, 2); }
 
