@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -151,6 +152,13 @@ struct Im2colLayout {
   // row_of[ko * outer_count + oo]: the input row (all dims but the last, flattened) read by kernel
   // row ko at output row oo, or -1 when that row lies in the padding.
   std::vector<int64_t> row_of;
+  // Per im2col row r = (channel, kernel offset): where its values come from, without divisions.
+  struct ColRow {
+    int64_t plane;     // the channel's offset in x
+    int64_t row_base;  // ko * outer_count: its kernel row's entries in row_of
+    int64_t shift;     // input column of output column 0 (kernel column * dilation - pad)
+  };
+  std::vector<ColRow> col_rows;
 };
 
 Im2colLayout im2col_layout(const ConvShape& s) {
@@ -188,7 +196,20 @@ Im2colLayout im2col_layout(const ConvShape& s) {
       k[d] = 0;
     }
   }
+  const int64_t channels = s.channels / s.group;
+  l.col_rows.reserve(static_cast<size_t>(channels * s.kernel_size));
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t kk = 0; kk < s.kernel_size; ++kk)
+      l.col_rows.push_back({c * l.in_size, kk / l.kernel_w * l.outer_count, (kk % l.kernel_w) * l.dilation_w - l.pad_w});
   return l;
+}
+
+// dst[0, n) = src[0, n) for the short runs of a panel row (up to nr floats): fixed-size copies the
+// compiler inlines, where std::copy would call memmove once per run.
+inline void copy_run(const float* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) std::memcpy(dst + i, src + i, 8 * sizeof(float));
+  for (; i < n; ++i) std::memcpy(dst + i, src + i, sizeof(float));
 }
 
 class Im2colSource final : public FloatPanelSource {
@@ -197,35 +218,32 @@ class Im2colSource final : public FloatPanelSource {
 
   const float* panel(int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* scratch, int64_t nr,
                      int64_t* ld) const override {
-    for (int64_t r = p0; r < p0 + kc; ++r) {
-      const int64_t c = r / l_.kernel_size, kk = r % l_.kernel_size;
-      const int64_t ko = kk / l_.kernel_w, shift = (kk % l_.kernel_w) * l_.dilation_w - l_.pad_w;
-      const float* plane = x_ + c * l_.in_size;
-      const int64_t* rows = l_.row_of.data() + ko * l_.outer_count;
-      float* dst = scratch + (r - p0) * nr;
-      for (int64_t done = 0, j = j0; done < cols;) {  // runs of columns within one output row
-        const int64_t oo = j / l_.out_w, ow = j - oo * l_.out_w, run = std::min(l_.out_w - ow, cols - done);
-        float* d = dst + done;
-        if (rows[oo] < 0) {
-          std::fill_n(d, run, 0.0f);
+    for (int64_t done = 0, j = j0; done < cols;) {  // runs of columns within one output row
+      const int64_t oo = j / l_.out_w, ow = j - oo * l_.out_w, run = std::min(l_.out_w - ow, cols - done);
+      for (int64_t r = p0; r < p0 + kc; ++r) {
+        const Im2colLayout::ColRow& info = l_.col_rows[static_cast<size_t>(r)];
+        const int64_t row = l_.row_of[static_cast<size_t>(info.row_base + oo)];
+        float* d = scratch + (r - p0) * nr + done;
+        if (row < 0) {
+          for (int64_t t = 0; t < run; ++t) d[t] = 0.0f;
+          continue;
+        }
+        const float* src = x_ + info.plane + row * l_.in_w;
+        if (l_.stride_w == 1) {
+          const int64_t i0 = ow + info.shift;  // input column of d[0]; d[lo, hi) lies inside the row
+          const int64_t lo = std::clamp<int64_t>(-i0, 0, run), hi = std::clamp<int64_t>(l_.in_w - i0, lo, run);
+          for (int64_t t = 0; t < lo; ++t) d[t] = 0.0f;
+          copy_run(src + i0 + lo, d + lo, hi - lo);
+          for (int64_t t = hi; t < run; ++t) d[t] = 0.0f;
         } else {
-          const float* src = plane + rows[oo] * l_.in_w;
-          if (l_.stride_w == 1) {
-            const int64_t i0 = ow + shift;  // input column of d[0]; d[lo, hi) lies inside the row
-            const int64_t lo = std::clamp<int64_t>(-i0, 0, run), hi = std::clamp<int64_t>(l_.in_w - i0, lo, run);
-            std::fill_n(d, lo, 0.0f);
-            std::copy(src + i0 + lo, src + i0 + hi, d + lo);
-            std::fill(d + hi, d + run, 0.0f);
-          } else {
-            for (int64_t t = 0; t < run; ++t) {
-              const int64_t i = (ow + t) * l_.stride_w + shift;
-              d[t] = (i >= 0 && i < l_.in_w) ? src[i] : 0.0f;
-            }
+          for (int64_t t = 0; t < run; ++t) {
+            const int64_t i = (ow + t) * l_.stride_w + info.shift;
+            d[t] = (i >= 0 && i < l_.in_w) ? src[i] : 0.0f;
           }
         }
-        done += run;
-        j += run;
       }
+      done += run;
+      j += run;
     }
     *ld = nr;
     return scratch;
