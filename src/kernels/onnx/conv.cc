@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/onnx/conv_depthwise.h"
 #include "kernels/onnx/conv_util.h"
 #include "kernels/onnx/gemm_core.h"
 #include "kernels/onnx/onnx_kernels.h"
@@ -455,15 +456,44 @@ void conv_channels_last_f32(const ConvShape& s, const float* x, const float* w, 
   });
 }
 
+// Depthwise (one filter per channel) on channels-last data: each output position's taps are rows of
+// C contiguous values, so the channels are the vector lanes. w: (kernel offsets, C).
+void depthwise_channels_last_f32(const ConvShape& s, const float* x, const float* w, const float* bias, float* y) {
+  const int64_t channels = s.channels, blocks = (s.out_size + kChannelsLastBlock - 1) / kChannelsLastBlock;
+  const std::vector<float> zeros(static_cast<size_t>(channels), 0.0f);  // a tap in the padding
+  exec::parallel_for(s.batch * blocks, kChannelsLastBlock * s.kernel_size * channels, [&](int64_t u0, int64_t u1) {
+    std::vector<int64_t> offsets(static_cast<size_t>(s.kernel_size * kChannelsLastBlock));
+    std::vector<const float*> taps(static_cast<size_t>(s.kernel_size));
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / blocks, pos0 = (u % blocks) * kChannelsLastBlock;
+      const int64_t count = std::min(kChannelsLastBlock, s.out_size - pos0);
+      channels_last_offsets(s, pos0, count, offsets.data());
+      const float* image = x + n * s.in_size * channels;
+      for (int64_t j = 0; j < count; ++j) {
+        for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
+          const int64_t at = offsets[static_cast<size_t>(kk * kChannelsLastBlock + j)];
+          taps[static_cast<size_t>(kk)] = at < 0 ? zeros.data() : image + at * channels;
+        }
+        float* yp = y + (n * s.out_size + pos0 + j) * channels;
+        depthwise_position_f32(taps.data(), s.kernel_size, w, channels, yp);
+        if (bias)
+          for (int64_t c = 0; c < channels; ++c) yp[c] += bias[c];
+      }
+    }
+  });
+}
+
 }  // namespace
 
 Result<bool> conv_channels_last(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* w, ctx.required(1, "W"));
   const Tensor* b = ctx.input(2);
-  if (x->dtype() != DType::kFloat || w->dtype() != DType::kFloat || ctx.attr_int("group", 1) != 1 ||
-      x->rank() < 3 || w->rank() != x->rank())
+  if (x->dtype() != DType::kFloat || w->dtype() != DType::kFloat || x->rank() < 3 || w->rank() != x->rank())
     return false;
+  const int64_t group = ctx.attr_int("group", 1), channels = x->dims().back();
+  const bool depthwise = group == channels && w->dim(0) == channels;
+  if (group != 1 && !depthwise) return false;
   // The channels-first dims of X (N, C, d...) and W (M, C, k...).
   const auto channels_first = [](const Dims& d) {
     Dims out{d[0], d.back()};
@@ -476,7 +506,12 @@ Result<bool> conv_channels_last(exec::KernelContext& ctx) {
   out.insert(out.end(), s.geo.out.begin(), s.geo.out.end());
   out.push_back(s.filters);
   Tensor y = Tensor::uninitialized(DType::kFloat, out);
-  if (y.numel() > 0) {
+  if (y.numel() > 0 && depthwise) {
+    // W (C, k..., 1) -> (k..., C): a tap's weights for all channels side by side.
+    std::vector<float> wt(static_cast<size_t>(w->numel()));
+    transpose_inner(w->data<float>(), wt.data(), 1, s.filters, s.kernel_size, sizeof(float));
+    depthwise_channels_last_f32(s, x->data<float>(), wt.data(), b ? b->data<float>() : nullptr, y.data<float>());
+  } else if (y.numel() > 0) {
     // W (M, k..., C) -> (M, C, k...): the im2col row order.
     std::vector<float> wf(static_cast<size_t>(w->numel()));
     transpose_inner(w->data<float>(), wf.data(), s.filters, s.kernel_size, s.channels, sizeof(float));

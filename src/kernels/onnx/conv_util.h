@@ -40,8 +40,9 @@ Status conv_kernel(exec::KernelContext& ctx);
 Status max_pool_kernel(exec::KernelContext& ctx);
 Status batch_normalization_kernel(exec::KernelContext& ctx);
 
-// Conv on channels-last data, X (N, d..., C) and W (M, k..., C), without transposing X or Y: float
-// and group 1 (false: not handled, the caller transposes). Every output has conv_kernel's bits.
+// Conv on channels-last data, X (N, d..., C) and W (M, k..., C/group), without transposing X or Y:
+// float, group 1 or depthwise with one filter per channel (false: not handled, the caller
+// transposes). Every output has conv_kernel's bits.
 Result<bool> conv_channels_last(exec::KernelContext& ctx);
 
 }  // namespace qonnx::kernels
