@@ -405,28 +405,55 @@ class ChannelsLastIm2colSource final : public FloatPanelSource {
   const int64_t* offsets_;
 };
 
-// offsets (kernel_size x kChannelsLastBlock) for output positions [pos0, pos0 + count).
+// offsets (kernel_size x kChannelsLastBlock) for output positions [pos0, pos0 + count). A window
+// wholly inside the input is its first position plus fixed tap offsets; only border windows check
+// each tap.
 void channels_last_offsets(const ConvShape& s, int64_t pos0, int64_t count, int64_t* offsets) {
   const WindowGeometry& g = s.geo;
   const size_t nd = g.rank();
-  std::vector<int64_t> o(nd), k(nd);
-  for (int64_t j = 0; j < count; ++j) {
-    for (int64_t rest = pos0 + j, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
-      o[static_cast<size_t>(d)] = rest % g.out[static_cast<size_t>(d)];
-      rest /= g.out[static_cast<size_t>(d)];
+  std::vector<int64_t> o(nd), k(nd, 0), base(nd), relative(static_cast<size_t>(s.kernel_size));
+  for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
+    int64_t at = 0;
+    for (size_t d = 0; d < nd; ++d) at = at * g.in[d] + k[d] * g.dilations[d];
+    relative[static_cast<size_t>(kk)] = at;
+    for (size_t d = nd; d-- > 0;) {
+      if (++k[d] < g.kernel[d]) break;
+      k[d] = 0;
     }
-    std::fill(k.begin(), k.end(), 0);
-    for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
-      int64_t at = 0;
-      for (size_t d = 0; d < nd && at >= 0; ++d) {
-        const int64_t i = o[d] * g.strides[d] - g.pads_begin[d] + k[d] * g.dilations[d];
-        at = (i < 0 || i >= g.in[d]) ? -1 : at * g.in[d] + i;
+  }
+  for (int64_t rest = pos0, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
+    o[static_cast<size_t>(d)] = rest % g.out[static_cast<size_t>(d)];
+    rest /= g.out[static_cast<size_t>(d)];
+  }
+  for (int64_t j = 0; j < count; ++j) {
+    bool inside = true;
+    int64_t first = 0;
+    for (size_t d = 0; d < nd; ++d) {
+      base[d] = o[d] * g.strides[d] - g.pads_begin[d];
+      inside = inside && base[d] >= 0 && base[d] + g.extent(d) <= g.in[d];
+      first = first * g.in[d] + base[d];
+    }
+    if (inside) {
+      for (int64_t kk = 0; kk < s.kernel_size; ++kk)
+        offsets[kk * kChannelsLastBlock + j] = first + relative[static_cast<size_t>(kk)];
+    } else {
+      std::fill(k.begin(), k.end(), 0);
+      for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
+        int64_t at = 0;
+        for (size_t d = 0; d < nd && at >= 0; ++d) {
+          const int64_t i = base[d] + k[d] * g.dilations[d];
+          at = (i < 0 || i >= g.in[d]) ? -1 : at * g.in[d] + i;
+        }
+        offsets[kk * kChannelsLastBlock + j] = at;
+        for (size_t d = nd; d-- > 0;) {
+          if (++k[d] < g.kernel[d]) break;
+          k[d] = 0;
+        }
       }
-      offsets[kk * kChannelsLastBlock + j] = at;
-      for (size_t d = nd; d-- > 0;) {
-        if (++k[d] < g.kernel[d]) break;
-        k[d] = 0;
-      }
+    }
+    for (size_t d = nd; d-- > 0;) {
+      if (++o[d] < g.out[d]) break;
+      o[d] = 0;
     }
   }
 }
