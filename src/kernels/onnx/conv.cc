@@ -365,7 +365,7 @@ Status conv_kernel(exec::KernelContext& ctx) {
   // float, and float16 / bfloat16 computed in float.
   Tensor xf = exec::cast_tensor(*x, DType::kFloat), wf = exec::cast_tensor(*w, DType::kFloat);
   Tensor bf = b ? exec::cast_tensor(*b, DType::kFloat) : Tensor();
-  Tensor y = Tensor::uninitialized(DType::kFloat, s.out_dims);  // conv_f32 writes every element
+  Tensor y = ctx.output_buffer(DType::kFloat, s.out_dims);  // conv_f32 writes every element
   conv_float<float>(s, xf.data<float>(), wf.data<float>(), b ? bf.data<float>() : nullptr, y.data<float>());
   ctx.set_output(0, exec::cast_tensor(y, dt));
   return Status::ok();
@@ -532,7 +532,7 @@ Result<bool> conv_channels_last(exec::KernelContext& ctx) {
   Dims out{s.batch};
   out.insert(out.end(), s.geo.out.begin(), s.geo.out.end());
   out.push_back(s.filters);
-  Tensor y = Tensor::uninitialized(DType::kFloat, out);
+  Tensor y = ctx.output_buffer(DType::kFloat, out);
   if (y.numel() > 0 && depthwise) {
     // W (C, k..., 1) -> (k..., C): a tap's weights for all channels side by side.
     std::vector<float> wt(static_cast<size_t>(w->numel()));

@@ -161,7 +161,7 @@ Result<bool> max_pool_channels_last(exec::KernelContext& ctx) {
   const std::vector<std::vector<int64_t>> windows = pool_windows(g);
   const int64_t channels = x->dims().back(), out_size = static_cast<int64_t>(windows.size());
   const int64_t in_size = spatial_size(x->dims(), 1, x->rank() - 1);
-  Tensor y = Tensor::uninitialized(DType::kFloat, out_dims);
+  Tensor y = ctx.output_buffer(DType::kFloat, out_dims);
   const float* xs = x->data<float>();
   float* ys = y.data<float>();
   exec::parallel_for(x->dim(0) * out_size, channels * static_cast<int64_t>(kernel.size()), [&](int64_t u0, int64_t u1) {
