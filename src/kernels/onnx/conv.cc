@@ -293,10 +293,60 @@ void depthwise_conv_2d(const ConvShape& s, const float* x, const float* w, float
   });
 }
 
+// Few filters per group (one or two tile strips), 2-D, unit width stride: im2col's rows would each be
+// packed for only a few multiply-adds. Instead each output row gathers its kernel_h input rows of
+// every channel, zero-padded, and every (channel, kernel row) is a kernel_w-deep tile over them (the
+// kw rows overlap, row stride dilation_w), continuing each output's sum in the im2col row order
+// (channel, kh, kw), so the bits equal the packed path's.
+bool is_narrow_2d(const ConvShape& s) {
+  return s.geo.rank() == 2 && s.geo.strides[1] == 1 && s.filters / s.group <= 2 * gemm_detail::float_micro().mr;
+}
+
+void narrow_conv_2d(const ConvShape& s, const float* x, const float* w, float* y) {
+  const WindowGeometry& g = s.geo;
+  const int64_t cg = s.channels / s.group, mg = s.filters / s.group, rows = cg * s.kernel_size;
+  const int64_t kh_n = g.kernel[0], kw_n = g.kernel[1], out_h = g.out[0], out_w = g.out[1];
+  const int64_t pad_l = g.pads_begin[1], padded_w = g.in[1] + pad_l + g.pads_end[1];
+  const gemm_detail::FloatMicroKernel& mk = gemm_detail::float_micro();
+  // unit = (image, group, output row)
+  exec::parallel_for(s.batch * s.group * out_h, mg * rows * out_w, [&](int64_t u0, int64_t u1) {
+    std::vector<float> window(static_cast<size_t>(cg * kh_n * padded_w));
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t oh = u % out_h, ng = u / out_h, group = ng % s.group;
+      const float* xg = x + ng * cg * s.in_size;  // image ng / group, the group's first channel
+      for (int64_t c = 0; c < cg; ++c)
+        for (int64_t kh = 0; kh < kh_n; ++kh) {
+          float* dst = window.data() + (c * kh_n + kh) * padded_w;
+          const int64_t ih = oh * g.strides[0] - g.pads_begin[0] + kh * g.dilations[0];
+          if (ih < 0 || ih >= g.in[0]) {
+            std::fill_n(dst, padded_w, 0.0f);
+            continue;
+          }
+          std::fill_n(dst, pad_l, 0.0f);
+          copy_run(xg + c * s.in_size + ih * g.in[1], dst + pad_l, g.in[1]);
+          std::fill(dst + pad_l + g.in[1], dst + padded_w, 0.0f);
+        }
+      float* yu = y + ng * mg * s.out_size + oh * out_w;
+      const float* wg = w + group * mg * rows;
+      for (int64_t i0 = 0; i0 < mg; i0 += mk.mr)
+        for (int64_t ow = 0; ow < out_w; ow += mk.nr) {
+          const int tile_rows = static_cast<int>(std::min<int64_t>(mk.mr, mg - i0));
+          const int cols = static_cast<int>(std::min<int64_t>(mk.nr, out_w - ow));
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t kh = 0; kh < kh_n; ++kh)
+              mk.tile[tile_rows - 1](kw_n, wg + i0 * rows + (c * kh_n + kh) * kw_n, rows,
+                                     window.data() + (c * kh_n + kh) * padded_w + ow, g.dilations[1],
+                                     yu + i0 * s.out_size + ow, s.out_size, cols, c > 0 || kh > 0);
+        }
+    }
+  });
+}
+
 // y = conv(x, w) in float (fused multiply-adds in the im2col row order, see gemm_core.h).
 void conv_f32(const ConvShape& s, const float* x, const float* w, float* y) {
   if (s.out_size == 0 || s.filters == 0) return;
   if (is_depthwise_2d(s)) return depthwise_conv_2d(s, x, w, y);
+  if (is_narrow_2d(s)) return narrow_conv_2d(s, x, w, y);
   const int64_t cg = s.channels / s.group, mg = s.filters / s.group, rows = cg * s.kernel_size;
   auto product = [&](int64_t i, auto b) {  // item i = (image i / group, group i % group)
     struct Item {
