@@ -198,6 +198,18 @@ TEST_F(FloatGemmTest, ConvManyChannelsCrossesKBlocks) {
   expect_conv({1, 40, 9, 37}, {13, 40, 3, 3}, true, a, 30);  // K = 360 > one 256-row block
 }
 
+TEST_F(FloatGemmTest, ConvFewFiltersAndManyFiltersAtUnitWidthStride) {
+  Conv2d few;  // 3 filters: tiles over each output row's padded input rows, no im2col
+  few.pad_t = 2, few.pad_l = 1, few.pad_b = 0, few.pad_r = 2, few.dil_w = 2, few.stride_h = 2;
+  expect_conv({2, 5, 11, 40}, {3, 5, 3, 3}, true, few, 85);
+  Conv2d grouped = few;  // 2 groups of 4 filters
+  grouped.group = 2;
+  expect_conv({1, 6, 9, 35}, {8, 3, 2, 4}, false, grouped, 86);
+  Conv2d many;  // 40 filters: packed im2col panels
+  many.pad_t = many.pad_l = many.pad_b = many.pad_r = 1;
+  expect_conv({1, 4, 9, 37}, {40, 4, 3, 3}, true, many, 87);
+}
+
 TEST_F(FloatGemmTest, ConvGrouped) {
   Conv2d a;
   a.group = 3, a.pad_t = a.pad_b = 1, a.pad_l = 2, a.pad_r = 0;
