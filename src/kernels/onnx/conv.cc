@@ -101,15 +101,9 @@ void im2col(const T* x, int64_t channels, const ConvShape& s, T* col) {
           }
         }
         dst += out_w;
-        for (size_t d = last; d-- > 0;) {
-          if (++o[d] < g.out[d]) break;
-          o[d] = 0;
-        }
+        next_index(o, g.out, last);
       }
-      for (size_t d = nd; d-- > 0;) {
-        if (++k[d] < g.kernel[d]) break;
-        k[d] = 0;
-      }
+      next_index(k, g.kernel, nd);
     }
   }
 }
@@ -187,15 +181,9 @@ Im2colLayout im2col_layout(const ConvShape& s) {
         row = (i < 0 || i >= g.in[d]) ? -1 : row * g.in[d] + i;
       }
       l.row_of[static_cast<size_t>(ko * l.outer_count + oo)] = row;
-      for (size_t d = last; d-- > 0;) {
-        if (++o[d] < g.out[d]) break;
-        o[d] = 0;
-      }
+      next_index(o, g.out, last);
     }
-    for (size_t d = last; d-- > 0;) {
-      if (++k[d] < g.kernel[d]) break;
-      k[d] = 0;
-    }
+    next_index(k, g.kernel, last);
   }
   const int64_t channels = s.channels / s.group;
   l.col_rows.reserve(static_cast<size_t>(channels * s.kernel_size));
@@ -466,10 +454,7 @@ void channels_last_offsets(const ConvShape& s, int64_t pos0, int64_t count, int6
     int64_t at = 0;
     for (size_t d = 0; d < nd; ++d) at = at * g.in[d] + k[d] * g.dilations[d];
     relative[static_cast<size_t>(kk)] = at;
-    for (size_t d = nd; d-- > 0;) {
-      if (++k[d] < g.kernel[d]) break;
-      k[d] = 0;
-    }
+    next_index(k, g.kernel, nd);
   }
   for (int64_t rest = pos0, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
     o[static_cast<size_t>(d)] = rest % g.out[static_cast<size_t>(d)];
@@ -495,16 +480,10 @@ void channels_last_offsets(const ConvShape& s, int64_t pos0, int64_t count, int6
           at = (i < 0 || i >= g.in[d]) ? -1 : at * g.in[d] + i;
         }
         offsets[kk * kChannelsLastBlock + j] = at;
-        for (size_t d = nd; d-- > 0;) {
-          if (++k[d] < g.kernel[d]) break;
-          k[d] = 0;
-        }
+        next_index(k, g.kernel, nd);
       }
     }
-    for (size_t d = nd; d-- > 0;) {
-      if (++o[d] < g.out[d]) break;
-      o[d] = 0;
-    }
+    next_index(o, g.out, nd);
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "qonnx/exec/kernel.h"
 
@@ -23,6 +24,16 @@ struct WindowGeometry {
   size_t rank() const { return in.size(); }
   int64_t extent(size_t d) const { return (kernel[d] - 1) * dilations[d] + 1; }
 };
+
+// Steps `index` to the next position in row-major order over its first `count` dims (each below
+// limits[d]); false, with index all zeros again, after the last.
+inline bool next_index(std::vector<int64_t>& index, const Dims& limits, size_t count) {
+  for (size_t d = count; d-- > 0;) {
+    if (++index[d] < limits[d]) return true;
+    index[d] = 0;
+  }
+  return false;
+}
 
 // Integer-list attribute `name` with one value per spatial dim (`count` values) in [lo, kMaxWindowAttr];
 // `fallback` fills a missing attribute.

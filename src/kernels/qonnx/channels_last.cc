@@ -116,27 +116,16 @@ std::vector<std::vector<int64_t>> pool_windows(const WindowGeometry& g) {
   std::vector<std::vector<int64_t>> windows(static_cast<size_t>(out_size));
   std::vector<int64_t> o(nd, 0), k(nd, 0);
   for (auto& taps : windows) {
-    std::fill(k.begin(), k.end(), 0);
-    for (bool more = true; more;) {
+    for (bool more = true; more;) {  // k is all zeros again after its last position
       int64_t at = 0;
       for (size_t d = 0; d < nd && at >= 0; ++d) {
         const int64_t i = o[d] * g.strides[d] - g.pads_begin[d] + k[d] * g.dilations[d];
         at = (i < 0 || i >= g.in[d]) ? -1 : at * g.in[d] + i;
       }
       if (at >= 0) taps.push_back(at);
-      more = false;
-      for (size_t d = nd; d-- > 0;) {
-        if (++k[d] < g.kernel[d]) {
-          more = true;
-          break;
-        }
-        k[d] = 0;
-      }
+      more = next_index(k, g.kernel, nd);
     }
-    for (size_t d = nd; d-- > 0;) {
-      if (++o[d] < g.out[d]) break;
-      o[d] = 0;
-    }
+    next_index(o, g.out, nd);
   }
   return windows;
 }
