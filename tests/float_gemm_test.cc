@@ -3,6 +3,7 @@
 // thread count and every conv path (implicit GEMM, 1x1, depthwise, grouped, few filters, and the
 // channels-last kernels against their transposing form) gives the same bits; and the blocked
 // transpose against a plain loop on odd shapes and every element size.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -468,6 +469,42 @@ TEST_F(ChannelsLastNative, TransposeInnerOnOddShapesAndElementSizes) {
         EXPECT_EQ(got, want) << fmt::format("elem {} shape {}x{}x{} threads {}", elem, s[0], s[1], s[2], t);
       }
     }
+  }
+}
+
+// Every permutation of an odd-shaped rank-4 tensor (the two-block swaps take transpose_inner, the
+// rest the element-by-element path) against index arithmetic, for 1-, 4- and 8-byte elements.
+TEST_F(ChannelsLastNative, TransposeOpEveryPermutationOfAnOddShape) {
+  const Dims dims{3, 5, 2, 7};
+  std::vector<int64_t> perm{0, 1, 2, 3};
+  const int64_t n = 3 * 5 * 2 * 7;
+  for (DType dtype : {DType::kUInt8, DType::kFloat, DType::kInt64}) {
+    Tensor x(dtype, dims);
+    const size_t elem = dtype_size(dtype);
+    for (int64_t i = 0; i < n; ++i)
+      for (size_t b = 0; b < elem; ++b) static_cast<uint8_t*>(x.raw())[static_cast<size_t>(i) * elem + b] = static_cast<uint8_t>(i * 7 + b);
+    do {
+      exec::set_threads(2);
+      auto r = run_node(NodeCase{"Transpose", "", 13, {}, {x}, [&](io::NodeBuilder& nb) { nb.attr("perm", perm); }});
+      ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+      const Tensor& y = r.value()[0];
+      Dims want_dims(4);
+      for (size_t a = 0; a < 4; ++a) want_dims[a] = dims[static_cast<size_t>(perm[a])];
+      ASSERT_EQ(y.dims(), want_dims);
+      std::vector<int64_t> o(4, 0);
+      for (int64_t flat = 0; flat < n; ++flat) {
+        std::vector<int64_t> in(4);  // the input index of output index o
+        for (size_t a = 0; a < 4; ++a) in[static_cast<size_t>(perm[a])] = o[a];
+        const int64_t src = ((in[0] * dims[1] + in[1]) * dims[2] + in[2]) * dims[3] + in[3];
+        ASSERT_EQ(std::memcmp(static_cast<const uint8_t*>(y.raw()) + flat * static_cast<int64_t>(elem),
+                              static_cast<const uint8_t*>(x.raw()) + src * static_cast<int64_t>(elem), elem), 0)
+            << dtype_name(dtype) << " perm " << dims_to_string(perm) << " at " << flat;
+        for (size_t a = 4; a-- > 0;) {
+          if (++o[a] < want_dims[a]) break;
+          o[a] = 0;
+        }
+      }
+    } while (std::next_permutation(perm.begin(), perm.end()));
   }
 }
 

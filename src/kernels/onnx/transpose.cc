@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 
+#include "kernels/onnx/axes.h"
+#include "kernels/onnx/element_copy.h"
+#include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/threads.h"
 
 namespace qonnx::kernels {
@@ -79,6 +83,77 @@ void transpose_inner(const void* src, void* dst, int64_t outer, int64_t rows, in
         std::memcpy(d + static_cast<size_t>((o * cols + j) * rows + i) * elem_size,
                     s + static_cast<size_t>((o * rows + i) * cols + j) * elem_size, elem_size);
 }
+
+namespace {
+
+// perm = (0, .., k-1, j, .., rank-1, k, .., j-1) for some k < j: the product of dims [k, j) and of
+// [j, rank) trade places. Returns k and j, or false.
+bool swaps_two_blocks(const std::vector<int64_t>& perm, size_t* k, size_t* j) {
+  const size_t rank = perm.size();
+  size_t first = 0;
+  while (first < rank && perm[first] == static_cast<int64_t>(first)) ++first;
+  if (first == rank) return false;
+  const size_t split = static_cast<size_t>(perm[first]);  // the second block starts here
+  if (split <= first) return false;
+  for (size_t i = first; i < rank; ++i) {
+    const size_t want = i < first + (rank - split) ? split + (i - first) : first + (i - first - (rank - split));
+    if (perm[i] != static_cast<int64_t>(want)) return false;
+  }
+  *k = first;
+  *j = split;
+  return true;
+}
+
+}  // namespace
+
+Tensor transposed(const Tensor& x, const std::vector<int64_t>& perm) {
+  Dims out_dims(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) out_dims[i] = x.dim(static_cast<size_t>(perm[i]));
+  size_t k = 0, j = 0;
+  if (x.dtype() != DType::kString && swaps_two_blocks(perm, &k, &j)) {
+    const Dims& d = x.dims();
+    const auto product = [&](size_t lo, size_t hi) {
+      return std::accumulate(d.begin() + static_cast<std::ptrdiff_t>(lo), d.begin() + static_cast<std::ptrdiff_t>(hi),
+                             int64_t{1}, std::multiplies<int64_t>());
+    };
+    Tensor out = Tensor::uninitialized(x.dtype(), out_dims);
+    transpose_inner(x.raw(), out.raw(), product(0, k), product(k, j), product(j, d.size()), dtype_size(x.dtype()));
+    return out;
+  }
+  const std::vector<int64_t> strides = row_major_strides(x.dims());
+  std::vector<std::vector<int64_t>> tables(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) {
+    const size_t a = static_cast<size_t>(perm[i]);
+    tables[i].resize(static_cast<size_t>(out_dims[i]));
+    for (int64_t c = 0; c < out_dims[i]; ++c) tables[i][static_cast<size_t>(c)] = c * strides[a];
+  }
+  Tensor out(x.dtype(), out_dims);
+  copy_by_axis_tables(x, out, tables);
+  return out;
+}
+
+namespace {
+
+Status transpose(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
+  const int64_t rank = static_cast<int64_t>(x->rank());
+  std::vector<int64_t> perm(x->rank());
+  std::iota(perm.rbegin(), perm.rend(), 0);
+  if (ctx.has_attr("perm")) {
+    perm = ctx.attr_ints("perm");
+    std::vector<int64_t> check = perm;
+    // perm entries must be a permutation of 0..rank-1 (negative entries are not allowed).
+    bool ok = static_cast<int64_t>(perm.size()) == rank &&
+              std::all_of(perm.begin(), perm.end(), [&](int64_t p) { return p >= 0; }) && normalize_axes(&check, rank);
+    if (!ok) return ctx.error(Code::kInvalidModel, "perm {} is not a permutation of rank {}", dims_to_string(perm), rank);
+  }
+  ctx.set_output(0, transposed(*x, perm));
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_transpose_kernels(exec::KernelRegistry& r) { r.add("", "Transpose", 1, transpose); }
 
 void transpose_inner_serial(const float* src, float* dst, int64_t rows, int64_t src_ld, int64_t cols) {
   transpose_rows(src, dst, rows, cols, src_ld, 0, rows);
