@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <numeric>
 
 #include "kernels/onnx/axes.h"
@@ -106,9 +107,13 @@ bool swaps_two_blocks(const std::vector<int64_t>& perm, size_t* k, size_t* j) {
 
 }  // namespace
 
-Tensor transposed(const Tensor& x, const std::vector<int64_t>& perm) {
+Dims transposed_dims(const Tensor& x, const std::vector<int64_t>& perm) {
   Dims out_dims(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) out_dims[i] = x.dim(static_cast<size_t>(perm[i]));
+  return out_dims;
+}
+
+void transpose_into(const Tensor& x, const std::vector<int64_t>& perm, Tensor* out) {
   size_t k = 0, j = 0;
   if (x.dtype() != DType::kString && swaps_two_blocks(perm, &k, &j)) {
     const Dims& d = x.dims();
@@ -116,19 +121,21 @@ Tensor transposed(const Tensor& x, const std::vector<int64_t>& perm) {
       return std::accumulate(d.begin() + static_cast<std::ptrdiff_t>(lo), d.begin() + static_cast<std::ptrdiff_t>(hi),
                              int64_t{1}, std::multiplies<int64_t>());
     };
-    Tensor out = Tensor::uninitialized(x.dtype(), out_dims);
-    transpose_inner(x.raw(), out.raw(), product(0, k), product(k, j), product(j, d.size()), dtype_size(x.dtype()));
-    return out;
+    transpose_inner(x.raw(), out->raw(), product(0, k), product(k, j), product(j, d.size()), dtype_size(x.dtype()));
+    return;
   }
   const std::vector<int64_t> strides = row_major_strides(x.dims());
   std::vector<std::vector<int64_t>> tables(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) {
-    const size_t a = static_cast<size_t>(perm[i]);
-    tables[i].resize(static_cast<size_t>(out_dims[i]));
-    for (int64_t c = 0; c < out_dims[i]; ++c) tables[i][static_cast<size_t>(c)] = c * strides[a];
+    tables[i].resize(static_cast<size_t>(out->dim(i)));
+    for (int64_t c = 0; c < out->dim(i); ++c) tables[i][static_cast<size_t>(c)] = c * strides[static_cast<size_t>(perm[i])];
   }
-  Tensor out(x.dtype(), out_dims);
-  copy_by_axis_tables(x, out, tables);
+  copy_by_axis_tables(x, *out, tables);
+}
+
+Tensor transposed(const Tensor& x, const std::vector<int64_t>& perm) {
+  Tensor out = Tensor::uninitialized(x.dtype(), transposed_dims(x, perm));
+  transpose_into(x, perm, &out);
   return out;
 }
 
@@ -147,7 +154,9 @@ Status transpose(exec::KernelContext& ctx) {
               std::all_of(perm.begin(), perm.end(), [&](int64_t p) { return p >= 0; }) && normalize_axes(&check, rank);
     if (!ok) return ctx.error(Code::kInvalidModel, "perm {} is not a permutation of rank {}", dims_to_string(perm), rank);
   }
-  ctx.set_output(0, transposed(*x, perm));
+  Tensor out = ctx.output_buffer(x->dtype(), transposed_dims(*x, perm));
+  transpose_into(*x, perm, &out);
+  ctx.set_output(0, std::move(out));
   return Status::ok();
 }
 

@@ -19,6 +19,9 @@ void transpose_inner(const void* src, void* dst, int64_t outer, int64_t rows, in
 // that swaps two blocks of adjacent axes, (outer..., a..., b...) -> (outer..., b..., a...), is one
 // transpose_inner; any other goes element by element.
 Tensor transposed(const Tensor& x, const std::vector<int64_t>& perm);
+// The same into `out`, which has transposed_dims(x, perm) and x's dtype (its contents are overwritten).
+Dims transposed_dims(const Tensor& x, const std::vector<int64_t>& perm);
+void transpose_into(const Tensor& x, const std::vector<int64_t>& perm, Tensor* out);
 
 // One float (rows x cols) matrix, src with row stride src_ld, on the calling thread: dst (cols x rows).
 void transpose_inner_serial(const float* src, float* dst, int64_t rows, int64_t src_ld, int64_t cols);
