@@ -1,10 +1,7 @@
 // Quant / IntQuant and BipolarQuant (SEMANTICS.md section 1).
 #include "qonnx/kernels/quant.h"
 
-#include <algorithm>
-
 #include "qonnx/exec/broadcast.h"
-#include "qonnx/exec/threads.h"
 #include "kernels/qonnx/fast_math.h"
 #include "kernels/qonnx/fast_kernels.h"
 #include "kernels/qonnx/params.h"
@@ -64,9 +61,6 @@ void quant_run_array(const float* x, const float* s, const float* z, float lo, f
 
 }  // namespace
 
-// Elements per share of a long run that threads split (a multiple of every vector width).
-constexpr int64_t kQuantChunk = 16384;
-
 // y = Quant(x) (or its codes) over the broadcast shape out_dims; the same numbers as quant_code()
 // element by element, with the mode and layout dispatch outside the loops.
 template <bool kCodes>
@@ -86,16 +80,9 @@ void quant_tensor(const Dims& out_dims, const Tensor& x, const QuantParams& p, f
       const float* xo = vary ? fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx) : xs + r.offset[0];
       const float* so = vary ? fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs) : ss + r.offset[1];
       const float* zo = vary ? fast::run_operand(zs, r.offset[2], r.stride[2], r.len, bz) : zs + r.offset[2];
-      // Long runs are split between threads by element ranges (each element's formula is the same
-      // on every path, so the bits do not depend on the split).
-      exec::parallel_for((r.len + kQuantChunk - 1) / kQuantChunk, kQuantChunk * 4, [&](int64_t c0, int64_t c1) {
-        const int64_t at = c0 * kQuantChunk, len = std::min(r.len, c1 * kQuantChunk) - at;
-        const float *xc = xo + at, *sc = vary ? so + at : so, *zc = vary ? zo + at : zo;
-        float* yc = yo + at;
-        const int64_t i = simd ? avx2::quant_run(M, B, kCodes, xc, sc, zc, vary, range.min, range.max, yc, len) : 0;
-        if (vary) quant_run_array<M, B, kCodes>(xc + i, sc + i, zc + i, range.min, range.max, yc + i, len - i);
-        else quant_run_scalar<M, B, kCodes>(xc + i, sc[0], zc[0], range.min, range.max, yc + i, len - i);
-      });
+      const int64_t i = simd ? avx2::quant_run(M, B, kCodes, xo, so, zo, vary, range.min, range.max, yo, r.len) : 0;
+      if (vary) quant_run_array<M, B, kCodes>(xo + i, so + i, zo + i, range.min, range.max, yo + i, r.len - i);
+      else quant_run_scalar<M, B, kCodes>(xo + i, so[0], zo[0], range.min, range.max, yo + i, r.len - i);
     });
   };
   if (p.bipolar()) {
