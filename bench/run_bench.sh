@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # make bench: kernel bandwidth vs a memory copy (Google Benchmark, one thread) and `convert` scaling
 # with nodes and bytes. Usage: bench/run_bench.sh BUILD_DIR
+# BENCH_ONLY=exec runs section 4 (exec vs onnxruntime) alone.
 set -euo pipefail
 BUILD=${1:-build}
 OUT=$BUILD/bench/results
 mkdir -p "$OUT"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
+ONLY=${BENCH_ONLY:-}
+if [ -n "$ONLY" ] && [ "$ONLY" != exec ]; then echo "BENCH_ONLY=$ONLY: only 'exec' is known" >&2; exit 2; fi
+
 # ---- 1. kernels: bytes/s (read + written, CPU time) of each kernel / the copy's, same binary, same run
-if [ -x "$BUILD/bench/kernel_bench" ]; then
+if [ -n "$ONLY" ]; then
+  :
+elif [ -x "$BUILD/bench/kernel_bench" ]; then
   "$BUILD/bench/kernel_bench" --benchmark_min_time=${BENCH_MIN_TIME:-0.5} --benchmark_format=console \
     --benchmark_out="$OUT/kernels.json" --benchmark_out_format=json
   python3 - "$OUT/kernels.json" <<'PY'
@@ -29,6 +35,7 @@ fi
 
 # ---- 2. convert scaling: nodes (10k vs 20k) and bytes (~64 MB vs ~128 MB of initializers)
 QC=$BUILD/qonnx-cc
+if [ -z "$ONLY" ]; then
 GEN=$BUILD/bench/gen_graph
 secs() {  # best of 3 wall-clock seconds of a command
   local best=""
@@ -52,9 +59,10 @@ echo "  10,000 nodes: ${t1} s   20,000 nodes: ${t2} s   ratio $(awk -v a="$t1" -
 t3=$(secs "$QC" convert "$OUT/b64m.onnx" --target qdq -o "$OUT/b64m.qdq.onnx")
 t4=$(secs "$QC" convert "$OUT/b128m.onnx" --target qdq -o "$OUT/b128m.qdq.onnx")
 echo "  64 MiB weights: ${t3} s   128 MiB weights: ${t4} s   ratio $(awk -v a="$t3" -v b="$t4" 'BEGIN{printf "%.2f", b/a}') (linear = 2.00)"
+fi
 
 # ---- 3. a 3 GiB model in external data: peak RSS and wall time against cp (BENCH_LARGE=0 skips)
-if [ "${BENCH_LARGE:-1}" != "0" ]; then
+if [ "${BENCH_LARGE:-1}" != "0" ] && [ -z "$ONLY" ]; then
   LARGE=$OUT/large
   rm -rf "$LARGE" && mkdir -p "$LARGE/copy"
   # Opset 11, so convert also runs the opset upgrade (structure only: weights stay by reference).

@@ -1,17 +1,23 @@
 // The float GEMM / Conv paths (gemm_core.h): every output element is the documented fused
 // multiply-add sequence, checked bit for bit against a plain loop; every instruction set, every
-// thread count and every conv path (implicit GEMM, 1x1, depthwise, grouped) gives the same bits.
+// thread count and every conv path (implicit GEMM, 1x1, depthwise, grouped, few filters, and the
+// channels-last kernels against their transposing form) gives the same bits; and the blocked
+// transpose against a plain loop on odd shapes and every element size.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "kernels/onnx/gemm_core.h"
+#include "kernels/onnx/transpose.h"
 #include "qonnx/exec/threads.h"
 #include "support/test_util.h"
 
@@ -198,6 +204,18 @@ TEST_F(FloatGemmTest, ConvManyChannelsCrossesKBlocks) {
   expect_conv({1, 40, 9, 37}, {13, 40, 3, 3}, true, a, 30);  // K = 360 > one 256-row block
 }
 
+TEST_F(FloatGemmTest, ConvFewFiltersAndManyFiltersAtUnitWidthStride) {
+  Conv2d few;  // 3 filters: tiles over each output row's padded input rows, no im2col
+  few.pad_t = 2, few.pad_l = 1, few.pad_b = 0, few.pad_r = 2, few.dil_w = 2, few.stride_h = 2;
+  expect_conv({2, 5, 11, 40}, {3, 5, 3, 3}, true, few, 85);
+  Conv2d grouped = few;  // 2 groups of 4 filters
+  grouped.group = 2;
+  expect_conv({1, 6, 9, 35}, {8, 3, 2, 4}, false, grouped, 86);
+  Conv2d many;  // 40 filters: packed im2col panels
+  many.pad_t = many.pad_l = many.pad_b = many.pad_r = 1;
+  expect_conv({1, 4, 9, 37}, {40, 4, 3, 3}, true, many, 87);
+}
+
 TEST_F(FloatGemmTest, ConvGrouped) {
   Conv2d a;
   a.group = 3, a.pad_t = a.pad_b = 1, a.pad_l = 2, a.pad_r = 0;
@@ -279,6 +297,214 @@ TEST_F(FloatGemmTest, CoreAccumulatesIntoStridedC) {
       EXPECT_EQ(std::memcmp(c.data(), ref.data(), c.size() * sizeof(float)), 0)
           << kernels::float_isa_name(isa) << ", threads " << t;
     }
+  }
+}
+
+constexpr const char* kChannelsLast = "qonnx.custom_op.channels_last";
+
+// (N, d..., C) -> (N, C, d...) and back, by plain loops.
+Tensor to_first(const Tensor& t) {
+  const Dims& d = t.dims();
+  Dims out{d[0], d.back()};
+  out.insert(out.end(), d.begin() + 1, d.end() - 1);
+  const int64_t c = d.back(), spatial = t.numel() / (d[0] * c);
+  Tensor r(DType::kFloat, out);
+  for (int64_t n = 0; n < d[0]; ++n)
+    for (int64_t s = 0; s < spatial; ++s)
+      for (int64_t k = 0; k < c; ++k) r.data<float>()[(n * c + k) * spatial + s] = t.data<float>()[(n * spatial + s) * c + k];
+  return r;
+}
+
+Tensor to_last(const Tensor& t) {
+  const Dims& d = t.dims();
+  Dims out{d[0]};
+  out.insert(out.end(), d.begin() + 2, d.end());
+  out.push_back(d[1]);
+  const int64_t c = d[1], spatial = t.numel() / (d[0] * c);
+  Tensor r(DType::kFloat, out);
+  for (int64_t n = 0; n < d[0]; ++n)
+    for (int64_t k = 0; k < c; ++k)
+      for (int64_t s = 0; s < spatial; ++s) r.data<float>()[(n * spatial + s) * c + k] = t.data<float>()[(n * c + k) * spatial + s];
+  return r;
+}
+
+// The channels_last kernels that work on channels-last data directly (Conv group 1 and depthwise,
+// MaxPool, BatchNormalization) against the wrapped form: transpose to channels-first, default-domain
+// kernel, transpose back.
+class ChannelsLastNative : public FloatGemmTest {
+ protected:
+  // The channels_last node on (x, w[, b]) under every instruction set and threads 1-4 equals, bit for
+  // bit, the default-domain op on the channels-first data (weights too, when `transpose_w`).
+  void expect_wrapped_form(const std::string& op, const Tensor& x, const std::vector<Tensor>& params, bool transpose_w,
+                           const Attrs& attrs) {
+    std::vector<Tensor> first_inputs{to_first(x)};
+    for (size_t i = 0; i < params.size(); ++i)
+      first_inputs.push_back(i == 0 && transpose_w ? to_first(params[i]) : params[i]);
+    std::vector<Tensor> last_inputs{x};
+    last_inputs.insert(last_inputs.end(), params.begin(), params.end());
+    kernels::use_float_isa(kernels::best_float_isa());
+    exec::set_threads(1);
+    auto want = run_node(NodeCase{op, "", 13, {}, first_inputs, attrs});
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    const Tensor expected = to_last(want.value()[0]);
+    for (FloatIsa isa : {FloatIsa::kPortable, FloatIsa::kAvx2, FloatIsa::kAvx512}) {
+      if (!kernels::float_isa_supported(isa)) continue;
+      kernels::use_float_isa(isa);
+      for (int t : {1, 2, 3, 4}) {
+        exec::set_threads(t);
+        auto got = run_node(NodeCase{op, kChannelsLast, 13, {}, last_inputs, attrs});
+        ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+        EXPECT_TRUE(got.value()[0].identical(expected))
+            << op << " " << dims_to_string(x.dims()) << " isa " << kernels::float_isa_name(isa) << " threads " << t;
+      }
+    }
+  }
+};
+
+struct ConvCase {
+  Dims x;  // N, d..., C
+  Dims w;  // M, k..., C / group
+  int64_t group;
+  Dims pads, strides, dilations;
+  bool bias;
+};
+
+Attrs conv_attrs(const ConvCase& c) {
+  return [c](io::NodeBuilder& n) {
+    n.attr("kernel_shape", Dims(c.w.begin() + 1, c.w.end() - 1)).attr("group", c.group);
+    n.attr("pads", c.pads).attr("strides", c.strides).attr("dilations", c.dilations);
+  };
+}
+
+TEST_F(ChannelsLastNative, ConvEqualsTheWrappedForm) {
+  const std::vector<ConvCase> cases = {
+      // group 1: 3x3 with uneven pads, strides and dilations, more than one block of 256 positions
+      {{1, 20, 17, 3}, {5, 3, 3, 3}, 1, {1, 0, 2, 1}, {1, 1}, {1, 1}, true},
+      {{2, 9, 11, 4}, {7, 3, 2, 4}, 1, {1, 1, 0, 1}, {2, 1}, {1, 2}, false},
+      // 1x1, and a 1x1 with a stride
+      {{1, 19, 15, 6}, {9, 1, 1, 6}, 1, {0, 0, 0, 0}, {1, 1}, {1, 1}, true},
+      {{1, 8, 8, 5}, {3, 1, 1, 5}, 1, {0, 0, 0, 0}, {2, 2}, {1, 1}, false},
+      // 1-D and 3-D
+      {{2, 40, 3}, {4, 5, 3}, 1, {2, 1}, {3}, {1}, true},
+      {{1, 4, 5, 6, 2}, {3, 2, 3, 2, 2}, 1, {1, 0, 1, 0, 1, 1}, {1, 2, 1}, {1, 1, 2}, true},
+      // depthwise: channel counts around the 8-lane vectors, padding, stride, dilation
+      {{1, 21, 13, 5}, {5, 3, 3, 1}, 5, {1, 1, 1, 1}, {1, 1}, {1, 1}, true},
+      {{2, 10, 9, 11}, {11, 3, 3, 1}, 11, {2, 1, 0, 2}, {2, 1}, {2, 1}, false},
+      {{1, 7, 6, 16}, {16, 5, 5, 1}, 16, {2, 2, 2, 2}, {1, 2}, {1, 1}, true},
+      // grouped and channel-multiplier cases keep the transposing path
+      {{1, 6, 5, 4}, {6, 3, 3, 2}, 2, {1, 1, 1, 1}, {1, 1}, {1, 1}, true},
+      {{1, 6, 5, 3}, {6, 3, 3, 1}, 3, {1, 1, 1, 1}, {1, 1}, {1, 1}, true},
+  };
+  uint32_t seed = 1;
+  for (const ConvCase& c : cases) {
+    std::vector<Tensor> params{random_f32(c.w, seed++)};
+    if (c.bias) params.push_back(random_f32({c.w[0]}, seed++));
+    expect_wrapped_form("Conv", random_f32(c.x, seed++), params, true, conv_attrs(c));
+  }
+}
+
+TEST_F(ChannelsLastNative, MaxPoolEqualsTheWrappedForm) {
+  struct PoolCase {
+    Dims x, kernel, pads, strides, dilations;
+    int64_t ceil_mode;
+  };
+  const std::vector<PoolCase> cases = {
+      {{1, 9, 8, 5}, {2, 2}, {0, 0, 0, 0}, {2, 2}, {1, 1}, 0},
+      {{2, 11, 7, 3}, {3, 3}, {1, 1, 1, 1}, {2, 2}, {1, 1}, 1},
+      {{1, 10, 10, 9}, {3, 2}, {0, 1, 2, 0}, {1, 3}, {2, 1}, 0},
+      {{1, 30, 4}, {4}, {1, 2}, {3}, {1}, 1},
+  };
+  uint32_t seed = 100;
+  for (const PoolCase& c : cases) {
+    Tensor x = random_f32(c.x, seed++);
+    // NaN (never greater, but kept when first), and both zeros (equal: the first one stays).
+    float* v = x.data<float>();
+    v[0] = std::numeric_limits<float>::quiet_NaN();
+    v[7] = 0.0f;
+    v[x.numel() / 2] = std::numeric_limits<float>::quiet_NaN();
+    for (int64_t i = 10; i < x.numel(); i += 13) v[i] = (i % 2) ? -0.0f : 0.0f;
+    Attrs attrs = [c](io::NodeBuilder& n) {
+      n.attr("kernel_shape", c.kernel).attr("pads", c.pads).attr("strides", c.strides);
+      n.attr("dilations", c.dilations).attr("ceil_mode", c.ceil_mode);
+    };
+    expect_wrapped_form("MaxPool", x, {}, false, attrs);
+  }
+}
+
+TEST_F(ChannelsLastNative, BatchNormalizationEqualsTheWrappedForm) {
+  const Dims x{2, 5, 3, 7};
+  std::vector<Tensor> params;
+  for (uint32_t i = 0; i < 4; ++i) params.push_back(random_f32({7}, 200 + i));
+  float* var = params[3].data<float>();
+  for (int k = 0; k < 7; ++k) var[k] = std::fabs(var[k]);
+  expect_wrapped_form("BatchNormalization", random_f32(x, 199), params, false,
+                      [](io::NodeBuilder& n) { n.attr("epsilon", 1e-3f); });
+}
+
+// A plain copy loop: dst (outer, cols, rows) from src (outer, rows, cols).
+std::vector<uint8_t> plain_transpose(const std::vector<uint8_t>& src, int64_t outer, int64_t rows, int64_t cols,
+                                     size_t elem) {
+  std::vector<uint8_t> dst(src.size());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        std::memcpy(&dst[static_cast<size_t>((o * cols + j) * rows + i) * elem],
+                    &src[static_cast<size_t>((o * rows + i) * cols + j) * elem], elem);
+  return dst;
+}
+
+TEST_F(ChannelsLastNative, TransposeInnerOnOddShapesAndElementSizes) {
+  const std::vector<std::vector<int64_t>> shapes = {{1, 1, 1},  {1, 1, 9},   {2, 9, 1},   {1, 3, 5},   {3, 65, 7},
+                                                    {2, 7, 130}, {1, 64, 64}, {1, 129, 63}, {5, 8, 8}, {1, 300, 3}};
+  std::mt19937 rng(7);
+  for (size_t elem : {size_t{1}, size_t{2}, size_t{4}, size_t{8}, size_t{16}, size_t{3}}) {
+    for (const auto& s : shapes) {
+      std::vector<uint8_t> src(static_cast<size_t>(s[0] * s[1] * s[2]) * elem);
+      for (auto& b : src) b = static_cast<uint8_t>(rng());
+      const std::vector<uint8_t> want = plain_transpose(src, s[0], s[1], s[2], elem);
+      for (int t : {1, 2, 3, 4}) {
+        exec::set_threads(t);
+        std::vector<uint8_t> got(src.size(), 0xAB);
+        kernels::transpose_inner(src.data(), got.data(), s[0], s[1], s[2], elem);
+        EXPECT_EQ(got, want) << fmt::format("elem {} shape {}x{}x{} threads {}", elem, s[0], s[1], s[2], t);
+      }
+    }
+  }
+}
+
+// Every permutation of an odd-shaped rank-4 tensor (the two-block swaps take transpose_inner, the
+// rest the element-by-element path) against index arithmetic, for 1-, 4- and 8-byte elements.
+TEST_F(ChannelsLastNative, TransposeOpEveryPermutationOfAnOddShape) {
+  const Dims dims{3, 5, 2, 7};
+  std::vector<int64_t> perm{0, 1, 2, 3};
+  const int64_t n = 3 * 5 * 2 * 7;
+  for (DType dtype : {DType::kUInt8, DType::kFloat, DType::kInt64}) {
+    Tensor x(dtype, dims);
+    const size_t elem = dtype_size(dtype);
+    for (int64_t i = 0; i < n; ++i)
+      for (size_t b = 0; b < elem; ++b) static_cast<uint8_t*>(x.raw())[static_cast<size_t>(i) * elem + b] = static_cast<uint8_t>(i * 7 + b);
+    do {
+      exec::set_threads(2);
+      auto r = run_node(NodeCase{"Transpose", "", 13, {}, {x}, [&](io::NodeBuilder& nb) { nb.attr("perm", perm); }});
+      ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+      const Tensor& y = r.value()[0];
+      Dims want_dims(4);
+      for (size_t a = 0; a < 4; ++a) want_dims[a] = dims[static_cast<size_t>(perm[a])];
+      ASSERT_EQ(y.dims(), want_dims);
+      std::vector<int64_t> o(4, 0);
+      for (int64_t flat = 0; flat < n; ++flat) {
+        std::vector<int64_t> in(4);  // the input index of output index o
+        for (size_t a = 0; a < 4; ++a) in[static_cast<size_t>(perm[a])] = o[a];
+        const int64_t src = ((in[0] * dims[1] + in[1]) * dims[2] + in[2]) * dims[3] + in[3];
+        ASSERT_EQ(std::memcmp(static_cast<const uint8_t*>(y.raw()) + flat * static_cast<int64_t>(elem),
+                              static_cast<const uint8_t*>(x.raw()) + src * static_cast<int64_t>(elem), elem), 0)
+            << dtype_name(dtype) << " perm " << dims_to_string(perm) << " at " << flat;
+        for (size_t a = 4; a-- > 0;) {
+          if (++o[a] < want_dims[a]) break;
+          o[a] = 0;
+        }
+      }
+    } while (std::next_permutation(perm.begin(), perm.end()));
   }
 }
 

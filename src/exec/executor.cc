@@ -1,6 +1,7 @@
 #include "qonnx/exec/executor.h"
 
 #include <algorithm>
+#include <utility>
 #include <unordered_map>
 #include <exception>
 #include <new>
@@ -53,10 +54,11 @@ namespace {
 Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prepared, const ir::Node& node,
                                          int64_t version, std::vector<const Tensor*> inputs,
                                          const TypeCheck& type_check, const BodyRunner* bodies = nullptr,
-                                         uint64_t dying_inputs = 0) {
+                                         uint64_t dying_inputs = 0, BufferPool* pool = nullptr) {
   if (type_check) QONNX_RETURN_IF_ERROR(type_check(inputs, nullptr));
   KernelContext ctx(node, version, std::move(inputs), prepared);
   ctx.set_body_runner(bodies);
+  ctx.set_buffer_pool(pool);
   for (size_t i = 0; i < 64; ++i)
     if (dying_inputs >> i & 1u) ctx.set_input_dies(i);
   Status st;
@@ -229,15 +231,17 @@ Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const 
   return plan;
 }
 
-// The values of one running graph; a body's frame reads enclosing values through `parent`.
+// The values of one running graph; a body's frame reads enclosing values through `parent`. Released
+// values go to `pool`, where later outputs find their buffers.
 struct Frame {
   const Executor::Plan* plan;
   const Frame* parent;
+  BufferPool* pool;
   std::vector<Tensor> values;
   std::vector<bool> present;
 
-  Frame(const Executor::Plan& p, const Frame* up)
-      : plan(&p), parent(up), values(p.graph->value_count()), present(p.graph->value_count(), false) {}
+  Frame(const Executor::Plan& p, const Frame* up, BufferPool* buffers)
+      : plan(&p), parent(up), pool(buffers), values(p.graph->value_count()), present(p.graph->value_count(), false) {}
 
   // A value set in this run, else the plan's.
   const Tensor* find(const ir::Value* v) const {
@@ -269,7 +273,7 @@ class StepBodies : public BodyRunner {
       if (inputs.size() != graph.inputs().size())
         return Status(Code::kInvalidModel, fmt::format("body '{}' declares {} inputs, the node gives {}", attribute,
                                                        graph.inputs().size(), inputs.size()));
-      Frame frame(*step_.bodies[b], &frame_);
+      Frame frame(*step_.bodies[b], &frame_, frame_.pool);
       for (size_t i = 0; i < inputs.size(); ++i) frame.set(graph.inputs()[i], inputs[i]);
       QONNX_RETURN_IF_ERROR(run_steps(*step_.bodies[b], frame));
       std::vector<Tensor> outputs;
@@ -307,10 +311,10 @@ Status run_steps(const Executor::Plan& plan, Frame& frame) {
     StepBodies bodies(step, frame);
     QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
                            invoke_kernel(*step.kernel, step.prepared.get(), node, step.version, ins, step.type_check,
-                                         step.bodies.empty() ? nullptr : &bodies, step.dying_inputs));
+                                         step.bodies.empty() ? nullptr : &bodies, step.dying_inputs, frame.pool));
     for (size_t k = 0; k < node.outputs().size(); ++k)
       if (const ir::Value* v = node.outputs()[k]) frame.set(v, std::move(outs[k]));
-    for (int id : step.release) frame.values[static_cast<size_t>(id)] = Tensor();
+    for (int id : step.release) frame.pool->give(std::exchange(frame.values[static_cast<size_t>(id)], Tensor()));
   }
   return Status::ok();
 }
@@ -364,7 +368,7 @@ Status check_input_against_declared(const ir::Graph& graph, const ir::Value* inp
 
 Result<RunResult> Executor::run(const std::map<std::string, Tensor>& inputs) const {
   const ir::Graph& graph = model_->graph();
-  Frame frame(*plan_, nullptr);
+  Frame frame(*plan_, nullptr, pool_.get());
   for (const auto& [name, tensor] : inputs) {
     const ir::Value* v = graph.find_value(name);
     if (!v || !v->is_graph_input())
@@ -379,7 +383,9 @@ Result<RunResult> Executor::run(const std::map<std::string, Tensor>& inputs) con
     if (!frame.present[static_cast<size_t>(v->id())])
       return Status(Code::kUsage, fmt::format("graph input '{}' was not given", v->name()));
 
-  QONNX_RETURN_IF_ERROR(run_steps(*plan_, frame));
+  const Status ran = run_steps(*plan_, frame);
+  pool_->end_run();
+  QONNX_RETURN_IF_ERROR(ran);
 
   RunResult result;
   for (const ir::Value* v : graph.outputs()) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "qonnx/exec/buffer_pool.h"
+
 #include <fmt/format.h>
 
 
@@ -28,6 +30,10 @@ Tensor KernelContext::output_buffer(DType dtype, const Dims& dims, std::initiali
     if (i >= 64 || !(dying_ >> i & 1u) || i >= inputs_.size() || !inputs_[i]) continue;
     const Tensor& in = *inputs_[i];
     if (in.dtype() == dtype && in.dims() == dims && in.storage_unique()) return in;
+  }
+  if (pool_) {
+    Tensor kept = pool_->take(dtype, dims);
+    if (kept.defined()) return kept;
   }
   return Tensor::uninitialized(dtype, dims);
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "qonnx/exec/buffer_pool.h"
 #include "qonnx/exec/kernel.h"
 #include "qonnx/ir/model.h"
 #include "qonnx/support/status.h"
@@ -43,6 +44,8 @@ class Executor {
   std::shared_ptr<Plan> plan_;
   std::vector<std::string> exposed_;
   bool check_input_shapes_ = true;
+  // Released intermediate buffers, reused by the next outputs of this and later runs.
+  std::shared_ptr<BufferPool> pool_ = std::make_shared<BufferPool>();
 };
 
 // Nodes in an order where producers come first (stored order where possible); error on a cycle.

@@ -32,6 +32,8 @@ class BodyRunner {
   virtual Result<std::vector<Tensor>> run(const std::string& attribute, const std::vector<Tensor>& inputs) const = 0;
 };
 
+class BufferPool;
+
 // A kernel's plan-time state for one node (its parsed attributes); type-erased in the registry.
 using PreparedState = std::shared_ptr<const void>;
 
@@ -62,10 +64,13 @@ class KernelContext {
   // Storage for an output whose every element the kernel writes: not zero-filled, and when one of the
   // inputs in `reuse` dies at this node, has the same dtype and dims and nobody else holds its buffer,
   // that buffer itself (in place: the kernel must read element i of that input, and nothing past it,
-  // before writing element i of the output). One output per call.
+  // before writing element i of the output); else a buffer released earlier (the executor's pool),
+  // else a new one. One output per call.
   Tensor output_buffer(DType dtype, const Dims& dims, std::initializer_list<size_t> reuse = {}) const;
   // Set by the executor: input i's value is not read after this node (a candidate for output_buffer).
   void set_input_dies(size_t i) { dying_ |= uint64_t{1} << i; }
+  // Set by the executor: where output_buffer finds released buffers (none: always a new one).
+  void set_buffer_pool(BufferPool* pool) { pool_ = pool; }
 
   // Attribute shortcuts.
   int64_t attr_int(const std::string& n, int64_t d) const { return node_.attr_int(n, d); }
@@ -101,6 +106,7 @@ class KernelContext {
   std::vector<Tensor> outputs_;
   const void* prepared_ = nullptr;
   uint64_t dying_ = 0;  // bit i: input i dies here (inputs past 63 are never reused)
+  BufferPool* pool_ = nullptr;
   const BodyRunner* bodies_ = nullptr;
 };
 

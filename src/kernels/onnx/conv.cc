@@ -5,13 +5,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
+#include "kernels/onnx/conv_depthwise.h"
 #include "kernels/onnx/conv_util.h"
 #include "kernels/onnx/gemm_core.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "kernels/onnx/quantize_util.h"
+#include "kernels/onnx/transpose.h"
 #include "qonnx/exec/dtype_dispatch.h"
 
 namespace qonnx::kernels {
@@ -24,30 +27,30 @@ struct ConvShape {
   Dims out_dims;
 };
 
-// Checks X (N, C, D1..Dn) against W (M, C/group, k1..kn) and the attributes.
-Result<ConvShape> conv_shape(const exec::KernelContext& ctx, const Tensor& x, const Tensor& w, size_t x_in,
+// Checks X dims (N, C, D1..Dn) against W dims (M, C/group, k1..kn) and the attributes.
+Result<ConvShape> conv_shape(const exec::KernelContext& ctx, const Dims& x, const Dims& w, size_t x_in,
                              size_t w_in) {
-  if (x.rank() < 3)
+  if (x.size() < 3)
     return ctx.input_error(Code::kInvalidModel, x_in, "must have rank >= 3 (N, C, spatial...), got shape {}",
-                           dims_to_string(x.dims()));
-  if (w.rank() != x.rank())
+                           dims_to_string(x));
+  if (w.size() != x.size())
     return ctx.input_error(Code::kInvalidModel, w_in, "weight shape {} must have the input's rank {}",
-                           dims_to_string(w.dims()), x.rank());
+                           dims_to_string(w), x.size());
   ConvShape s;
-  s.batch = x.dim(0);
-  s.channels = x.dim(1);
-  s.filters = w.dim(0);
+  s.batch = x[0];
+  s.channels = x[1];
+  s.filters = w[0];
   s.group = ctx.attr_int("group", 1);
   if (s.group < 1 || s.group > kMaxWindowAttr)
     return ctx.error(Code::kInvalidModel, "group must be a positive integer, got {}", s.group);
-  if (s.channels % s.group != 0 || w.dim(1) * s.group != s.channels)
+  if (s.channels % s.group != 0 || w[1] * s.group != s.channels)
     return ctx.input_error(Code::kInvalidModel, w_in,
                            "weight shape {} expects {} input channels ({} per group x group {}), input has {}",
-                           dims_to_string(w.dims()), w.dim(1) * s.group, w.dim(1), s.group, s.channels);
+                           dims_to_string(w), w[1] * s.group, w[1], s.group, s.channels);
   if (s.filters % s.group != 0)
     return ctx.input_error(Code::kInvalidModel, w_in, "{} output channels are not divisible by group {}", s.filters,
                            s.group);
-  const Dims in(x.dims().begin() + 2, x.dims().end()), kernel(w.dims().begin() + 2, w.dims().end());
+  const Dims in(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
   if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != kernel)
     return ctx.error(Code::kInvalidModel, "kernel_shape {} does not match the weight's spatial dims {}",
                      dims_to_string(ctx.attr_ints("kernel_shape")), dims_to_string(kernel));
@@ -98,15 +101,9 @@ void im2col(const T* x, int64_t channels, const ConvShape& s, T* col) {
           }
         }
         dst += out_w;
-        for (size_t d = last; d-- > 0;) {
-          if (++o[d] < g.out[d]) break;
-          o[d] = 0;
-        }
+        next_index(o, g.out, last);
       }
-      for (size_t d = nd; d-- > 0;) {
-        if (++k[d] < g.kernel[d]) break;
-        k[d] = 0;
-      }
+      next_index(k, g.kernel, nd);
     }
   }
 }
@@ -150,6 +147,13 @@ struct Im2colLayout {
   // row_of[ko * outer_count + oo]: the input row (all dims but the last, flattened) read by kernel
   // row ko at output row oo, or -1 when that row lies in the padding.
   std::vector<int64_t> row_of;
+  // Per im2col row r = (channel, kernel offset): where its values come from, without divisions.
+  struct ColRow {
+    int64_t plane;     // the channel's offset in x
+    int64_t row_base;  // ko * outer_count: its kernel row's entries in row_of
+    int64_t shift;     // input column of output column 0 (kernel column * dilation - pad)
+  };
+  std::vector<ColRow> col_rows;
 };
 
 Im2colLayout im2col_layout(const ConvShape& s) {
@@ -177,17 +181,24 @@ Im2colLayout im2col_layout(const ConvShape& s) {
         row = (i < 0 || i >= g.in[d]) ? -1 : row * g.in[d] + i;
       }
       l.row_of[static_cast<size_t>(ko * l.outer_count + oo)] = row;
-      for (size_t d = last; d-- > 0;) {
-        if (++o[d] < g.out[d]) break;
-        o[d] = 0;
-      }
+      next_index(o, g.out, last);
     }
-    for (size_t d = last; d-- > 0;) {
-      if (++k[d] < g.kernel[d]) break;
-      k[d] = 0;
-    }
+    next_index(k, g.kernel, last);
   }
+  const int64_t channels = s.channels / s.group;
+  l.col_rows.reserve(static_cast<size_t>(channels * s.kernel_size));
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t kk = 0; kk < s.kernel_size; ++kk)
+      l.col_rows.push_back({c * l.in_size, kk / l.kernel_w * l.outer_count, (kk % l.kernel_w) * l.dilation_w - l.pad_w});
   return l;
+}
+
+// dst[0, n) = src[0, n) for the short runs of a panel row (up to nr floats): fixed-size copies the
+// compiler inlines, where std::copy would call memmove once per run.
+inline void copy_run(const float* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) std::memcpy(dst + i, src + i, 8 * sizeof(float));
+  for (; i < n; ++i) std::memcpy(dst + i, src + i, sizeof(float));
 }
 
 class Im2colSource final : public FloatPanelSource {
@@ -196,35 +207,32 @@ class Im2colSource final : public FloatPanelSource {
 
   const float* panel(int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* scratch, int64_t nr,
                      int64_t* ld) const override {
-    for (int64_t r = p0; r < p0 + kc; ++r) {
-      const int64_t c = r / l_.kernel_size, kk = r % l_.kernel_size;
-      const int64_t ko = kk / l_.kernel_w, shift = (kk % l_.kernel_w) * l_.dilation_w - l_.pad_w;
-      const float* plane = x_ + c * l_.in_size;
-      const int64_t* rows = l_.row_of.data() + ko * l_.outer_count;
-      float* dst = scratch + (r - p0) * nr;
-      for (int64_t done = 0, j = j0; done < cols;) {  // runs of columns within one output row
-        const int64_t oo = j / l_.out_w, ow = j - oo * l_.out_w, run = std::min(l_.out_w - ow, cols - done);
-        float* d = dst + done;
-        if (rows[oo] < 0) {
-          std::fill_n(d, run, 0.0f);
+    for (int64_t done = 0, j = j0; done < cols;) {  // runs of columns within one output row
+      const int64_t oo = j / l_.out_w, ow = j - oo * l_.out_w, run = std::min(l_.out_w - ow, cols - done);
+      for (int64_t r = p0; r < p0 + kc; ++r) {
+        const Im2colLayout::ColRow& info = l_.col_rows[static_cast<size_t>(r)];
+        const int64_t row = l_.row_of[static_cast<size_t>(info.row_base + oo)];
+        float* d = scratch + (r - p0) * nr + done;
+        if (row < 0) {
+          for (int64_t t = 0; t < run; ++t) d[t] = 0.0f;
+          continue;
+        }
+        const float* src = x_ + info.plane + row * l_.in_w;
+        if (l_.stride_w == 1) {
+          const int64_t i0 = ow + info.shift;  // input column of d[0]; d[lo, hi) lies inside the row
+          const int64_t lo = std::clamp<int64_t>(-i0, 0, run), hi = std::clamp<int64_t>(l_.in_w - i0, lo, run);
+          for (int64_t t = 0; t < lo; ++t) d[t] = 0.0f;
+          copy_run(src + i0 + lo, d + lo, hi - lo);
+          for (int64_t t = hi; t < run; ++t) d[t] = 0.0f;
         } else {
-          const float* src = plane + rows[oo] * l_.in_w;
-          if (l_.stride_w == 1) {
-            const int64_t i0 = ow + shift;  // input column of d[0]; d[lo, hi) lies inside the row
-            const int64_t lo = std::clamp<int64_t>(-i0, 0, run), hi = std::clamp<int64_t>(l_.in_w - i0, lo, run);
-            std::fill_n(d, lo, 0.0f);
-            std::copy(src + i0 + lo, src + i0 + hi, d + lo);
-            std::fill(d + hi, d + run, 0.0f);
-          } else {
-            for (int64_t t = 0; t < run; ++t) {
-              const int64_t i = (ow + t) * l_.stride_w + shift;
-              d[t] = (i >= 0 && i < l_.in_w) ? src[i] : 0.0f;
-            }
+          for (int64_t t = 0; t < run; ++t) {
+            const int64_t i = (ow + t) * l_.stride_w + info.shift;
+            d[t] = (i >= 0 && i < l_.in_w) ? src[i] : 0.0f;
           }
         }
-        done += run;
-        j += run;
       }
+      done += run;
+      j += run;
     }
     *ld = nr;
     return scratch;
@@ -273,10 +281,60 @@ void depthwise_conv_2d(const ConvShape& s, const float* x, const float* w, float
   });
 }
 
+// Few filters per group (one or two tile strips), 2-D, unit width stride: im2col's rows would each be
+// packed for only a few multiply-adds. Instead each output row gathers its kernel_h input rows of
+// every channel, zero-padded, and every (channel, kernel row) is a kernel_w-deep tile over them (the
+// kw rows overlap, row stride dilation_w), continuing each output's sum in the im2col row order
+// (channel, kh, kw), so the bits equal the packed path's.
+bool is_narrow_2d(const ConvShape& s) {
+  return s.geo.rank() == 2 && s.geo.strides[1] == 1 && s.filters / s.group <= 2 * gemm_detail::float_micro().mr;
+}
+
+void narrow_conv_2d(const ConvShape& s, const float* x, const float* w, float* y) {
+  const WindowGeometry& g = s.geo;
+  const int64_t cg = s.channels / s.group, mg = s.filters / s.group, rows = cg * s.kernel_size;
+  const int64_t kh_n = g.kernel[0], kw_n = g.kernel[1], out_h = g.out[0], out_w = g.out[1];
+  const int64_t pad_l = g.pads_begin[1], padded_w = g.in[1] + pad_l + g.pads_end[1];
+  const gemm_detail::FloatMicroKernel& mk = gemm_detail::float_micro();
+  // unit = (image, group, output row)
+  exec::parallel_for(s.batch * s.group * out_h, mg * rows * out_w, [&](int64_t u0, int64_t u1) {
+    std::vector<float> window(static_cast<size_t>(cg * kh_n * padded_w));
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t oh = u % out_h, ng = u / out_h, group = ng % s.group;
+      const float* xg = x + ng * cg * s.in_size;  // image ng / group, the group's first channel
+      for (int64_t c = 0; c < cg; ++c)
+        for (int64_t kh = 0; kh < kh_n; ++kh) {
+          float* dst = window.data() + (c * kh_n + kh) * padded_w;
+          const int64_t ih = oh * g.strides[0] - g.pads_begin[0] + kh * g.dilations[0];
+          if (ih < 0 || ih >= g.in[0]) {
+            std::fill_n(dst, padded_w, 0.0f);
+            continue;
+          }
+          std::fill_n(dst, pad_l, 0.0f);
+          copy_run(xg + c * s.in_size + ih * g.in[1], dst + pad_l, g.in[1]);
+          std::fill(dst + pad_l + g.in[1], dst + padded_w, 0.0f);
+        }
+      float* yu = y + ng * mg * s.out_size + oh * out_w;
+      const float* wg = w + group * mg * rows;
+      for (int64_t i0 = 0; i0 < mg; i0 += mk.mr)
+        for (int64_t ow = 0; ow < out_w; ow += mk.nr) {
+          const int tile_rows = static_cast<int>(std::min<int64_t>(mk.mr, mg - i0));
+          const int cols = static_cast<int>(std::min<int64_t>(mk.nr, out_w - ow));
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t kh = 0; kh < kh_n; ++kh)
+              mk.tile[tile_rows - 1](kw_n, wg + i0 * rows + (c * kh_n + kh) * kw_n, rows,
+                                     window.data() + (c * kh_n + kh) * padded_w + ow, g.dilations[1],
+                                     yu + i0 * s.out_size + ow, s.out_size, cols, c > 0 || kh > 0);
+        }
+    }
+  });
+}
+
 // y = conv(x, w) in float (fused multiply-adds in the im2col row order, see gemm_core.h).
 void conv_f32(const ConvShape& s, const float* x, const float* w, float* y) {
   if (s.out_size == 0 || s.filters == 0) return;
   if (is_depthwise_2d(s)) return depthwise_conv_2d(s, x, w, y);
+  if (is_narrow_2d(s)) return narrow_conv_2d(s, x, w, y);
   const int64_t cg = s.channels / s.group, mg = s.filters / s.group, rows = cg * s.kernel_size;
   auto product = [&](int64_t i, auto b) {  // item i = (image i / group, group i % group)
     struct Item {
@@ -334,7 +392,7 @@ Status conv_kernel(exec::KernelContext& ctx) {
   if (w->dtype() != dt)
     return ctx.input_error(Code::kInvalidModel, 1, "type {} differs from X's {}", dtype_name(w->dtype()),
                            dtype_name(dt));
-  QONNX_ASSIGN_OR_RETURN(ConvShape s, conv_shape(ctx, *x, *w, 0, 1));
+  QONNX_ASSIGN_OR_RETURN(ConvShape s, conv_shape(ctx, x->dims(), w->dims(), 0, 1));
   QONNX_RETURN_IF_ERROR(check_bias(ctx, 2, b, s.filters, dt));
   if (dt == DType::kDouble) {
     Tensor y(dt, s.out_dims);
@@ -349,11 +407,179 @@ Status conv_kernel(exec::KernelContext& ctx) {
   if (b) {
     QONNX_ASSIGN_OR_RETURN(bf, exec::cast_tensor(*b, DType::kFloat));
   }
-  Tensor y(DType::kFloat, s.out_dims);
+  Tensor y = ctx.output_buffer(DType::kFloat, s.out_dims);  // conv_f32 writes every element
   conv_float<float>(s, xf.data<float>(), wf.data<float>(), b ? bf.data<float>() : nullptr, y.data<float>());
   QONNX_ASSIGN_OR_RETURN(Tensor out, exec::cast_tensor(y, dt));
   ctx.set_output(0, std::move(out));
   return Status::ok();
+}
+
+namespace {
+
+// Channels-last float convolution as an implicit GEMM per block of output positions: the block's
+// im2col columns are gathered from (N, d..., C) data in the channels-first row order (channel, kernel
+// offset), the weights are the channels-first ones, so every output is the same fused sum as
+// conv_f32's; the (filters x positions) block is then written transposed, with the bias.
+constexpr int64_t kChannelsLastBlock = 256;  // output positions per block (a multiple of every nr)
+
+class ChannelsLastIm2colSource final : public FloatPanelSource {
+ public:
+  // x: the image (positions x channels); offsets[kk * kChannelsLastBlock + j]: the input position read by
+  // kernel offset kk at block column j, or -1 in the padding.
+  ChannelsLastIm2colSource(const float* x, int64_t channels, int64_t kernel_size, const int64_t* offsets)
+      : x_(x), channels_(channels), kernel_size_(kernel_size), offsets_(offsets) {}
+
+  const float* panel(int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* scratch, int64_t nr,
+                     int64_t* ld) const override {
+    for (int64_t r = p0; r < p0 + kc; ++r) {
+      const int64_t c = r / kernel_size_, kk = r % kernel_size_;
+      const int64_t* at = offsets_ + kk * kChannelsLastBlock + j0;
+      const float* xc = x_ + c;
+      float* dst = scratch + (r - p0) * nr;
+      for (int64_t t = 0; t < cols; ++t) dst[t] = at[t] < 0 ? 0.0f : xc[at[t] * channels_];
+    }
+    *ld = nr;
+    return scratch;
+  }
+
+ private:
+  const float* x_;
+  int64_t channels_, kernel_size_;
+  const int64_t* offsets_;
+};
+
+// offsets (kernel_size x kChannelsLastBlock) for output positions [pos0, pos0 + count). A window
+// wholly inside the input is its first position plus fixed tap offsets; only border windows check
+// each tap.
+void channels_last_offsets(const ConvShape& s, int64_t pos0, int64_t count, int64_t* offsets) {
+  const WindowGeometry& g = s.geo;
+  const size_t nd = g.rank();
+  std::vector<int64_t> o(nd), k(nd, 0), base(nd), relative(static_cast<size_t>(s.kernel_size));
+  for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
+    int64_t at = 0;
+    for (size_t d = 0; d < nd; ++d) at = at * g.in[d] + k[d] * g.dilations[d];
+    relative[static_cast<size_t>(kk)] = at;
+    next_index(k, g.kernel, nd);
+  }
+  for (int64_t rest = pos0, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
+    o[static_cast<size_t>(d)] = rest % g.out[static_cast<size_t>(d)];
+    rest /= g.out[static_cast<size_t>(d)];
+  }
+  for (int64_t j = 0; j < count; ++j) {
+    bool inside = true;
+    int64_t first = 0;
+    for (size_t d = 0; d < nd; ++d) {
+      base[d] = o[d] * g.strides[d] - g.pads_begin[d];
+      inside = inside && base[d] >= 0 && base[d] + g.extent(d) <= g.in[d];
+      first = first * g.in[d] + base[d];
+    }
+    if (inside) {
+      for (int64_t kk = 0; kk < s.kernel_size; ++kk)
+        offsets[kk * kChannelsLastBlock + j] = first + relative[static_cast<size_t>(kk)];
+    } else {
+      std::fill(k.begin(), k.end(), 0);
+      for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
+        int64_t at = 0;
+        for (size_t d = 0; d < nd && at >= 0; ++d) {
+          const int64_t i = base[d] + k[d] * g.dilations[d];
+          at = (i < 0 || i >= g.in[d]) ? -1 : at * g.in[d] + i;
+        }
+        offsets[kk * kChannelsLastBlock + j] = at;
+        next_index(k, g.kernel, nd);
+      }
+    }
+    next_index(o, g.out, nd);
+  }
+}
+
+void conv_channels_last_f32(const ConvShape& s, const float* x, const float* w, const float* bias, float* y) {
+  const int64_t rows = s.channels * s.kernel_size, blocks = (s.out_size + kChannelsLastBlock - 1) / kChannelsLastBlock;
+  const int64_t panels = float_gemm_panels(kChannelsLastBlock);
+  exec::parallel_for(s.batch * blocks, s.filters * rows * kChannelsLastBlock, [&](int64_t u0, int64_t u1) {
+    std::vector<float> scratch(static_cast<size_t>(float_gemm_scratch_floats()));
+    std::vector<float> block(static_cast<size_t>(s.filters * kChannelsLastBlock));
+    std::vector<int64_t> offsets(static_cast<size_t>(s.kernel_size * kChannelsLastBlock));
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / blocks, pos0 = (u % blocks) * kChannelsLastBlock;
+      const int64_t count = std::min(kChannelsLastBlock, s.out_size - pos0);
+      channels_last_offsets(s, pos0, count, offsets.data());
+      const ChannelsLastIm2colSource source(x + n * s.in_size * s.channels, s.channels, s.kernel_size, offsets.data());
+      FloatGemm g;
+      g.m = s.filters, g.n = count, g.k = rows, g.a = w, g.lda = rows, g.b = &source;
+      g.c = block.data(), g.ldc = kChannelsLastBlock;
+      float_gemm_block(g, 0, std::min(panels, float_gemm_panels(count)), scratch.data());
+      float* yb = y + (n * s.out_size + pos0) * s.filters;
+      transpose_inner_serial(block.data(), yb, s.filters, kChannelsLastBlock, count);
+      if (bias)
+        for (int64_t j = 0; j < count; ++j)
+          for (int64_t m = 0; m < s.filters; ++m) yb[j * s.filters + m] += bias[m];
+    }
+  });
+}
+
+// Depthwise (one filter per channel) on channels-last data: each output position's taps are rows of
+// C contiguous values, so the channels are the vector lanes. w: (kernel offsets, C).
+void depthwise_channels_last_f32(const ConvShape& s, const float* x, const float* w, const float* bias, float* y) {
+  const int64_t channels = s.channels, blocks = (s.out_size + kChannelsLastBlock - 1) / kChannelsLastBlock;
+  const std::vector<float> zeros(static_cast<size_t>(channels), 0.0f);  // a tap in the padding
+  exec::parallel_for(s.batch * blocks, kChannelsLastBlock * s.kernel_size * channels, [&](int64_t u0, int64_t u1) {
+    std::vector<int64_t> offsets(static_cast<size_t>(s.kernel_size * kChannelsLastBlock));
+    std::vector<const float*> taps(static_cast<size_t>(s.kernel_size));
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / blocks, pos0 = (u % blocks) * kChannelsLastBlock;
+      const int64_t count = std::min(kChannelsLastBlock, s.out_size - pos0);
+      channels_last_offsets(s, pos0, count, offsets.data());
+      const float* image = x + n * s.in_size * channels;
+      for (int64_t j = 0; j < count; ++j) {
+        for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
+          const int64_t at = offsets[static_cast<size_t>(kk * kChannelsLastBlock + j)];
+          taps[static_cast<size_t>(kk)] = at < 0 ? zeros.data() : image + at * channels;
+        }
+        float* yp = y + (n * s.out_size + pos0 + j) * channels;
+        depthwise_position_f32(taps.data(), s.kernel_size, w, channels, yp);
+        if (bias)
+          for (int64_t c = 0; c < channels; ++c) yp[c] += bias[c];
+      }
+    }
+  });
+}
+
+}  // namespace
+
+Result<bool> conv_channels_last(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* w, ctx.required(1, "W"));
+  const Tensor* b = ctx.input(2);
+  if (x->dtype() != DType::kFloat || w->dtype() != DType::kFloat || x->rank() < 3 || w->rank() != x->rank())
+    return false;
+  const int64_t group = ctx.attr_int("group", 1), channels = x->dims().back();
+  const bool depthwise = group == channels && w->dim(0) == channels;
+  if (group != 1 && !depthwise) return false;
+  // The channels-first dims of X (N, C, d...) and W (M, C, k...).
+  const auto channels_first = [](const Dims& d) {
+    Dims out{d[0], d.back()};
+    out.insert(out.end(), d.begin() + 1, d.end() - 1);
+    return out;
+  };
+  QONNX_ASSIGN_OR_RETURN(ConvShape s, conv_shape(ctx, channels_first(x->dims()), channels_first(w->dims()), 0, 1));
+  QONNX_RETURN_IF_ERROR(check_bias(ctx, 2, b, s.filters, DType::kFloat));
+  Dims out{s.batch};
+  out.insert(out.end(), s.geo.out.begin(), s.geo.out.end());
+  out.push_back(s.filters);
+  Tensor y = ctx.output_buffer(DType::kFloat, out);
+  if (y.numel() > 0 && depthwise) {
+    // W (C, k..., 1) -> (k..., C): a tap's weights for all channels side by side.
+    std::vector<float> wt(static_cast<size_t>(w->numel()));
+    transpose_inner(w->data<float>(), wt.data(), 1, s.filters, s.kernel_size, sizeof(float));
+    depthwise_channels_last_f32(s, x->data<float>(), wt.data(), b ? b->data<float>() : nullptr, y.data<float>());
+  } else if (y.numel() > 0) {
+    // W (M, k..., C) -> (M, C, k...): the im2col row order.
+    std::vector<float> wf(static_cast<size_t>(w->numel()));
+    transpose_inner(w->data<float>(), wf.data(), s.filters, s.kernel_size, s.channels, sizeof(float));
+    conv_channels_last_f32(s, x->data<float>(), wf.data(), b ? b->data<float>() : nullptr, y.data<float>());
+  }
+  ctx.set_output(0, std::move(y));
+  return true;
 }
 
 namespace {
@@ -388,7 +614,7 @@ Result<std::vector<int64_t>> integer_conv(const exec::KernelContext& ctx, size_t
                                           size_t w_zp, ConvShape* shape) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(x_in, "x"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* w, ctx.required(w_in, "w"));
-  QONNX_ASSIGN_OR_RETURN(*shape, conv_shape(ctx, *x, *w, x_in, w_in));
+  QONNX_ASSIGN_OR_RETURN(*shape, conv_shape(ctx, x->dims(), w->dims(), x_in, w_in));
   QONNX_ASSIGN_OR_RETURN(Tensor xi, minus_zero_point(ctx, x_in, x_zp, false));
   QONNX_ASSIGN_OR_RETURN(Tensor wi, minus_zero_point(ctx, w_in, w_zp, true));
   std::vector<int64_t> acc(static_cast<size_t>(checked_numel(shape->out_dims)), 0);

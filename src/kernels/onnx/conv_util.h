@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "qonnx/exec/kernel.h"
 
@@ -24,6 +25,16 @@ struct WindowGeometry {
   int64_t extent(size_t d) const { return (kernel[d] - 1) * dilations[d] + 1; }
 };
 
+// Steps `index` to the next position in row-major order over its first `count` dims (each below
+// limits[d]); false, with index all zeros again, after the last.
+inline bool next_index(std::vector<int64_t>& index, const Dims& limits, size_t count) {
+  for (size_t d = count; d-- > 0;) {
+    if (++index[d] < limits[d]) return true;
+    index[d] = 0;
+  }
+  return false;
+}
+
 // Integer-list attribute `name` with one value per spatial dim (`count` values) in [lo, kMaxWindowAttr];
 // `fallback` fills a missing attribute.
 Result<Dims> window_attr(const exec::KernelContext& ctx, const std::string& name, size_t count, int64_t lo,
@@ -39,5 +50,10 @@ Result<WindowGeometry> window_geometry(const exec::KernelContext& ctx, const Dim
 Status conv_kernel(exec::KernelContext& ctx);
 Status max_pool_kernel(exec::KernelContext& ctx);
 Status batch_normalization_kernel(exec::KernelContext& ctx);
+
+// Conv on channels-last data, X (N, d..., C) and W (M, k..., C/group), without transposing X or Y:
+// float, group 1 or depthwise with one filter per channel (false: not handled, the caller
+// transposes). Every output has conv_kernel's bits.
+Result<bool> conv_channels_last(exec::KernelContext& ctx);
 
 }  // namespace qonnx::kernels

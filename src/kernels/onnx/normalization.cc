@@ -61,6 +61,31 @@ void moments(const C* base, int64_t count, int64_t stride, C* mean, C* var) {
   *var = static_cast<C>(sq / static_cast<double>(count));
 }
 
+// Inference on float tensors: y = scale * (x - mean) / sqrt(var + eps) + B, the general formula with
+// sqrt(var + eps) taken once per channel (the same value), read from x and written to y directly.
+void batch_normalization_f32(const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& mean,
+                             const Tensor& var, float epsilon, bool per_position, Tensor* y) {
+  const int64_t n = x.dim(0), c = x.dim(1);
+  const int64_t spatial = n * c == 0 ? 0 : x.numel() / (n * c);
+  const int64_t params = per_position ? c * spatial : c;
+  std::vector<float> denom(static_cast<size_t>(params));
+  for (int64_t p = 0; p < params; ++p) denom[static_cast<size_t>(p)] = std::sqrt(var.data<float>()[p] + epsilon);
+  const float *xs = x.data<float>(), *sc = scale.data<float>(), *b = bias.data<float>(), *m = mean.data<float>();
+  float* ys = y->data<float>();
+  const float* d = denom.data();
+  for (int64_t plane = 0; plane < n * c; ++plane) {
+    const int64_t ch = plane % c, at = plane * spatial;
+    if (per_position) {
+      const int64_t p = ch * spatial;
+      for (int64_t s = 0; s < spatial; ++s)
+        ys[at + s] = sc[p + s] * (xs[at + s] - m[p + s]) / d[p + s] + b[p + s];
+    } else {
+      const float sc_ch = sc[ch], m_ch = m[ch], d_ch = d[ch], b_ch = b[ch];
+      for (int64_t s = 0; s < spatial; ++s) ys[at + s] = sc_ch * (xs[at + s] - m_ch) / d_ch + b_ch;
+    }
+  }
+}
+
 }  // namespace
 
 // BatchNormalization(X, scale, B, mean, var) -> Y [, running_mean, running_var]. Parameters hold
@@ -102,6 +127,14 @@ Status batch_normalization_kernel(exec::KernelContext& ctx) {
                            dims_to_string(p.dims()), c);
   }
   const float epsilon = ctx.attr_float("epsilon", 1e-5f), momentum = ctx.attr_float("momentum", 0.9f);
+  bool all_float = true;
+  for (const Tensor* t : params) all_float &= t->dtype() == DType::kFloat;
+  if (all_float && !training) {
+    Tensor y = ctx.output_buffer(DType::kFloat, x->dims(), {0});  // element i is read, then written
+    batch_normalization_f32(*params[0], *params[1], *params[2], *params[3], *params[4], epsilon, per_position, &y);
+    ctx.set_output(0, std::move(y));
+    return Status::ok();
+  }
   return with_compute_type(x->dtype(), [&](auto tag) -> Status {
     using C = decltype(tag);
     const std::vector<C> xv = values_as<C>(*x), scale = values_as<C>(*params[1]), bias = values_as<C>(*params[2]);

@@ -22,6 +22,7 @@ void register_conv_transpose_kernels(exec::KernelRegistry& r);
 void register_pool_kernels(exec::KernelRegistry& r);
 void register_normalization_kernels(exec::KernelRegistry& r);
 void register_shape_kernels(exec::KernelRegistry& r);
+void register_transpose_kernels(exec::KernelRegistry& r);
 void register_generator_kernels(exec::KernelRegistry& r);
 void register_slice_pad_kernels(exec::KernelRegistry& r);
 void register_gather_scatter_kernels(exec::KernelRegistry& r);

@@ -21,6 +21,7 @@ void register_onnx_kernels(exec::KernelRegistry& r) {
   register_pool_kernels(r);
   register_normalization_kernels(r);
   register_shape_kernels(r);
+  register_transpose_kernels(r);
   register_generator_kernels(r);
   register_slice_pad_kernels(r);
   register_gather_scatter_kernels(r);

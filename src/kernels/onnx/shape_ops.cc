@@ -1,11 +1,11 @@
-// Shape and layout kernels: Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Shape,
-// Size, Expand, Tile, DepthToSpace, SpaceToDepth. They move bytes only, so they serve every dtype.
-#include <numeric>
-
+// Shape and layout kernels: Reshape, Flatten, Squeeze, Unsqueeze, Concat, Split, Shape, Size, Expand,
+// Tile, DepthToSpace, SpaceToDepth (Transpose: transpose.cc). They move bytes only, so they serve every
+// dtype.
 #include "qonnx/exec/broadcast.h"
 #include "kernels/onnx/axes.h"
 #include "kernels/onnx/element_copy.h"
 #include "kernels/onnx/onnx_kernels.h"
+#include "kernels/onnx/transpose.h"
 
 namespace qonnx::kernels {
 namespace {
@@ -128,39 +128,6 @@ Status unsqueeze(exec::KernelContext& ctx) {
   size_t next = 0;
   for (int64_t i = 0; i < out_rank; ++i) out.push_back(inserted[static_cast<size_t>(i)] ? 1 : x->dim(next++));
   ctx.set_output(0, x->reshaped(out));
-  return Status::ok();
-}
-
-// out = x transposed by perm (perm[i] = input axis of output axis i).
-Tensor transposed(const Tensor& x, const std::vector<int64_t>& perm) {
-  std::vector<int64_t> strides = row_major_strides(x.dims());
-  Dims out_dims(perm.size());
-  std::vector<std::vector<int64_t>> tables(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) {
-    const size_t a = static_cast<size_t>(perm[i]);
-    out_dims[i] = x.dim(a);
-    tables[i].resize(static_cast<size_t>(out_dims[i]));
-    for (int64_t c = 0; c < out_dims[i]; ++c) tables[i][static_cast<size_t>(c)] = c * strides[a];
-  }
-  Tensor out(x.dtype(), out_dims);
-  copy_by_axis_tables(x, out, tables);
-  return out;
-}
-
-Status transpose(exec::KernelContext& ctx) {
-  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
-  const int64_t rank = static_cast<int64_t>(x->rank());
-  std::vector<int64_t> perm(x->rank());
-  std::iota(perm.rbegin(), perm.rend(), 0);
-  if (ctx.has_attr("perm")) {
-    perm = ctx.attr_ints("perm");
-    std::vector<int64_t> check = perm;
-    // perm entries must be a permutation of 0..rank-1 (negative entries are not allowed).
-    bool ok = static_cast<int64_t>(perm.size()) == rank &&
-              std::all_of(perm.begin(), perm.end(), [&](int64_t p) { return p >= 0; }) && normalize_axes(&check, rank);
-    if (!ok) return ctx.error(Code::kInvalidModel, "perm {} is not a permutation of rank {}", dims_to_string(perm), rank);
-  }
-  ctx.set_output(0, transposed(*x, perm));
   return Status::ok();
 }
 
@@ -366,7 +333,6 @@ void register_shape_kernels(exec::KernelRegistry& r) {
   r.add("", "Squeeze", 13, squeeze);
   r.add("", "Unsqueeze", 1, unsqueeze);
   r.add("", "Unsqueeze", 13, unsqueeze);
-  r.add("", "Transpose", 1, transpose);
   r.add("", "Concat", 1, concat);
   r.add("", "Concat", 4, concat);
   r.add("", "Split", 2, split);

@@ -1,29 +1,26 @@
 // The qonnx.custom_op.channels_last domain: Conv, MaxPool and BatchNormalization on channels-last
 // data. As qonnx's ChannelsLastWrappedOp: the data input (and for Conv also the weights, stored
 // (M, k..., C/group)) is moved to channels-first, the default-domain kernel runs on the same node
-// (same attributes), and the output is moved back to channels-last.
+// (same attributes), and the output is moved back to channels-last. Float Conv (group 1 or
+// depthwise) and float MaxPool without Indices compute the same bits on the channels-last data
+// directly, without the transposes.
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <vector>
 
+#include "kernels/onnx/conv_util.h"
+#include "kernels/onnx/transpose.h"
 #include "kernels/qonnx/qonnx_kernels.h"
 #include "qonnx/dialect/qonnx_dialect.h"
+#include "qonnx/exec/threads.h"
 
 namespace qonnx::kernels {
 namespace {
 
 // Reads `t` as (outer, a, b) and returns it as (outer, b, a) with the given dims.
 Tensor swap_inner_axes(const Tensor& t, int64_t outer, int64_t a, int64_t b, Dims out_dims) {
-  Tensor out(t.dtype(), std::move(out_dims));
-  const size_t elem = dtype_size(t.dtype());
-  const auto* src = static_cast<const uint8_t*>(t.raw());
-  auto* dst = static_cast<uint8_t*>(out.raw());
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < a; ++i)
-      for (int64_t j = 0; j < b; ++j)
-        std::memcpy(dst + static_cast<size_t>((o * b + j) * a + i) * elem,
-                    src + static_cast<size_t>((o * a + i) * b + j) * elem, elem);
+  Tensor out = Tensor::uninitialized(t.dtype(), std::move(out_dims));
+  transpose_inner(t.raw(), out.raw(), outer, a, b, dtype_size(t.dtype()));
   return out;
 }
 
@@ -100,9 +97,86 @@ Status run_channels_first(exec::KernelContext& ctx, size_t transposed_inputs, si
   return Status::ok();
 }
 
-// Conv's weights are channels-last too: (M, k1..., C/group).
-Status conv(exec::KernelContext& ctx) { return run_channels_first(ctx, 2, 3); }
-Status max_pool(exec::KernelContext& ctx) { return run_channels_first(ctx, 1, 3); }
+// Conv's weights are channels-last too: (M, k1..., C/group). Float group-1 and depthwise
+// convolutions run on the channels-last data directly (same bits).
+Status conv(exec::KernelContext& ctx) {
+  if (ctx.num_outputs() == 1) {
+    QONNX_ASSIGN_OR_RETURN(bool done, conv_channels_last(ctx));
+    if (done) return Status::ok();
+  }
+  return run_channels_first(ctx, 2, 3);
+}
+
+// The input positions (flattened spatial offsets) of each output position's window, in the order
+// the channels-first MaxPool visits them (row-major over the window, padding skipped).
+std::vector<std::vector<int64_t>> pool_windows(const WindowGeometry& g) {
+  const size_t nd = g.rank();
+  int64_t out_size = 1;
+  for (size_t d = 0; d < nd; ++d) out_size *= g.out[d];
+  std::vector<std::vector<int64_t>> windows(static_cast<size_t>(out_size));
+  std::vector<int64_t> o(nd, 0), k(nd, 0);
+  for (auto& taps : windows) {
+    for (bool more = true; more;) {  // k is all zeros again after its last position
+      int64_t at = 0;
+      for (size_t d = 0; d < nd && at >= 0; ++d) {
+        const int64_t i = o[d] * g.strides[d] - g.pads_begin[d] + k[d] * g.dilations[d];
+        at = (i < 0 || i >= g.in[d]) ? -1 : at * g.in[d] + i;
+      }
+      if (at >= 0) taps.push_back(at);
+      more = next_index(k, g.kernel, nd);
+    }
+    next_index(o, g.out, nd);
+  }
+  return windows;
+}
+
+// MaxPool on float channels-last data without the Indices output, channels as the inner loop: the
+// first tap of a window, then each later one where it is greater (NaN never is), -inf for a window
+// wholly in the padding, as the channels-first kernel. Other cases: false.
+Result<bool> max_pool_channels_last(exec::KernelContext& ctx) {
+  const Tensor* x = ctx.input(0);
+  const int64_t storage_order = ctx.attr_int("storage_order", 0);
+  if (!x || x->dtype() != DType::kFloat || x->rank() < 3 || ctx.num_outputs() != 1 || !ctx.has_attr("kernel_shape") ||
+      (storage_order != 0 && storage_order != 1))
+    return false;
+  const size_t nd = x->rank() - 2;
+  const Dims in(x->dims().begin() + 1, x->dims().end() - 1);
+  QONNX_ASSIGN_OR_RETURN(Dims kernel, window_attr(ctx, "kernel_shape", nd, 1, 1));
+  QONNX_ASSIGN_OR_RETURN(WindowGeometry g, window_geometry(ctx, in, kernel, ctx.attr_int("ceil_mode", 0) != 0));
+  Dims out_dims{x->dim(0)};
+  out_dims.insert(out_dims.end(), g.out.begin(), g.out.end());
+  out_dims.push_back(x->dims().back());
+  if (checked_numel(out_dims) < 0) return false;
+  const std::vector<std::vector<int64_t>> windows = pool_windows(g);
+  const int64_t channels = x->dims().back(), out_size = static_cast<int64_t>(windows.size());
+  const int64_t in_size = spatial_size(x->dims(), 1, x->rank() - 1);
+  Tensor y = ctx.output_buffer(DType::kFloat, out_dims);
+  const float* xs = x->data<float>();
+  float* ys = y.data<float>();
+  exec::parallel_for(x->dim(0) * out_size, channels * static_cast<int64_t>(kernel.size()), [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      const std::vector<int64_t>& taps = windows[static_cast<size_t>(u % out_size)];
+      const float* image = xs + u / out_size * in_size * channels;
+      float* yu = ys + u * channels;
+      if (taps.empty()) {
+        std::fill_n(yu, channels, -std::numeric_limits<float>::infinity());
+        continue;
+      }
+      std::copy_n(image + taps[0] * channels, channels, yu);
+      for (size_t t = 1; t < taps.size(); ++t) {
+        const float* v = image + taps[t] * channels;
+        for (int64_t c = 0; c < channels; ++c) yu[c] = v[c] > yu[c] ? v[c] : yu[c];
+      }
+    }
+  });
+  ctx.set_output(0, std::move(y));
+  return true;
+}
+
+Status max_pool(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(bool done, max_pool_channels_last(ctx));
+  return done ? Status::ok() : run_channels_first(ctx, 1, 3);
+}
 Status batch_normalization(exec::KernelContext& ctx) { return run_channels_first(ctx, 1, 2); }
 
 }  // namespace

@@ -99,10 +99,22 @@ void quant_into(const Dims& out_dims, const Tensor& x, const QuantParams& p, flo
 namespace {
 
 Status quant(exec::KernelContext& ctx) {
-  QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
-  QONNX_ASSIGN_OR_RETURN(QuantParams p, read_quant_params(ctx));
-  QONNX_ASSIGN_OR_RETURN(Dims out_dims, exec::broadcast_input_dims(ctx, {{0, &x}, {1, &p.scale}, {2, &p.zeropt}}));
-  Tensor y(DType::kFloat, out_dims);
+  QuantParams p;
+  Dims out_dims;
+  {
+    QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
+    QONNX_ASSIGN_OR_RETURN(p, read_quant_params(ctx));
+    QONNX_ASSIGN_OR_RETURN(out_dims, exec::broadcast_input_dims(ctx, {{0, &x}, {1, &p.scale}, {2, &p.zeropt}}));
+    if (ctx.input(0)->dtype() != DType::kFloat) {  // x is a converted copy
+      Tensor y = Tensor::uninitialized(DType::kFloat, out_dims);
+      quant_tensor<false>(out_dims, x, p, y.data<float>());
+      ctx.set_output(0, std::move(y));
+      return Status::ok();
+    }
+  }
+  // A float X dying here lends its buffer: every run reads element i of x before writing element i.
+  const Tensor& x = *ctx.input(0);
+  Tensor y = ctx.output_buffer(DType::kFloat, out_dims, {0});
   quant_tensor<false>(out_dims, x, p, y.data<float>());
   ctx.set_output(0, std::move(y));
   return Status::ok();
@@ -137,7 +149,7 @@ Status bipolar_quant(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
   QONNX_ASSIGN_OR_RETURN(Tensor scale, scale_input(ctx, 1, "scale"));
   QONNX_ASSIGN_OR_RETURN(Dims out_dims, exec::broadcast_input_dims(ctx, {{0, &x}, {1, &scale}}));
-  Tensor y(DType::kFloat, out_dims);
+  Tensor y = Tensor::uninitialized(DType::kFloat, out_dims);
   bipolar_quant_into(out_dims, x, scale, y.data<float>());
   ctx.set_output(0, std::move(y));
   return Status::ok();
@@ -147,7 +159,7 @@ Status bipolar_quant(exec::KernelContext& ctx) {
 
 Result<Tensor> quant_codes(const exec::KernelContext& ctx, const Tensor& x, const QuantParams& p) {
   QONNX_ASSIGN_OR_RETURN(Dims out_dims, exec::broadcast_input_dims(ctx, {{0, &x}, {1, &p.scale}, {2, &p.zeropt}}));
-  Tensor codes(DType::kFloat, out_dims);
+  Tensor codes = Tensor::uninitialized(DType::kFloat, out_dims);
   quant_tensor<true>(out_dims, x, p, codes.data<float>());
   return codes;
 }

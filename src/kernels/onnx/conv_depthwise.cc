@@ -1,0 +1,50 @@
+#include "kernels/onnx/conv_depthwise.h"
+
+#include <cmath>
+
+#include "kernels/onnx/gemm_core.h"
+
+#if QONNX_GEMM_X86
+#include <immintrin.h>
+#endif
+
+namespace qonnx::kernels {
+namespace {
+
+void depthwise_portable(const float* const* taps, int64_t count, const float* w, int64_t channels, float* y) {
+  for (int64_t c = 0; c < channels; ++c) {
+    float acc = 0.0f;
+    for (int64_t t = 0; t < count; ++t) acc = std::fma(w[t * channels + c], taps[t][c], acc);
+    y[c] = acc;
+  }
+}
+
+#if QONNX_GEMM_X86
+__attribute__((target("avx2,fma"))) void depthwise_avx2(const float* const* taps, int64_t count, const float* w,
+                                                         int64_t channels, float* y) {
+  int64_t c = 0;
+  for (; c + 8 <= channels; c += 8) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t t = 0; t < count; ++t)
+      acc = _mm256_fmadd_ps(_mm256_loadu_ps(w + t * channels + c), _mm256_loadu_ps(taps[t] + c), acc);
+    _mm256_storeu_ps(y + c, acc);
+  }
+  for (; c < channels; ++c) {
+    float acc = 0.0f;
+    for (int64_t t = 0; t < count; ++t) acc = __builtin_fmaf(w[t * channels + c], taps[t][c], acc);
+    y[c] = acc;
+  }
+}
+#endif
+
+}  // namespace
+
+void depthwise_position_f32(const float* const* taps, int64_t count, const float* w, int64_t channels, float* y) {
+#if QONNX_GEMM_X86
+  // The float GEMM's choice of instruction set (tests switch it to compare the paths bit for bit).
+  if (current_float_isa() != FloatIsa::kPortable) return depthwise_avx2(taps, count, w, channels, y);
+#endif
+  depthwise_portable(taps, count, w, channels, y);
+}
+
+}  // namespace qonnx::kernels

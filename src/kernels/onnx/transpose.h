@@ -1,0 +1,29 @@
+// Transposes: any permutation of a tensor, and the blocked transpose of the two inner axes of a 3-D
+// array behind it and the channels-last kernels ((N, spatial, C) <-> (N, C, spatial)). Pure copies, so
+// every thread count gives the same bits.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "qonnx/tensor.h"
+
+namespace qonnx::kernels {
+
+// Reads src as (outer, rows, cols) elements of `elem_size` bytes and writes dst as (outer, cols, rows).
+// src and dst must not overlap. Large arrays are split between exec::threads() by blocks of rows.
+void transpose_inner(const void* src, void* dst, int64_t outer, int64_t rows, int64_t cols, size_t elem_size);
+
+// x transposed by perm (perm[i] = input axis of output axis i; a valid permutation). A permutation
+// that swaps two blocks of adjacent axes, (outer..., a..., b...) -> (outer..., b..., a...), is one
+// transpose_inner; any other goes element by element.
+Tensor transposed(const Tensor& x, const std::vector<int64_t>& perm);
+// The same into `out`, which has transposed_dims(x, perm) and x's dtype (its contents are overwritten).
+Dims transposed_dims(const Tensor& x, const std::vector<int64_t>& perm);
+void transpose_into(const Tensor& x, const std::vector<int64_t>& perm, Tensor* out);
+
+// One float (rows x cols) matrix, src with row stride src_ld, on the calling thread: dst (cols x rows).
+void transpose_inner_serial(const float* src, float* dst, int64_t rows, int64_t src_ld, int64_t cols);
+
+}  // namespace qonnx::kernels
