@@ -7,6 +7,8 @@
 // (Softmax/LogSoftmax/Hardmax 12 -> 13 need the input's rank, BatchNormalization 6 has no shape
 // inference for what follows) are parked in a private domain while the converter runs and rewritten
 // here afterwards, at the target opset. Shapes are inferred before converting (onnxlib::onnx_convert_version).
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
@@ -297,6 +299,15 @@ class UpgradeOpset : public pass::Pass {
   Status prepare(ir::Model& model, int64_t current, int64_t to) {
     std::vector<std::string> parked_names;
     for (const char* op : kParkedOps) parked_names.push_back(kParkedPrefix + std::string(op));
+    // ONNX 1.12's converter looks every node's op name up among all schemas, whatever its domain: an
+    // op of another domain the library has no schema for (IntQuant, FloatQuant) gets a stub under that
+    // name in the parking domain, which no node uses (the converter adapts default-domain ops only).
+    model.graph().visit_graphs([&](const ir::Graph& graph) {
+      for (const auto& n : graph.nodes())
+        if (!ir::is_default_domain(n->domain())) parked_names.push_back(n->op_type());
+    });
+    std::sort(parked_names.begin(), parked_names.end());
+    parked_names.erase(std::unique(parked_names.begin(), parked_names.end()), parked_names.end());
     schemas::register_parked_schemas(kParkedDomain, parked_names);
     ir::Graph& g = model.graph();
     std::vector<ir::Node*> todo;
