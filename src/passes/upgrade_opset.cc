@@ -175,7 +175,8 @@ Status dft_axis_to_input(ir::Graph& g, ir::Node* n) {
 // GroupNormalization-21: `scale` and `bias` hold one value per channel instead of one per group:
 // each group's value repeats C / num_groups times (computed from X's shape, folded when it is known).
 Status group_norm_per_channel(ir::Graph& g, ir::Node* n) {
-  if (!n->has_attr("num_groups")) return unsupported(*n, 20, 21, "the required attribute 'num_groups' is missing");
+  if (!n->has_attr("num_groups"))
+    return Status(Code::kUnsupported, "cannot spread scale and bias over the channels: the required attribute 'num_groups' is missing");
   const int64_t groups = n->attr_int("num_groups", 1);
   QONNX_ASSIGN_OR_RETURN(ir::Value * groups_1d, int64_constant(g, *n, "num_groups", {groups}));
   QONNX_ASSIGN_OR_RETURN(ir::Value * column, int64_constant(g, *n, "group_column", {groups, 1}));
@@ -189,7 +190,7 @@ Status group_norm_per_channel(ir::Graph& g, ir::Node* n) {
   grid->producer()->set_attr_int("axis", 0);
   for (size_t i : {size_t{1}, size_t{2}}) {
     const std::string what = i == 1 ? "scale" : "bias";
-    if (!n->input(i)) return unsupported(*n, 20, 21, fmt::format("input '{}' is missing", what));
+    if (!n->input(i)) return Status(Code::kUnsupported, fmt::format("the required input '{}' is missing", what));
     QONNX_ASSIGN_OR_RETURN(ir::Value * col, emit(g, *n, what + "_column", "Reshape", {n->input(i), column}));
     QONNX_ASSIGN_OR_RETURN(ir::Value * spread, emit(g, *n, what + "_spread", "Expand", {col, grid}));
     QONNX_ASSIGN_OR_RETURN(ir::Value * per_channel, emit(g, *n, what + "_per_channel", "Reshape", {spread, flat}));
@@ -233,7 +234,7 @@ Result<int64_t> adapt_above_library(ir::Model& model, int64_t from, int64_t to) 
       for (const auto& [n, a] : todo) {
         if (!status.is_ok()) return;
         status = a->adapt(g, n);
-        if (!status.is_ok()) status = Status(status.code(), fmt::format("opset {} -> {}: {}", step - 1, step, status.message()));
+        if (!status.is_ok()) status.with_context(fmt::format("{}, opset {} -> {}", n->describe(), step - 1, step));
         ++adapted;
       }
     });
