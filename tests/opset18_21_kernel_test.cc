@@ -1,0 +1,173 @@
+// Kernels of ops new in opsets 18..21 (docs/opset18-21.md): Mish-18, Gelu-20, GroupNormalization-18
+// (scale/bias per group) and -21 (per channel), against their formulas in double, and in onnxruntime.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <random>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "qonnx/exec/executor.h"
+#include "qonnx/io/model_builder.h"
+#include "qonnx/io/model_io.h"
+#include "qonnx/io/tensor_file.h"
+#include "support/test_util.h"
+
+namespace qonnx::test {
+namespace {
+namespace fs = std::filesystem;
+
+Tensor spread_tensor(const Dims& dims, uint32_t seed) {
+  Tensor t(DType::kFloat, dims);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-4.f, 4.f);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = u(rng);
+  return t;
+}
+
+void expect_near_all(const std::vector<float>& got, const std::vector<double>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 2e-6 * (1 + std::fabs(want[i]))) << what << " element " << i;
+}
+
+TEST(Opset18To21Kernels, MishAndGeluFollowTheirFormulas) {
+  const Tensor x = spread_tensor({64}, 1);
+  const float* xv = x.data<float>();
+  std::vector<double> mish, gelu, gelu_tanh;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double v = xv[i];
+    mish.push_back(v * std::tanh(std::log1p(std::exp(v))));
+    gelu.push_back(0.5 * v * (1 + std::erf(v / std::sqrt(2.0))));
+    gelu_tanh.push_back(0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))));
+  }
+  auto r = run_node({"Mish", "", 18, {}, {x}});
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  expect_near_all(values_f32(r.value()[0]), mish, "Mish");
+  NodeCase g{"Gelu", "", 20, {}, {x}};
+  r = run_node(g);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  expect_near_all(values_f32(r.value()[0]), gelu, "Gelu");
+  g.attrs = [](io::NodeBuilder& n) { n.attr("approximate", "tanh"); };
+  r = run_node(g);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  expect_near_all(values_f32(r.value()[0]), gelu_tanh, "Gelu tanh");
+  g.attrs = [](io::NodeBuilder& n) { n.attr("approximate", "erf"); };
+  expect_error(run_node(g), Code::kInvalidModel, "approximate 'erf'");
+  // Before their opsets they do not exist.
+  expect_error(run_node({"Mish", "", 17, {}, {x}}), Code::kUnsupported, "Mish");
+  expect_error(run_node({"Gelu", "", 19, {}, {x}}), Code::kUnsupported, "Gelu");
+}
+
+// y = scale * (x - mean) / sqrt(var + eps) + bias per (n, group), in double.
+std::vector<double> group_norm_reference(const Tensor& x, int64_t groups, const std::vector<float>& scale,
+                                         const std::vector<float>& bias, bool per_channel, double eps) {
+  const int64_t n = x.dim(0), c = x.dim(1), spatial = x.numel() / (n * c), block = c / groups * spatial;
+  std::vector<double> y(static_cast<size_t>(x.numel()));
+  for (int64_t b = 0; b < n * groups; ++b) {
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < block; ++j) mean += x.data<float>()[b * block + j];
+    mean /= static_cast<double>(block);
+    for (int64_t j = 0; j < block; ++j) var += std::pow(x.data<float>()[b * block + j] - mean, 2);
+    var /= static_cast<double>(block);
+    for (int64_t j = 0; j < block; ++j) {
+      const auto k = static_cast<size_t>(per_channel ? (b % groups) * (c / groups) + j / spatial : b % groups);
+      y[static_cast<size_t>(b * block + j)] = scale[k] * (x.data<float>()[b * block + j] - mean) / std::sqrt(var + eps) + bias[k];
+    }
+  }
+  return y;
+}
+
+TEST(Opset18To21Kernels, GroupNormalizationPerGroupAt18AndPerChannelAt21) {
+  const Tensor x = spread_tensor({2, 6, 5}, 2);
+  const std::vector<float> group_scale = {0.5f, -1.5f, 2.0f}, group_bias = {1, 0, -1};
+  const std::vector<float> channel_scale = {0.5f, 1, -1.5f, 2, 2.5f, -3}, channel_bias = {1, 2, 3, 4, 5, 6};
+  auto attrs = [](io::NodeBuilder& n) { n.attr("num_groups", int64_t{3}).attr("epsilon", 1e-2f); };
+  for (int opset : {18, 20}) {
+    auto r = run_node({"GroupNormalization", "", opset, {}, {x, f32({3}, group_scale), f32({3}, group_bias)}, attrs});
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    expect_near_all(values_f32(r.value()[0]), group_norm_reference(x, 3, group_scale, group_bias, false, 1e-2), "18");
+    expect_error(run_node({"GroupNormalization", "", opset, {}, {x, f32({6}, channel_scale), f32({6}, channel_bias)}, attrs}),
+                 Code::kInvalidModel, "one value per group");
+  }
+  auto r = run_node({"GroupNormalization", "", 21, {}, {x, f32({6}, channel_scale), f32({6}, channel_bias)}, attrs});
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  expect_near_all(values_f32(r.value()[0]), group_norm_reference(x, 3, channel_scale, channel_bias, true, 1e-2), "21");
+  // Errors: channels that do not split into the groups, a missing num_groups, stash_type other than 1.
+  auto four = [](io::NodeBuilder& n) { n.attr("num_groups", int64_t{4}); };
+  expect_error(run_node({"GroupNormalization", "", 21, {}, {x, f32({6}, channel_scale), f32({6}, channel_bias)}, four}),
+               Code::kInvalidModel, "6 channels do not split into num_groups 4");
+  expect_error(run_node({"GroupNormalization", "", 21, {}, {x, f32({6}, channel_scale), f32({6}, channel_bias)}}),
+               Code::kInvalidModel, "'num_groups' is required");
+  auto stash = [](io::NodeBuilder& n) { n.attr("num_groups", int64_t{3}).attr("stash_type", int64_t{11}); };
+  expect_error(run_node({"GroupNormalization", "", 21, {}, {x, f32({6}, channel_scale), f32({6}, channel_bias)}, stash}),
+               Code::kUnsupported, "stash_type 11");
+}
+
+// onnxruntime runs the same single-node models and agrees within float tolerance (GroupNormalization-18
+// also after upgrade-opset to 21, which spreads its parameters per channel).
+TEST(Opset18To21Kernels, OnnxruntimeAgrees) {
+  const fs::path run_ort = fs::path(QONNX_SOURCE_DIR) / "tools/ort/run_ort.js";
+  if (!fs::exists(fs::path(QONNX_SOURCE_DIR) / "tools/ort/node_modules/onnxruntime-node") ||
+      std::system("command -v node >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "onnxruntime-node is not installed (bash scripts/install-ort.sh)";
+  const fs::path dir = fs::temp_directory_path() / ("qonnx_opset21_kernels_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  struct Case {
+    std::string name;
+    io::ModelBuilder model;
+    bool upgrade;
+  };
+  std::vector<Case> cases;
+  auto single = [](int64_t opset, const std::string& op, const std::function<void(io::NodeBuilder&)>& attrs) {
+    io::ModelBuilder b(opset);
+    b.input("x", DType::kFloat, {2, 6, 5}).output("y", DType::kFloat);
+    if (op == "GroupNormalization") {
+      const int64_t params = opset >= 21 ? 6 : 3;
+      b.initializer("scale", spread_tensor({params}, 3)).initializer("bias", spread_tensor({params}, 4));
+      io::NodeBuilder n = b.node(op, {"x", "scale", "bias"}, {"y"});
+      attrs(n);
+    } else {
+      io::NodeBuilder n = b.node(op, {"x"}, {"y"});
+      attrs(n);
+    }
+    return b;
+  };
+  auto none = [](io::NodeBuilder&) {};
+  auto groups = [](io::NodeBuilder& n) { n.attr("num_groups", int64_t{3}).attr("epsilon", 1e-3f); };
+  cases.push_back({"mish18", single(18, "Mish", none), false});
+  cases.push_back({"gelu20", single(20, "Gelu", none), false});
+  cases.push_back({"gelu20_tanh", single(20, "Gelu", [](io::NodeBuilder& n) { n.attr("approximate", "tanh"); }), false});
+  cases.push_back({"group_norm18", single(18, "GroupNormalization", groups), false});
+  cases.push_back({"group_norm18_upgraded_to_21", single(18, "GroupNormalization", groups), true});
+  cases.push_back({"group_norm21", single(21, "GroupNormalization", groups), false});
+  const Tensor x = spread_tensor({2, 6, 5}, 5);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const fs::path d = dir / c.name;
+    fs::create_directories(d / "inputs");
+    fs::create_directories(d / "expected");
+    ir::Model model = c.model.build().value();
+    auto want = exec::Executor::create(model).value().run({{"x", x}});
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    if (c.upgrade) {
+      ASSERT_TRUE(run_passes(model, "upgrade-opset{version=21}").is_ok());
+    }
+    ASSERT_TRUE(io::write_tensor_pb(d / "inputs/input_0.pb", "x", x).is_ok());
+    ASSERT_TRUE(io::write_tensor_pb(d / "expected/output_0.pb", "y", want->outputs[0]).is_ok());
+    ASSERT_TRUE(io::save_model(model, (d / "model.onnx").string()).is_ok());
+    const std::string cmd = fmt::format("node {} {} --input-dir {} --expect {} --atol 1e-5 --rtol 1e-4 -q >{} 2>&1", run_ort.string(),
+                                        (d / "model.onnx").string(), (d / "inputs").string(), (d / "expected").string(),
+                                        (d / "ort.log").string());
+    const int status = std::system(cmd.c_str());
+    auto log = io::read_file((d / "ort.log").string());
+    EXPECT_EQ(status, 0) << (log.is_ok() ? log.value() : log.status().to_string());
+  }
+  if (!HasFailure()) fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace qonnx::test
