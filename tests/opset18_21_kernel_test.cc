@@ -1,5 +1,6 @@
 // Kernels of ops new in opsets 18..21 (docs/opset18-21.md): Mish-18, Gelu-20, GroupNormalization-18
-// (scale/bias per group) and -21 (per channel), against their formulas in double, and in onnxruntime.
+// (scale/bias per group) and -21 (per channel), and LpPool (2..17, and 18 with ceil_mode/dilations),
+// against their formulas in double, and in onnxruntime.
 #include <unistd.h>
 
 #include <cmath>
@@ -60,6 +61,37 @@ TEST(Opset18To21Kernels, MishAndGeluFollowTheirFormulas) {
   // Before their opsets they do not exist.
   expect_error(run_node({"Mish", "", 17, {}, {x}}), Code::kUnsupported, "Mish");
   expect_error(run_node({"Gelu", "", 19, {}, {x}}), Code::kUnsupported, "Gelu");
+}
+
+TEST(Opset18To21Kernels, LpPoolBeforeAndFrom18) {
+  // x[1, 1, 5]: windows of 2 with stride 2; p = 3; from 18 ceil_mode adds the last, one-element window,
+  // and dilations 2 read every other element.
+  const Tensor x = f32({1, 1, 5}, {1, -2, 3, -4, 5});
+  auto cube_root_sum = [](std::vector<double> v) {
+    double s = 0;
+    for (double e : v) s += std::pow(std::fabs(e), 3);
+    return std::cbrt(s);
+  };
+  NodeCase c{"LpPool", "", 11, {}, {x}};
+  c.attrs = [](io::NodeBuilder& n) { n.attr("kernel_shape", std::vector<int64_t>{2}).attr("strides", std::vector<int64_t>{2}).attr("p", 3); };
+  auto r = run_node(c);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  expect_near_all(values_f32(r.value()[0]), {cube_root_sum({1, -2}), cube_root_sum({3, -4})}, "LpPool-11");
+  c.opset = 18;
+  c.attrs = [](io::NodeBuilder& n) {
+    n.attr("kernel_shape", std::vector<int64_t>{2}).attr("strides", std::vector<int64_t>{2}).attr("p", 3).attr("ceil_mode", 1);
+  };
+  r = run_node(c);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  expect_near_all(values_f32(r.value()[0]), {cube_root_sum({1, -2}), cube_root_sum({3, -4}), cube_root_sum({5})}, "LpPool-18 ceil");
+  c.attrs = [](io::NodeBuilder& n) { n.attr("kernel_shape", std::vector<int64_t>{2}).attr("dilations", std::vector<int64_t>{2}); };
+  r = run_node(c);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  std::vector<double> want;
+  for (int i = 0; i < 3; ++i) want.push_back(std::sqrt(std::pow(x.data<float>()[i], 2) + std::pow(x.data<float>()[i + 2], 2)));
+  expect_near_all(values_f32(r.value()[0]), want, "LpPool-18 dilations");
+  c.opset = 17;
+  expect_error(run_node(c), Code::kInvalidModel, "exist from LpPool-18 on");
 }
 
 // y = scale * (x - mean) / sqrt(var + eps) + bias per (n, group), in double.
@@ -144,6 +176,18 @@ TEST(Opset18To21Kernels, OnnxruntimeAgrees) {
   cases.push_back({"group_norm18", single(18, "GroupNormalization", groups), false});
   cases.push_back({"group_norm18_upgraded_to_21", single(18, "GroupNormalization", groups), true});
   cases.push_back({"group_norm21", single(21, "GroupNormalization", groups), false});
+  cases.push_back({"lp_pool11", single(11, "LpPool", [](io::NodeBuilder& n) { n.attr("kernel_shape", std::vector<int64_t>{2}).attr("p", 3); }), false});
+  cases.push_back({"lp_pool18", single(18, "LpPool", [](io::NodeBuilder& n) {
+                     n.attr("kernel_shape", std::vector<int64_t>{2}).attr("strides", std::vector<int64_t>{2}).attr("ceil_mode", 1)
+                         .attr("dilations", std::vector<int64_t>{2}).attr("pads", std::vector<int64_t>{1, 0});
+                   }), false});
+  cases.push_back({"lp_pool11_upgraded_to_21", single(11, "LpPool", [](io::NodeBuilder& n) {
+                     n.attr("kernel_shape", std::vector<int64_t>{3}).attr("strides", std::vector<int64_t>{2});
+                   }), true});
+  cases.push_back({"average_pool19_dilations", single(19, "AveragePool", [](io::NodeBuilder& n) {
+                     n.attr("kernel_shape", std::vector<int64_t>{2}).attr("dilations", std::vector<int64_t>{2}).attr("ceil_mode", 1)
+                         .attr("strides", std::vector<int64_t>{2});
+                   }), false});
   const Tensor x = spread_tensor({2, 6, 5}, 5);
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
