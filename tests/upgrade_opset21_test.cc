@@ -224,8 +224,9 @@ TEST(UpgradeOpset21, TargetsAndTheirRange) {
   EXPECT_NE(pass::target_pipeline("qdq", 15).value().find("upgrade-opset{version=15},fold-constants"), std::string::npos);
   EXPECT_EQ(pass::target_pipeline("qdq").value(), pass::target_pipeline("qdq", 13).value());
   for (int64_t bad : {12, 22}) EXPECT_EQ(pass::target_pipeline("ascend", bad).status().code(), Code::kUsage) << bad;
-  EXPECT_EQ(pass::target_pipeline("fold", 21).status().code(), Code::kUsage);
-  for (const char* t : {"qdq", "ngraph", "ascend"}) EXPECT_TRUE(pass::parse_pipeline(pass::target_pipeline(t, 21).value()).is_ok()) << t;
+  EXPECT_EQ(pass::target_pipeline("fold").value().find("upgrade-opset"), std::string::npos);
+  EXPECT_EQ(pass::target_pipeline("fold", 21).value().rfind("freeze-initializer-inputs,upgrade-opset{version=17},", 0), 0u);
+  for (const char* t : {"qdq", "ngraph", "ascend", "fold", "qonnx"}) EXPECT_TRUE(pass::parse_pipeline(pass::target_pipeline(t, 21).value()).is_ok()) << t;
 }
 
 // The type check above the library's opsets: the library's newest schema plus the 18..21 widenings.

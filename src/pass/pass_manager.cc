@@ -428,16 +428,18 @@ std::string upgrade_step(int64_t opset) {
 }  // namespace
 
 Result<std::string> target_pipeline(const std::string& target, int64_t opset) {
+  if (opset != 0 && (opset < kDefaultTargetOpset || opset > kNewestTargetOpset))
+    return Status(Code::kUsage, fmt::format("target opset {} is outside {}..{}", opset, kDefaultTargetOpset, kNewestTargetOpset));
   for (const auto& [name, pipeline] : targets()) {
     if (name != target) continue;
     const size_t at = pipeline.find("{upgrade}");
     if (at == std::string::npos) {
-      if (opset != 0) return Status(Code::kUsage, fmt::format("target '{}' keeps the model's opset: --target-opset does not apply", target));
-      return pipeline;
+      // fold and qonnx keep the model's opset unless one is asked for: then the same step comes first.
+      if (opset == 0) return pipeline;
+      const std::string first = "freeze-initializer-inputs,";
+      return first + upgrade_step(opset) + "," + pipeline.substr(first.size());
     }
     if (opset == 0) opset = kDefaultTargetOpset;
-    if (opset < kDefaultTargetOpset || opset > kNewestTargetOpset)
-      return Status(Code::kUsage, fmt::format("target opset {} is outside {}..{}", opset, kDefaultTargetOpset, kNewestTargetOpset));
     return pipeline.substr(0, at) + upgrade_step(opset) + pipeline.substr(at + std::string("{upgrade}").size());
   }
   return Status(Code::kUsage, fmt::format("unknown target '{}' (targets: {})", target, fmt::join(target_names(), ", ")));

@@ -13,8 +13,8 @@
 // --gen: GEN (qonnx_diffgen) writes N models first; --corpus: a folder qonnx_diffgen --out wrote;
 // --models: every .onnx under DIR (real models: float sums can flip a quantizer near a tie, so up to
 // 0.1% of the elements may differ beyond tolerance there, as in tests/ort/cases.txt).
-// --target-opset N: qdq, ngraph and ascend convert with `--target-opset N` (13..21; fold keeps the
-// model's opset) and their results must state opset N (or the input's, when that is higher).
+// --target-opset N: every target converts with `--target-opset N` (13..21) and its result must state
+// opset N (or the input's, when that is higher).
 // Prints a per-idiom table, the distinct failure causes with one reproducer each, the first K failures,
 // and `N passed, N failed`. Exit 0 when nothing failed, 1 otherwise, 2 on usage errors, 77 when
 // onnxruntime-node cannot be installed.
@@ -225,20 +225,12 @@ async function runModel(o, ort, c, dir) {
     const out = path.join(dir, `${target}.onnx`);
     const report = path.join(dir, `${target}.report.json`);
     const args = ['convert', c.file, '-o', out, '--target', target, '-q', '--report', report];
-    if (o.targetOpset !== null && target !== 'fold') args.push('--target-opset', String(o.targetOpset));
+    if (o.targetOpset !== null) args.push('--target-opset', String(o.targetOpset));
     if (target !== 'qdq' && o.check > 0 && exec.code === 0) args.push('--check', String(o.check), '--seed', String(c.seed));
     const conv = await q(args);
     if (conv.code !== 0) {
       const options = args.slice(4).filter((a, k, all) => a !== '-q' && a !== '--report' && all[k - 1] !== '--report').join(' ');
       fail(`convert-${target}`, `convert ${options} exits ${conv.code}: ${firstError(conv.out, dir, c.file)}`, c.repro([`convert-${target}`], options));
-      continue;
-    }
-    if (target === 'fold') continue;  // fold keeps activation quantizers by design
-    let left;
-    try {
-      left = qonnxOpsLeft(out);
-    } catch (e) {
-      fail(`convert-${target}`, `cannot read the converted model: ${e.message}`, c.repro([`convert-${target}`]));
       continue;
     }
     if (o.targetOpset !== null) {
@@ -247,6 +239,14 @@ async function runModel(o, ort, c, dir) {
       if (opset !== expected)
         fail(`opset-${target}`, `--target-opset ${o.targetOpset} of an opset-${input} model gives opset ${opset}, expected ${expected}`,
              c.repro([`convert-${target}`]));
+    }
+    if (target === 'fold') continue;  // fold keeps activation quantizers by design
+    let left;
+    try {
+      left = qonnxOpsLeft(out);
+    } catch (e) {
+      fail(`convert-${target}`, `cannot read the converted model: ${e.message}`, c.repro([`convert-${target}`]));
+      continue;
     }
     const floatQuant = left.filter((op) => op.endsWith('::FloatQuant'));
     const others = left.filter((op) => !op.endsWith('::FloatQuant'));

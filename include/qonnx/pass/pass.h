@@ -220,8 +220,9 @@ Result<int> set_pass_option(std::vector<PipelineItem>& items, const std::string&
 
 // Named pipelines for `convert --target`, converting to default-domain opset `opset` (0: the target's
 // default, 13). Above the ONNX library's opset 17 the library's step comes first, with constant folding
-// and shape inference at 17, then upgrade-opset's own adapters to `opset`. A usage error for targets
-// that do not change the opset (fold, qonnx) when `opset` is given, or an opset outside 13..21.
+// and shape inference at 17, then upgrade-opset's own adapters to `opset`. fold and qonnx keep the
+// model's opset unless `opset` is given (then the same step runs first). An opset outside 13..21 is
+// a usage error.
 Result<std::string> target_pipeline(const std::string& target, int64_t opset = 0);
 std::vector<std::string> target_names();
 
