@@ -384,8 +384,11 @@ void add_convert_command(CLI::App& app, int& exit_code) {
                 "through kept ones");
   cmd->add_flag("--allow-approximate", o->allow_approximate,
                 "Allow QuantizeLinear forms that can differ from QONNX on rare ties (non-zero zero points); reported");
-  cmd->add_option("--target-opset", o->target_opset, "Default-domain opset of the output (13..21; fold/qonnx keep the model's unless given; above 17 qonnx-cc's own adapters take the "
-                  "last steps, docs/opset18-21.md). A model already above it keeps its opset")->check(CLI::Range(13, 21));
+  cmd->add_option("--target-opset", o->target_opset,
+                  "Default-domain opset of the output (13..21; fold/qonnx keep the model's unless given; above 17 "
+                  "qonnx-cc's own adapters take the last steps, docs/opset18-21.md). A model already above it keeps "
+                  "its opset")
+      ->check(CLI::Range(13, 21));
   cmd->add_option("--round-mode", o->round_mode, "Ascend scale rounding to FP19: 1 round half to even (default: closer to the original, docs/ascend.md), 0 truncate")
       ->check(CLI::IsMember({"0", "1"}));
   cmd->add_option("--check", o->check, "Compare original and result on N seeded random inputs (exit 7 on mismatch)")
