@@ -94,6 +94,36 @@ TEST(Opset18To21Kernels, LpPoolBeforeAndFrom18) {
   expect_error(run_node(c), Code::kInvalidModel, "exist from LpPool-18 on");
 }
 
+// Pad per version range: attributes (2..10), inputs (11..17), the axes input (18), wrap (19 on).
+TEST(Opset18To21Kernels, PadEveryVersionRange) {
+  const Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  NodeCase c{"Pad", "", 10, {}, {x}};
+  c.attrs = [](io::NodeBuilder& n) { n.attr("pads", std::vector<int64_t>{0, 1, 0, 0}).attr("value", 9.0f); };
+  auto r = run_node(c);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(values_f32(r.value()[0]), (std::vector<float>{9, 1, 2, 3, 9, 4, 5, 6}));
+  // From 11 the pads are input #1; an axes input #3 is read from 18 only (before, every axis is padded).
+  c.attrs = nullptr;
+  c.inputs = {x, i64({2}, {1, 0}), f32s(7), i64({1}, {1})};
+  c.opset = 17;
+  expect_error(run_node(c), Code::kInvalidModel, "pads has 2 entries, expected 4");
+  for (int opset : {18, 19, 21}) {
+    c.opset = opset;
+    r = run_node(c);
+    ASSERT_TRUE(r.is_ok()) << opset << ": " << r.status().to_string();
+    EXPECT_EQ(values_f32(r.value()[0]), (std::vector<float>{7, 1, 2, 3, 7, 4, 5, 6})) << opset;
+  }
+  // wrap from 19: the padded column is the last one of the row.
+  c.inputs = {x, i64({2}, {1, 0}), Tensor(), i64({1}, {-1})};
+  c.attrs = [](io::NodeBuilder& n) { n.attr("mode", "wrap"); };
+  c.opset = 18;
+  expect_error(run_node(c), Code::kInvalidModel, "mode 'wrap' is not constant, reflect, edge");
+  c.opset = 19;
+  r = run_node(c);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(values_f32(r.value()[0]), (std::vector<float>{3, 1, 2, 3, 6, 4, 5, 6}));
+}
+
 // y = scale * (x - mean) / sqrt(var + eps) + bias per (n, group), in double.
 std::vector<double> group_norm_reference(const Tensor& x, int64_t groups, const std::vector<float>& scale,
                                          const std::vector<float>& bias, bool per_channel, double eps) {
