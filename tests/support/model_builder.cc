@@ -1,6 +1,9 @@
 #include "support/test_util.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -70,6 +73,23 @@ Result<bool> run_passes(ir::Model& m, const std::string& text, pass::PassContext
 Result<bool> run_passes(ir::Model& m, const std::string& text) {
   pass::PassContext ctx;
   return run_passes(m, text, ctx);
+}
+
+bool onnxruntime_available() {
+  return std::filesystem::exists(std::filesystem::path(QONNX_SOURCE_DIR) / "tools/ort/node_modules/onnxruntime-node") &&
+         std::system("command -v node >/dev/null 2>&1") == 0;
+}
+
+std::string onnxruntime_disagreement(const std::filesystem::path& model, const std::filesystem::path& inputs,
+                                     const std::filesystem::path& expected, double atol, double rtol) {
+  const std::filesystem::path log = model.string() + ".ort.log";
+  const std::string cmd = fmt::format("node {} {} --input-dir {} --expect {} --atol {} --rtol {} -q >{} 2>&1",
+                                      (std::filesystem::path(QONNX_SOURCE_DIR) / "tools/ort/run_ort.js").string(),
+                                      model.string(), inputs.string(), expected.string(), atol, rtol, log.string());
+  if (std::system(cmd.c_str()) == 0) return "";
+  std::ostringstream text;
+  text << std::ifstream(log).rdbuf();
+  return "onnxruntime disagrees or fails: " + text.str();
 }
 
 }  // namespace qonnx::test

@@ -46,6 +46,13 @@ void expect_error(const Result<std::vector<Tensor>>& r, Code code, const std::st
 // Every .onnx under QONNX_SHARED_MODELS (sorted); empty when ../shared is absent.
 std::vector<std::filesystem::path> shared_models();
 
+// Whether node and onnxruntime-node (tools/ort/node_modules, bash scripts/install-ort.sh) are installed.
+bool onnxruntime_available();
+// Runs `model` in onnxruntime (tools/ort/run_ort.js) on inputs/input_K.pb and compares with
+// expected/output_K.pb within atol + rtol * |expected|: "" when they agree, else run_ort's output.
+std::string onnxruntime_disagreement(const std::filesystem::path& model, const std::filesystem::path& inputs,
+                                     const std::filesystem::path& expected, double atol, double rtol);
+
 // Parses and runs a textual pipeline; whether any pass changed the model.
 Result<bool> run_passes(ir::Model& m, const std::string& text, pass::PassContext& ctx);
 Result<bool> run_passes(ir::Model& m, const std::string& text);

@@ -156,8 +156,9 @@ void max_pool_typed(const PoolPlan& p, const T* x, T* y, int64_t* indices, bool 
   }
 }
 
-template <typename T>
-void average_pool_typed(const PoolPlan& p, const T* x, T* y, bool count_include_pad) {
+// Sums tap(x) over each window and writes finish(sum, window index, spans) (AveragePool, LpPool).
+template <typename T, typename Tap, typename Finish>
+void sum_pool_typed(const PoolPlan& p, const T* x, T* y, Tap tap, Finish finish) {
   const std::vector<int64_t> strides = row_major_strides(p.geo.in);
   using C = Compute<T>;
   std::vector<int64_t> counter(p.geo.rank());
@@ -166,34 +167,34 @@ void average_pool_typed(const PoolPlan& p, const T* x, T* y, bool count_include_
     int64_t oo = 0;
     for_each_window(p, [&](const std::vector<int64_t>& o, const std::vector<Span>& spans) {
       C sum = 0;
-      int64_t count = 1;
-      for (size_t d = 0; d < spans.size(); ++d)
-        count *= count_include_pad ? p.padded_count[d][static_cast<size_t>(o[d])] : spans[d].count;
-      for_each_tap(spans, p.geo.dilations, strides, counter, [&](int64_t i) { sum += load(xp[i]); });
-      y[plane * p.out_size + oo] = store<T>(count > 0 ? sum / static_cast<C>(count) : C(0));
+      for_each_tap(spans, p.geo.dilations, strides, counter, [&](int64_t i) { sum += tap(load(xp[i])); });
+      y[plane * p.out_size + oo] = store<T>(finish(sum, o, spans));
       ++oo;
     });
   }
 }
 
+template <typename T>
+void average_pool_typed(const PoolPlan& p, const T* x, T* y, bool count_include_pad) {
+  using C = Compute<T>;
+  sum_pool_typed<T>(p, x, y, [](C v) { return v; }, [&](C sum, const std::vector<int64_t>& o, const std::vector<Span>& spans) {
+    int64_t count = 1;
+    for (size_t d = 0; d < spans.size(); ++d)
+      count *= count_include_pad ? p.padded_count[d][static_cast<size_t>(o[d])] : spans[d].count;
+    return count > 0 ? sum / static_cast<C>(count) : C(0);
+  });
+}
+
 // LpPool: (sum over the window of |x|^p)^(1/p); padding adds nothing.
 template <typename T>
 void lp_pool_typed(const PoolPlan& p, const T* x, T* y, int64_t power) {
-  const std::vector<int64_t> strides = row_major_strides(p.geo.in);
   using C = Compute<T>;
-  std::vector<int64_t> counter(p.geo.rank());
-  for (int64_t plane = 0; plane < p.planes; ++plane) {
-    const T* xp = x + plane * p.in_size;
-    int64_t oo = 0;
-    for_each_window(p, [&](const std::vector<int64_t>&, const std::vector<Span>& spans) {
-      C sum = 0;
-      for_each_tap(spans, p.geo.dilations, strides, counter, [&](int64_t i) {
-        sum += static_cast<C>(std::pow(std::fabs(load(xp[i])), static_cast<C>(power)));
+  const C exponent = static_cast<C>(power);
+  sum_pool_typed<T>(
+      p, x, y, [exponent](C v) { return static_cast<C>(std::pow(std::fabs(v), exponent)); },
+      [exponent](C sum, const std::vector<int64_t>&, const std::vector<Span>&) {
+        return static_cast<C>(std::pow(sum, static_cast<C>(1) / exponent));
       });
-      y[plane * p.out_size + oo] = store<T>(static_cast<C>(std::pow(sum, static_cast<C>(1) / static_cast<C>(power))));
-      ++oo;
-    });
-  }
 }
 
 }  // namespace
