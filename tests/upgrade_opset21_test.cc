@@ -215,6 +215,25 @@ TEST(UpgradeOpset21, GroupNormalizationScaleAndBiasBecomePerChannel) {
     EXPECT_NE(r.status().to_string().find(part), std::string::npos) << part << " in " << r.status().to_string();
 }
 
+// An op of a custom domain that neither the ONNX library nor qonnx-cc knows stays as it is through
+// the library's converter (which stops at op names it has no schema for) and the own adapters.
+TEST(UpgradeOpset21, CustomDomainOpsUnknownToTheLibraryPassThrough) {
+  io::ModelBuilder b(11);
+  b.import("my.domain", 1);
+  b.input("x", DType::kFloat, {2, 3}).output("y", DType::kFloat).output("z", DType::kFloat);
+  b.node("NoSchemaAnywhere", {"x"}, {"y"}, "my.domain").attr("alpha", 2.0f).name("custom");
+  b.node("ReduceMax", {"x"}, {"z"}).attr("axes", std::vector<int64_t>{1});
+  ir::Model m = b.build().value();
+  auto r = run_passes(m, "upgrade-opset{version=21}");
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(m.opset(""), 21);
+  bool kept = false;
+  for (const auto& n : m.graph().nodes())
+    kept |= n->name() == "custom" && n->domain() == "my.domain" && n->op_type() == "NoSchemaAnywhere" && n->attr_float("alpha", 0) == 2.0f;
+  EXPECT_TRUE(kept);
+  EXPECT_FALSE(m.opset("qonnx-cc.upgrade-opset.parked").has_value());
+}
+
 TEST(UpgradeOpset21, TargetsAndTheirRange) {
   const std::string qdq21 = pass::target_pipeline("qdq", 21).value();
   EXPECT_NE(qdq21.find("upgrade-opset{version=17},fold-constants{skip-quantizers=1},infer-shapes,upgrade-opset{version=21},"

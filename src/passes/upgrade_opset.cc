@@ -300,9 +300,10 @@ class UpgradeOpset : public pass::Pass {
   Status prepare(ir::Model& model, int64_t current, int64_t to) {
     std::vector<std::string> parked_names;
     for (const char* op : kParkedOps) parked_names.push_back(kParkedPrefix + std::string(op));
-    // ONNX 1.12's converter looks every node's op name up among all schemas, whatever its domain: an
-    // op of another domain the library has no schema for (IntQuant, FloatQuant) gets a stub under that
-    // name in the parking domain, which no node uses (the converter adapts default-domain ops only).
+    // ONNX 1.12's converter looks every node's op name up among all schemas, whatever its domain, and
+    // stops (unordered_map::at) at a name it has none for: an op of another domain (a user's custom op)
+    // gets a stub under that name in the parking domain, which no node uses (the converter adapts
+    // default-domain ops only).
     model.graph().visit_graphs([&](const ir::Graph& graph) {
       for (const auto& n : graph.nodes())
         if (!ir::is_default_domain(n->domain())) parked_names.push_back(n->op_type());

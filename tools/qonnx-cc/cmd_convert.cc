@@ -148,7 +148,8 @@ Status blame_type_error(const ConvertOptions& o, const std::vector<pass::Pipelin
 Status validate_result(const ConvertOptions& o, const std::vector<pass::PipelineItem>& pipeline, const ir::Model& model) {
   int64_t opset = model.opset("").value_or(1);
   if (opset > onnxlib::onnx_library_opset()) {
-    log::info("ONNX strict type check of the result skipped: the installed ONNX library knows opsets <= {}, the result uses {}",
+    log::info("ONNX strict type check of the result skipped: the installed ONNX library knows opsets <= {}, the result uses {} "
+              "(qonnx-cc's structural verifier checked it after every pass)",
               onnxlib::onnx_library_opset(), opset);
     return Status::ok();
   }
