@@ -92,6 +92,27 @@ TEST(Opset18To21Kernels, LpPoolBeforeAndFrom18) {
   expect_error(run_node(c), Code::kInvalidModel, "exist from LpPool-18 on");
 }
 
+TEST(Opset18To21Kernels, BitwiseOps) {
+  const Tensor a = make<int8_t>(DType::kInt8, {4}, {0x0f, -1, 0x55, -128}), b = make<int8_t>(DType::kInt8, {}, {0x33});
+  auto values = [](const Tensor& t) { return std::vector<int8_t>(t.data<int8_t>(), t.data<int8_t>() + t.numel()); };
+  auto r = run_node({"BitwiseAnd", "", 18, {}, {a, b}});
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(values(r.value()[0]), (std::vector<int8_t>{0x03, 0x33, 0x11, 0x00}));
+  r = run_node({"BitwiseOr", "", 21, {}, {a, b}});
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(values(r.value()[0]), (std::vector<int8_t>{0x3f, -1, 0x77, -128 | 0x33}));
+  r = run_node({"BitwiseXor", "", 18, {}, {a, b}});
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(values(r.value()[0]), (std::vector<int8_t>{0x3c, static_cast<int8_t>(0xcc), 0x66, static_cast<int8_t>(0xb3)}));
+  r = run_node({"BitwiseNot", "", 18, {}, {make<uint16_t>(DType::kUInt16, {2}, {0, 0x00ff})}});
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(r.value()[0].data<uint16_t>()[0], 0xffff);
+  EXPECT_EQ(r.value()[0].data<uint16_t>()[1], 0xff00);
+  // No library schema for ops new in 18..21: the kernel rejects the type.
+  expect_error(run_node({"BitwiseAnd", "", 18, {}, {f32({1}, {1}), f32({1}, {1})}}), Code::kUnsupported, "does not support type float");
+  expect_error(run_node({"BitwiseAnd", "", 17, {}, {a, b}}), Code::kUnsupported, "BitwiseAnd");
+}
+
 // Pad per version range: attributes (2..10), inputs (11..17), the axes input (18), wrap (19 on).
 TEST(Opset18To21Kernels, PadEveryVersionRange) {
   const Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
@@ -197,6 +218,19 @@ TEST(Opset18To21Kernels, OnnxruntimeAgrees) {
   auto none = [](io::NodeBuilder&) {};
   auto groups = [](io::NodeBuilder& n) { n.attr("num_groups", int64_t{3}).attr("epsilon", 1e-3f); };
   cases.push_back({"mish18", single(18, "Mish", none), false});
+  {
+    io::ModelBuilder b(18);
+    b.input("x", DType::kFloat, {2, 6, 5}).output("y", DType::kFloat);
+    b.initializer("mask", make<int32_t>(DType::kInt32, {5}, {0x0f0f, -1, 0x7ff0, 3, -256}));
+    // float -> int32 bits through the four ops -> float: every bitwise op in one exact model.
+    b.node("Cast", {"x"}, {"xi"}).attr("to", static_cast<int64_t>(DType::kInt32));
+    b.node("BitwiseAnd", {"xi", "mask"}, {"and"});
+    b.node("BitwiseOr", {"and", "xi"}, {"or"});
+    b.node("BitwiseXor", {"or", "mask"}, {"xor"});
+    b.node("BitwiseNot", {"xor"}, {"not"});
+    b.node("Cast", {"not"}, {"y"}).attr("to", static_cast<int64_t>(DType::kFloat));
+    cases.push_back({"bitwise18", std::move(b), false});
+  }
   cases.push_back({"gelu20", single(20, "Gelu", none), false});
   cases.push_back({"gelu20_tanh", single(20, "Gelu", [](io::NodeBuilder& n) { n.attr("approximate", "tanh"); }), false});
   cases.push_back({"group_norm18", single(18, "GroupNormalization", groups), false});
