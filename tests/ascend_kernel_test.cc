@@ -145,7 +145,7 @@ Result<std::vector<Tensor>> trans_quant(std::vector<Tensor> inputs, int64_t roun
 
 std::vector<uint64_t> words_of(const Tensor& t) {
   EXPECT_EQ(t.dtype(), DType::kUInt64);
-  return std::vector<uint64_t>(t.data<uint64_t>(), t.data<uint64_t>() + t.numel());
+  return values<uint64_t>(t);
 }
 
 TEST(TransQuantParamV2, WorkedWordsThroughTheKernel) {
@@ -221,8 +221,6 @@ TEST(TransQuantParamV2, Errors) {
 
 // --- QuantBatchMatMul ----------------------------------------------------------------------------
 
-Tensor i8(Dims dims, const std::vector<int8_t>& v) { return make<int8_t>(DType::kInt8, std::move(dims), v); }
-Tensor i32(Dims dims, const std::vector<int32_t>& v) { return make<int32_t>(DType::kInt32, std::move(dims), v); }
 Tensor words(Dims dims, const std::vector<uint64_t>& v) { return make<uint64_t>(DType::kUInt64, std::move(dims), v); }
 
 struct QbmmAttrs {
@@ -280,7 +278,7 @@ std::vector<int8_t> int8_result(const Result<std::vector<Tensor>>& r) {
   if (!r.is_ok()) return {};
   const Tensor& y = r.value()[0];
   EXPECT_EQ(y.dtype(), DType::kInt8);
-  return std::vector<int8_t>(y.data<int8_t>(), y.data<int8_t>() + y.numel());
+  return values<int8_t>(y);
 }
 
 TEST(QuantBatchMatMul, Int8OutputClampsTwice) {

@@ -210,7 +210,7 @@ TEST_F(ChannelsLastCli, WritesExactResultAndExplainsItself) {
   ASSERT_TRUE(io::write_file_atomic(path("in.onnx"), b.serialize()).is_ok());
   auto r = run_cli(fmt::format("channels-last {} --check 3 --stats", path("in.onnx")));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find(": ok over 3 runs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(": bit-identical over 3 runs"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("stats: to-channels-last: wrapped = 1"), std::string::npos) << r.err;
   auto out = io::load_model(path("in.channels_last.onnx"));
   ASSERT_TRUE(out.is_ok());
@@ -224,6 +224,23 @@ TEST_F(ChannelsLastCli, WritesExactResultAndExplainsItself) {
   EXPECT_EQ(run_cli(fmt::format("channels-last {} --check 1 --make-input-channels-last", path("in.onnx"))).exit_code, 2);
   EXPECT_EQ(run_cli(fmt::format("channels-last {} -o {}", path("missing.onnx"), path("o.onnx"))).exit_code, 3);
   EXPECT_FALSE(std::filesystem::exists(path("o.onnx")));
+}
+
+// A hard link names the input under another path: refused like the input's own path (fs::equivalent).
+TEST_F(ChannelsLastCli, RefusesToOverwriteTheInputThroughAHardLink) {
+  auto b = stem();
+  b.output("a", DType::kFloat, {1, 4, 6, 6});
+  const std::string bytes = b.serialize();
+  ASSERT_TRUE(io::write_file_atomic(path("in.onnx"), bytes).is_ok());
+  std::filesystem::create_hard_link(path("in.onnx"), path("link.onnx"));
+  for (const char* target : {"in.onnx", "link.onnx"}) {
+    auto r = run_cli(fmt::format("channels-last {} -o {}", path("in.onnx"), path(target)));
+    EXPECT_EQ(r.exit_code, 2) << target << ": " << r.err;
+    EXPECT_NE(r.err.find("refusing to overwrite the input"), std::string::npos) << r.err;
+  }
+  auto after = io::read_file(path("in.onnx"));
+  ASSERT_TRUE(after.is_ok());
+  EXPECT_EQ(after.value(), bytes);
 }
 
 }  // namespace

@@ -13,36 +13,10 @@
 namespace qonnx::test {
 namespace {
 
-using Attrs = std::function<void(io::NodeBuilder&)>;
-
-template <typename T>
-std::vector<T> values(const Tensor& t) {
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
-}
-
-Tensor u8(Dims dims, const std::vector<uint8_t>& v) { return make<uint8_t>(DType::kUInt8, std::move(dims), v); }
-
 std::vector<float> iota(int n) {
   std::vector<float> v(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i);
   return v;
-}
-
-Result<std::vector<Tensor>> run(const std::string& op, std::vector<Tensor> inputs, Attrs attrs = nullptr,
-                                int64_t opset = 13, int num_outputs = 1) {
-  NodeCase c;
-  c.op = op;
-  c.opset = opset;
-  c.inputs = std::move(inputs);
-  c.attrs = std::move(attrs);
-  c.num_outputs = num_outputs;
-  return run_node(c);
-}
-
-Tensor run_ok(const std::string& op, std::vector<Tensor> inputs, Attrs attrs = nullptr, int64_t opset = 13) {
-  auto r = run(op, std::move(inputs), std::move(attrs), opset);
-  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
-  return r.is_ok() ? r.value()[0] : Tensor();
 }
 
 Attrs ints(const std::string& name, std::vector<int64_t> v) {
@@ -82,20 +56,20 @@ TEST(ConvKernel, GroupsBiasDilationAutoPad) {
 
 TEST(ConvKernel, Errors) {
   Tensor x = f32({1, 3, 4, 4}, {}), w = f32({1, 2, 3, 3}, {});
-  expect_error(run("Conv", {x, w}), Code::kInvalidModel, "expects 2 input channels");
-  expect_error(run("Conv", {x, f32({1, 3, 3, 3}, {})}, [](io::NodeBuilder& n) { n.attr("group", 0); }),
+  expect_error(run_op("Conv", {x, w}), Code::kInvalidModel, "expects 2 input channels");
+  expect_error(run_op("Conv", {x, f32({1, 3, 3, 3}, {})}, [](io::NodeBuilder& n) { n.attr("group", 0); }),
                Code::kInvalidModel, "group must be a positive integer");
-  expect_error(run("Conv", {f32({1, 2, 3, 3}, {}), f32({3, 1, 1, 1}, {})}, [](io::NodeBuilder& n) { n.attr("group", 2); }),
+  expect_error(run_op("Conv", {f32({1, 2, 3, 3}, {}), f32({3, 1, 1, 1}, {})}, [](io::NodeBuilder& n) { n.attr("group", 2); }),
                Code::kInvalidModel, "not divisible by group");
-  expect_error(run("Conv", {x, f32({1, 3, 3, 3}, {})}, ints("kernel_shape", {2, 2})), Code::kInvalidModel,
+  expect_error(run_op("Conv", {x, f32({1, 3, 3, 3}, {})}, ints("kernel_shape", {2, 2})), Code::kInvalidModel,
                "kernel_shape");
-  expect_error(run("Conv", {f32({1, 1, 2, 2}, {}), f32({1, 1, 3, 3}, {})}), Code::kInvalidModel, "exceeds");
-  expect_error(run("Conv", {x, f32({2, 3, 1, 1}, {}), f32({3}, {})}), Code::kInvalidModel, "bias shape");
-  expect_error(run("Conv", {f32({1, 3}, {}), f32({1, 3}, {})}), Code::kInvalidModel, "rank >= 3");
-  expect_error(run("Conv", {x, f32({1, 3, 1, 1}, {})}, ints("pads", {1, 1})), Code::kInvalidModel,
+  expect_error(run_op("Conv", {f32({1, 1, 2, 2}, {}), f32({1, 1, 3, 3}, {})}), Code::kInvalidModel, "exceeds");
+  expect_error(run_op("Conv", {x, f32({2, 3, 1, 1}, {}), f32({3}, {})}), Code::kInvalidModel, "bias shape");
+  expect_error(run_op("Conv", {f32({1, 3}, {}), f32({1, 3}, {})}), Code::kInvalidModel, "rank >= 3");
+  expect_error(run_op("Conv", {x, f32({1, 3, 1, 1}, {})}, ints("pads", {1, 1})), Code::kInvalidModel,
                "attribute pads has 2 values");
-  expect_error(run("Conv", {x, f32({1, 3, 1, 1}, {})}, ints("strides", {0, 1})), Code::kInvalidModel, "strides");
-  expect_error(run("Conv", {x, f32({1, 3, 1, 1}, {})}, [](io::NodeBuilder& n) { n.attr("auto_pad", "SAME"); }),
+  expect_error(run_op("Conv", {x, f32({1, 3, 1, 1}, {})}, ints("strides", {0, 1})), Code::kInvalidModel, "strides");
+  expect_error(run_op("Conv", {x, f32({1, 3, 1, 1}, {})}, [](io::NodeBuilder& n) { n.attr("auto_pad", "SAME"); }),
                Code::kInvalidModel, "auto_pad");
 }
 
@@ -103,12 +77,12 @@ TEST(ConvKernel, EmptyBatchAndOutOfRangeAttributes) {
   Tensor y = run_ok("Conv", {f32({0, 1, 3, 3}, {}), f32({2, 1, 3, 3}, {})});
   EXPECT_EQ(y.dims(), (Dims{0, 2, 1, 1}));
   Tensor x = f32({1, 1, 3, 3}, {}), w = f32({1, 1, 1, 1}, {});
-  expect_error(run("Conv", {x, w}, ints("strides", {int64_t{1} << 40, 1})), Code::kInvalidModel, "out of range");
-  expect_error(run("Conv", {x, w}, ints("pads", {-1, 0, 0, 0})), Code::kInvalidModel, "out of range");
-  expect_error(run("MaxPool", {x}, [](io::NodeBuilder& n) {
+  expect_error(run_op("Conv", {x, w}, ints("strides", {int64_t{1} << 40, 1})), Code::kInvalidModel, "out of range");
+  expect_error(run_op("Conv", {x, w}, ints("pads", {-1, 0, 0, 0})), Code::kInvalidModel, "out of range");
+  expect_error(run_op("MaxPool", {x}, [](io::NodeBuilder& n) {
     n.attr("kernel_shape", std::vector<int64_t>{1, 1}).attr("pads", std::vector<int64_t>{int64_t{1} << 40, 0, 0, 0});
   }), Code::kInvalidModel, "out of range");
-  expect_error(run("ConvTranspose", {x, w}, ints("output_shape", {-1, 3})), Code::kInvalidModel, "output_shape");
+  expect_error(run_op("ConvTranspose", {x, w}, ints("output_shape", {-1, 3})), Code::kInvalidModel, "output_shape");
 }
 
 TEST(ConvIntegerKernel, ZeroPoints) {
@@ -141,12 +115,12 @@ TEST(ConvTransposeKernel, StridesPadsOutputShapeGroups) {
                     [](io::NodeBuilder& n) { n.attr("group", 2); });
   EXPECT_EQ(g.dims(), (Dims{1, 2, 1}));
   EXPECT_EQ(values_f32(g), (std::vector<float>{4, 11}));
-  expect_error(run("ConvTranspose", {x, f32({2, 1, 2}, {})}), Code::kInvalidModel, "input channels");
-  expect_error(run("ConvTranspose", {x, w}, ints("pads", {3, 3})), Code::kInvalidModel, "leave no output");
+  expect_error(run_op("ConvTranspose", {x, f32({2, 1, 2}, {})}), Code::kInvalidModel, "input channels");
+  expect_error(run_op("ConvTranspose", {x, w}, ints("pads", {3, 3})), Code::kInvalidModel, "leave no output");
 }
 
 TEST(MaxPoolKernel, IndicesStorageOrderAndCeilMode) {
-  auto r = run("MaxPool", {f32({1, 1, 4}, {1, 3, 2, 5})}, [](io::NodeBuilder& n) {
+  auto r = run_op("MaxPool", {f32({1, 1, 4}, {1, 3, 2, 5})}, [](io::NodeBuilder& n) {
     n.attr("kernel_shape", std::vector<int64_t>{2}).attr("strides", std::vector<int64_t>{2});
   }, 13, 2);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
@@ -154,7 +128,7 @@ TEST(MaxPoolKernel, IndicesStorageOrderAndCeilMode) {
   EXPECT_EQ(values<int64_t>(r.value()[1]), (std::vector<int64_t>{1, 3}));
   Tensor x2 = f32({1, 1, 2, 3}, {1, 6, 2, 4, 3, 7});
   for (int order : {0, 1}) {
-    auto r2 = run("MaxPool", {x2}, [order](io::NodeBuilder& n) {
+    auto r2 = run_op("MaxPool", {x2}, [order](io::NodeBuilder& n) {
       n.attr("kernel_shape", std::vector<int64_t>{2, 2}).attr("storage_order", order);
     }, 13, 2);
     ASSERT_TRUE(r2.is_ok()) << r2.status().to_string();
@@ -175,10 +149,10 @@ TEST(MaxPoolKernel, IndicesStorageOrderAndCeilMode) {
 
 TEST(MaxPoolKernel, Errors) {
   Tensor x = f32({1, 1, 4, 4}, {});
-  expect_error(run("MaxPool", {x}), Code::kInvalidModel, "kernel_shape is required");
-  expect_error(run("MaxPool", {x}, ints("kernel_shape", {2})), Code::kInvalidModel, "kernel_shape has 1 values");
-  expect_error(run("MaxPool", {x}, ints("kernel_shape", {5, 5})), Code::kInvalidModel, "exceeds");
-  expect_error(run("MaxPool", {f32({4, 4}, {})}, ints("kernel_shape", {2})), Code::kInvalidModel, "rank >= 3");
+  expect_error(run_op("MaxPool", {x}), Code::kInvalidModel, "kernel_shape is required");
+  expect_error(run_op("MaxPool", {x}, ints("kernel_shape", {2})), Code::kInvalidModel, "kernel_shape has 1 values");
+  expect_error(run_op("MaxPool", {x}, ints("kernel_shape", {5, 5})), Code::kInvalidModel, "exceeds");
+  expect_error(run_op("MaxPool", {f32({4, 4}, {})}, ints("kernel_shape", {2})), Code::kInvalidModel, "rank >= 3");
 }
 
 TEST(AveragePoolKernel, CountIncludePad) {
@@ -205,16 +179,16 @@ TEST(BatchNormalizationKernel, InferenceValuesAndErrors) {
   auto eps0 = [](io::NodeBuilder& n) { n.attr("epsilon", 0.0f); };
   Tensor y = run_ok("BatchNormalization", {x, f32({2}, {1, 2}), f32({2}, {0, 1}), f32({2}, {1, 3}), f32({2}, {4, 0.25f})}, eps0);
   EXPECT_EQ(values_f32(y), (std::vector<float>{0, 0.5f, 1, 5}));
-  expect_error(run("BatchNormalization", {x, f32({3}, {}), f32({2}, {}), f32({2}, {}), f32({2}, {})}),
+  expect_error(run_op("BatchNormalization", {x, f32({3}, {}), f32({2}, {}), f32({2}, {}), f32({2}, {})}),
                Code::kInvalidModel, "one value per channel");
-  expect_error(run("BatchNormalization", {x, f32({2}, {}), f32({2}, {}), f32({2}, {})}), Code::kInvalidModel,
+  expect_error(run_op("BatchNormalization", {x, f32({2}, {}), f32({2}, {}), f32({2}, {})}), Code::kInvalidModel,
                "input_var");
-  expect_error(run("BatchNormalization", {x, f32({2}, {}), f32({2}, {}), f32({2}, {}), f32({2}, {})}, nullptr, 13, 3),
+  expect_error(run_op("BatchNormalization", {x, f32({2}, {}), f32({2}, {}), f32({2}, {}), f32({2}, {})}, nullptr, 13, 3),
                Code::kUnsupported, "training outputs");
 }
 
 TEST(BatchNormalizationKernel, TrainingModeRunningStatistics) {
-  auto r = run("BatchNormalization",
+  auto r = run_op("BatchNormalization",
                {f32({2, 1, 1, 2}, {1, 2, 3, 4}), f32({1}, {1}), f32({1}, {0}), f32({1}, {0}), f32({1}, {1})},
                [](io::NodeBuilder& n) { n.attr("training_mode", 1).attr("epsilon", 0.0f); }, 15, 3);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
@@ -227,21 +201,21 @@ TEST(NormalizationKernels, InstanceLayerLrn) {
   Tensor i = run_ok("InstanceNormalization", {f32({1, 1, 2}, {1, 3}), f32({1}, {2}), f32({1}, {1})},
                     [](io::NodeBuilder& n) { n.attr("epsilon", 0.0f); });
   EXPECT_EQ(values_f32(i), (std::vector<float>{-1, 3}));
-  auto ln = run("LayerNormalization", {f32({2, 2}, {1, 3, 0, 4}), f32({2}, {1, 2}), f32({2}, {0, 1})},
+  auto ln = run_op("LayerNormalization", {f32({2, 2}, {1, 3, 0, 4}), f32({2}, {1, 2}), f32({2}, {0, 1})},
                 [](io::NodeBuilder& n) { n.attr("epsilon", 0.0f); }, 17, 3);
   ASSERT_TRUE(ln.is_ok()) << ln.status().to_string();
   EXPECT_EQ(values_f32(ln.value()[0]), (std::vector<float>{-1, 3, -1, 3}));
   EXPECT_EQ(ln.value()[1].dims(), (Dims{2, 1}));
   EXPECT_EQ(values_f32(ln.value()[1]), (std::vector<float>{2, 2}));
   EXPECT_EQ(values_f32(ln.value()[2]), (std::vector<float>{1, 0.5f}));
-  expect_error(run("LayerNormalization", {f32({2, 2}, {}), f32({3}, {})}, nullptr, 17), Code::kInvalidModel,
+  expect_error(run_op("LayerNormalization", {f32({2, 2}, {}), f32({3}, {})}, nullptr, 17), Code::kInvalidModel,
                "does not broadcast");
   Tensor l = run_ok("LRN", {f32({1, 2, 1, 1}, {1, 2})}, [](io::NodeBuilder& n) {
     n.attr("size", 2).attr("alpha", 2.0f).attr("beta", 1.0f).attr("bias", 1.0f);
   });
   EXPECT_FLOAT_EQ(values_f32(l)[0], 1.0f / 6.0f);
   EXPECT_FLOAT_EQ(values_f32(l)[1], 0.4f);
-  expect_error(run("InstanceNormalization", {f32({1, 2, 2}, {}), f32({1}, {}), f32({2}, {})}), Code::kInvalidModel,
+  expect_error(run_op("InstanceNormalization", {f32({1, 2, 2}, {}), f32({1}, {}), f32({2}, {})}), Code::kInvalidModel,
                "one value per channel");
 }
 

@@ -1,6 +1,7 @@
 // The Graph mutation API keeps producer and use links consistent (the verifier accepts the result),
 // and the verifier rejects each malformed graph it knows.
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include "qonnx/io/model_builder.h"
 #include "qonnx/io/model_text.h"
@@ -59,6 +60,20 @@ TEST(GraphMutation, ReplaceAllUsesReachesGraphOutputs) {
   EXPECT_EQ(g.outputs()[0]->name(), "y2");
   g.remove_node(neg);
   EXPECT_TRUE(pass::verify_graph(m).is_ok()) << pass::verify_graph(m).to_string();
+}
+
+TEST(GraphMutation, DeclaredInputAndOutputTypesCanBeEdited) {
+  ir::Model m = chain();
+  ir::Graph& g = m.graph();
+  ASSERT_EQ(g.type_of(g.inputs()[0])->dims, (Dims{2}));
+  auto* in_shape = g.mutable_input_info(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  in_shape->mutable_dim(0)->set_dim_value(5);
+  in_shape->add_dim()->set_dim_value(3);
+  g.mutable_output_info(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(7);
+  // type_of reads the edited declarations (its index points at the graph's own protos).
+  EXPECT_EQ(g.type_of(g.inputs()[0])->dims, (Dims{5, 3}));
+  EXPECT_EQ(g.type_of(g.outputs()[0])->dims, (Dims{7}));
+  EXPECT_EQ(g.input_info(0)->type().tensor_type().shape().dim_size(), 2);
 }
 
 TEST(GraphMutation, RenameUpdatesOutputsInitializersAndAnnotations) {

@@ -11,35 +11,6 @@
 namespace qonnx::test {
 namespace {
 
-template <typename T>
-std::vector<T> values(const Tensor& t) {
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
-}
-
-Tensor i8(Dims dims, const std::vector<int8_t>& v) { return make<int8_t>(DType::kInt8, std::move(dims), v); }
-Tensor u8(Dims dims, const std::vector<uint8_t>& v) { return make<uint8_t>(DType::kUInt8, std::move(dims), v); }
-Tensor i32(Dims dims, const std::vector<int32_t>& v) { return make<int32_t>(DType::kInt32, std::move(dims), v); }
-
-Result<std::vector<Tensor>> run(const std::string& op, std::vector<Tensor> inputs,
-                                std::function<void(io::NodeBuilder&)> attrs = nullptr, int64_t opset = 13,
-                                int num_outputs = 1) {
-  NodeCase c;
-  c.op = op;
-  c.opset = opset;
-  c.inputs = std::move(inputs);
-  c.attrs = std::move(attrs);
-  c.num_outputs = num_outputs;
-  return run_node(c);
-}
-
-// Runs and returns output #0, failing the test on an error.
-Tensor run_ok(const std::string& op, std::vector<Tensor> inputs, std::function<void(io::NodeBuilder&)> attrs = nullptr,
-              int64_t opset = 13) {
-  auto r = run(op, std::move(inputs), std::move(attrs), opset);
-  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
-  return r.is_ok() ? r.value()[0] : Tensor();
-}
-
 TEST(MatMulKernel, TwoByThreeTimesThreeByTwo) {
   Tensor y = run_ok("MatMul", {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({3, 2}, {7, 8, 9, 10, 11, 12})});
   EXPECT_EQ(y.dims(), (Dims{2, 2}));
@@ -62,8 +33,8 @@ TEST(MatMulKernel, IntegersAreExact) {
 }
 
 TEST(MatMulKernel, InnerDimensionMismatch) {
-  expect_error(run("MatMul", {f32({2, 3}, {}), f32({2, 2}, {})}), Code::kInvalidModel, "inner dimension");
-  expect_error(run("MatMul", {f32({}, {1}), f32({2}, {})}), Code::kInvalidModel, "rank >= 1");
+  expect_error(run_op("MatMul", {f32({2, 3}, {}), f32({2, 2}, {})}), Code::kInvalidModel, "inner dimension");
+  expect_error(run_op("MatMul", {f32({}, {1}), f32({2}, {})}), Code::kInvalidModel, "rank >= 1");
 }
 
 TEST(GemmKernel, TransposesAlphaBetaAndRowBias) {
@@ -77,9 +48,9 @@ TEST(GemmKernel, TransposesAlphaBetaAndRowBias) {
 TEST(GemmKernel, OptionalCAndBadC) {
   Tensor y = run_ok("Gemm", {f32({1, 2}, {1, 2}), f32({2, 1}, {3, 4})});
   EXPECT_EQ(values_f32(y), (std::vector<float>{11}));
-  expect_error(run("Gemm", {f32({2, 2}, {}), f32({2, 2}, {}), f32({3}, {})}), Code::kInvalidModel,
+  expect_error(run_op("Gemm", {f32({2, 2}, {}), f32({2, 2}, {}), f32({3}, {})}), Code::kInvalidModel,
                "does not broadcast");
-  expect_error(run("Gemm", {f32({2, 2, 1}, {}), f32({2, 2}, {})}), Code::kInvalidModel, "must be 2-D");
+  expect_error(run_op("Gemm", {f32({2, 2, 1}, {}), f32({2, 2}, {})}), Code::kInvalidModel, "must be 2-D");
 }
 
 Tensor einsum(const std::string& eq, std::vector<Tensor> ins) {
@@ -103,11 +74,11 @@ TEST(EinsumKernel, ExplicitImplicitDiagonalAndEllipsis) {
 
 TEST(EinsumKernel, Errors) {
   auto eq = [](const std::string& e) { return [e](io::NodeBuilder& n) { n.attr("equation", e); }; };
-  expect_error(run("Einsum", {f32({2, 2}, {})}, eq("ij,jk->ik"), 12), Code::kInvalidModel, "operands");
-  expect_error(run("Einsum", {f32({2, 2}, {})}, eq("ijk"), 12), Code::kInvalidModel, "rank");
-  expect_error(run("Einsum", {f32({2, 3}, {}), f32({2, 3}, {})}, eq("ij,jk"), 12), Code::kInvalidModel, "size");
-  expect_error(run("Einsum", {f32({2, 2}, {})}, eq("ij->iz"), 12), Code::kInvalidModel, "unknown or repeated");
-  expect_error(run("Einsum", {f32({2, 2}, {})}, eq("i-j"), 12), Code::kInvalidModel, "unexpected character");
+  expect_error(run_op("Einsum", {f32({2, 2}, {})}, eq("ij,jk->ik"), 12), Code::kInvalidModel, "operands");
+  expect_error(run_op("Einsum", {f32({2, 2}, {})}, eq("ijk"), 12), Code::kInvalidModel, "rank");
+  expect_error(run_op("Einsum", {f32({2, 3}, {}), f32({2, 3}, {})}, eq("ij,jk"), 12), Code::kInvalidModel, "size");
+  expect_error(run_op("Einsum", {f32({2, 2}, {})}, eq("ij->iz"), 12), Code::kInvalidModel, "unknown or repeated");
+  expect_error(run_op("Einsum", {f32({2, 2}, {})}, eq("i-j"), 12), Code::kInvalidModel, "unexpected character");
 }
 
 TEST(EinsumKernel, EmptyContractionGivesZeros) {
@@ -124,7 +95,7 @@ TEST(DetKernel, PivotingAndBatches) {
   auto v = values_f32(d);
   EXPECT_FLOAT_EQ(v[0], -2.0f);
   EXPECT_FLOAT_EQ(v[1], 24.0f);
-  expect_error(run("Det", {f32({2, 3}, {})}), Code::kInvalidModel, "square");
+  expect_error(run_op("Det", {f32({2, 3}, {})}), Code::kInvalidModel, "square");
 }
 
 TEST(QuantizeLinearKernel, RoundsHalfToEvenThenAddsZeroPoint) {
@@ -143,10 +114,10 @@ TEST(QuantizeLinearKernel, PerAxis) {
   EXPECT_EQ(values<uint8_t>(y), (std::vector<uint8_t>{2, 11, 4, 12}));
   Tensor y0 = run_ok("QuantizeLinear", {x, f32({2}, {1, 2}), u8({2}, {0, 10})}, [](io::NodeBuilder& n) { n.attr("axis", 0); });
   EXPECT_EQ(values<uint8_t>(y0), (std::vector<uint8_t>{2, 2, 12, 12}));
-  expect_error(run("QuantizeLinear", {x, f32({2}, {1, 2}), u8({2}, {0, 0})}, nullptr, 10), Code::kInvalidModel,
+  expect_error(run_op("QuantizeLinear", {x, f32({2}, {1, 2}), u8({2}, {0, 0})}, nullptr, 10), Code::kInvalidModel,
                "scalar before opset 13");
-  expect_error(run("QuantizeLinear", {x, f32({3}, {1, 2, 3}), u8({3}, {})}), Code::kInvalidModel, "per-axis");
-  expect_error(run("QuantizeLinear", {x, f32({2}, {1, 2}), u8({1}, {0})}), Code::kInvalidModel, "zero point shape");
+  expect_error(run_op("QuantizeLinear", {x, f32({3}, {1, 2, 3}), u8({3}, {})}), Code::kInvalidModel, "per-axis");
+  expect_error(run_op("QuantizeLinear", {x, f32({2}, {1, 2}), u8({1}, {0})}), Code::kInvalidModel, "zero point shape");
 }
 
 TEST(DequantizeLinearKernel, ZeroPointScaleAndInt32) {
@@ -156,11 +127,11 @@ TEST(DequantizeLinearKernel, ZeroPointScaleAndInt32) {
             (std::vector<float>{-500000, 3.5f}));
   Tensor pa = run_ok("DequantizeLinear", {i8({1, 2, 2}, {1, 1, 1, 1}), f32({2}, {1, 3}), i8({2}, {0, 2})});
   EXPECT_EQ(values_f32(pa), (std::vector<float>{1, 1, -3, -3}));
-  expect_error(run("DequantizeLinear", {u8({2}, {}), f32s(1.0f), i8({}, {0})}), Code::kInvalidModel, "must be one type");
+  expect_error(run_op("DequantizeLinear", {u8({2}, {}), f32s(1.0f), i8({}, {0})}), Code::kInvalidModel, "must be one type");
 }
 
 TEST(DynamicQuantizeLinearKernel, SpecExample) {
-  auto r = run("DynamicQuantizeLinear", {f32({6}, {0, 2, -3, -2.5f, 1.34f, 0.5f})}, nullptr, 11, 3);
+  auto r = run_op("DynamicQuantizeLinear", {f32({6}, {0, 2, -3, -2.5f, 1.34f, 0.5f})}, nullptr, 11, 3);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(values<uint8_t>(r.value()[0]), (std::vector<uint8_t>{153, 255, 0, 26, 221, 179}));
   EXPECT_FLOAT_EQ(values_f32(r.value()[1])[0], 5.0f / 255.0f);
@@ -172,8 +143,8 @@ TEST(MatMulIntegerKernel, ScalarAndPerRowZeroPoints) {
   EXPECT_EQ(values<int32_t>(run_ok("MatMulInteger", {a, b, u8({}, {10})})), (std::vector<int32_t>{5, 11}));
   EXPECT_EQ(values<int32_t>(run_ok("MatMulInteger", {a, b, u8({2}, {10, 12}), u8({}, {1})})),
             (std::vector<int32_t>{2, 2}));
-  expect_error(run("MatMulInteger", {a, b, u8({3}, {1, 2, 3})}), Code::kInvalidModel, "does not fit");
-  expect_error(run("MatMulInteger", {f32({2, 2}, {}), b}), Code::kInvalidModel, "is float, which MatMulInteger type parameter T1");
+  expect_error(run_op("MatMulInteger", {a, b, u8({3}, {1, 2, 3})}), Code::kInvalidModel, "does not fit");
+  expect_error(run_op("MatMulInteger", {f32({2, 2}, {}), b}), Code::kInvalidModel, "is float, which MatMulInteger type parameter T1");
 }
 
 TEST(QLinearMatMulKernel, RequantizesWithRounding) {
@@ -181,7 +152,7 @@ TEST(QLinearMatMulKernel, RequantizesWithRounding) {
   Tensor y = run_ok("QLinearMatMul", {u8({1, 2}, {3, 4}), f32s(0.5f), u8({}, {1}), u8({2, 1}, {1, 1}), f32s(1.0f),
                                       u8({}, {0}), f32s(1.0f), u8({}, {10})});
   EXPECT_EQ(values<uint8_t>(y), (std::vector<uint8_t>{12}));
-  expect_error(run("QLinearMatMul", {u8({1, 2}, {}), f32({3}, {}), u8({}, {}), u8({2, 1}, {}), f32s(1.0f), u8({}, {}),
+  expect_error(run_op("QLinearMatMul", {u8({1, 2}, {}), f32({3}, {}), u8({}, {}), u8({2, 1}, {}), f32s(1.0f), u8({}, {}),
                                      f32s(1.0f), u8({}, {})}),
                Code::kInvalidModel, "scale shape");
 }

@@ -40,7 +40,7 @@ Tensor tie_rich_input() {
   return f32(kX, v);
 }
 
-Tensor typed(DType dtype, Dims dims, const std::vector<float>& v) { return exec::cast_tensor(f32(std::move(dims), v), dtype); }
+Tensor typed(DType dtype, Dims dims, const std::vector<float>& v) { return exec::cast_tensor(f32(std::move(dims), v), dtype).value(); }
 
 struct ClassCase {
   std::string name;
@@ -51,7 +51,7 @@ ClassCase quant_case(const std::string& name, const std::string& mode, DType sca
                      bool per_channel, bool weight = false, DType x_t = DType::kFloat) {
   io::ModelBuilder b(13);
   b.import(kQ, 1);
-  if (weight) b.initializer("x", exec::cast_tensor(tie_rich_input(), scale_t == DType::kDouble ? DType::kDouble : DType::kFloat));
+  if (weight) b.initializer("x", exec::cast_tensor(tie_rich_input(), scale_t == DType::kDouble ? DType::kDouble : DType::kFloat).value());
   else b.input("x", x_t, kX);
   b.output("y", DType::kFloat, kX);
   // Integer parameter types need integral scales.
@@ -214,7 +214,7 @@ TEST(LoweringClasses, EveryClassLowersExactlyWithNoQonnxOpLeft) {
     // Only the data input is left to feed.
     ASSERT_EQ(lowered->graph().inputs().size(), lowered->graph().runtime_inputs().size());
     std::map<std::string, Tensor> feeds;
-    if (!lowered->graph().inputs().empty()) feeds["x"] = exec::cast_tensor(x, lowered->graph().type_of(lowered->graph().inputs()[0])->dtype);
+    if (!lowered->graph().inputs().empty()) feeds["x"] = exec::cast_tensor(x, lowered->graph().type_of(lowered->graph().inputs()[0])->dtype).value();
     // The executor enforces ONNX's type constraints: running at all means the graph is type-correct.
     auto a = exec::Executor::create(original.value()).value().run(feeds);
     auto b = exec::Executor::create(lowered.value()).value().run(feeds);
@@ -278,7 +278,7 @@ TEST(LoweringClasses, OnnxruntimeRunsEveryLoweredClassExactly) {
     ASSERT_TRUE(original.is_ok() && lowered.is_ok());
     std::map<std::string, Tensor> feeds;
     if (!lowered->graph().inputs().empty()) {
-      feeds["x"] = exec::cast_tensor(x, lowered->graph().type_of(lowered->graph().inputs()[0])->dtype);
+      feeds["x"] = exec::cast_tensor(x, lowered->graph().type_of(lowered->graph().inputs()[0])->dtype).value();
       ASSERT_TRUE(io::write_tensor_pb(d / "inputs/input_0.pb", "x", feeds["x"]).is_ok());
     }
     auto want = exec::Executor::create(original.value()).value().run(feeds);

@@ -40,15 +40,6 @@ Result<std::vector<Tensor>> dequantize(const Tensor& x, const Tensor& scale, con
   });
 }
 
-Tensor i8(Dims dims, const std::vector<int8_t>& v) { return make<int8_t>(DType::kInt8, std::move(dims), v); }
-Tensor u8(Dims dims, const std::vector<uint8_t>& v) { return make<uint8_t>(DType::kUInt8, std::move(dims), v); }
-Tensor i32(Dims dims, const std::vector<int32_t>& v) { return make<int32_t>(DType::kInt32, std::move(dims), v); }
-
-template <typename T>
-std::vector<T> values(const Tensor& t) {
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
-}
-
 // Per-tensor int8 quantization of x with scale 1 and zero point 0.
 std::vector<int8_t> codes(const std::vector<float>& x, int64_t mode) {
   auto r = quantize(f32({static_cast<int64_t>(x.size())}, x), f32s(1.0f), i8({}, {0}), "i8", mode);

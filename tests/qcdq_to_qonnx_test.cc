@@ -27,7 +27,7 @@ io::ModelBuilder qcdq_model(DType code, double zero_point, std::optional<std::pa
   io::ModelBuilder b(code == DType::kInt16 || code == DType::kUInt16 ? 21 : 13);
   b.input("x", DType::kFloat, dims).output("y", DType::kFloat, dims);
   b.initializer("s", f32s(0.25f));
-  auto typed = [&](double v) { return exec::cast_tensor(Tensor::scalar<double>(DType::kDouble, v), code); };
+  auto typed = [&](double v) { return exec::cast_tensor(Tensor::scalar<double>(DType::kDouble, v), code).value(); };
   std::vector<std::string> params = {"x", "s"};
   if (with_zero_point) {
     b.initializer("z", typed(zero_point));
@@ -56,7 +56,7 @@ const ir::Node* only_quant(const ir::Model& m) {
 }
 
 float constant_scalar(const ir::Model& m, const ir::Value* v) {
-  return exec::cast_tensor(m.graph().initializer_tensor(v).value(), DType::kFloat).data<float>()[0];
+  return exec::cast_tensor(m.graph().initializer_tensor(v).value(), DType::kFloat).value().data<float>()[0];
 }
 
 // Converts and checks: exactly one Quant with the given format, and exec equal bit for bit.
@@ -176,7 +176,7 @@ std::string describe_quantizer(const ir::Model& m, const ir::Node& n) {
     if (!v) return std::string("-");
     auto t = m.graph().initializer_tensor(v);
     if (!t.is_ok()) return std::string("dynamic");
-    Tensor f = exec::cast_tensor(t.value(), DType::kFloat);
+    Tensor f = exec::cast_tensor(t.value(), DType::kFloat).value();
     std::string out;
     for (int64_t i = 0; i < f.numel(); ++i) out += fmt::format("{},", f.data<float>()[i]);
     return out;

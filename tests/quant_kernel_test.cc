@@ -1,9 +1,12 @@
 // Quant / BipolarQuant / Trunc kernels against SEMANTICS.md section 1.
+#include <cctype>
 #include <cmath>
 #include <limits>
 
 #include <gtest/gtest.h>
 
+#include "qonnx/dialect/qonnx_dialect.h"
+#include "qonnx/kernels/rounding.h"
 #include "support/test_util.h"
 
 namespace qonnx::test {
@@ -43,6 +46,22 @@ TEST(QuantKernel, RoundingTable) {
       {"round", {2, -2, 2, -1, 0, -0, 2, -2}},
   };
   for (const auto& row : rows) EXPECT_EQ(quant_values(x, 8, 1, 0, row.mode), row.expected) << row.mode;
+}
+
+// The kernels accept exactly the dialect's rounding-mode names, in any case, and nothing else.
+TEST(QuantKernel, RoundingModesAreTheDialectsNames) {
+  for (const std::string& name : dialect::rounding_mode_names()) {
+    auto mode = kernels::parse_rounding_mode(name);
+    ASSERT_TRUE(mode.has_value()) << name;
+    EXPECT_EQ(name == "HALF_EVEN" ? std::string("ROUND") : name, kernels::rounding_mode_name(*mode));
+    std::string lower = name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    EXPECT_EQ(kernels::parse_rounding_mode(lower), mode) << lower;
+  }
+  EXPECT_FALSE(kernels::parse_rounding_mode("NEAREST").has_value());
+  EXPECT_FALSE(kernels::parse_rounding_mode("").has_value());
+  expect_error(quant(f32({1}, {1}), f32s(1), f32s(0), f32s(8), 1, 0, "NEAREST"), Code::kUnsupported,
+               "accepted: ROUND, HALF_EVEN, CEIL, FLOOR, UP, DOWN, HALF_UP, HALF_DOWN");
 }
 
 TEST(QuantKernel, HalfUpUsesFloatFormula) {

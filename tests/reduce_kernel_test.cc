@@ -10,14 +10,6 @@
 namespace qonnx::test {
 namespace {
 
-std::vector<int64_t> values_i64(const Tensor& t) { return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel()); }
-
-Result<Tensor> run1(const NodeCase& c) {
-  auto r = run_node(c);
-  if (!r.is_ok()) return std::move(r).status();
-  return r.value()[0];
-}
-
 NodeCase reduce(const std::string& op, Tensor x, std::vector<int64_t> axes, int keepdims, int opset = 13) {
   NodeCase c{op};
   c.opset = opset;
@@ -150,11 +142,11 @@ TEST(ReduceKernel, ArgMaxSelectLastIndexAndEmptyAxis) {
   c.attrs = [](io::NodeBuilder& n) { n.attr("axis", 1).attr("keepdims", 0); };
   auto r = run1(c);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(values_i64(*r), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(values<int64_t>(*r), (std::vector<int64_t>{1, 0}));
   c.attrs = [](io::NodeBuilder& n) { n.attr("axis", 1).attr("keepdims", 0).attr("select_last_index", 1); };
   r = run1(c);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(values_i64(*r), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(values<int64_t>(*r), (std::vector<int64_t>{2, 1}));
   c.inputs = {f32({2, 0}, {})};
   EXPECT_FALSE(run_node(c).is_ok());
 }
@@ -178,11 +170,11 @@ TEST(ReduceKernel, TopKTiesPreferLowerIndex) {
   auto r = run_node(c);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(values_f32(r.value()[0]), (std::vector<float>{7, 7, 2}));
-  EXPECT_EQ(values_i64(r.value()[1]), (std::vector<int64_t>{1, 3, 0}));
+  EXPECT_EQ(values<int64_t>(r.value()[1]), (std::vector<int64_t>{1, 3, 0}));
   c.attrs = [](io::NodeBuilder& n) { n.attr("largest", 0); };
   r = run_node(c);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(values_i64(r.value()[1]), (std::vector<int64_t>{4, 0, 2}));
+  EXPECT_EQ(values<int64_t>(r.value()[1]), (std::vector<int64_t>{4, 0, 2}));
   c.inputs = {f32({5}, {}), i64({1}, {6})};
   EXPECT_FALSE(run_node(c).is_ok());
 }

@@ -10,25 +10,6 @@
 namespace qonnx::test {
 namespace {
 
-
-Tensor strings(Dims dims, const std::vector<std::string>& v) {
-  Tensor t(DType::kString, std::move(dims));
-  t.strings() = v;
-  return t;
-}
-
-Result<Tensor> run1(NodeCase c) {
-  auto r = run_node(c);
-  if (!r.is_ok()) return std::move(r).status();
-  return r.value()[0];
-}
-
-void expect_error(const NodeCase& c, const std::string& fragment) {
-  auto r = run_node(c);
-  ASSERT_FALSE(r.is_ok()) << c.op << " should fail";
-  EXPECT_NE(r.status().to_string().find(fragment), std::string::npos) << r.status().to_string();
-}
-
 TEST(ShapeKernel, GatherNegativeIndexAndAxis) {
   NodeCase c{"Gather"};
   c.inputs = {f32({2, 3}, {1, 2, 3, 4, 5, 6}), i64({2}, {-1, 0})};
@@ -304,6 +285,25 @@ TEST(ShapeKernel, HostileParametersAreHandled) {
   onehot.opset = 11;
   onehot.inputs = {i64({1}, {0}), f32s(1e20f), f32({2}, {0, 1})};
   EXPECT_FALSE(run_node(onehot).is_ok());
+}
+
+// EyeLike: dtype and k parsed once per node; an unknown or unsupported dtype fails at plan time.
+TEST(ShapeKernel, EyeLikeDtypeAndDiagonal) {
+  NodeCase c{"EyeLike"};
+  c.inputs = {f32({2, 3}, {})};
+  c.attrs = [](io::NodeBuilder& n) { n.attr("k", 1).attr("dtype", static_cast<int64_t>(DType::kInt32)); };
+  auto r = run1(c);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(r->dtype(), DType::kInt32);
+  EXPECT_EQ(values<int32_t>(*r), (std::vector<int32_t>{0, 1, 0, 0, 0, 1}));
+  c.attrs = nullptr;
+  r = run1(c);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(values_f32(*r), (std::vector<float>{1, 0, 0, 0, 1, 0}));
+  c.attrs = [](io::NodeBuilder& n) { n.attr("dtype", static_cast<int64_t>(DType::kString)); };
+  expect_error(c, "EyeLike to string is not supported");
+  c.attrs = [](io::NodeBuilder& n) { n.attr("dtype", int64_t{99}); };
+  expect_error(c, "unknown dtype 99");
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <stdexcept>
 #include <type_traits>
 
 namespace qonnx::exec {
@@ -48,20 +47,21 @@ To convert(const From& v) {
 
 }  // namespace
 
-Tensor cast_tensor(const Tensor& in, DType to) {
+Result<Tensor> cast_tensor(const Tensor& in, DType to) {
   if (in.dtype() == to) return in;
+  const auto numeric = [](DType t) { return visit_dtype(t, [](auto) {}); };
+  if (!numeric(in.dtype()) || !numeric(to))
+    return Status(Code::kUnsupported, std::string("cannot cast ") + dtype_name(in.dtype()) + " to " + dtype_name(to));
   Tensor out(to, in.dims());
-  bool ok = visit_dtype(in.dtype(), [&](auto from_tag) {
+  visit_dtype(in.dtype(), [&](auto from_tag) {
     using From = decltype(from_tag);
     const From* src = in.data<From>();
-    bool inner = visit_dtype(to, [&](auto to_tag) {
+    visit_dtype(to, [&](auto to_tag) {
       using To = decltype(to_tag);
       To* dst = out.data<To>();
       for (int64_t i = 0; i < in.numel(); ++i) dst[i] = convert<To>(src[i]);
     });
-    if (!inner) throw std::invalid_argument(std::string("cannot cast to ") + dtype_name(to));
   });
-  if (!ok) throw std::invalid_argument(std::string("cannot cast from ") + dtype_name(in.dtype()));
   return out;
 }
 

@@ -574,6 +574,8 @@ void Graph::add_value_info(std::unique_ptr<onnx::ValueInfoProto> info) {
 
 const onnx::ValueInfoProto* Graph::input_info(size_t i) const { return input_info_[i].get(); }
 const onnx::ValueInfoProto* Graph::output_info(size_t i) const { return output_info_[i].get(); }
+onnx::ValueInfoProto* Graph::mutable_input_info(size_t i) { return input_info_[i].get(); }
+onnx::ValueInfoProto* Graph::mutable_output_info(size_t i) { return output_info_[i].get(); }
 
 Status Graph::add_initializer(Initializer init) {
   Value* v = init.value;

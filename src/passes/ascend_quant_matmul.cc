@@ -257,6 +257,57 @@ struct Match {
   int32_t out_zero_point = 0;
 };
 
+// Where a rewrite of a match puts its nodes: the matched MatMul/Gemm, bias Add and requantizing
+// QuantizeLinear are removed, the new nodes go where they were, named after the matmul (`base`), and
+// the one created with `final_output` writes the matched output.
+class RewriteSite {
+ public:
+  RewriteSite(ir::Graph& g, const Match& m, const std::string& name_suffix) : g_(g) {
+    ir::Node* last = m.requantize ? m.requantize : m.bias_add ? m.bias_add : m.matmul;
+    before_ = g.next_node(last);
+    out_name_ = last->output(0)->name();
+    base_ = (m.matmul->name().empty() ? m.matmul->output(0)->name() : m.matmul->name()) + name_suffix;
+    for (ir::Node* n : {m.requantize, m.bias_add, m.matmul})
+      if (n) g.remove_node(n);
+  }
+
+  Result<ir::Value*> constant(const std::string& suffix, const Tensor& t) {
+    return g_.add_initializer_tensor(g_.unique_name(base_ + "_" + suffix), t);
+  }
+  Result<ir::Node*> node(const std::string& suffix, const std::string& op, const std::vector<ir::Value*>& inputs,
+                         bool final_output, const std::string& domain = "") {
+    const std::string out = final_output ? out_name_ : g_.unique_name(base_ + "_" + suffix);
+    final_done_ |= final_output;
+    return g_.insert_node(before_, g_.unique_name(base_ + "_" + suffix), op, domain, inputs, {out});
+  }
+  // The activation's Flatten/Reshape chain, copied onto `x`.
+  Result<ir::Value*> copy_layout(const Match& m, ir::Value* x, const std::string& prefix) {
+    for (const ir::Node* layout : m.x.layout) {
+      std::vector<ir::Value*> ins = layout->inputs();
+      ins[0] = x;
+      QONNX_ASSIGN_OR_RETURN(ir::Node* copy, node(prefix + layout->op_type(), layout->op_type(), ins, false));
+      *copy->mutable_rest().mutable_attribute() = layout->rest().attribute();
+      x = copy->output(0);
+    }
+    return x;
+  }
+  // y + the match's float bias (in the graph's float type), the final output.
+  Status add_float_bias(const Match& m, ir::Value* y) {
+    Tensor bias(DType::kFloat, {m.w.n});
+    for (size_t c = 0; c < m.bias.size(); ++c) bias.data<float>()[c] = static_cast<float>(m.bias[c]);
+    QONNX_ASSIGN_OR_RETURN(const Tensor typed_bias, exec::cast_tensor(bias, m.x.float_type));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* bias_v, constant("bias", typed_bias));
+    return node("bias_add", "Add", {y, bias_v}, true).status();
+  }
+  bool final_done() const { return final_done_; }
+
+ private:
+  ir::Graph& g_;
+  const ir::Node* before_ = nullptr;
+  std::string out_name_, base_;
+  bool final_done_ = false;
+};
+
 class AscendQuantMatMul : public pass::Pass {
  public:
   std::string name() const override { return "ascend-quant-matmul"; }
@@ -403,11 +454,18 @@ class AscendQuantMatMul : public pass::Pass {
     }
   }
 
+  // The output type QuantBatchMatMul computes for `m`, and whether a Cast and a float bias Add follow it.
+  struct GemmOutput {
+    int64_t dtype;
+    bool needs_cast, float_bias_add;
+  };
+  GemmOutput gemm_output(const Match& m) const {
+    const int64_t dtype = m.requantize ? kOutInt8 : float_dtype_attr(m.x.float_type);
+    return {dtype, !m.requantize && dtype == kOutFloat16 && m.x.float_type != DType::kFloat16,
+            !m.bias.empty() && !m.bias_integral};
+  }
+
   Status rewrite(ir::Graph& g, const Match& m, pass::PassContext& ctx) {
-    ir::Node* last = m.requantize ? m.requantize : m.bias_add ? m.bias_add : m.matmul;
-    const ir::Node* before = g.next_node(last);
-    const std::string out_name = last->output(0)->name();
-    const std::string base = m.matmul->name().empty() ? m.matmul->output(0)->name() : m.matmul->name();
     ir::Value* act_input = m.x.quantize ? m.x.quantize->input(0) : nullptr;
     // The uint8 chain's parameters, read before anything is removed.
     Tensor q_scale, clip_lo, clip_hi;
@@ -418,64 +476,48 @@ class AscendQuantMatMul : public pass::Pass {
         if (m.x.clip->input(2)) clip_hi = shifted_int8(constant_of(g, m.x.clip->input(2)).value());
       }
     }
-    const int64_t gemm_dtype = m.requantize ? kOutInt8 : float_dtype_attr(m.x.float_type);
-    const bool needs_cast = !m.requantize && gemm_dtype == kOutFloat16 && m.x.float_type != DType::kFloat16;
-    const bool float_bias_add = !m.bias.empty() && !m.bias_integral;
-    for (ir::Node* n : {m.requantize, m.bias_add, m.matmul})
-      if (n) g.remove_node(n);
-
-    auto constant = [&](const std::string& suffix, const Tensor& t) {
-      return g.add_initializer_tensor(g.unique_name(base + "_" + suffix), t);
-    };
-    auto node = [&](const std::string& suffix, const std::string& op, const std::string& domain,
-                    const std::vector<ir::Value*>& inputs, bool final_output) -> Result<ir::Node*> {
-      const std::string out = final_output ? out_name : g.unique_name(base + "_" + suffix);
-      return g.insert_node(before, g.unique_name(base + "_" + suffix), op, domain, inputs, {out});
-    };
+    const GemmOutput out = gemm_output(m);
+    const int64_t gemm_dtype = out.dtype;
+    const bool needs_cast = out.needs_cast, float_bias_add = out.float_bias_add;
+    RewriteSite site(g, m, "");
 
     // x1: the int8 codes, or an int8 copy of the uint8 QuantizeLinear [-> Clip].
     ir::Value* x1 = m.x.codes;
     if (m.x.quantize) {
-      QONNX_ASSIGN_OR_RETURN(ir::Value* zp, constant("x_zero_point_int8", Tensor::scalar<int8_t>(DType::kInt8, static_cast<int8_t>(m.x.zero_point))));
-      QONNX_ASSIGN_OR_RETURN(ir::Value* qs, constant("x_scale", q_scale));
-      QONNX_ASSIGN_OR_RETURN(ir::Node* q, node("x_int8", "QuantizeLinear", "", {act_input, qs, zp}, false));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* zp, site.constant("x_zero_point_int8", Tensor::scalar<int8_t>(DType::kInt8, static_cast<int8_t>(m.x.zero_point))));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* qs, site.constant("x_scale", q_scale));
+      QONNX_ASSIGN_OR_RETURN(ir::Node* q, site.node("x_int8", "QuantizeLinear", {act_input, qs, zp}, false));
       x1 = q->output(0);
       if (m.x.clip) {
         ir::Value* lo = nullptr;
         ir::Value* hi = nullptr;
         if (clip_lo.defined()) {
-          QONNX_ASSIGN_OR_RETURN(lo, constant("x_clip_min_int8", clip_lo));
+          QONNX_ASSIGN_OR_RETURN(lo, site.constant("x_clip_min_int8", clip_lo));
         }
         if (clip_hi.defined()) {
-          QONNX_ASSIGN_OR_RETURN(hi, constant("x_clip_max_int8", clip_hi));
+          QONNX_ASSIGN_OR_RETURN(hi, site.constant("x_clip_max_int8", clip_hi));
         }
-        QONNX_ASSIGN_OR_RETURN(ir::Node* c, node("x_int8_clip", "Clip", "", {x1, lo, hi}, false));
+        QONNX_ASSIGN_OR_RETURN(ir::Node* c, site.node("x_int8_clip", "Clip", {x1, lo, hi}, false));
         x1 = c->output(0);
       }
       ++uint8_activations_shifted_;
     }
-    for (const ir::Node* layout : m.x.layout) {
-      std::vector<ir::Value*> ins = layout->inputs();
-      ins[0] = x1;
-      QONNX_ASSIGN_OR_RETURN(ir::Node* copy, node("x_int8_" + layout->op_type(), layout->op_type(), "", ins, false));
-      *copy->mutable_rest().mutable_attribute() = layout->rest().attribute();
-      x1 = copy->output(0);
-    }
-    QONNX_ASSIGN_OR_RETURN(ir::Value* x2, constant("x2_int8", m.w.codes));
+    QONNX_ASSIGN_OR_RETURN(x1, site.copy_layout(m, x1, "x_int8_"));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* x2, site.constant("x2_int8", m.w.codes));
 
     // Scale words: TransQuantParamV2(s_x * s_w [/ s_y], [z_y]); fold-constants makes them uint64.
     Tensor scale(DType::kFloat, {static_cast<int64_t>(m.w.scale.size())});
     for (size_t c = 0; c < m.w.scale.size(); ++c)
       scale.data<float>()[c] = static_cast<float>(m.x.scale * m.w.scale[c] / m.out_scale);
-    QONNX_ASSIGN_OR_RETURN(ir::Value* scale_v, constant("dequant_scale", scale));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* scale_v, site.constant("dequant_scale", scale));
     std::vector<ir::Value*> tqp_inputs = {scale_v};
     if (m.requantize) {
       Tensor offset(DType::kFloat, {1});
       offset.data<float>()[0] = static_cast<float>(m.out_zero_point);
-      QONNX_ASSIGN_OR_RETURN(ir::Value* offset_v, constant("offset", offset));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* offset_v, site.constant("offset", offset));
       tqp_inputs.push_back(offset_v);
     }
-    QONNX_ASSIGN_OR_RETURN(ir::Node* tqp, node("scale_words", "TransQuantParamV2", ascend::kAscendDomain, tqp_inputs, false));
+    QONNX_ASSIGN_OR_RETURN(ir::Node* tqp, site.node("scale_words", "TransQuantParamV2", tqp_inputs, false, ascend::kAscendDomain));
     tqp->set_attr_int("round_mode", round_mode_);
 
     std::vector<ir::Value*> inputs = {x1, x2, tqp->output(0)};
@@ -483,26 +525,23 @@ class AscendQuantMatMul : public pass::Pass {
     if (std::any_of(bias.begin(), bias.end(), [](int64_t v) { return v != 0; })) {
       Tensor b(DType::kInt32, {m.w.n});
       for (size_t c = 0; c < bias.size(); ++c) b.data<int32_t>()[c] = static_cast<int32_t>(bias[c]);
-      QONNX_ASSIGN_OR_RETURN(ir::Value* bias_v, constant("bias_int32", b));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* bias_v, site.constant("bias_int32", b));
       inputs.push_back(nullptr);  // offset: packed into the scale words
       inputs.push_back(bias_v);
     }
     const bool qbmm_last = !needs_cast && !float_bias_add;
-    QONNX_ASSIGN_OR_RETURN(ir::Node* qbmm, node("quant_matmul", "QuantBatchMatMul", ascend::kQuantBatchMatMulDomain, inputs, qbmm_last));
+    QONNX_ASSIGN_OR_RETURN(ir::Node* qbmm, site.node("quant_matmul", "QuantBatchMatMul", inputs, qbmm_last, ascend::kQuantBatchMatMulDomain));
     qbmm->set_attr_int("dtype", gemm_dtype);
     qbmm->set_attr_int("transpose_x1", m.transpose_x1 ? 1 : 0);
     qbmm->set_attr_int("transpose_x2", m.w.transposed ? 1 : 0);
     ir::Value* y = qbmm->output(0);
     if (needs_cast) {
-      QONNX_ASSIGN_OR_RETURN(ir::Node* cast, node("cast", "Cast", "", {y}, !float_bias_add));
+      QONNX_ASSIGN_OR_RETURN(ir::Node* cast, site.node("cast", "Cast", {y}, !float_bias_add));
       cast->set_attr_int("to", static_cast<int64_t>(m.x.float_type));
       y = cast->output(0);
     }
     if (float_bias_add) {
-      Tensor b(DType::kFloat, {m.w.n});
-      for (size_t c = 0; c < m.bias.size(); ++c) b.data<float>()[c] = static_cast<float>(m.bias[c]);
-      QONNX_ASSIGN_OR_RETURN(ir::Value* bias_v, constant("bias", exec::cast_tensor(b, m.x.float_type)));
-      QONNX_RETURN_IF_ERROR(node("bias_add", "Add", "", {y, bias_v}, true).status());
+      QONNX_RETURN_IF_ERROR(site.add_float_bias(m, y));
       ++float_bias_kept_;
     }
     ++(m.requantize ? quant_matmul_int8_output_ : quant_matmul_float_output_);
@@ -516,70 +555,48 @@ class AscendQuantMatMul : public pass::Pass {
   //   int8 output: QuantizeLinear(y, 1, z_y) (the word's offset is z_y; |z_y| <= 128 saturates alike);
   //   float16/bfloat16 outputs: Cast, then the Cast back and the float bias Add as in the rewrite.
   Status rewrite_as_reference(ir::Graph& g, const Match& m) {
-    ir::Node* last = m.requantize ? m.requantize : m.bias_add ? m.bias_add : m.matmul;
-    const ir::Node* before = g.next_node(last);
-    const std::string out_name = last->output(0)->name();
-    const std::string base = (m.matmul->name().empty() ? m.matmul->output(0)->name() : m.matmul->name()) + "_fp19ref";
-    const int64_t gemm_dtype = m.requantize ? kOutInt8 : float_dtype_attr(m.x.float_type);
-    const bool needs_cast = !m.requantize && gemm_dtype == kOutFloat16 && m.x.float_type != DType::kFloat16;
-    const bool float_bias_add = !m.bias.empty() && !m.bias_integral;
-    for (ir::Node* n : {m.requantize, m.bias_add, m.matmul})
-      if (n) g.remove_node(n);
-    auto constant = [&](const std::string& suffix, const Tensor& t) {
-      return g.add_initializer_tensor(g.unique_name(base + "_" + suffix), t);
-    };
-    bool final_done = false;
-    auto node = [&](const std::string& suffix, const std::string& op, const std::vector<ir::Value*>& inputs,
-                    bool final_output) -> Result<ir::Node*> {
-      const std::string out = final_output ? out_name : g.unique_name(base + "_" + suffix);
-      final_done |= final_output;
-      return g.insert_node(before, g.unique_name(base + "_" + suffix), op, "", inputs, {out});
-    };
+    const GemmOutput out = gemm_output(m);
+    const int64_t gemm_dtype = out.dtype;
+    const bool needs_cast = out.needs_cast, float_bias_add = out.float_bias_add;
+    RewriteSite site(g, m, "_fp19ref");
     auto cast = [&](ir::Value* v, DType to, bool final_output) -> Result<ir::Value*> {
-      QONNX_ASSIGN_OR_RETURN(ir::Node* c, node("cast", "Cast", {v}, final_output));
+      QONNX_ASSIGN_OR_RETURN(ir::Node* c, site.node("cast", "Cast", {v}, final_output));
       c->set_attr_int("to", static_cast<int64_t>(to));
       return c->output(0);
     };
 
-    ir::Value* a = m.x.dequantize->input(0);
-    for (const ir::Node* layout : m.x.layout) {
-      std::vector<ir::Value*> ins = layout->inputs();
-      ins[0] = a;
-      QONNX_ASSIGN_OR_RETURN(ir::Node* copy, node("x_" + layout->op_type(), layout->op_type(), ins, false));
-      *copy->mutable_rest().mutable_attribute() = layout->rest().attribute();
-      a = copy->output(0);
-    }
+    QONNX_ASSIGN_OR_RETURN(ir::Value* a, site.copy_layout(m, m.x.dequantize->input(0), "x_"));
     if (m.transpose_x1) {
-      QONNX_ASSIGN_OR_RETURN(ir::Node* t, node("x_transposed", "Transpose", {a}, false));
+      QONNX_ASSIGN_OR_RETURN(ir::Node* t, site.node("x_transposed", "Transpose", {a}, false));
       a = t->output(0);
     }
     ir::Value* b = m.w.dequantize->input(0);
     if (m.w.transposed) {
-      QONNX_ASSIGN_OR_RETURN(ir::Node* t, node("w_transposed", "Transpose", {b}, false));
+      QONNX_ASSIGN_OR_RETURN(ir::Node* t, site.node("w_transposed", "Transpose", {b}, false));
       b = t->output(0);
     }
-    QONNX_ASSIGN_OR_RETURN(ir::Node* mm, node("acc", "MatMulInteger", {a, b, m.x.dequantize->input(2), m.w.dequantize->input(2)}, false));
+    QONNX_ASSIGN_OR_RETURN(ir::Node* mm, site.node("acc", "MatMulInteger", {a, b, m.x.dequantize->input(2), m.w.dequantize->input(2)}, false));
     ir::Value* acc = mm->output(0);
     const std::vector<int64_t> steps = float_bias_steps(m);
     if (std::any_of(steps.begin(), steps.end(), [](int64_t v) { return v != 0; })) {
       Tensor t(DType::kInt32, {m.w.n});
       for (size_t c = 0; c < steps.size(); ++c) t.data<int32_t>()[c] = static_cast<int32_t>(steps[c]);
-      QONNX_ASSIGN_OR_RETURN(ir::Value* bias_v, constant("bias_steps", t));
-      QONNX_ASSIGN_OR_RETURN(ir::Node* add, node("acc_bias", "Add", {acc, bias_v}, false));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* bias_v, site.constant("bias_steps", t));
+      QONNX_ASSIGN_OR_RETURN(ir::Node* add, site.node("acc_bias", "Add", {acc, bias_v}, false));
       acc = add->output(0);
     }
     QONNX_ASSIGN_OR_RETURN(ir::Value* accf, cast(acc, DType::kFloat, false));
     const std::vector<float> fp19 = fp19_scales(m);
     Tensor scale(DType::kFloat, {static_cast<int64_t>(fp19.size())});
     std::copy(fp19.begin(), fp19.end(), scale.data<float>());
-    QONNX_ASSIGN_OR_RETURN(ir::Value* scale_v, constant("fp19_scale", scale));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* scale_v, site.constant("fp19_scale", scale));
     const bool mul_last = !m.requantize && gemm_dtype == kOutFloat32 && !float_bias_add;
-    QONNX_ASSIGN_OR_RETURN(ir::Node* mul, node("scaled", "Mul", {accf, scale_v}, mul_last));
+    QONNX_ASSIGN_OR_RETURN(ir::Node* mul, site.node("scaled", "Mul", {accf, scale_v}, mul_last));
     ir::Value* y = mul->output(0);
     if (m.requantize) {
-      QONNX_ASSIGN_OR_RETURN(ir::Value* one, constant("unit_scale", Tensor::scalar<float>(DType::kFloat, 1.0f)));
-      QONNX_ASSIGN_OR_RETURN(ir::Value* zp, constant("y_zero_point", Tensor::scalar<int8_t>(DType::kInt8, static_cast<int8_t>(m.out_zero_point))));
-      return node("requantized", "QuantizeLinear", {y, one, zp}, true).status();
+      QONNX_ASSIGN_OR_RETURN(ir::Value* one, site.constant("unit_scale", Tensor::scalar<float>(DType::kFloat, 1.0f)));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* zp, site.constant("y_zero_point", Tensor::scalar<int8_t>(DType::kInt8, static_cast<int8_t>(m.out_zero_point))));
+      return site.node("requantized", "QuantizeLinear", {y, one, zp}, true).status();
     }
     if (gemm_dtype != kOutFloat32) {
       const DType narrow = gemm_dtype == kOutBFloat16 ? DType::kBFloat16 : DType::kFloat16;
@@ -588,13 +605,8 @@ class AscendQuantMatMul : public pass::Pass {
     if (needs_cast) {
       QONNX_ASSIGN_OR_RETURN(y, cast(y, m.x.float_type, !float_bias_add));
     }
-    if (float_bias_add) {
-      Tensor bias(DType::kFloat, {m.w.n});
-      for (size_t c = 0; c < m.bias.size(); ++c) bias.data<float>()[c] = static_cast<float>(m.bias[c]);
-      QONNX_ASSIGN_OR_RETURN(ir::Value* bias_v, constant("bias", exec::cast_tensor(bias, m.x.float_type)));
-      QONNX_RETURN_IF_ERROR(node("bias_add", "Add", {y, bias_v}, true).status());
-    }
-    if (!final_done) return Status(Code::kFailed, "the FP19 reference did not produce the matmul's output");
+    if (float_bias_add) QONNX_RETURN_IF_ERROR(site.add_float_bias(m, y));
+    if (!site.final_done()) return Status(Code::kFailed, "the FP19 reference did not produce the matmul's output");
     return Status::ok();
   }
 

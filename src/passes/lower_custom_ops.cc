@@ -81,7 +81,8 @@ class LowerCustomOps : public pass::Pass {
     if (!channels_last)
       for (int64_t d = 2; d < rank; ++d) thr_dims.push_back(1);
     thr_dims.push_back(thresholds.dim(1));
-    Tensor thr = exec::cast_tensor(thresholds, compare).reshaped(thr_dims);
+    QONNX_ASSIGN_OR_RETURN(const Tensor typed_thresholds, exec::cast_tensor(thresholds, compare));
+    Tensor thr = typed_thresholds.reshaped(thr_dims);
     const float scale = n->attr_float("out_scale", 1.0f), bias = n->attr_float("out_bias", 0.0f);
     ctx.record(*n, "lowered", "GreaterOrEqual/Cast/ReduceSum");
     NodeEmitter e(g, n);

@@ -83,7 +83,7 @@ DType storage_type(const QuantParams& p, bool zero_point_is_zero) {
   return DType::kUndefined;
 }
 
-Tensor to_storage(const Tensor& floats, DType dtype) { return exec::cast_tensor(floats, dtype); }
+Result<Tensor> to_storage(const Tensor& floats, DType dtype) { return exec::cast_tensor(floats, dtype); }
 
 class LowerQuant : public pass::Pass {
  public:
@@ -181,13 +181,14 @@ class LowerQuant : public pass::Pass {
     if (storage != DType::kUndefined && layout_ok && zp_ok && codes.dims() == x.dims()) {
       int64_t channels = sl.one_axis ? sl.channels : 1;
       Tensor scale = flatten_param(p.scale, sl, channels);
-      Tensor zp = to_storage(flatten_param(p.zeropt, zl, channels), storage);
+      QONNX_ASSIGN_OR_RETURN(Tensor zp, to_storage(flatten_param(p.zeropt, zl, channels), storage));
       std::string form = fmt::format("integer initializer ({}) + {}{}", dtype_name(storage), ngraph() ? "Dequantize" : "DequantizeLinear",
                                      sl.one_axis ? fmt::format(" (axis {})", sl.axis) : "");
       ctx.record(*node, "lowered", form);
       std::string datatype = p.bipolar() ? "BIPOLAR" : fmt::format("{}INT{}", p.is_signed ? "" : "U", p.bits);
       NodeEmitter e(g, node);
-      QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.constant("int", to_storage(codes, storage)));
+      QONNX_ASSIGN_OR_RETURN(Tensor int_codes, to_storage(codes, storage));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.constant("int", int_codes));
       g.set_finn_datatype(q->name(), datatype);
       annotate_folded_quantizer(g, q->name(), p.narrow, kernels::rounding_mode_name(p.mode));
       QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", scale));
@@ -245,7 +246,7 @@ class LowerQuant : public pass::Pass {
     int64_t channels = sl.one_axis ? sl.channels : 1;
     Tensor scale = flatten_param(p.scale, sl, channels);
     Layout zl = p.zeropt.numel() == 1 ? Layout{true, false, 0, 1} : sl;
-    Tensor zp = to_storage(flatten_param(p.zeropt, zl, channels), storage);
+    QONNX_ASSIGN_OR_RETURN(Tensor zp, to_storage(flatten_param(p.zeropt, zl, channels), storage));
     const kernels::IntRange r = kernels::quant_int_range(p.bits, p.is_signed, p.narrow);
     const bool needs_clip = p.narrow || p.bits < 8;
     std::string form = fmt::format("{}QuantizeLinear{} -> DequantizeLinear ({}{}){}", pre_round ? fmt::format("Div -> {} -> ", pre_round) : "",

@@ -34,13 +34,11 @@ Result<std::vector<int64_t>> parse_shape(const std::string& text) {
   return dims;
 }
 
-// The declared type of a graph input or output, edited in place. The graph owns these protos as
-// mutable objects and indexes types by pointer to them, so the change is what type_of reads next.
-onnx::TensorShapeProto* declared_shape(const onnx::ValueInfoProto* info) {
-  return const_cast<onnx::ValueInfoProto*>(info)->mutable_type()->mutable_tensor_type()->mutable_shape();
+onnx::TensorShapeProto* declared_shape(onnx::ValueInfoProto* info) {
+  return info->mutable_type()->mutable_tensor_type()->mutable_shape();
 }
 
-void set_dim0(const onnx::ValueInfoProto* info, int64_t n) {
+void set_dim0(onnx::ValueInfoProto* info, int64_t n) {
   auto* shape = declared_shape(info);
   if (shape->dim_size() > 0) shape->mutable_dim(0)->set_dim_value(n);
 }
@@ -65,10 +63,10 @@ class OverrideInputShape : public pass::Pass {
     // The first input a caller feeds (qonnx's graph.input[0], after static inputs are removed).
     size_t first = 0;
     while (g.inputs()[first]->is_initializer()) ++first;
-    set_dim0(g.input_info(first), batch);
-    if (!g.outputs().empty()) set_dim0(g.output_info(0), batch);
+    set_dim0(g.mutable_input_info(first), batch);
+    if (!g.outputs().empty()) set_dim0(g.mutable_output_info(0), batch);
     if (!shape.empty()) {
-      auto* dims = declared_shape(g.input_info(first));
+      auto* dims = declared_shape(g.mutable_input_info(first));
       dims->clear_dim();
       for (int64_t d : shape) dims->add_dim()->set_dim_value(d);
     }

@@ -286,9 +286,10 @@ class QcdqToQonnx : public pass::Pass {
     if (!scale.is_ok()) return leave(dq, ctx, scale.status().message());
     // One zero point for all channels stays a scalar (as qonnx writes it).
     auto uniform_zero_point = uniform_value(dp.zero_point);
+    QONNX_ASSIGN_OR_RETURN(const Tensor float_zero_point, exec::cast_tensor(dp.zero_point, DType::kFloat));
     auto zero_point = uniform_zero_point
                           ? Result<Tensor>(Tensor::scalar<float>(DType::kFloat, static_cast<float>(*uniform_zero_point)))
-                          : broadcast_shaped(exec::cast_tensor(dp.zero_point, DType::kFloat), dp.axis, static_cast<int64_t>(codes.rank()));
+                          : broadcast_shaped(float_zero_point, dp.axis, static_cast<int64_t>(codes.rank()));
     if (!zero_point.is_ok()) return leave(dq, ctx, zero_point.status().message());
     if (format.bipolar && uniform_value(dp.zero_point).value_or(1) != 0) return leave(dq, ctx, "bipolar codes with a non-zero zero point");
     // Exactness: the new quantizer applied to the dequantized values must give them back bit for bit.
@@ -417,7 +418,10 @@ class QcdqToQonnx : public pass::Pass {
     }
     ctx.record(*mul, "converted", fmt::format("Quant ({}) from its exact float form", format.text()));
     ++float_forms_;
-    Tensor zero_point = z ? exec::cast_tensor(*z, DType::kFloat) : Tensor::scalar<float>(DType::kFloat, 0.0f);
+    Tensor zero_point = Tensor::scalar<float>(DType::kFloat, 0.0f);
+    if (z) {
+      QONNX_ASSIGN_OR_RETURN(zero_point, exec::cast_tensor(*z, DType::kFloat));
+    }
     QONNX_RETURN_IF_ERROR(emit_quant(g, mul, div->input(0), *s, zero_point, format));
     return true;
   }

@@ -359,7 +359,7 @@ class ToChannelsLast : public pass::Pass {
       if (v->is_graph_input()) {
         // The caller now feeds channels-last data (--make-input-channels-last).
         for (size_t i = 0; i < g.inputs().size(); ++i)
-          if (g.inputs()[i] == v) set_shape(const_cast<onnx::ValueInfoProto*>(g.input_info(i)), rt.dims);
+          if (g.inputs()[i] == v) set_shape(g.mutable_input_info(i), rt.dims);
         ++inputs_made_channels_last_;
         continue;
       }

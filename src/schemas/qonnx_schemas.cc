@@ -40,8 +40,10 @@ onnx::OpSchema quantizer(const char* name, const std::string& domain, int since,
 }
 
 void register_domain(const std::string& d) {
-  {
-    auto s = quantizer("Quant", d, 1, {"X", "scale", "zeropt", "bitwidth"});
+  // IntQuant is qonnx's other name for Quant. Without a schema, ONNX's version converter stops at the
+  // first IntQuant it meets (an unordered_map::at inside the library).
+  for (const char* name : {"Quant", "IntQuant"}) {
+    auto s = quantizer(name, d, 1, {"X", "scale", "zeropt", "bitwidth"});
     s.Attr("signed", "", onnx::AttributeProto::INT, static_cast<int64_t>(1));
     s.Attr("narrow", "", onnx::AttributeProto::INT, static_cast<int64_t>(0));
     s.Attr("rounding_mode", "", onnx::AttributeProto::STRING, std::string("ROUND"));
@@ -62,6 +64,16 @@ void register_domain(const std::string& d) {
     s.Attr("rounding_mode", "", onnx::AttributeProto::STRING, std::string("FLOOR"));
     s.Attr("signed", "", onnx::AttributeProto::INT, static_cast<int64_t>(1));
     s.Attr("narrow", "", onnx::AttributeProto::INT, static_cast<int64_t>(0));
+    add(s);
+  }
+  {
+    auto s = quantizer("FloatQuant", d, 1, {"X", "scale", "exponent_bitwidth", "mantissa_bitwidth", "exponent_bias", "max_val"});
+    s.Attr("has_inf", "", onnx::AttributeProto::INT, static_cast<int64_t>(0));
+    s.Attr("has_nan", "", onnx::AttributeProto::INT, static_cast<int64_t>(0));
+    s.Attr("has_subnormal", "", onnx::AttributeProto::INT, static_cast<int64_t>(1));
+    s.Attr("saturation", "", onnx::AttributeProto::INT, static_cast<int64_t>(1));
+    s.Attr("signed", "", onnx::AttributeProto::INT, static_cast<int64_t>(1));
+    s.Attr("rounding_mode", "", onnx::AttributeProto::STRING, std::string("ROUND"));
     add(s);
   }
   {

@@ -39,16 +39,53 @@ Result<std::vector<Tensor>> run_node(const NodeCase& c) {
   return r.outputs;
 }
 
+Result<Tensor> run1(const NodeCase& c) {
+  QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, run_node(c));
+  return std::move(outputs[0]);
+}
+
+Result<std::vector<Tensor>> run_op(const std::string& op, std::vector<Tensor> inputs, Attrs attrs, int64_t opset,
+                                   int num_outputs) {
+  NodeCase c;
+  c.op = op;
+  c.opset = opset;
+  c.inputs = std::move(inputs);
+  c.attrs = std::move(attrs);
+  c.num_outputs = num_outputs;
+  return run_node(c);
+}
+
+Tensor run_ok(const std::string& op, std::vector<Tensor> inputs, Attrs attrs, int64_t opset) {
+  auto r = run_op(op, std::move(inputs), std::move(attrs), opset);
+  EXPECT_TRUE(r.is_ok()) << op << ": " << r.status().to_string();
+  return r.is_ok() ? r.value()[0] : Tensor();
+}
+
 void expect_error(const Result<std::vector<Tensor>>& r, Code code, const std::string& fragment) {
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), code) << r.status().to_string();
   EXPECT_NE(r.status().to_string().find(fragment), std::string::npos) << r.status().to_string();
 }
 
-std::vector<float> values_f32(const Tensor& t) {
-  std::vector<float> out(t.data<float>(), t.data<float>() + t.numel());
-  return out;
+void expect_error(const NodeCase& c, const std::string& fragment) {
+  auto r = run_node(c);
+  ASSERT_FALSE(r.is_ok()) << c.op << " should fail";
+  EXPECT_NE(r.status().to_string().find(fragment), std::string::npos) << r.status().to_string();
 }
+
+Tensor b8(Dims dims, const std::vector<bool>& v) {
+  Tensor t(DType::kBool, std::move(dims));
+  for (size_t i = 0; i < v.size(); ++i) t.data<bool>()[i] = v[i];
+  return t;
+}
+
+Tensor strings(Dims dims, const std::vector<std::string>& v) {
+  Tensor t(DType::kString, std::move(dims));
+  t.strings() = v;
+  return t;
+}
+
+std::vector<bool> bools(const Tensor& t) { return std::vector<bool>(t.data<bool>(), t.data<bool>() + t.numel()); }
 
 }  // namespace qonnx::test
 

@@ -1,5 +1,5 @@
-// Compact helpers for kernel tests: build a one-node model around given tensors and run it
-// through the real executor and registry.
+// The one kernel-test harness: build a one-node model around given tensors and run it through the
+// real executor and registry; typed tensor makers and readers.
 #pragma once
 
 #include <filesystem>
@@ -25,7 +25,17 @@ struct NodeCase {
   int num_outputs = 1;
 };
 
+using Attrs = std::function<void(io::NodeBuilder&)>;
+
+// Builds a one-node model around `c` and runs it through the real executor and registry.
 Result<std::vector<Tensor>> run_node(const NodeCase& c);
+// Output #0 of `c`, or the run's error.
+Result<Tensor> run1(const NodeCase& c);
+// A default-domain node (the argument order of every kernel test): its outputs or the run's error.
+Result<std::vector<Tensor>> run_op(const std::string& op, std::vector<Tensor> inputs, Attrs attrs = nullptr,
+                                   int64_t opset = 13, int num_outputs = 1);
+// Output #0 of run_op for a run that must succeed (a test failure and an undefined Tensor otherwise).
+Tensor run_ok(const std::string& op, std::vector<Tensor> inputs, Attrs attrs = nullptr, int64_t opset = 13);
 
 template <typename T>
 Tensor make(DType dtype, Dims dims, const std::vector<T>& values) {
@@ -37,11 +47,23 @@ Tensor make(DType dtype, Dims dims, const std::vector<T>& values) {
 inline Tensor f32(Dims dims, const std::vector<float>& v) { return make<float>(DType::kFloat, std::move(dims), v); }
 inline Tensor f32s(float v) { return make<float>(DType::kFloat, {}, {v}); }
 inline Tensor i64(Dims dims, const std::vector<int64_t>& v) { return make<int64_t>(DType::kInt64, std::move(dims), v); }
+inline Tensor i32(Dims dims, const std::vector<int32_t>& v) { return make<int32_t>(DType::kInt32, std::move(dims), v); }
+inline Tensor i8(Dims dims, const std::vector<int8_t>& v) { return make<int8_t>(DType::kInt8, std::move(dims), v); }
+inline Tensor u8(Dims dims, const std::vector<uint8_t>& v) { return make<uint8_t>(DType::kUInt8, std::move(dims), v); }
+Tensor b8(Dims dims, const std::vector<bool>& v);  // std::vector<bool> has no data() to copy from
+Tensor strings(Dims dims, const std::vector<std::string>& v);
 
-std::vector<float> values_f32(const Tensor& t);
+template <typename T>
+std::vector<T> values(const Tensor& t) {
+  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
+}
+inline std::vector<float> values_f32(const Tensor& t) { return values<float>(t); }
+std::vector<bool> bools(const Tensor& t);
 
 // The run failed with `code` and a message containing `fragment` (gtest expectations).
 void expect_error(const Result<std::vector<Tensor>>& r, Code code, const std::string& fragment);
+// Running `c` fails with a message containing `fragment`, whatever the code.
+void expect_error(const NodeCase& c, const std::string& fragment);
 
 // Every .onnx under QONNX_SHARED_MODELS (sorted); empty when ../shared is absent.
 std::vector<std::filesystem::path> shared_models();

@@ -1,12 +1,10 @@
 // `channels-last` (qonnx-to-channels-last): the to-channels-last pass with its preparation and cleanup.
 #include <cstdio>
-#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "qonnx/analysis/equivalence.h"
-#include "qonnx/io/model_io.h"
+#include "pipeline_flow.h"
 #include "qonnx/pass/pass.h"
 #include "qonnx/support/log.h"
 
@@ -15,7 +13,7 @@ namespace {
 
 struct ChannelsLastOptions {
   std::string input, output;
-  bool make_input_channels_last = false, stats = false;
+  bool make_input_channels_last = false, stats = false, in_place = false;
   int check = 0;
   uint64_t seed = 0;
 };
@@ -26,42 +24,18 @@ int run_channels_last(ChannelsLastOptions o) {
       o.make_input_channels_last ? 1 : 0);
   auto pipeline = pass::parse_pipeline(pipeline_text);
   if (!pipeline.is_ok()) return report(pipeline.status());
-  if (o.output.empty()) {
-    std::filesystem::path in(o.input);
-    o.output = (in.parent_path() / (in.stem().string() + ".channels_last.onnx")).string();
-  }
-  std::error_code ec;
-  if (std::filesystem::weakly_canonical(o.input, ec) == std::filesystem::weakly_canonical(o.output, ec))
-    return report(Status(Code::kUsage, fmt::format("refusing to overwrite the input '{}'", o.input)));
-  auto loaded = io::load_model(o.input);
-  if (!loaded.is_ok()) return report(loaded.status());
-  ir::Model model = std::move(loaded).value();
+  if (o.output.empty()) o.output = output_next_to_input(o.input, ".channels_last.onnx");
+  if (Status st = refuse_to_overwrite_input(o.input, o.output, o.in_place); !st.is_ok()) return report(st);
   pass::PassContext ctx;
-  auto ran = pass::run_pipeline(model, pipeline.value(), ctx);
-  if (!ran.is_ok()) return report(std::move(ran).status().with_context(o.input));
+  auto ran = load_and_run(o.input, pipeline.value(), ctx);
+  if (!ran.is_ok()) return report(ran.status());
+  ir::Model model = std::move(ran).value();
   model.set_metadata("qonnx-cc.pipeline", pass::format_pipeline(pipeline.value()));
   model.set_metadata("qonnx-cc.version", QONNX_CC_VERSION);
-  if (o.check > 0) {
-    auto original = io::load_model(o.input);
-    if (!original.is_ok()) return report(original.status());
-    auto checks = analysis::check_equivalence(original.value(), model, analysis::CheckOptions{o.check, o.seed, 0.0, 0.0});
-    if (!checks.is_ok()) return report(std::move(checks).status().with_context("--check"));
-    bool failed = false;
-    for (const auto& c : checks.value()) {
-      std::printf("check %s: %s over %d runs: max abs error %.6g\n", c.name.c_str(), c.ok ? "ok" : "MISMATCH", o.check,
-                  c.max_abs_error);
-      failed |= !c.ok;
-    }
-    if (failed) {
-      std::fprintf(stderr, "qonnx-cc: error: --check: the result differs from the input; nothing written\n");
-      return static_cast<int>(Code::kMismatch);
-    }
-  }
-  if (o.stats)
-    for (const auto& [pass, counters] : ctx.counters())
-      for (const auto& [k, v] : counters) std::fprintf(stderr, "stats: %s: %s = %lld\n", pass.c_str(), k.c_str(), static_cast<long long>(v));
-  if (Status st = io::save_model(model, o.output); !st.is_ok()) return report(st);
-  log::info("wrote {}", o.output);
+  if (o.check > 0)
+    if (int code = exact_check(o.input, model, o.check, o.seed); code != 0) return code;
+  if (o.stats) print_pass_counters(ctx);
+  if (Status st = save_result(model, o.output); !st.is_ok()) return report(st);
   return 0;
 }
 
@@ -90,6 +64,7 @@ void add_channels_last_command(CLI::App& app, int& exit_code) {
   check->excludes(cmd->get_option("--make-input-channels-last"));
   cmd->add_option("--seed", o->seed, "Seed for --check")->default_val(0);
   cmd->add_flag("--stats", o->stats, "Print per-pass counters to stderr");
+  cmd->add_flag("--in-place", o->in_place, "Allow -o to name the input file");
   cmd->callback([&exit_code, o] { exit_code = run_channels_last(*o); });
 }
 

@@ -1,18 +1,14 @@
 // `cleanup`: qonnx-cleanup as a qonnx-cc pipeline (see cleanup_pipeline for the passes).
 #include <cstdio>
-#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "commands.h"
-#include "qonnx/analysis/equivalence.h"
-#include "qonnx/io/model_io.h"
+#include "pipeline_flow.h"
 #include "qonnx/pass/pass.h"
 #include "qonnx/support/log.h"
 
 namespace qonnx::cli {
-namespace fs = std::filesystem;
-
 namespace {
 
 struct CleanupOptions {
@@ -63,41 +59,19 @@ int run_cleanup(CleanupOptions o) {
   }
   auto pipeline = pass::parse_pipeline(text.value());
   if (!pipeline.is_ok()) return report(pipeline.status());
-  if (o.output.empty()) {
-    fs::path in(o.input);
-    o.output = (in.parent_path() / (in.stem().string() + "_clean.onnx")).string();
-  }
-  std::error_code ec;
-  if (fs::exists(o.output, ec) && fs::equivalent(o.input, o.output, ec) && !o.in_place)
-    return report(Status(Code::kUsage, fmt::format("refusing to overwrite the input '{}' (use --in-place)", o.input)));
-  auto loaded = io::load_model(o.input);
-  if (!loaded.is_ok()) return report(loaded.status());
-  ir::Model model = std::move(loaded).value();
+  if (o.output.empty()) o.output = output_next_to_input(o.input, "_clean.onnx");
+  if (Status st = refuse_to_overwrite_input(o.input, o.output, o.in_place); !st.is_ok()) return report(st);
   pass::PassContext ctx;
-  auto ran = pass::run_pipeline(model, pipeline.value(), ctx);
-  if (!ran.is_ok()) return report(std::move(ran).status().with_context(o.input));
+  auto ran = load_and_run(o.input, pipeline.value(), ctx);
+  if (!ran.is_ok()) return report(ran.status());
+  ir::Model model = std::move(ran).value();
   for (const auto& d : ctx.diagnostics())
     log::warn("[{}] {}{}", d.pass, d.node.empty() ? "" : "node '" + d.node + "': ", d.message);
   model.set_metadata("qonnx-cc.pipeline", text.value());
-  if (o.check > 0) {
-    auto original = io::load_model(o.input);
-    if (!original.is_ok()) return report(original.status());
-    // Cleanup only folds and renames: the result must compute the very same bits.
-    auto checks = analysis::check_equivalence(original.value(), model, {o.check, o.seed, 0.0, 0.0});
-    if (!checks.is_ok()) return report(std::move(checks).status().with_context("--check"));
-    bool failed = false;
-    for (const auto& c : checks.value()) {
-      std::printf("check %s: %s\n", c.name.c_str(),
-                  c.ok ? "bit-identical" : (c.problem.empty() ? fmt::format("MISMATCH (max abs error {:g})", c.max_abs_error) : c.problem).c_str());
-      failed |= !c.ok;
-    }
-    if (failed) {
-      std::fprintf(stderr, "qonnx-cc: error: --check: the cleaned model computes different values; nothing written\n");
-      return static_cast<int>(Code::kMismatch);
-    }
-  }
-  if (Status st = io::save_model(model, o.output); !st.is_ok()) return report(st);
-  log::info("wrote {}", o.output);
+  // Cleanup only folds and renames: the result must compute the very same bits.
+  if (o.check > 0)
+    if (int code = exact_check(o.input, model, o.check, o.seed); code != 0) return code;
+  if (Status st = save_result(model, o.output); !st.is_ok()) return report(st);
   return 0;
 }
 

@@ -2,11 +2,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "pipeline_flow.h"
 #include "qonnx/analysis/equivalence.h"
 #include "qonnx/analysis/summary.h"
 #include "qonnx/analysis/validate.h"
@@ -18,7 +18,6 @@
 #include "qonnx/support/log.h"
 
 namespace qonnx::cli {
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -40,15 +39,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 }
 
 std::string default_output(const ConvertOptions& o) {
-  fs::path in(o.input);
-  std::string suffix = o.passes.empty() ? o.target : "converted";
-  return (in.parent_path() / fmt::format("{}.{}.onnx", in.stem().string(), suffix)).string();
-}
-
-bool same_file(const fs::path& a, const fs::path& b) {
-  std::error_code ec;
-  if (fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;
-  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+  return output_next_to_input(o.input, fmt::format(".{}.onnx", o.passes.empty() ? o.target : "converted"));
 }
 
 // QONNX ops still in a result meant for standard ONNX runtimes, each with why it was left.
@@ -236,8 +227,7 @@ int run_convert(ConvertOptions o) {
     return 0;
   }
   if (o.output.empty()) o.output = default_output(o);
-  if (same_file(o.input, o.output) && !o.in_place)
-    return report(Status(Code::kUsage, fmt::format("refusing to overwrite the input '{}' (use --in-place)", o.input)));
+  if (Status st = refuse_to_overwrite_input(o.input, o.output, o.in_place); !st.is_ok()) return report(st);
   io::SaveOptions save;
   if (o.external_data == "always") save.external_data = io::ExternalData::kAlways;
   else if (o.external_data == "never") save.external_data = io::ExternalData::kNever;
@@ -260,8 +250,7 @@ int run_convert(ConvertOptions o) {
   pass::PrintIrInstrumentation print_ir(o.print_ir_after);
   std::vector<pass::Instrumentation*> hooks = {&timing};
   if (!o.print_ir_after.empty()) hooks.push_back(&print_ir);
-  auto ran = pass::run_pipeline(model, pipeline.value(), ctx, hooks);
-  if (!ran.is_ok()) return report(std::move(ran).status().with_context(o.input));
+  if (Status st = run_on_input(model, o.input, pipeline.value(), ctx, hooks); !st.is_ok()) return report(st);
   if (o.passes.empty() && o.target != "fold" && o.target != "qonnx") {
     // A QONNX op in a qdq/ngraph/ascend result makes it unloadable for onnxruntime: never silent.
     if (auto left = qonnx_ops_left(model, ctx); !left.empty()) {
@@ -281,8 +270,6 @@ int run_convert(ConvertOptions o) {
   bool check_failed = false;
   std::string check_failure = fmt::format("the converted model differs beyond atol {:g} / rtol {:g}", o.atol, o.rtol);
   if (o.check > 0) {
-    auto original = io::load_model(o.input);
-    if (!original.is_ok()) return report(original.status());
     analysis::CheckOptions copts{o.check, o.seed, o.atol, o.rtol};
     if (uses_pass(pipeline.value(), "ascend-quant-matmul")) {
       // The rewrite must equal its FP19 reference bit for bit; the FP19 scales' distance from the
@@ -302,8 +289,8 @@ int run_convert(ConvertOptions o) {
       // (2^-10 relative): a quantization step that flipped upstream.
       analysis::CheckOptions dopts = copts;
       if (!o.tolerance_given) dopts.rtol = kFp19RelativeBound;
-      auto deviation = analysis::check_equivalence(original.value(), model, dopts);
-      if (!deviation.is_ok()) return report(std::move(deviation).status().with_context("--check"));
+      auto deviation = check_against_input(o.input, model, dopts);
+      if (!deviation.is_ok()) return report(deviation.status());
       print_checks(deviation.value(), o.check, " against the original (FP19 deviation)",
                    o.tolerance_given ? fmt::format("beyond atol {:g} / rtol {:g}", o.atol, o.rtol)
                                      : fmt::format("beyond atol {:g} / rtol 2^-10 (a quantization step flipped upstream)", o.atol),
@@ -316,8 +303,8 @@ int run_convert(ConvertOptions o) {
       if (!o.tolerance_given)
         std::printf("check: the FP19 deviation is reported, not checked (give --atol/--rtol to bound it)\n");
     } else {
-      auto r = analysis::check_equivalence(original.value(), model, copts);
-      if (!r.is_ok()) return report(std::move(r).status().with_context("--check"));
+      auto r = check_against_input(o.input, model, copts);
+      if (!r.is_ok()) return report(r.status());
       print_checks(r.value(), o.check, "", fmt::format("beyond atol {:g} / rtol {:g}", o.atol, o.rtol));
       for (const auto& c : r.value()) {
         checks.emplace_back("original", c);
@@ -327,7 +314,7 @@ int run_convert(ConvertOptions o) {
   }
   auto save_start = std::chrono::steady_clock::now();
   if (!check_failed) {
-    if (Status st = io::save_model(model, o.output, save); !st.is_ok()) return report(st);
+    if (Status st = save_result(model, o.output, save); !st.is_ok()) return report(st);
   }
   double save_secs = seconds_since(save_start);
   if (!o.report.empty()) {
@@ -340,10 +327,7 @@ int run_convert(ConvertOptions o) {
     std::fprintf(stderr, "timing: validate %.4f s\ntiming: save %.4f s\ntiming: total %.4f s\n", validate_secs, save_secs,
                  seconds_since(start));
   }
-  if (o.stats) {
-    for (const auto& [pass, counters] : ctx.counters())
-      for (const auto& [k, v] : counters) std::fprintf(stderr, "stats: %s: %s = %lld\n", pass.c_str(), k.c_str(), static_cast<long long>(v));
-  }
+  if (o.stats) print_pass_counters(ctx);
   if (check_failed) {
     std::fprintf(stderr, "qonnx-cc: error: --check: %s; nothing written\n", check_failure.c_str());
     return static_cast<int>(Code::kMismatch);
@@ -354,7 +338,6 @@ int run_convert(ConvertOptions o) {
     line += "\n";
     if (Status st = io::write_file_atomic(o.depfile, line); !st.is_ok()) return report(st);
   }
-  log::info("wrote {}", o.output);
   return 0;
 }
 

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "qonnx/support/status.h"
 #include "qonnx/tensor.h"
 
 namespace qonnx::exec {
@@ -45,8 +46,8 @@ template <>
 inline double to_double<BFloat16>(BFloat16 v) { return bfloat16_to_float(v.bits); }
 
 // Converts a tensor to another element type with ONNX Cast semantics (C conversions; float to
-// bool is "non-zero"; float16 via float32). Strings are not handled.
-Tensor cast_tensor(const Tensor& in, DType to);
+// bool is "non-zero"; float16 via float32). Strings and complex numbers are kUnsupported.
+Result<Tensor> cast_tensor(const Tensor& in, DType to);
 
 // Element i of a numeric tensor as double.
 double element_as_double(const Tensor& t, int64_t i);

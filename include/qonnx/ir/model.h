@@ -244,6 +244,10 @@ class Graph {
   // Value infos (graph input/output/value_info protos), by value name.
   const onnx::ValueInfoProto* input_info(size_t i) const;
   const onnx::ValueInfoProto* output_info(size_t i) const;
+  // The declared type of graph input / output i, for a pass that changes it (override-input-shape,
+  // to-channels-last's channels-last inputs); type_of reads the edited proto.
+  onnx::ValueInfoProto* mutable_input_info(size_t i);
+  onnx::ValueInfoProto* mutable_output_info(size_t i);
   const std::vector<std::unique_ptr<onnx::ValueInfoProto>>& value_infos() const { return value_info_; }
   std::vector<std::string> value_info_names() const;
 

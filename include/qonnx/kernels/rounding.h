@@ -10,11 +10,10 @@ namespace qonnx::kernels {
 
 enum class RoundingMode { kRound, kCeil, kFloor, kUp, kDown, kHalfUp, kHalfDown };
 
-// Case-insensitive; HALF_EVEN is an alias of ROUND. nullopt for anything else.
+// One of dialect::rounding_mode_names() (case-insensitive; HALF_EVEN is an alias of ROUND); nullopt
+// for anything else.
 std::optional<RoundingMode> parse_rounding_mode(const std::string& text);
 const char* rounding_mode_name(RoundingMode mode);
-// "ROUND, HALF_EVEN, CEIL, FLOOR, UP, DOWN, HALF_UP, HALF_DOWN" for error messages.
-const char* accepted_rounding_modes();
 
 // Ties to even, independent of the floating-point environment.
 inline float round_half_even(float t) {

@@ -20,8 +20,8 @@ namespace {
 
 enum class OutType { kFloat = 0, kFloat16 = 1, kInt8 = 2, kInt32 = 3, kBFloat16 = 27 };
 
-Result<OutType> out_type(const exec::KernelContext& ctx) {
-  const int64_t dtype = ctx.attr_int("dtype", 1);
+Result<OutType> out_type(const ir::Node& node) {
+  const int64_t dtype = node.attr_int("dtype", 1);
   switch (dtype) {
     case 0: return OutType::kFloat;
     case 1: return OutType::kFloat16;
@@ -29,9 +29,20 @@ Result<OutType> out_type(const exec::KernelContext& ctx) {
     case 3: return OutType::kInt32;
     case 27: return OutType::kBFloat16;
     default:
-      return ctx.error(Code::kInvalidModel,
-                       "dtype {} is not an output type (0 float32, 1 float16, 2 int8, 3 int32, 27 bfloat16)", dtype);
+      return Status(Code::kInvalidModel,
+                    fmt::format("dtype {} is not an output type (0 float32, 1 float16, 2 int8, 3 int32, 27 bfloat16)", dtype));
   }
+}
+
+// QuantBatchMatMul's attributes, parsed once per node at plan time.
+struct QbmmAttrs {
+  OutType type;
+  bool transpose_x1, transpose_x2;
+};
+
+Result<QbmmAttrs> qbmm_attrs(const ir::Node& node, int64_t) {
+  QONNX_ASSIGN_OR_RETURN(OutType type, out_type(node));
+  return QbmmAttrs{type, node.attr_int("transpose_x1", 0) != 0, node.attr_int("transpose_x2", 0) != 0};
 }
 
 DType storage_of(OutType t) {
@@ -97,16 +108,16 @@ Result<std::vector<ascend::TransQuantParam>> read_scale(const exec::KernelContex
   return words;
 }
 
-Status quant_batch_matmul(exec::KernelContext& ctx) {
-  QONNX_ASSIGN_OR_RETURN(OutType type, out_type(ctx));
+Status quant_batch_matmul(exec::KernelContext& ctx, const QbmmAttrs& attrs) {
+  const OutType type = attrs.type;
   if (ctx.input(3))
     return ctx.input_error(Code::kUnsupported, 3,
                            "a separate offset is not supported with a uint64 scale: TransQuantParamV2 packs it "
                            "into the scale words");
   if (ctx.input(5))
     return ctx.input_error(Code::kUnsupported, 5, "pertoken_scale needs a float scale, which is not supported");
-  QONNX_ASSIGN_OR_RETURN(Operand a, read_operand(ctx, 0, "x1", ctx.attr_int("transpose_x1", 0) != 0));
-  QONNX_ASSIGN_OR_RETURN(Operand b, read_operand(ctx, 1, "x2", ctx.attr_int("transpose_x2", 0) != 0));
+  QONNX_ASSIGN_OR_RETURN(Operand a, read_operand(ctx, 0, "x1", attrs.transpose_x1));
+  QONNX_ASSIGN_OR_RETURN(Operand b, read_operand(ctx, 1, "x2", attrs.transpose_x2));
   const int64_t m = a.rows, k = a.cols, n = b.cols;
   if (b.rows != k)
     return ctx.input_error(Code::kInvalidModel, 1, "inner dimension {} does not match x1's {}", b.rows, k);
@@ -163,7 +174,8 @@ Status quant_batch_matmul(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_quant_batch_matmul_kernels(exec::KernelRegistry& r) {
-  r.add(ascend::kQuantBatchMatMulDomain, "QuantBatchMatMul", 1, quant_batch_matmul);
+  r.add(ascend::kQuantBatchMatMulDomain, "QuantBatchMatMul", {1, exec::kNoUpperVersion},
+        exec::typed_kernel<QbmmAttrs, qbmm_attrs, quant_batch_matmul>());
 }
 
 }  // namespace qonnx::kernels

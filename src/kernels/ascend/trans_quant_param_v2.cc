@@ -101,7 +101,14 @@ Result<std::vector<float>> param_input(const exec::KernelContext& ctx, size_t i,
   return std::vector<float>(t->data<float>(), t->data<float>() + t->numel());
 }
 
-Status trans_quant_param_v2(exec::KernelContext& ctx) {
+// round_mode, read once per node (encode_trans_quant_params validates it).
+struct RoundModeAttr {
+  int64_t round_mode;
+};
+
+Result<RoundModeAttr> round_mode_attr(const ir::Node& node, int64_t) { return RoundModeAttr{node.attr_int("round_mode", 0)}; }
+
+Status trans_quant_param_v2(exec::KernelContext& ctx, const RoundModeAttr& attrs) {
   QONNX_ASSIGN_OR_RETURN(std::vector<float> scale, param_input(ctx, 0, "scale"));
   std::optional<std::vector<float>> offset;
   if (ctx.input(1)) {
@@ -113,7 +120,7 @@ Status trans_quant_param_v2(exec::KernelContext& ctx) {
     return ctx.input_error(Code::kInvalidModel, 1, "offset shape {} is wider than the 2-D scale {}",
                            dims_to_string(ctx.input(1)->dims()), dims_to_string(s->dims()));
   QONNX_ASSIGN_OR_RETURN(std::vector<uint64_t> words,
-                         ascend::encode_trans_quant_params(scale, offset, ctx.attr_int("round_mode", 0)));
+                         ascend::encode_trans_quant_params(scale, offset, attrs.round_mode));
   Tensor y(DType::kUInt64, s->rank() == 2 ? s->dims() : Dims{static_cast<int64_t>(words.size())});
   std::copy(words.begin(), words.end(), y.data<uint64_t>());
   ctx.set_output(0, std::move(y));
@@ -123,7 +130,8 @@ Status trans_quant_param_v2(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_trans_quant_param_kernels(exec::KernelRegistry& r) {
-  r.add(ascend::kAscendDomain, "TransQuantParamV2", ascend::kAscendDomainVersion, trans_quant_param_v2);
+  r.add(ascend::kAscendDomain, "TransQuantParamV2", {ascend::kAscendDomainVersion, exec::kNoUpperVersion},
+        exec::typed_kernel<RoundModeAttr, round_mode_attr, trans_quant_param_v2>());
 }
 
 }  // namespace qonnx::kernels

@@ -57,12 +57,45 @@ std::optional<DType> quantized_type(const std::string& text) {
   return std::nullopt;
 }
 
+// The attributes of Quantize (type, round_mode, axes) and Dequantize (type "f32", axes), parsed once
+// per node at plan time.
+struct QuantizeAttrs {
+  DType qtype = DType::kFloat;  // Quantize's output type; Dequantize's is always float
+  std::string type_text;
+  NGraphRoundMode mode{};
+  std::vector<int64_t> axes;
+};
+
+Result<QuantizeAttrs> quantize_attrs(const ir::Node& node, int64_t) {
+  QuantizeAttrs a;
+  if (!node.has_attr("type")) return Status(Code::kInvalidModel, "attribute 'type' (i8, u8 or i32) is required");
+  a.type_text = node.attr_string("type", "");
+  const auto qtype = quantized_type(a.type_text);
+  if (!qtype) return Status(Code::kUnsupported, fmt::format("type '{}' is not supported (i8, u8 or i32)", a.type_text));
+  a.qtype = *qtype;
+  if (!node.has_attr("round_mode")) return Status(Code::kInvalidModel, "attribute 'round_mode' (0..8) is required");
+  const int64_t mode_value = node.attr_int("round_mode", -1);
+  const auto mode = ngraph_round_mode_from_int(mode_value);
+  if (!mode) return Status(Code::kInvalidModel, fmt::format("round_mode {} is not an nGraph RoundMode (0..8)", mode_value));
+  a.mode = *mode;
+  a.axes = node.attr_ints("axes");
+  return a;
+}
+
+Result<QuantizeAttrs> dequantize_attrs(const ir::Node& node, int64_t) {
+  QuantizeAttrs a;
+  a.type_text = node.attr_string("type", "f32");
+  if (a.type_text != "f32") return Status(Code::kUnsupported, fmt::format("type '{}' is not supported (f32)", a.type_text));
+  a.axes = node.attr_ints("axes");
+  return a;
+}
+
 // scale/zero_point viewed with the input's rank: the input's dims at `axes`, 1 elsewhere, so the
 // broadcast walk reads element j of the parameters for every input coordinate projected onto axes.
-Result<Dims> parameter_view(const exec::KernelContext& ctx, const Dims& in_dims) {
+Result<Dims> parameter_view(const exec::KernelContext& ctx, const std::vector<int64_t>& axes_attr, const Dims& in_dims) {
   const int64_t rank = static_cast<int64_t>(in_dims.size());
   std::vector<int64_t> axes;
-  for (int64_t a : ctx.attr_ints("axes")) {
+  for (int64_t a : axes_attr) {
     int64_t axis = 0;
     if (!normalize_axis(a, rank, &axis))
       return ctx.error(Code::kInvalidModel, "axis {} is out of range for input rank {}", a, rank);
@@ -71,7 +104,7 @@ Result<Dims> parameter_view(const exec::KernelContext& ctx, const Dims& in_dims)
   // axes is a set in nGraph: the parameters' dims follow the input's axis order.
   std::sort(axes.begin(), axes.end());
   if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
-    return ctx.error(Code::kInvalidModel, "axes {} name an axis twice", dims_to_string(ctx.attr_ints("axes")));
+    return ctx.error(Code::kInvalidModel, "axes {} name an axis twice", dims_to_string(axes_attr));
   Dims expected;
   for (int64_t a : axes) expected.push_back(in_dims[static_cast<size_t>(a)]);
   const std::pair<size_t, const char*> params[] = {{1, "scale"}, {2, "zero_point"}};
@@ -107,19 +140,11 @@ Q saturate(float q, Q zero_point) {
   return static_cast<Q>(v);
 }
 
-Status quantize(exec::KernelContext& ctx) {
+Status quantize(exec::KernelContext& ctx, const QuantizeAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* scale, ctx.required(1, "scale"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* zp, ctx.required(2, "zero_point"));
-  if (!ctx.has_attr("type")) return ctx.error(Code::kInvalidModel, "attribute 'type' (i8, u8 or i32) is required");
-  const std::string type_text = ctx.attr_string("type", "");
-  const auto qtype = quantized_type(type_text);
-  if (!qtype) return ctx.error(Code::kUnsupported, "type '{}' is not supported (i8, u8 or i32)", type_text);
-  if (!ctx.has_attr("round_mode")) return ctx.error(Code::kInvalidModel, "attribute 'round_mode' (0..8) is required");
-  const int64_t mode_value = ctx.attr_int("round_mode", -1);
-  const auto mode = ngraph_round_mode_from_int(mode_value);
-  if (!mode) return ctx.error(Code::kInvalidModel, "round_mode {} is not an nGraph RoundMode (0..8)", mode_value);
-
+  const DType qtype = attrs.qtype;
   const DType real = x->dtype();
   if (real != DType::kFloat && real != DType::kFloat16 && real != DType::kBFloat16)
     return ctx.input_error(Code::kUnsupported, 0, "type {} is not supported (float, float16 or bfloat16)",
@@ -127,16 +152,16 @@ Status quantize(exec::KernelContext& ctx) {
   if (scale->dtype() != real)
     return ctx.input_error(Code::kInvalidModel, 1, "scale type {} differs from the input's {}",
                            dtype_name(scale->dtype()), dtype_name(real));
-  if (zp->dtype() != *qtype)
+  if (zp->dtype() != qtype)
     return ctx.input_error(Code::kInvalidModel, 2, "zero_point type {} differs from the quantized type {} ('{}')",
-                           dtype_name(zp->dtype()), dtype_name(*qtype), type_text);
-  QONNX_ASSIGN_OR_RETURN(Dims param_view, parameter_view(ctx, x->dims()));
-  const Tensor xf = real == DType::kFloat ? *x : exec::cast_tensor(*x, DType::kFloat);
-  const Tensor sf = real == DType::kFloat ? *scale : exec::cast_tensor(*scale, DType::kFloat);
+                           dtype_name(zp->dtype()), dtype_name(qtype), attrs.type_text);
+  QONNX_ASSIGN_OR_RETURN(Dims param_view, parameter_view(ctx, attrs.axes, x->dims()));
+  QONNX_ASSIGN_OR_RETURN(const Tensor xf, exec::cast_tensor(*x, DType::kFloat));
+  QONNX_ASSIGN_OR_RETURN(const Tensor sf, exec::cast_tensor(*scale, DType::kFloat));
   QONNX_RETURN_IF_ERROR(check_scale(ctx, sf));
 
-  Tensor y(*qtype, x->dims());
-  exec::visit_dtype(*qtype, [&](auto tag) {
+  Tensor y(qtype, x->dims());
+  exec::visit_dtype(qtype, [&](auto tag) {
     using Q = decltype(tag);
     if constexpr (std::is_same_v<Q, int8_t> || std::is_same_v<Q, uint8_t> || std::is_same_v<Q, int32_t>) {
       const float* xs = xf.data<float>();
@@ -144,7 +169,7 @@ Status quantize(exec::KernelContext& ctx) {
       const Q* zs = zp->data<Q>();
       Q* ys = y.data<Q>();
       exec::for_each_broadcast<2>(x->dims(), {&x->dims(), &param_view}, [&](int64_t o, const auto& off) {
-        float q = apply_ngraph_rounding(*mode, xs[off[0]] / ss[off[1]]);
+        float q = apply_ngraph_rounding(attrs.mode, xs[off[0]] / ss[off[1]]);
         q += static_cast<float>(zs[off[1]]);
         ys[o] = saturate<Q>(q, zs[off[1]]);
       });
@@ -154,12 +179,10 @@ Status quantize(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
-Status dequantize(exec::KernelContext& ctx) {
+Status dequantize(exec::KernelContext& ctx, const QuantizeAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* scale, ctx.required(1, "scale"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* zp, ctx.required(2, "zero_point"));
-  const std::string type_text = ctx.attr_string("type", "f32");
-  if (type_text != "f32") return ctx.error(Code::kUnsupported, "type '{}' is not supported (f32)", type_text);
   const DType qtype = x->dtype();
   if (qtype != DType::kInt8 && qtype != DType::kUInt8 && qtype != DType::kInt32)
     return ctx.input_error(Code::kUnsupported, 0, "type {} is not supported (int8, uint8 or int32)", dtype_name(qtype));
@@ -169,7 +192,7 @@ Status dequantize(exec::KernelContext& ctx) {
   if (zp->dtype() != qtype)
     return ctx.input_error(Code::kInvalidModel, 2, "zero_point type {} differs from the input's {}",
                            dtype_name(zp->dtype()), dtype_name(qtype));
-  QONNX_ASSIGN_OR_RETURN(Dims param_view, parameter_view(ctx, x->dims()));
+  QONNX_ASSIGN_OR_RETURN(Dims param_view, parameter_view(ctx, attrs.axes, x->dims()));
   QONNX_RETURN_IF_ERROR(check_scale(ctx, *scale));
 
   Tensor y(DType::kFloat, x->dims());
@@ -194,8 +217,9 @@ Status dequantize(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_ngraph_kernels(exec::KernelRegistry& r) {
-  r.add(kNGraphDomain, "Quantize", kNGraphDomainVersion, quantize);
-  r.add(kNGraphDomain, "Dequantize", kNGraphDomainVersion, dequantize);
+  const exec::VersionRange versions{kNGraphDomainVersion, exec::kNoUpperVersion};
+  r.add(kNGraphDomain, "Quantize", versions, exec::typed_kernel<QuantizeAttrs, quantize_attrs, quantize>());
+  r.add(kNGraphDomain, "Dequantize", versions, exec::typed_kernel<QuantizeAttrs, dequantize_attrs, dequantize>());
 }
 
 }  // namespace qonnx::kernels

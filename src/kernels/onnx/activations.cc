@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
@@ -16,25 +17,56 @@ Status relu(exec::KernelContext& ctx) {
   return unary_kernel<kFloats | kSignedInts>(ctx, [](auto v) { return v > 0 ? v : decltype(v)(0); });
 }
 
-Status leaky_relu(exec::KernelContext& ctx) {
-  const float alpha = ctx.attr_float("alpha", 0.01f);
+// The float attributes of the parameterised activations, parsed once per node at plan time.
+struct Alpha {
+  float alpha;
+};
+struct AlphaBeta {
+  float alpha, beta;
+};
+struct SeluAttrs {
+  float alpha, gamma;
+};
+struct ShrinkAttrs {
+  float lambd, bias;
+};
+
+Result<Alpha> leaky_relu_attrs(const ir::Node& node, int64_t) { return Alpha{node.attr_float("alpha", 0.01f)}; }
+Result<Alpha> elu_attrs(const ir::Node& node, int64_t) { return Alpha{node.attr_float("alpha", 1.0f)}; }
+Result<Alpha> thresholded_relu_attrs(const ir::Node& node, int64_t) { return Alpha{node.attr_float("alpha", 1.0f)}; }
+Result<Alpha> celu_attrs(const ir::Node& node, int64_t) {
+  const float alpha = node.attr_float("alpha", 1.0f);
+  if (alpha == 0.0f) return Status(Code::kInvalidModel, "Celu alpha must not be 0");
+  return Alpha{alpha};
+}
+Result<SeluAttrs> selu_attrs(const ir::Node& node, int64_t) {
+  return SeluAttrs{node.attr_float("alpha", 1.67326319217681884765625f), node.attr_float("gamma", 1.05070102214813232421875f)};
+}
+Result<AlphaBeta> hard_sigmoid_attrs(const ir::Node& node, int64_t) {
+  return AlphaBeta{node.attr_float("alpha", 0.2f), node.attr_float("beta", 0.5f)};
+}
+Result<ShrinkAttrs> shrink_attrs(const ir::Node& node, int64_t) {
+  return ShrinkAttrs{node.attr_float("lambd", 0.5f), node.attr_float("bias", 0.0f)};
+}
+
+Status leaky_relu(exec::KernelContext& ctx, const Alpha& attrs) {
+  const float alpha = attrs.alpha;
   return unary_kernel<kFloats>(ctx, [alpha](auto v) {
     using C = decltype(v);
     return v < 0 ? static_cast<C>(alpha) * v : v;
   });
 }
 
-Status elu(exec::KernelContext& ctx) {
-  const float alpha = ctx.attr_float("alpha", 1.0f);
+Status elu(exec::KernelContext& ctx, const Alpha& attrs) {
+  const float alpha = attrs.alpha;
   return unary_kernel<kFloats>(ctx, [alpha](auto v) {
     using C = decltype(v);
     return v < 0 ? static_cast<C>(alpha) * (std::exp(v) - C(1)) : v;
   });
 }
 
-Status selu(exec::KernelContext& ctx) {
-  const float alpha = ctx.attr_float("alpha", 1.67326319217681884765625f);
-  const float gamma = ctx.attr_float("gamma", 1.05070102214813232421875f);
+Status selu(exec::KernelContext& ctx, const SeluAttrs& attrs) {
+  const float alpha = attrs.alpha, gamma = attrs.gamma;
   return unary_kernel<kFloats>(ctx, [alpha, gamma](auto v) {
     using C = decltype(v);
     const C a = static_cast<C>(alpha), g = static_cast<C>(gamma);
@@ -43,9 +75,8 @@ Status selu(exec::KernelContext& ctx) {
 }
 
 // Celu: max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
-Status celu(exec::KernelContext& ctx) {
-  const float alpha = ctx.attr_float("alpha", 1.0f);
-  if (alpha == 0.0f) return ctx.error(Code::kInvalidModel, "Celu alpha must not be 0");
+Status celu(exec::KernelContext& ctx, const Alpha& attrs) {
+  const float alpha = attrs.alpha;
   return unary_kernel<kFloats>(ctx, [alpha](auto v) {
     using C = decltype(v);
     const C a = static_cast<C>(alpha);
@@ -67,8 +98,8 @@ C hard_sigmoid_of(C v, C alpha, C beta) {
   return t > C(1) ? C(1) : (t < C(0) ? C(0) : t);
 }
 
-Status hard_sigmoid(exec::KernelContext& ctx) {
-  const float alpha = ctx.attr_float("alpha", 0.2f), beta = ctx.attr_float("beta", 0.5f);
+Status hard_sigmoid(exec::KernelContext& ctx, const AlphaBeta& attrs) {
+  const float alpha = attrs.alpha, beta = attrs.beta;
   return unary_kernel<kFloats>(ctx, [alpha, beta](auto v) {
     using C = decltype(v);
     return hard_sigmoid_of(v, static_cast<C>(alpha), static_cast<C>(beta));
@@ -119,8 +150,8 @@ Status softsign(exec::KernelContext& ctx) {
   });
 }
 
-Status thresholded_relu(exec::KernelContext& ctx) {
-  const float alpha = ctx.attr_float("alpha", 1.0f);
+Status thresholded_relu(exec::KernelContext& ctx, const Alpha& attrs) {
+  const float alpha = attrs.alpha;
   return unary_kernel<kFloats>(ctx, [alpha](auto v) {
     using C = decltype(v);
     return v > static_cast<C>(alpha) ? v : C(0);
@@ -129,8 +160,8 @@ Status thresholded_relu(exec::KernelContext& ctx) {
 
 // Shrink: x + bias below -lambd, x - bias above lambd, 0 between. Integers compute in double and
 // convert back (truncating), floats in their compute type.
-Status shrink(exec::KernelContext& ctx) {
-  const float lambd = ctx.attr_float("lambd", 0.5f), bias = ctx.attr_float("bias", 0.0f);
+Status shrink(exec::KernelContext& ctx, const ShrinkAttrs& attrs) {
+  const float lambd = attrs.lambd, bias = attrs.bias;
   return unary_kernel<kNumeric>(ctx, [lambd, bias](auto v) {
     using C = decltype(v);
     using F = std::conditional_t<kIsInt<C>, double, C>;
@@ -142,14 +173,15 @@ Status shrink(exec::KernelContext& ctx) {
 }
 
 // PRelu(X, slope): Y = X < 0 ? slope * X : X. From 7 slope broadcasts to X's shape
-// (unidirectionally). Before 7 the spec only says a size-1 slope is shared; exports of that era
-// (PyTorch, Caffe2) give a 1-D per-channel slope, applied along axis 1.
+// (unidirectionally). Before 7 (`PerChannelSlope`) the spec only says a size-1 slope is shared;
+// exports of that era (PyTorch, Caffe2) give a 1-D per-channel slope, applied along axis 1.
+template <bool PerChannelSlope>
 Status prelu(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* slope_in, ctx.required(1, "slope"));
   QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 0, 1));
   Tensor slope = *slope_in;
-  if (ctx.op_version() < 7 && slope.rank() == 1 && x->rank() >= 2 && slope.dim(0) == x->dim(1)) {
+  if (PerChannelSlope && slope.rank() == 1 && x->rank() >= 2 && slope.dim(0) == x->dim(1)) {
     Dims per_channel(x->rank() - 1, 1);
     per_channel[0] = slope.dim(0);
     slope = slope.reshaped(per_channel);
@@ -172,39 +204,17 @@ Status prelu(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
-// Clip before 11: attributes min/max (float types). From 11: optional scalar inputs min/max of
-// X's dtype. min > max gives max everywhere (as numpy.clip); NaN stays NaN.
-Status clip(exec::KernelContext& ctx) {
-  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
-  const Tensor* bounds[2] = {ctx.input(1), ctx.input(2)};
-  if (ctx.op_version() >= 11) {
-    for (size_t k = 0; k < 2; ++k) {
-      if (!bounds[k]) continue;
-      QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 0, k + 1));
-      if (bounds[k]->numel() != 1)
-        return ctx.input_error(Code::kInvalidModel, k + 1, "must be a scalar, got shape {}",
-                               dims_to_string(bounds[k]->dims()));
-    }
-  }
-  const bool from_attrs = ctx.op_version() < 11;
-  if (from_attrs && !dtype_is_float(x->dtype())) return unsupported_type(ctx, 0, x->dtype());
-  Tensor out = ctx.output_buffer(x->dtype(), x->dims(), {0});
-  const float attr_lo = ctx.attr_float("min", std::numeric_limits<float>::lowest());
-  const float attr_hi = ctx.attr_float("max", std::numeric_limits<float>::max());
-  QONNX_RETURN_IF_ERROR(visit_types<kNumeric>(ctx, 0, x->dtype(), [&](auto tag) {
+// Clip: x limited to [lo, hi], `bounds(tag)` giving them for the storage type of `tag` in its
+// compute type. min > max gives max everywhere (as numpy.clip); NaN stays NaN.
+template <typename Bounds>
+Status clip_between(exec::KernelContext& ctx, const Tensor& x, Bounds bounds) {
+  Tensor out = ctx.output_buffer(x.dtype(), x.dims(), {0});
+  QONNX_RETURN_IF_ERROR(visit_types<kNumeric>(ctx, 0, x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using C = Compute<T>;
-    C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
-    if (from_attrs) {
-      if constexpr (is_float_storage_v<T>) {
-        lo = static_cast<C>(attr_lo);
-        hi = static_cast<C>(attr_hi);
-      }
-    } else {
-      if (bounds[0]) lo = load(bounds[0]->data<T>()[0]);
-      if (bounds[1]) hi = load(bounds[1]->data<T>()[0]);
-    }
-    apply_unary<T, T>(*x, out, [lo, hi](T v) {
+    const std::pair<C, C> range = bounds(tag);
+    const C lo = range.first, hi = range.second;
+    apply_unary<T, T>(x, out, [lo, hi](T v) {
       C c = load(v);
       c = c < lo ? lo : c;
       c = c > hi ? hi : c;
@@ -215,11 +225,54 @@ Status clip(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
-// Dropout at inference: Y = X (shared storage), optional mask of all true (ones of X's type before
-// version 10). Training mode (an input from 12) with a non-zero ratio is random and unsupported.
+// Clip 6-10: attributes min/max, float types only.
+struct ClipAttrs {
+  float min, max;
+};
+
+Result<ClipAttrs> clip_attrs(const ir::Node& node, int64_t) {
+  return ClipAttrs{node.attr_float("min", std::numeric_limits<float>::lowest()),
+                   node.attr_float("max", std::numeric_limits<float>::max())};
+}
+
+Status clip_by_attributes(exec::KernelContext& ctx, const ClipAttrs& attrs) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
+  if (!dtype_is_float(x->dtype())) return unsupported_type(ctx, 0, x->dtype());
+  return clip_between(ctx, *x, [&attrs](auto tag) {
+    using C = Compute<decltype(tag)>;
+    if constexpr (is_float_storage_v<decltype(tag)>) return std::pair<C, C>(static_cast<C>(attrs.min), static_cast<C>(attrs.max));
+    else return std::pair<C, C>(std::numeric_limits<C>::lowest(), std::numeric_limits<C>::max());
+  });
+}
+
+// Clip from 11: optional scalar inputs min/max of X's dtype (12 widened the types, which the schema
+// check enforces).
+Status clip_by_inputs(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
+  const Tensor* bounds[2] = {ctx.input(1), ctx.input(2)};
+  for (size_t k = 0; k < 2; ++k) {
+    if (!bounds[k]) continue;
+    QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 0, k + 1));
+    if (bounds[k]->numel() != 1)
+      return ctx.input_error(Code::kInvalidModel, k + 1, "must be a scalar, got shape {}", dims_to_string(bounds[k]->dims()));
+  }
+  return clip_between(ctx, *x, [&bounds](auto tag) {
+    using T = decltype(tag);
+    using C = Compute<T>;
+    std::pair<C, C> range(std::numeric_limits<C>::lowest(), std::numeric_limits<C>::max());
+    if (bounds[0]) range.first = load(bounds[0]->data<T>()[0]);
+    if (bounds[1]) range.second = load(bounds[1]->data<T>()[0]);
+    return range;
+  });
+}
+
+// Dropout at inference: Y = X (shared storage), optional mask of all true (`BoolMask`, from 10; ones
+// of X's type before). Training mode (`TrainingInput`, an input from 12) with a non-zero ratio is
+// random and unsupported. The ratio attribute before 12 does not matter at inference.
+template <bool BoolMask, bool TrainingInput>
 Status dropout(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
-  if (ctx.op_version() >= 12) {
+  if (TrainingInput) {
     const Tensor* ratio = ctx.input(1);
     const Tensor* training = ctx.input(2);
     if (training) {
@@ -238,7 +291,7 @@ Status dropout(exec::KernelContext& ctx) {
   }
   ctx.set_output(0, *x);
   if (ctx.num_outputs() > 1) {
-    const DType mask_type = ctx.op_version() >= 10 ? DType::kBool : x->dtype();
+    const DType mask_type = BoolMask ? DType::kBool : x->dtype();
     if (mask_type == DType::kBool) {
       Tensor mask(DType::kBool, x->dims());
       std::fill_n(mask.data<bool>(), mask.numel(), true);
@@ -258,30 +311,31 @@ Status dropout(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_activation_kernels(exec::KernelRegistry& r) {
+  constexpr int kLatest = exec::kNoUpperVersion;
   r.add("", "Relu", 6, relu);
-  r.add("", "LeakyRelu", 6, leaky_relu);
-  r.add("", "PRelu", 6, prelu);
-  r.add("", "PRelu", 7, prelu);
-  r.add("", "Elu", 6, elu);
-  r.add("", "Selu", 6, selu);
-  r.add("", "Celu", 12, celu);
+  r.add("", "LeakyRelu", {6, kLatest}, exec::typed_kernel<Alpha, leaky_relu_attrs, leaky_relu>());
+  r.add("", "PRelu", {6, 6}, exec::Kernel{prelu<true>, nullptr, {}});
+  r.add("", "PRelu", {7, kLatest}, exec::Kernel{prelu<false>, nullptr, {}});
+  r.add("", "Elu", {6, kLatest}, exec::typed_kernel<Alpha, elu_attrs, elu>());
+  r.add("", "Selu", {6, kLatest}, exec::typed_kernel<SeluAttrs, selu_attrs, selu>());
+  r.add("", "Celu", {12, kLatest}, exec::typed_kernel<Alpha, celu_attrs, celu>());
   r.add("", "Sigmoid", 6, sigmoid);
-  r.add("", "HardSigmoid", 6, hard_sigmoid);
+  r.add("", "HardSigmoid", {6, kLatest}, exec::typed_kernel<AlphaBeta, hard_sigmoid_attrs, hard_sigmoid>());
   r.add("", "HardSwish", 14, hard_swish);
   r.add("", "Tanh", 6, tanh);
   r.add("", "Softplus", 1, softplus);
   r.add("", "Mish", 18, mish);
   r.add("", "Gelu", 20, gelu);
   r.add("", "Softsign", 1, softsign);
-  r.add("", "ThresholdedRelu", 10, thresholded_relu);
-  r.add("", "Shrink", 9, shrink);
+  r.add("", "ThresholdedRelu", {10, kLatest}, exec::typed_kernel<Alpha, thresholded_relu_attrs, thresholded_relu>());
+  r.add("", "Shrink", {9, kLatest}, exec::typed_kernel<ShrinkAttrs, shrink_attrs, shrink>());
   // Clip's bounds moved from attributes to inputs at 11.
-  r.add("", "Clip", 6, clip);
-  r.add("", "Clip", 11, clip);
-  // Dropout: mask became bool at 10; ratio and training_mode became inputs at 12.
-  r.add("", "Dropout", 7, dropout);
-  r.add("", "Dropout", 10, dropout);
-  r.add("", "Dropout", 12, dropout);
+  r.add("", "Clip", {6, 10}, exec::typed_kernel<ClipAttrs, clip_attrs, clip_by_attributes>());
+  r.add("", "Clip", {11, kLatest}, exec::Kernel{clip_by_inputs, nullptr, {}});
+  // Dropout: the mask became bool at 10; ratio and training_mode became inputs at 12.
+  r.add("", "Dropout", {7, 9}, exec::Kernel{dropout<false, false>, nullptr, {}});
+  r.add("", "Dropout", {10, 11}, exec::Kernel{dropout<true, false>, nullptr, {}});
+  r.add("", "Dropout", {12, kLatest}, exec::Kernel{dropout<true, true>, nullptr, {}});
 }
 
 }  // namespace qonnx::kernels

@@ -204,15 +204,30 @@ Result<std::vector<Tensor>> scan_once(const exec::KernelContext& ctx, std::vecto
   return result;
 }
 
+// Scan's attributes, parsed once per node at plan time (Scan 8 has only `directions`, for its inputs).
+struct ScanAttrs {
+  int64_t num_scan_inputs;
+  std::vector<int64_t> input_axes, input_directions, output_axes, output_directions;
+};
+
+Result<ScanAttrs> scan9_attrs(const ir::Node& node, int64_t) {
+  return ScanAttrs{node.attr_int("num_scan_inputs", 0), node.attr_ints("scan_input_axes"),
+                   node.attr_ints("scan_input_directions"), node.attr_ints("scan_output_axes"),
+                   node.attr_ints("scan_output_directions")};
+}
+
+Result<ScanAttrs> scan8_attrs(const ir::Node& node, int64_t) {
+  return ScanAttrs{node.attr_int("num_scan_inputs", 0), {}, node.attr_ints("directions"), {}, {}};
+}
+
 // Scan 9+: inputs are the initial states, then num_scan_inputs scanned tensors.
-Status scan9_kernel(exec::KernelContext& ctx) {
-  const int64_t n_scan = ctx.attr_int("num_scan_inputs", 0);
+Status scan9_kernel(exec::KernelContext& ctx, const ScanAttrs& attrs) {
+  const int64_t n_scan = attrs.num_scan_inputs;
   if (n_scan <= 0 || static_cast<size_t>(n_scan) > ctx.num_inputs())
     return ctx.error(Code::kInvalidModel, "num_scan_inputs {} does not fit {} inputs", n_scan, ctx.num_inputs());
   const size_t n_states = ctx.num_inputs() - static_cast<size_t>(n_scan);
   if (ctx.num_outputs() < n_states) return ctx.error(Code::kInvalidModel, "fewer outputs than states");
-  ScanSpec spec{ctx.attr_ints("scan_input_axes"), ctx.attr_ints("scan_input_directions"),
-                ctx.attr_ints("scan_output_axes"), ctx.attr_ints("scan_output_directions"),
+  ScanSpec spec{attrs.input_axes, attrs.input_directions, attrs.output_axes, attrs.output_directions,
                 ctx.num_outputs() - n_states};
   std::vector<Tensor> states, inputs;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
@@ -225,13 +240,13 @@ Status scan9_kernel(exec::KernelContext& ctx) {
 }
 
 // Scan 8: input 0 is sequence_lens, every tensor has a leading batch axis and scans along axis 1.
-Status scan8_kernel(exec::KernelContext& ctx) {
-  const int64_t n_scan = ctx.attr_int("num_scan_inputs", 0);
+Status scan8_kernel(exec::KernelContext& ctx, const ScanAttrs& attrs) {
+  const int64_t n_scan = attrs.num_scan_inputs;
   if (ctx.num_inputs() < 1 || n_scan <= 0 || static_cast<size_t>(n_scan) > ctx.num_inputs() - 1)
     return ctx.error(Code::kInvalidModel, "num_scan_inputs {} does not fit {} inputs", n_scan, ctx.num_inputs());
   const size_t n_states = ctx.num_inputs() - 1 - static_cast<size_t>(n_scan);
   if (ctx.num_outputs() < n_states) return ctx.error(Code::kInvalidModel, "fewer outputs than states");
-  ScanSpec spec{{}, ctx.attr_ints("directions"), {}, {}, ctx.num_outputs() - n_states};
+  ScanSpec spec{{}, attrs.input_directions, {}, {}, ctx.num_outputs() - n_states};
   std::vector<const Tensor*> all;
   int64_t batch = -1;
   for (size_t i = 1; i < ctx.num_inputs(); ++i) {
@@ -270,8 +285,8 @@ Status scan8_kernel(exec::KernelContext& ctx) {
 void register_control_flow_kernels(exec::KernelRegistry& r) {
   r.add("", "If", 1, if_kernel);
   r.add("", "Loop", 1, loop_kernel);
-  r.add("", "Scan", 8, scan8_kernel);
-  r.add("", "Scan", 9, scan9_kernel);
+  r.add("", "Scan", {8, 8}, exec::typed_kernel<ScanAttrs, scan8_attrs, scan8_kernel>());
+  r.add("", "Scan", {9, exec::kNoUpperVersion}, exec::typed_kernel<ScanAttrs, scan9_attrs, scan9_kernel>());
 }
 
 }  // namespace qonnx::kernels

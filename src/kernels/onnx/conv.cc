@@ -343,11 +343,16 @@ Status conv_kernel(exec::KernelContext& ctx) {
     return Status::ok();
   }
   // float, and float16 / bfloat16 computed in float.
-  Tensor xf = exec::cast_tensor(*x, DType::kFloat), wf = exec::cast_tensor(*w, DType::kFloat);
-  Tensor bf = b ? exec::cast_tensor(*b, DType::kFloat) : Tensor();
+  QONNX_ASSIGN_OR_RETURN(Tensor xf, exec::cast_tensor(*x, DType::kFloat));
+  QONNX_ASSIGN_OR_RETURN(Tensor wf, exec::cast_tensor(*w, DType::kFloat));
+  Tensor bf;
+  if (b) {
+    QONNX_ASSIGN_OR_RETURN(bf, exec::cast_tensor(*b, DType::kFloat));
+  }
   Tensor y(DType::kFloat, s.out_dims);
   conv_float<float>(s, xf.data<float>(), wf.data<float>(), b ? bf.data<float>() : nullptr, y.data<float>());
-  ctx.set_output(0, exec::cast_tensor(y, dt));
+  QONNX_ASSIGN_OR_RETURN(Tensor out, exec::cast_tensor(y, dt));
+  ctx.set_output(0, std::move(out));
   return Status::ok();
 }
 
@@ -360,7 +365,7 @@ Result<Tensor> minus_zero_point(const exec::KernelContext& ctx, size_t x_in, siz
   if (x->dtype() != DType::kInt8 && x->dtype() != DType::kUInt8)
     return ctx.input_error(Code::kUnsupported, x_in, "type {} is not supported (int8 or uint8)",
                            dtype_name(x->dtype()));
-  Tensor out = exec::cast_tensor(*x, DType::kInt32);
+  QONNX_ASSIGN_OR_RETURN(Tensor out, exec::cast_tensor(*x, DType::kInt32));
   const Tensor* zp = ctx.input(zp_in);
   if (!zp) return out;
   if (zp->dtype() != x->dtype())
@@ -371,7 +376,7 @@ Result<Tensor> minus_zero_point(const exec::KernelContext& ctx, size_t x_in, siz
     return ctx.input_error(Code::kInvalidModel, zp_in, "zero point shape {} must be a scalar{}",
                            dims_to_string(zp->dims()),
                            per_channel ? fmt::format(" or ({})", x->dim(0)) : std::string());
-  Tensor zpi = exec::cast_tensor(*zp, DType::kInt32);
+  QONNX_ASSIGN_OR_RETURN(Tensor zpi, exec::cast_tensor(*zp, DType::kInt32));
   const int64_t per = one || x->numel() == 0 ? x->numel() : x->numel() / x->dim(0);
   int32_t* v = out.data<int32_t>();
   for (int64_t i = 0; i < x->numel(); ++i) v[i] -= zpi.data<int32_t>()[i / per];

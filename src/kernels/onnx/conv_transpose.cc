@@ -186,12 +186,17 @@ Status conv_transpose(exec::KernelContext& ctx) {
     ctx.set_output(0, std::move(y));
     return Status::ok();
   }
-  Tensor xf = exec::cast_tensor(*x, DType::kFloat), wf = exec::cast_tensor(*w, DType::kFloat);
-  Tensor bf = b ? exec::cast_tensor(*b, DType::kFloat) : Tensor();
+  QONNX_ASSIGN_OR_RETURN(Tensor xf, exec::cast_tensor(*x, DType::kFloat));
+  QONNX_ASSIGN_OR_RETURN(Tensor wf, exec::cast_tensor(*w, DType::kFloat));
+  Tensor bf;
+  if (b) {
+    QONNX_ASSIGN_OR_RETURN(bf, exec::cast_tensor(*b, DType::kFloat));
+  }
   Tensor y(DType::kFloat, s.out_dims);
   conv_transpose_compute<float>(s, xf.data<float>(), wf.data<float>(), b ? bf.data<float>() : nullptr,
                                 y.data<float>());
-  ctx.set_output(0, exec::cast_tensor(y, dt));
+  QONNX_ASSIGN_OR_RETURN(Tensor out, exec::cast_tensor(y, dt));
+  ctx.set_output(0, std::move(out));
   return Status::ok();
 }
 

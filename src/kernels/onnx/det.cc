@@ -42,7 +42,7 @@ Status det(exec::KernelContext& ctx) {
   const int64_t n = x->dim(x->rank() - 1);
   const Dims out_dims(x->dims().begin(), x->dims().end() - 2);
   const int64_t count = checked_numel(out_dims);
-  Tensor xd = exec::cast_tensor(*x, DType::kDouble);
+  QONNX_ASSIGN_OR_RETURN(Tensor xd, exec::cast_tensor(*x, DType::kDouble));
   Tensor y(DType::kDouble, out_dims);
   std::vector<double> a(static_cast<size_t>(n * n));
   for (int64_t b = 0; b < count; ++b) {
@@ -50,7 +50,8 @@ Status det(exec::KernelContext& ctx) {
     a.assign(src, src + n * n);
     y.data<double>()[b] = determinant(a, n);
   }
-  ctx.set_output(0, exec::cast_tensor(y, x->dtype()));
+  QONNX_ASSIGN_OR_RETURN(Tensor out, exec::cast_tensor(y, x->dtype()));
+  ctx.set_output(0, std::move(out));
   return Status::ok();
 }
 

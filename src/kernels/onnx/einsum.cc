@@ -212,7 +212,10 @@ Status einsum(exec::KernelContext& ctx) {
   // float16 / bfloat16 compute in float.
   const DType ct = (dt == DType::kFloat16 || dt == DType::kBFloat16) ? DType::kFloat : dt;
   std::vector<Tensor> converted;
-  for (size_t i = 0; i < ctx.num_inputs(); ++i) converted.push_back(exec::cast_tensor(*ctx.input(i), ct));
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    QONNX_ASSIGN_OR_RETURN(Tensor c, exec::cast_tensor(*ctx.input(i), ct));
+    converted.push_back(std::move(c));
+  }
   Tensor out(ct, plan.out_dims);
   bool supported = false;
   exec::visit_dtype(ct, [&](auto tag) {
@@ -227,7 +230,8 @@ Status einsum(exec::KernelContext& ctx) {
     }
   });
   if (!supported) return ctx.error(Code::kUnsupported, "Einsum on {} is not supported", dtype_name(dt));
-  ctx.set_output(0, exec::cast_tensor(out, dt));
+  QONNX_ASSIGN_OR_RETURN(Tensor y, exec::cast_tensor(out, dt));
+  ctx.set_output(0, std::move(y));
   return Status::ok();
 }
 

@@ -153,13 +153,14 @@ Status pow(exec::KernelContext& ctx) {
       apply_binary<T, T, T>(*x, y, out, [](T b, T e) { return store<T>(std::pow(load(b), load(e))); });
     }));
   } else if (dtype_is_integer(xt) && dtype_is_integer(yt)) {
-    const Tensor e = exec::cast_tensor(y, DType::kInt64);
+    QONNX_ASSIGN_OR_RETURN(const Tensor e, exec::cast_tensor(y, DType::kInt64));
     QONNX_RETURN_IF_ERROR(visit_types<kInts>(ctx, 0, xt, [&](auto tag) {
       using T = decltype(tag);
       apply_binary<T, int64_t, T>(*x, e, out, [](T b, int64_t n) { return int_power(b, n); });
     }));
   } else {
-    const Tensor b = exec::cast_tensor(*x, DType::kDouble), e = exec::cast_tensor(y, DType::kDouble);
+    QONNX_ASSIGN_OR_RETURN(const Tensor b, exec::cast_tensor(*x, DType::kDouble));
+    QONNX_ASSIGN_OR_RETURN(const Tensor e, exec::cast_tensor(y, DType::kDouble));
     QONNX_RETURN_IF_ERROR(visit_types<kNumeric>(ctx, 0, xt, [&](auto tag) {
       using T = decltype(tag);
       apply_binary<double, double, T>(b, e, out, [](double p, double q) { return from_double<T>(std::pow(p, q)); });

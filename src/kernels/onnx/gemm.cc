@@ -100,12 +100,17 @@ Status gemm(exec::KernelContext& ctx) {
     return ctx.error(Code::kInvalidModel, "output {} is too large", dims_to_string(out_dims));
   const DType dt = a->dtype();
   if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
-    Tensor af = exec::cast_tensor(*a, DType::kFloat), bf = exec::cast_tensor(*b, DType::kFloat);
-    Tensor cf = c ? exec::cast_tensor(*c, DType::kFloat) : Tensor();
+    QONNX_ASSIGN_OR_RETURN(Tensor af, exec::cast_tensor(*a, DType::kFloat));
+    QONNX_ASSIGN_OR_RETURN(Tensor bf, exec::cast_tensor(*b, DType::kFloat));
+    Tensor cf;
+    if (c) {
+      QONNX_ASSIGN_OR_RETURN(cf, exec::cast_tensor(*c, DType::kFloat));
+    }
     Tensor y(DType::kFloat, out_dims);
     run_gemm<float>(af.data<float>(), bf.data<float>(), c ? cf.data<float>() : nullptr, c ? c->dims() : Dims{},
                     trans_a, trans_b, alpha, beta, m, k, n, y.data<float>());
-    ctx.set_output(0, exec::cast_tensor(y, dt));
+    QONNX_ASSIGN_OR_RETURN(Tensor out, exec::cast_tensor(y, dt));
+    ctx.set_output(0, std::move(out));
     return Status::ok();
   }
   Tensor y(dt, out_dims);

@@ -1,5 +1,6 @@
 // Tensor generators: Constant, ConstantOfShape, Range, EyeLike.
 #include <cmath>
+#include <optional>
 #include <type_traits>
 
 #include "kernels/onnx/axes.h"
@@ -106,18 +107,38 @@ Status range(exec::KernelContext& ctx) {
   return st;
 }
 
-Status eye_like(exec::KernelContext& ctx) {
+// EyeLike's output type (the input's when absent) and diagonal k, parsed once per node.
+struct EyeLikeAttrs {
+  std::optional<DType> dtype;
+  int64_t k;
+};
+
+Status check_eye_like_dtype(DType dtype) {
+  if (dtype == DType::kString || dtype == DType::kComplex64 || dtype == DType::kComplex128)
+    return Status(Code::kUnsupported, fmt::format("EyeLike to {} is not supported", dtype_name(dtype)));
+  return Status::ok();
+}
+
+Result<EyeLikeAttrs> eye_like_attrs(const ir::Node& node, int64_t) {
+  EyeLikeAttrs a{std::nullopt, node.attr_int("k", 0)};
+  if (node.has_attr("dtype")) {
+    const int64_t dtype_attr = node.attr_int("dtype", 0);
+    if (dtype_attr < 0 || dtype_attr > INT32_MAX || !dtype_known(static_cast<int32_t>(dtype_attr)))
+      return Status(Code::kInvalidModel, fmt::format("unknown dtype {}", dtype_attr));
+    a.dtype = static_cast<DType>(dtype_attr);
+    QONNX_RETURN_IF_ERROR(check_eye_like_dtype(*a.dtype));
+  }
+  return a;
+}
+
+Status eye_like(exec::KernelContext& ctx, const EyeLikeAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
   if (x->rank() != 2) return ctx.input_error(Code::kInvalidModel, 0, "input must be 2-D, got {}", dims_to_string(x->dims()));
-  const int64_t dtype_attr = ctx.attr_int("dtype", static_cast<int64_t>(x->dtype()));
-  if (dtype_attr < 0 || dtype_attr > INT32_MAX || !dtype_known(static_cast<int32_t>(dtype_attr)))
-    return ctx.error(Code::kInvalidModel, "unknown dtype {}", dtype_attr);
-  const DType dtype = static_cast<DType>(dtype_attr);
-  const int64_t k = ctx.attr_int("k", 0);
-  if (dtype == DType::kString || dtype == DType::kComplex64 || dtype == DType::kComplex128)
-    return ctx.error(Code::kUnsupported, "EyeLike to {} is not supported", dtype_name(dtype));
+  const DType dtype = attrs.dtype.value_or(x->dtype());
+  const int64_t k = attrs.k;
+  QONNX_RETURN_IF_ERROR(check_eye_like_dtype(dtype));
   Tensor out(dtype, x->dims());
-  const Tensor one = exec::cast_tensor(Tensor::scalar<float>(DType::kFloat, 1.0f), dtype);
+  QONNX_ASSIGN_OR_RETURN(const Tensor one, exec::cast_tensor(Tensor::scalar<float>(DType::kFloat, 1.0f), dtype));
   const ElementCopier copier(one, out);
   const int64_t rows = x->dim(0), cols = x->dim(1);
   for (int64_t i = 0; i < rows; ++i) {
@@ -137,7 +158,7 @@ void register_generator_kernels(exec::KernelRegistry& r) {
   r.add("", "Constant", 12, constant);
   r.add("", "ConstantOfShape", 9, constant_of_shape);
   r.add("", "Range", 11, range);
-  r.add("", "EyeLike", 9, eye_like);
+  r.add("", "EyeLike", {9, exec::kNoUpperVersion}, exec::typed_kernel<EyeLikeAttrs, eye_like_attrs, eye_like>());
 }
 
 }  // namespace qonnx::kernels

@@ -84,16 +84,26 @@ Status logical_not(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
+// BitShift's direction, parsed once per node.
+struct ShiftDirection {
+  bool left;
+};
+
+Result<ShiftDirection> shift_direction(const ir::Node& node, int64_t) {
+  const std::string direction = node.attr_string("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    return Status(Code::kInvalidModel,
+                  fmt::format("attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"{}\"", direction));
+  return ShiftDirection{direction == "LEFT"};
+}
+
 // BitShift(X, Y) on unsigned integers, direction "LEFT" or "RIGHT". Shifting by the bit width or
 // more gives 0 (C++ leaves it undefined).
-Status bit_shift(exec::KernelContext& ctx) {
+Status bit_shift(exec::KernelContext& ctx, const ShiftDirection& direction) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* y, ctx.required(1, "Y"));
   QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 0, 1));
-  const std::string direction = ctx.attr_string("direction", "");
-  if (direction != "LEFT" && direction != "RIGHT")
-    return ctx.error(Code::kInvalidModel, "attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"{}\"", direction);
-  const bool left = direction == "LEFT";
+  const bool left = direction.left;
   QONNX_ASSIGN_OR_RETURN(Dims dims, elementwise_output_dims(ctx, {x, y}));
   Tensor out(x->dtype(), dims);
   QONNX_RETURN_IF_ERROR(visit_types<kUnsignedInts>(ctx, 0, x->dtype(), [&](auto tag) {
@@ -147,9 +157,17 @@ Status is_nan(exec::KernelContext& ctx) {
   return classify(ctx, [](auto v) { return std::isnan(v); });
 }
 
-Status is_inf(exec::KernelContext& ctx) {
-  const bool negative = ctx.attr_int("detect_negative", 1) != 0;
-  const bool positive = ctx.attr_int("detect_positive", 1) != 0;
+// IsInf's detect_negative / detect_positive, parsed once per node.
+struct InfSigns {
+  bool negative, positive;
+};
+
+Result<InfSigns> inf_signs(const ir::Node& node, int64_t) {
+  return InfSigns{node.attr_int("detect_negative", 1) != 0, node.attr_int("detect_positive", 1) != 0};
+}
+
+Status is_inf(exec::KernelContext& ctx, const InfSigns& signs) {
+  const bool negative = signs.negative, positive = signs.positive;
   return classify(ctx, [=](auto v) { return std::isinf(v) && (v > 0 ? positive : negative); });
 }
 
@@ -168,13 +186,13 @@ void register_logic_kernels(exec::KernelRegistry& r) {
   r.add("", "LessOrEqual", 12, less_or_equal);
   r.add("", "GreaterOrEqual", 12, greater_or_equal);
   r.add("", "Not", 1, logical_not);
-  r.add("", "BitShift", 11, bit_shift);
+  r.add("", "BitShift", {11, exec::kNoUpperVersion}, exec::typed_kernel<ShiftDirection, shift_direction, bit_shift>());
   r.add("", "BitwiseAnd", 18, bitwise_and);
   r.add("", "BitwiseOr", 18, bitwise_or);
   r.add("", "BitwiseXor", 18, bitwise_xor);
   r.add("", "BitwiseNot", 18, bitwise_not);
   r.add("", "IsNaN", 9, is_nan);
-  r.add("", "IsInf", 10, is_inf);
+  r.add("", "IsInf", {10, exec::kNoUpperVersion}, exec::typed_kernel<InfSigns, inf_signs, is_inf>());
 }
 
 }  // namespace qonnx::kernels

@@ -99,10 +99,12 @@ Status matmul(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(MatMulPlan plan, plan_matmul(ctx, a->dims(), b->dims(), 0, 1));
   const DType dt = a->dtype();
   if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
-    Tensor af = exec::cast_tensor(*a, DType::kFloat), bf = exec::cast_tensor(*b, DType::kFloat);
+    QONNX_ASSIGN_OR_RETURN(Tensor af, exec::cast_tensor(*a, DType::kFloat));
+    QONNX_ASSIGN_OR_RETURN(Tensor bf, exec::cast_tensor(*b, DType::kFloat));
     Tensor out(DType::kFloat, plan.out_dims);
     run_matmul<float>(plan, af.data<float>(), bf.data<float>(), out.data<float>());
-    ctx.set_output(0, exec::cast_tensor(out, dt));
+    QONNX_ASSIGN_OR_RETURN(Tensor y, exec::cast_tensor(out, dt));
+    ctx.set_output(0, std::move(y));
     return Status::ok();
   }
   Tensor out(dt, plan.out_dims);
@@ -136,7 +138,7 @@ Result<Tensor> subtract_zero_point(const exec::KernelContext& ctx, size_t x_in, 
   if (x->dtype() != DType::kInt8 && x->dtype() != DType::kUInt8)
     return ctx.input_error(Code::kUnsupported, x_in, "type {} is not supported (int8 or uint8)",
                            dtype_name(x->dtype()));
-  Tensor xi = exec::cast_tensor(*x, DType::kInt32);
+  QONNX_ASSIGN_OR_RETURN(Tensor xi, exec::cast_tensor(*x, DType::kInt32));
   if (!zp) return xi;
   if (zp->dtype() != x->dtype())
     return ctx.input_error(Code::kInvalidModel, zp_in, "zero point type {} differs from the operand's {}",
@@ -145,7 +147,7 @@ Result<Tensor> subtract_zero_point(const exec::KernelContext& ctx, size_t x_in, 
   if (!exec::broadcast_dims(x->dims(), zd, &joined) || joined != x->dims())
     return ctx.input_error(Code::kInvalidModel, zp_in, "zero point shape {} does not fit operand shape {}",
                            dims_to_string(zp->dims()), dims_to_string(x->dims()));
-  Tensor zpi = exec::cast_tensor(*zp, DType::kInt32);
+  QONNX_ASSIGN_OR_RETURN(Tensor zpi, exec::cast_tensor(*zp, DType::kInt32));
   Tensor out(DType::kInt32, x->dims());
   const int32_t* xv = xi.data<int32_t>();
   const int32_t* zv = zpi.data<int32_t>();

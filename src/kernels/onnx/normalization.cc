@@ -20,19 +20,19 @@
 namespace qonnx::kernels {
 namespace {
 
-// Input i converted to the compute type C.
+// Input i converted to the compute type C (inputs are float types, checked first, so the cast cannot fail).
 template <typename C>
 std::vector<C> values_as(const Tensor& t) {
-  Tensor c = exec::cast_tensor(t, std::is_same_v<C, double> ? DType::kDouble : DType::kFloat);
+  Tensor c = exec::cast_tensor(t, std::is_same_v<C, double> ? DType::kDouble : DType::kFloat).value();
   return std::vector<C>(c.data<C>(), c.data<C>() + c.numel());
 }
 
-// A compute-type result buffer turned into a tensor of `dtype`.
+// A compute-type result buffer turned into a tensor of `dtype` (the input's float type).
 template <typename C>
 Tensor to_tensor(const std::vector<C>& v, const Dims& dims, DType dtype) {
   Tensor t(std::is_same_v<C, double> ? DType::kDouble : DType::kFloat, dims);
   std::copy(v.begin(), v.end(), t.data<C>());
-  return exec::cast_tensor(t, dtype);
+  return exec::cast_tensor(t, dtype).value();
 }
 
 Status require_float(const exec::KernelContext& ctx, size_t i, const Tensor& t) {

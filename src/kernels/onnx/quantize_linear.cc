@@ -59,7 +59,7 @@ Result<ParamLayout> param_layout(const exec::KernelContext& ctx, const Tensor& x
 Result<std::vector<float>> float_values(const exec::KernelContext& ctx, size_t i, const Tensor& t) {
   if (!dtype_is_float(t.dtype()) && !dtype_is_integer(t.dtype()))
     return ctx.input_error(Code::kUnsupported, i, "type {} is not supported", dtype_name(t.dtype()));
-  Tensor f = exec::cast_tensor(t, DType::kFloat);
+  QONNX_ASSIGN_OR_RETURN(Tensor f, exec::cast_tensor(t, DType::kFloat));
   return std::vector<float>(f.data<float>(), f.data<float>() + f.numel());
 }
 
@@ -179,7 +179,7 @@ Status quantize_linear(exec::KernelContext& ctx) {
   // float32 x is read in place; other types are converted to float32 first (as before).
   if (!dtype_is_float(x->dtype()) && !dtype_is_integer(x->dtype()))
     return ctx.input_error(Code::kUnsupported, 0, "type {} is not supported", dtype_name(x->dtype()));
-  Tensor xf = exec::cast_tensor(*x, DType::kFloat);
+  QONNX_ASSIGN_OR_RETURN(Tensor xf, exec::cast_tensor(*x, DType::kFloat));
   QONNX_ASSIGN_OR_RETURN(std::vector<float> ss, float_values(ctx, 1, *scale));
   std::vector<float> zs;
   if (zp) {
@@ -208,7 +208,8 @@ Status dequantize_linear(exec::KernelContext& ctx) {
   dequantize_linear_into(x->raw(), x->dtype(), x->numel(), ss.data(), zp ? zp->raw() : nullptr, layout.count,
                          layout.inner, y.data<float>());
   // The output has the scale's type (float16 / bfloat16 scales from opset 19).
-  ctx.set_output(0, exec::cast_tensor(y, scale->dtype()));
+  QONNX_ASSIGN_OR_RETURN(Tensor out, exec::cast_tensor(y, scale->dtype()));
+  ctx.set_output(0, std::move(out));
   return Status::ok();
 }
 

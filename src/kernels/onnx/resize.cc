@@ -222,8 +222,11 @@ Status run_resize(exec::KernelContext& ctx, const Tensor& x, const std::vector<d
       for (size_t c = 0; c < maps[a].taps.size(); ++c)
         tables[a].push_back(maps[a].outside[c] ? kOutside : maps[a].taps[c][0].index * strides[a]);
     Tensor fill;
-    if (x.dtype() != DType::kString) fill = exec::cast_tensor(Tensor::scalar<double>(DType::kDouble, p.extrapolation), x.dtype());
-    else fill = Tensor(DType::kString, {});
+    if (x.dtype() != DType::kString) {
+      QONNX_ASSIGN_OR_RETURN(fill, exec::cast_tensor(Tensor::scalar<double>(DType::kDouble, p.extrapolation), x.dtype()));
+    } else {
+      fill = Tensor(DType::kString, {});
+    }
     copy_by_axis_tables(x, out, tables, &fill);
   } else {
     QONNX_RETURN_IF_ERROR(interpolate(ctx, x, maps, out_dims, p, out));

@@ -133,7 +133,7 @@ Status pad(exec::KernelContext& ctx, const PadAttrs& attrs) {
   if (attrs.form == PadForm::kAttributes) {
     pads = attrs.pads;
     if (x->dtype() == DType::kString) return ctx.error(Code::kUnsupported, "Pad-2 on strings is not supported");
-    fill = exec::cast_tensor(Tensor::scalar<float>(DType::kFloat, attrs.value), x->dtype());
+    QONNX_ASSIGN_OR_RETURN(fill, exec::cast_tensor(Tensor::scalar<float>(DType::kFloat, attrs.value), x->dtype()));
   } else {
     bool given = false;
     QONNX_ASSIGN_OR_RETURN(pads, optional_ints(ctx, 1, "pads", &given));

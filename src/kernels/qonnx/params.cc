@@ -2,6 +2,10 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/dtype_dispatch.h"
 
@@ -46,11 +50,12 @@ Result<int> bitwidth_input(const exec::KernelContext& ctx, size_t i, const char*
   return static_cast<int>(b);
 }
 
-Result<RoundingMode> rounding_attr(const exec::KernelContext& ctx, const char* fallback) {
-  std::string text = ctx.attr_string("rounding_mode", fallback);
+Result<RoundingMode> rounding_attr(const ir::Node& node, const char* fallback) {
+  std::string text = node.attr_string("rounding_mode", fallback);
   auto mode = parse_rounding_mode(text);
   if (!mode)
-    return ctx.error(Code::kUnsupported, "unknown rounding_mode '{}'; accepted: {}", text, accepted_rounding_modes());
+    return Status(Code::kUnsupported, fmt::format("unknown rounding_mode '{}'; accepted: {}", text,
+                                                  fmt::join(dialect::rounding_mode_names(), ", ")));
   return *mode;
 }
 

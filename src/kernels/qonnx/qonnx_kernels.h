@@ -5,8 +5,9 @@
 
 namespace qonnx::kernels {
 
-// Registers `fn` in every spelling of the QONNX general domain, and in the default domain where the
-// dialect allows the op there (2021 exports).
+// Registers `kernel` for `versions` (or `fn` from `since_version` on) in every spelling of the QONNX
+// general domain, and in the default domain where the dialect allows the op there (2021 exports).
+void add_general_op(exec::KernelRegistry& r, const std::string& op_type, exec::VersionRange versions, exec::Kernel kernel);
 void add_general_op(exec::KernelRegistry& r, const std::string& op_type, int since_version, exec::KernelFn fn);
 
 void register_quant_kernels(exec::KernelRegistry& r);

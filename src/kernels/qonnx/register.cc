@@ -4,9 +4,13 @@
 
 namespace qonnx::kernels {
 
+void add_general_op(exec::KernelRegistry& r, const std::string& op_type, exec::VersionRange versions, exec::Kernel kernel) {
+  for (const std::string& d : dialect::general_domain_spellings()) r.add(d, op_type, versions, kernel);
+  if (dialect::classify("", op_type) != dialect::Op::kNone) r.add("", op_type, versions, kernel);
+}
+
 void add_general_op(exec::KernelRegistry& r, const std::string& op_type, int since_version, exec::KernelFn fn) {
-  for (const std::string& d : dialect::general_domain_spellings()) r.add(d, op_type, since_version, fn);
-  if (dialect::classify("", op_type) != dialect::Op::kNone) r.add("", op_type, since_version, fn);
+  add_general_op(r, op_type, {since_version, exec::kNoUpperVersion}, exec::Kernel{fn, nullptr, {}});
 }
 
 void register_qonnx_kernels(exec::KernelRegistry& r) {

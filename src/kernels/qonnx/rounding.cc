@@ -1,20 +1,18 @@
 #include "qonnx/kernels/rounding.h"
 
-#include <algorithm>
-#include <cctype>
+#include <strings.h>
+
+#include "qonnx/dialect/qonnx_dialect.h"
 
 namespace qonnx::kernels {
 
 std::optional<RoundingMode> parse_rounding_mode(const std::string& text) {
-  std::string upper(text);
-  std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return std::toupper(c); });
-  if (upper == "ROUND" || upper == "HALF_EVEN") return RoundingMode::kRound;
-  if (upper == "CEIL") return RoundingMode::kCeil;
-  if (upper == "FLOOR") return RoundingMode::kFloor;
-  if (upper == "UP") return RoundingMode::kUp;
-  if (upper == "DOWN") return RoundingMode::kDown;
-  if (upper == "HALF_UP") return RoundingMode::kHalfUp;
-  if (upper == "HALF_DOWN") return RoundingMode::kHalfDown;
+  // The dialect owns the accepted names; this maps them to the formulas.
+  if (!dialect::is_rounding_mode(text)) return std::nullopt;
+  if (strcasecmp(text.c_str(), "HALF_EVEN") == 0) return RoundingMode::kRound;
+  for (RoundingMode mode : {RoundingMode::kRound, RoundingMode::kCeil, RoundingMode::kFloor, RoundingMode::kUp,
+                            RoundingMode::kDown, RoundingMode::kHalfUp, RoundingMode::kHalfDown})
+    if (strcasecmp(text.c_str(), rounding_mode_name(mode)) == 0) return mode;
   return std::nullopt;
 }
 
@@ -30,8 +28,6 @@ const char* rounding_mode_name(RoundingMode mode) {
   }
   return "?";
 }
-
-const char* accepted_rounding_modes() { return "ROUND, HALF_EVEN, CEIL, FLOOR, UP, DOWN, HALF_UP, HALF_DOWN"; }
 
 IntRange quant_int_range(int bitwidth, bool is_signed, bool narrow) {
   double b = static_cast<double>(bitwidth);

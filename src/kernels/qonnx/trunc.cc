@@ -105,22 +105,32 @@ void trunc_v2_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, c
 
 namespace {
 
-Status trunc_v1(exec::KernelContext& ctx) {
+// Trunc's attributes, parsed once per node (v1 reads only the rounding mode).
+struct TruncAttrs {
+  RoundingMode mode;
+  bool is_signed, narrow;
+};
+
+Result<TruncAttrs> trunc_attrs(const ir::Node& node, int64_t) {
+  QONNX_ASSIGN_OR_RETURN(RoundingMode mode, rounding_attr(node, "FLOOR"));
+  return TruncAttrs{mode, node.attr_int("signed", 1) != 0, node.attr_int("narrow", 0) != 0};
+}
+
+Status trunc_v1(exec::KernelContext& ctx, const TruncAttrs& attrs) {
   QONNX_RETURN_IF_ERROR(check_input_count(ctx, 5));
   QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
   QONNX_ASSIGN_OR_RETURN(Tensor scale, scale_input(ctx, 1, "scale"));
   QONNX_ASSIGN_OR_RETURN(Tensor zeropt, zero_point_input(ctx, 2, "zeropt"));
   QONNX_ASSIGN_OR_RETURN(int in_bits, bitwidth_input(ctx, 3, "in_bitwidth"));
   QONNX_ASSIGN_OR_RETURN(int out_bits, bitwidth_input(ctx, 4, "out_bitwidth"));
-  QONNX_ASSIGN_OR_RETURN(RoundingMode mode, rounding_attr(ctx, "FLOOR"));
   QONNX_ASSIGN_OR_RETURN(Dims out_dims, exec::broadcast_input_dims(ctx, {{0, &x}, {1, &scale}, {2, &zeropt}}));
   Tensor y(DType::kFloat, out_dims);
-  trunc_v1_into(out_dims, x, scale, zeropt, in_bits, out_bits, mode, y.data<float>());
+  trunc_v1_into(out_dims, x, scale, zeropt, in_bits, out_bits, attrs.mode, y.data<float>());
   ctx.set_output(0, std::move(y));
   return Status::ok();
 }
 
-Status trunc_v2(exec::KernelContext& ctx) {
+Status trunc_v2(exec::KernelContext& ctx, const TruncAttrs& attrs) {
   QONNX_RETURN_IF_ERROR(check_input_count(ctx, 6));
   QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
   QONNX_ASSIGN_OR_RETURN(Tensor scale, scale_input(ctx, 1, "scale"));
@@ -129,12 +139,11 @@ Status trunc_v2(exec::KernelContext& ctx) {
   (void)in_bits;  // validated, otherwise unused in v2
   QONNX_ASSIGN_OR_RETURN(Tensor out_scale, scale_input(ctx, 4, "out_scale"));
   QONNX_ASSIGN_OR_RETURN(int out_bits, bitwidth_input(ctx, 5, "out_bitwidth"));
-  QONNX_ASSIGN_OR_RETURN(RoundingMode mode, rounding_attr(ctx, "FLOOR"));
-  const IntRange range = quant_int_range(out_bits, ctx.attr_int("signed", 1) != 0, ctx.attr_int("narrow", 0) != 0);
+  const IntRange range = quant_int_range(out_bits, attrs.is_signed, attrs.narrow);
   QONNX_ASSIGN_OR_RETURN(Dims out_dims,
                          exec::broadcast_input_dims(ctx, {{0, &x}, {1, &scale}, {2, &zeropt}, {4, &out_scale}}));
   Tensor y(DType::kFloat, out_dims);
-  trunc_v2_into(out_dims, x, scale, zeropt, out_scale, range, mode, y.data<float>());
+  trunc_v2_into(out_dims, x, scale, zeropt, out_scale, range, attrs.mode, y.data<float>());
   ctx.set_output(0, std::move(y));
   return Status::ok();
 }
@@ -143,8 +152,9 @@ Status trunc_v2(exec::KernelContext& ctx) {
 
 void register_trunc_kernels(exec::KernelRegistry& r) {
   // The empty domain has no QONNX versioning: Trunc there is always version 1.
-  add_general_op(r, "Trunc", 1, trunc_v1);
-  for (const std::string& d : dialect::general_domain_spellings()) r.add(d, "Trunc", 2, trunc_v2);
+  add_general_op(r, "Trunc", {1, exec::kNoUpperVersion}, exec::typed_kernel<TruncAttrs, trunc_attrs, trunc_v1>());
+  for (const std::string& d : dialect::general_domain_spellings())
+    r.add(d, "Trunc", {2, exec::kNoUpperVersion}, exec::typed_kernel<TruncAttrs, trunc_attrs, trunc_v2>());
 }
 
 }  // namespace qonnx::kernels
