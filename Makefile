@@ -29,12 +29,14 @@ update-golden: build
 	QONNX_UPDATE_GOLDEN=1 $(BUILD_DIR)/tests/qonnx_tests --gtest_filter='Golden.*'
 
 # test-wide: the differential test at scale (tests/differential/README.md): N generated models from SEED,
-# every target, the qdq results in onnxruntime; pass/fail counts per idiom.
+# every target, the qdq results in onnxruntime; pass/fail counts per idiom. OPSET=21: convert with
+# --target-opset 21 (13..21).
 N ?= 5000
 SEED ?= 1
+OPSET ?=
 test-wide: build
 	node tests/differential/run_corpus.js --qonnx-cc $(BUILD_DIR)/qonnx-cc --gen $(BUILD_DIR)/tests/qonnx_diffgen \
-	  --count $(N) --seed $(SEED) --jobs $(JOBS)
+	  --count $(N) --seed $(SEED) --jobs $(JOBS) $(if $(OPSET),--target-opset $(OPSET))
 
 # bench: kernel bandwidth vs a memory copy and convert scaling (bench/run_bench.sh prints the ratios).
 bench: build

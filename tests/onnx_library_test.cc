@@ -293,7 +293,7 @@ void expect_same_outputs(const ir::Model& a, const ir::Model& b, const Tensor& x
 
 TEST(UpgradeOpset, EveryOpFamilyFromEveryOpsetKeepsTheNumbers) {
   for (int64_t from = 7; from <= 16; ++from) {
-    for (int64_t to : {13, 17}) {
+    for (int64_t to : {13, 17, 21}) {  // 21: the library's step to 17, then upgrade-opset's own
       if (to <= from) continue;
       std::string what = "opset " + std::to_string(from) + " -> " + std::to_string(to);
       auto original = cnn_at(from).build();
@@ -302,7 +302,8 @@ TEST(UpgradeOpset, EveryOpFamilyFromEveryOpsetKeepsTheNumbers) {
       auto r = run_passes(upgraded, "upgrade-opset{version=" + std::to_string(to) + "}");
       ASSERT_TRUE(r.is_ok()) << what << ": " << r.status().to_string();
       EXPECT_EQ(upgraded.opset(""), to);
-      EXPECT_TRUE(onnxlib::onnx_check_types(upgraded).is_ok()) << what << ": " << onnxlib::onnx_check_types(upgraded).to_string();
+      if (to <= onnxlib::onnx_library_opset())
+        EXPECT_TRUE(onnxlib::onnx_check_types(upgraded).is_ok()) << what << ": " << onnxlib::onnx_check_types(upgraded).to_string();
       expect_same_outputs(original.value(), upgraded, random_tensor(DType::kFloat, {1, 2, 6, 6}, 11), what);
     }
   }

@@ -1,6 +1,7 @@
 // Reductions, ArgMax/ArgMin, CumSum and TopK: exact values, edge cases and errors.
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include <gtest/gtest.h>
 
@@ -45,6 +46,48 @@ TEST(ReduceKernel, NoopWithEmptyAxes) {
   auto r = run1(c);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(values_f32(*r), (std::vector<float>{1, 2}));
+}
+
+// Each version range parses its own form: the axes attribute up to 17, input #1 (with
+// noop_with_empty_axes) from 18, and bools for ReduceMax/ReduceMin from 20 (false < true).
+TEST(ReduceKernel, EveryVersionRangeOfTheNineOpsThatMovedAt18) {
+  const Tensor x = f32({2, 3}, {1, -2, 3, -4, 5, -6});
+  const std::map<std::string, std::vector<float>> along_1 = {
+      {"ReduceL1", {6, 15}}, {"ReduceMax", {3, 5}}, {"ReduceMin", {-2, -6}}, {"ReduceProd", {-6, 120}}, {"ReduceSumSquare", {14, 77}}};
+  for (const auto& [op, expected] : along_1) {
+    for (int opset : {13, 17, 18, 20, 21}) {
+      auto r = run1(reduce(op, x, {1}, 0, opset));
+      ASSERT_TRUE(r.is_ok()) << op << " " << opset << ": " << r.status().to_string();
+      EXPECT_EQ(values_f32(*r), expected) << op << " " << opset;
+    }
+    // At 18 an axes attribute is no longer read: without the input every axis is reduced.
+    NodeCase attr_only = reduce(op, x, {}, 0, 18);
+    attr_only.attrs = [](io::NodeBuilder& n) { n.attr("keepdims", 0).attr("axes", std::vector<int64_t>{1}); };
+    auto all = run1(attr_only);
+    ASSERT_TRUE(all.is_ok()) << op << ": " << all.status().to_string();
+    EXPECT_EQ(all->dims(), Dims{}) << op;
+    // noop_with_empty_axes exists from 18 only.
+    NodeCase noop = reduce(op, x, {}, 1, 17);
+    noop.attrs = [](io::NodeBuilder& n) { n.attr("noop_with_empty_axes", 1); };
+    auto r17 = run1(noop);
+    ASSERT_TRUE(r17.is_ok()) << op << ": " << r17.status().to_string();
+    EXPECT_EQ(r17->dims(), (Dims{1, 1})) << op;
+    noop.opset = 18;
+    auto r18 = run1(noop);
+    ASSERT_TRUE(r18.is_ok()) << op << ": " << r18.status().to_string();
+    EXPECT_TRUE(r18->identical(x)) << op;
+  }
+  const Tensor b = make<bool>(DType::kBool, {2, 3}, {false, true, false, true, true, true});
+  for (const char* op : {"ReduceMax", "ReduceMin"}) {
+    expect_error(run_node(reduce(op, b, {1}, 0, 18)), Code::kInvalidModel, "is bool, which");
+    auto r = run1(reduce(op, b, {1}, 0, 20));
+    ASSERT_TRUE(r.is_ok()) << op << ": " << r.status().to_string();
+    ASSERT_EQ(r->dtype(), DType::kBool);
+    const bool is_max = std::string(op) == "ReduceMax";
+    EXPECT_EQ(r->data<bool>()[0], is_max);  // any / all of {false, true, false}
+    EXPECT_EQ(r->data<bool>()[1], true);
+  }
+  expect_error(run_node(reduce("ReduceSum", b, {1}, 0, 21)), Code::kInvalidModel, "is bool, which");
 }
 
 TEST(ReduceKernel, BadAxesAreErrors) {

@@ -185,6 +185,34 @@ TEST(ShapeKernel, SplitNumOutputsUneven) {
   EXPECT_EQ(values_f32(r.value()[2]), (std::vector<float>{6}));
 }
 
+// Each version range reads its own form of the sizes: the attribute (2..12), the input (13 on), equal
+// parts without it (13..17; an attribute num_outputs is not read there), num_outputs (18 on).
+TEST(ShapeKernel, SplitEveryVersionRange) {
+  NodeCase c{"Split"};
+  c.num_outputs = 2;
+  c.inputs = {f32({6}, {0, 1, 2, 3, 4, 5})};
+  c.opset = 11;
+  c.attrs = [](io::NodeBuilder& n) { n.attr("split", std::vector<int64_t>{2, 4}); };
+  auto r = run_node(c);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(values_f32(r.value()[0]), (std::vector<float>{0, 1}));
+  c.opset = 13;  // the attribute is not read any more: equal parts
+  r = run_node(c);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(values_f32(r.value()[0]), (std::vector<float>{0, 1, 2}));
+  for (int opset : {13, 18, 21}) {
+    c.opset = opset;
+    c.attrs = nullptr;
+    c.inputs = {f32({6}, {0, 1, 2, 3, 4, 5}), i64({2}, {5, 1})};
+    r = run_node(c);
+    ASSERT_TRUE(r.is_ok()) << opset << ": " << r.status().to_string();
+    EXPECT_EQ(values_f32(r.value()[1]), (std::vector<float>{5})) << opset;
+  }
+  c.inputs = {f32({6}, {0, 1, 2, 3, 4, 5})};
+  c.opset = 18;
+  expect_error(c, "either input 'split' or attribute 'num_outputs' is required");
+}
+
 TEST(ShapeKernel, ExpandBoolAndTileErrors) {
   NodeCase c{"Expand"};
   c.inputs = {make<bool>(DType::kBool, {2, 1}, {true, false}), i64({2}, {2, 3})};

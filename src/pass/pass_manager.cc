@@ -15,6 +15,11 @@ void PassContext::warn(const ir::Node* node, const std::string& message) {
   log::warn("[{}] {}{}", current_, node ? node->describe() + ": " : "", message);
 }
 
+void PassContext::note(const ir::Node* node, const std::string& message) {
+  diagnostics_.push_back(Diagnostic{current_, node ? node->name() : "", message, false});
+  log::info("[{}] {}{}", current_, node ? node->describe() + ": " : "", message);
+}
+
 void PassContext::record(const ir::Node& node, const std::string& outcome, const std::string& detail) {
   outcomes_.push_back(NodeOutcome{node.name(), node.op_type(), current_, outcome, detail});
 }
@@ -396,22 +401,47 @@ Result<bool> run_pipeline(ir::Model& model, const std::vector<PipelineItem>& ite
 // ---- Named pipelines -------------------------------------------------------------------------
 
 namespace {
+// "{upgrade}" stands for the opset step (target_pipeline).
 const std::vector<std::pair<std::string, std::string>>& targets() {
   static const std::vector<std::pair<std::string, std::string>> t = {
-      {"qdq", "freeze-initializer-inputs,upgrade-opset{version=13},fold-constants{skip-quantizers=1},infer-shapes,lower-quant{target=qdq},lower-custom-ops,fold-constants,cleanup,infer-shapes"},
-      {"ngraph", "freeze-initializer-inputs,upgrade-opset{version=13},fold-constants{skip-quantizers=1},infer-shapes,lower-quant{target=ngraph},lower-custom-ops,fold-constants,cleanup,infer-shapes"},
+      {"qdq", "freeze-initializer-inputs,{upgrade},lower-quant{target=qdq},lower-custom-ops,fold-constants,cleanup,infer-shapes"},
+      {"ngraph", "freeze-initializer-inputs,{upgrade},lower-quant{target=ngraph},lower-custom-ops,fold-constants,cleanup,infer-shapes"},
       {"fold", "freeze-initializer-inputs,fold-quant-weights,fold-constants,cleanup,infer-shapes"},
-      {"ascend", "freeze-initializer-inputs,upgrade-opset{version=13},fold-constants{skip-quantizers=1},infer-shapes,lower-quant{target=qdq},lower-custom-ops,fold-constants,"
+      {"ascend", "freeze-initializer-inputs,{upgrade},lower-quant{target=qdq},lower-custom-ops,fold-constants,"
                  "cleanup,infer-shapes,ascend-quant-matmul,fold-constants,cleanup,infer-shapes"},
       {"qonnx", "freeze-initializer-inputs,fold-constants{skip-quantizers=1},infer-shapes,qcdq-to-qonnx,cleanup,infer-shapes"},
   };
   return t;
 }
+
+constexpr int64_t kDefaultTargetOpset = 13;
+// The newest opset of the ONNX library qonnx-cc builds against (Debian's ONNX 1.12): its converter
+// and shape inference run up to here, upgrade-opset's own adapters above.
+constexpr int64_t kLibraryOpset = 17;
+constexpr int64_t kNewestTargetOpset = 21;
+
+std::string upgrade_step(int64_t opset) {
+  const std::string prepared = "fold-constants{skip-quantizers=1},infer-shapes";
+  if (opset <= kLibraryOpset) return fmt::format("upgrade-opset{{version={}}},{}", opset, prepared);
+  return fmt::format("upgrade-opset{{version={}}},{},upgrade-opset{{version={}}}", kLibraryOpset, prepared, opset);
+}
 }  // namespace
 
-Result<std::string> target_pipeline(const std::string& target) {
-  for (const auto& [name, pipeline] : targets())
-    if (name == target) return pipeline;
+Result<std::string> target_pipeline(const std::string& target, int64_t opset) {
+  if (opset != 0 && (opset < kDefaultTargetOpset || opset > kNewestTargetOpset))
+    return Status(Code::kUsage, fmt::format("target opset {} is outside {}..{}", opset, kDefaultTargetOpset, kNewestTargetOpset));
+  for (const auto& [name, pipeline] : targets()) {
+    if (name != target) continue;
+    const size_t at = pipeline.find("{upgrade}");
+    if (at == std::string::npos) {
+      // fold and qonnx keep the model's opset unless one is asked for: then the same step comes first.
+      if (opset == 0) return pipeline;
+      const std::string first = "freeze-initializer-inputs,";
+      return first + upgrade_step(opset) + "," + pipeline.substr(first.size());
+    }
+    if (opset == 0) opset = kDefaultTargetOpset;
+    return pipeline.substr(0, at) + upgrade_step(opset) + pipeline.substr(at + std::string("{upgrade}").size());
+  }
   return Status(Code::kUsage, fmt::format("unknown target '{}' (targets: {})", target, fmt::join(target_names(), ", ")));
 }
 

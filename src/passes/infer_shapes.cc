@@ -36,7 +36,7 @@ class InferShapes : public pass::Pass {
     auto opset = model.opset("");
     int64_t known = onnxlib::onnx_library_opset();
     if (opset && *opset > known) {
-      ctx.warn(nullptr, fmt::format("skipped: the installed ONNX library knows opsets <= {}, the model uses {}", known, *opset));
+      ctx.note(nullptr, fmt::format("skipped: the installed ONNX library knows opsets <= {}, the model uses {}", known, *opset));
       return false;
     }
     // A model the checker rejects, or one that crashes the library, is an error; inference that

@@ -10,6 +10,8 @@
 #include <onnx/defs/data_type_utils.h>
 #include <onnx/defs/schema.h>
 
+#include "schemas/opset18_21_types.h"
+
 namespace qonnx::schemas {
 namespace {
 
@@ -38,18 +40,24 @@ struct Binding {
   std::string where;  // "input #1 'B'"
 };
 
-// Checks one actual tensor against formal parameter `p`, and binds p's type parameter to its type.
-Status check_one(const onnx::OpSchema& schema, const ir::Node& node, const onnx::OpSchema::FormalParameter& p,
+// Checks one actual tensor against formal parameter `p` at opset `version`, and binds p's type
+// parameter to its type.
+Status check_one(const onnx::OpSchema& schema, int64_t version, const ir::Node& node, const onnx::OpSchema::FormalParameter& p,
                  DType dtype, const std::string& where, bool bind, std::map<std::string, Binding>& bound) {
   const std::string& param = p.GetTypeStr();
   const auto& params = schema.typeConstraintParams();
   const bool is_type_parameter = std::any_of(params.begin(), params.end(), [&](const auto& c) { return c.type_param_str == param; });
   const std::string constraint = is_type_parameter ? fmt::format("type parameter {}", param) : param;
-  if (p.GetTypes().count(type_of(dtype)) == 0)
-    return Status(Code::kInvalidModel, fmt::format("{} is {}, which {} {} (v{}) does not allow ({}: {})", where,
-                                                   dtype_name(dtype), schema.Name(), constraint, schema.SinceVersion(),
-                                                   param, allowed_list(p.GetTypes())))
+  const bool widened = version > schema.SinceVersion() && widened_type_allows(schema.Name(), version, p.GetName(), dtype);
+  if (!widened && (!library_knows_type(dtype) || p.GetTypes().count(type_of(dtype)) == 0)) {
+    const std::string at = version > newest_known_version(schema.domain())
+                               ? fmt::format("v{}, with the types opsets up to {} add", schema.SinceVersion(), version)
+                               : fmt::format("v{}", schema.SinceVersion());
+    return Status(Code::kInvalidModel, fmt::format("{} is {}, which {} {} ({}) does not allow ({}: {})", where,
+                                                   dtype_name(dtype), schema.Name(), constraint, at, param,
+                                                   allowed_list(p.GetTypes())))
         .with_context(node.describe());
+  }
   if (!bind || !is_type_parameter) return Status::ok();
   auto [it, fresh] = bound.emplace(param, Binding{dtype, where});
   if (!fresh && it->second.dtype != dtype)
@@ -74,18 +82,22 @@ bool binds(const std::vector<onnx::OpSchema::FormalParameter>& formals, size_t i
            !formals.back().GetIsHomogeneous());
 }
 
-// The schema whose constraints apply to `node` at `version` (ONNX's own for the default domain up to the
-// newest opset the installed library knows; QONNX, nGraph and Ascend ones from this layer); nullptr
-// when none is known, then nothing is checked.
+// The schema whose constraints apply to `node` at `version` (ONNX's own for the default domain; above
+// the newest opset the installed library knows, its newest schema of the op with the widenings of
+// opset18_21_types.h; QONNX, nGraph and Ascend ones from this layer); nullptr when none is known,
+// then nothing is checked.
 const onnx::OpSchema* constraint_schema(const ir::Node& node, int64_t version) {
   register_qonnx_schemas();
   const std::string domain = ir::is_default_domain(node.domain()) ? std::string() : node.domain();
-  // Opsets past the library's knowledge may have widened a constraint: trust the kernels there.
-  if (version > newest_known_version(domain)) return nullptr;
+  const int64_t known = newest_known_version(domain);
+  if (version > known) {
+    if (!domain.empty()) return nullptr;  // a custom domain's later versions: trust the kernels
+    version = known;
+  }
   return onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(version), domain);
 }
 
-Status check_type_constraints_of(const onnx::OpSchema& schema, const ir::Node& node,
+Status check_type_constraints_of(const onnx::OpSchema& schema, int64_t version, const ir::Node& node,
                               const std::vector<const Tensor*>& inputs, const std::vector<Tensor>* outputs) {
   std::map<std::string, Binding> bound;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -93,7 +105,7 @@ Status check_type_constraints_of(const onnx::OpSchema& schema, const ir::Node& n
     if (!p || !inputs[i] || !inputs[i]->defined()) continue;
     const ir::Value* v = i < node.inputs().size() ? node.input(i) : nullptr;
     std::string where = fmt::format("input #{} '{}' ({})", i, v ? v->name() : std::string(), p->GetName());
-    QONNX_RETURN_IF_ERROR(check_one(schema, node, *p, inputs[i]->dtype(), where, binds(schema.inputs(), i), bound));
+    QONNX_RETURN_IF_ERROR(check_one(schema, version, node, *p, inputs[i]->dtype(), where, binds(schema.inputs(), i), bound));
   }
   // Old exports give Constant-1 (float types only) int64 values that every runtime accepts: outputs of
   // nodes without inputs are not checked.
@@ -103,7 +115,7 @@ Status check_type_constraints_of(const onnx::OpSchema& schema, const ir::Node& n
     if (!p || !(*outputs)[k].defined()) continue;
     const ir::Value* v = k < node.outputs().size() ? node.output(k) : nullptr;
     std::string where = fmt::format("output #{} '{}' ({})", k, v ? v->name() : std::string(), p->GetName());
-    QONNX_RETURN_IF_ERROR(check_one(schema, node, *p, (*outputs)[k].dtype(), where, binds(schema.outputs(), k), bound));
+    QONNX_RETURN_IF_ERROR(check_one(schema, version, node, *p, (*outputs)[k].dtype(), where, binds(schema.outputs(), k), bound));
   }
   return Status::ok();
 }
@@ -113,8 +125,8 @@ Status check_type_constraints_of(const onnx::OpSchema& schema, const ir::Node& n
 exec::TypeCheck type_check_for(const ir::Node& node, int64_t version) {
   const onnx::OpSchema* schema = constraint_schema(node, version);
   if (!schema) return exec::TypeCheck();
-  return [schema, &node](const std::vector<const Tensor*>& inputs, const std::vector<Tensor>* outputs) {
-    return check_type_constraints_of(*schema, node, inputs, outputs);
+  return [schema, version, &node](const std::vector<const Tensor*>& inputs, const std::vector<Tensor>* outputs) {
+    return check_type_constraints_of(*schema, version, node, inputs, outputs);
   };
 }
 

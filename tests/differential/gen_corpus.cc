@@ -61,7 +61,7 @@ struct Rng {
 enum class Form { kInitializer, kConstantNode, kConstSubgraph, kMixed };
 enum class ParamType { kFloat32, kFloat64, kInt32, kInt64, kMixed };
 enum class Granularity { kPerTensor, kPerChannel, kPerElement };
-enum class Head { kNone, kSoftmax, kBatchNorm, kReshape, kFlatten };
+enum class Head { kNone, kSoftmax, kBatchNorm, kReshape, kFlatten, kReduceMax, kSplit };
 enum class Topology { kMlp, kConv, kChannelsLast, kIf, kLoop };
 enum class Op { kQuant, kIntQuant, kBipolar, kTruncV1, kTruncV2, kMultiThreshold, kFloatQuant, kClConv, kClMaxPool, kClBatchNorm };
 
@@ -95,7 +95,8 @@ int64_t ir_for_opset(int64_t opset) {
   if (opset == 10) return 5;
   if (opset == 11) return 6;
   if (opset <= 14) return 7;
-  return 8;
+  if (opset <= 18) return 8;
+  return opset <= 20 ? 9 : 10;
 }
 
 Head random_head(Rng& r) { return r.pick(std::vector<Head>{Head::kNone, Head::kSoftmax, Head::kBatchNorm, Head::kReshape, Head::kFlatten}); }
@@ -110,7 +111,8 @@ struct Idiom {
 std::vector<Idiom> make_idioms() {
   std::vector<Idiom> out;
   out.push_back({"baseline", [](Recipe&, Rng&) {}});
-  for (int64_t opset = 7; opset <= 17; ++opset)
+  // 18..21: above the ONNX library's opsets (docs/opset18-21.md); convert keeps them (never lowers).
+  for (int64_t opset = 7; opset <= 21; ++opset)
     out.push_back({fmt::format("opset/{}", opset), [opset](Recipe& r, Rng& g) {
                      r.opset = opset;
                      r.ir = ir_for_opset(opset);
@@ -175,6 +177,17 @@ std::vector<Idiom> make_idioms() {
   out.push_back({"head/batchnorm", [](Recipe& r, Rng&) { r.head = Head::kBatchNorm; }});
   out.push_back({"head/reshape", [](Recipe& r, Rng&) { r.head = Head::kReshape; }});
   out.push_back({"head/flatten", [](Recipe& r, Rng&) { r.head = Head::kFlatten; }});
+  // Ops whose form changed at opset 18 (axes and split sizes from attributes to inputs), at 13..21.
+  out.push_back({"head/reducemax", [](Recipe& r, Rng& g) {
+                   r.head = Head::kReduceMax;
+                   r.opset = g.range(13, 21);
+                   r.ir = ir_for_opset(r.opset);
+                 }});
+  out.push_back({"head/split", [](Recipe& r, Rng& g) {
+                   r.head = Head::kSplit;
+                   r.opset = g.range(13, 21);
+                   r.ir = ir_for_opset(r.opset);
+                 }});
   out.push_back({"subgraph/if", [](Recipe& r, Rng&) { r.topo = Topology::kIf; }});
   out.push_back({"subgraph/loop", [](Recipe& r, Rng&) { r.topo = Topology::kLoop; }});
   const std::vector<std::pair<std::string, Op>> ops = {
@@ -707,6 +720,33 @@ class Generator {
         int64_t n = 1;
         for (int64_t d : dims) n *= d;
         *out_dims = dims.size() == 2 ? Dims{n} : Dims{dims[0], n / dims[0]};
+        return y;
+      }
+      case Head::kReduceMax: {  // over the feature/channel axis (exact: a maximum is one of its inputs)
+        std::string y = fresh("reducemax");
+        const bool keep = rng_.coin();
+        onnx::NodeProto* n;
+        if (r_.opset >= 18) n = node(g_, "ReduceMax", {x, initializer("axes", make_tensor(DType::kInt64, {1}, {1}))}, {y});
+        else attr_ints(n = node(g_, "ReduceMax", {x}, {y}), "axes", {1});
+        attr_i(n, "keepdims", keep ? 1 : 0);
+        out_dims->erase(out_dims->begin() + 1);
+        if (keep) out_dims->insert(out_dims->begin() + 1, 1);
+        return y;
+      }
+      case Head::kSplit: {  // the feature/channel axis in two parts, concatenated the other way round
+        const int64_t c = dims[1];
+        std::string a = fresh("split_a"), b = fresh("split_b"), y = fresh("split_swapped");
+        onnx::NodeProto* n;
+        if (c % 2 != 0 || rng_.coin()) {  // explicit sizes
+          const int64_t first = (c + 1) / 2;
+          const std::vector<double> sizes = {static_cast<double>(first), static_cast<double>(c - first)};
+          n = node(g_, "Split", {x, initializer("split", make_tensor(DType::kInt64, {2}, sizes))}, {a, b});
+        } else {
+          n = node(g_, "Split", {x}, {a, b});
+          if (r_.opset >= 18) attr_i(n, "num_outputs", 2);
+        }
+        attr_i(n, "axis", 1);
+        attr_i(node(g_, "Concat", {b, a}, {y}), "axis", 1);
         return y;
       }
       case Head::kFlatten: {

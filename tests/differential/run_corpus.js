@@ -7,11 +7,14 @@
 // qdq, ngraph and ascend results must hold no QONNX op (FloatQuant is reported, not failed).
 //
 //   run_corpus.js --qonnx-cc BIN (--gen GEN --count N [--seed S] | --corpus DIR | --models DIR)
-//                 [--jobs J] [--check N (2; 1 with --models)] [--targets qdq,ngraph,ascend,fold] [--first K] [--work DIR] [--keep]
+//                 [--jobs J] [--check N (2; 1 with --models)] [--targets qdq,ngraph,ascend,fold] [--target-opset N]
+//                 [--first K] [--work DIR] [--keep]
 //
 // --gen: GEN (qonnx_diffgen) writes N models first; --corpus: a folder qonnx_diffgen --out wrote;
 // --models: every .onnx under DIR (real models: float sums can flip a quantizer near a tie, so up to
 // 0.1% of the elements may differ beyond tolerance there, as in tests/ort/cases.txt).
+// --target-opset N: every target converts with `--target-opset N` (13..21) and its result must state
+// opset N (or the input's, when that is higher).
 // Prints a per-idiom table, the distinct failure causes with one reproducer each, the first K failures,
 // and `N passed, N failed`. Exit 0 when nothing failed, 1 otherwise, 2 on usage errors, 77 when
 // onnxruntime-node cannot be installed.
@@ -25,13 +28,13 @@ const { Reader, TYPES } = require(path.join(repo, 'tools/ort/tensor_proto.js'));
 const ortHarness = require(path.join(repo, 'tools/ort/run_ort.js'));
 
 const USAGE = `usage: run_corpus.js --qonnx-cc BIN (--gen GEN --count N [--seed S] | --corpus DIR | --models DIR)
-                     [--jobs J] [--check N] [--targets qdq,ngraph,ascend,fold] [--first K] [--work DIR] [--keep]`;
+                     [--jobs J] [--check N] [--targets qdq,ngraph,ascend,fold] [--target-opset N] [--first K] [--work DIR] [--keep]`;
 const FLOAT_ATOL = 1e-5, FLOAT_RTOL = 1e-4, SHARED_MISMATCH = 0.001;
 const COMMAND_TIMEOUT_MS = 600000;
 
 function parseArgs(argv) {
   const o = { qcc: null, gen: null, count: null, seed: 1, corpus: null, models: null, jobs: 2, check: null,
-              targets: ['qdq', 'ngraph', 'ascend', 'fold'], first: 10, work: null, keep: false };
+              targets: ['qdq', 'ngraph', 'ascend', 'fold'], targetOpset: null, first: 10, work: null, keep: false };
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i], v = () => { if (i + 1 >= argv.length) usage(`${a} needs a value`); return argv[++i]; };
     const int = (s) => { if (!/^\d+$/.test(s)) usage(`${a}: '${s}' is not a non-negative integer`); return Number(s); };
@@ -45,6 +48,7 @@ function parseArgs(argv) {
       case '--jobs': o.jobs = Math.max(1, int(v())); break;
       case '--check': o.check = int(v()); break;
       case '--targets': o.targets = v().split(',').filter(Boolean); break;
+      case '--target-opset': o.targetOpset = int(v()); break;
       case '--first': o.first = int(v()); break;
       case '--work': o.work = v(); break;
       case '--keep': o.keep = true; break;
@@ -58,6 +62,7 @@ function parseArgs(argv) {
   // Real models can be large (an input of 789444 rows): one --check run each (tests/convert_test.cc does 8).
   if (o.check === null) o.check = o.models ? 1 : 2;
   for (const t of o.targets) if (!['qdq', 'ngraph', 'ascend', 'fold'].includes(t)) usage(`--targets: unknown target '${t}'`);
+  if (o.targetOpset !== null && (o.targetOpset < 13 || o.targetOpset > 21)) usage('--target-opset: 13..21');
   return o;
 }
 
@@ -125,6 +130,29 @@ function qonnxOpsLeft(file) {
     else r.skip(key & 7);
   }
   return [...found].sort();
+}
+
+// The model's default-domain opset (ModelProto.opset_import, field 8), or null.
+function defaultOpset(file) {
+  const r = new Reader(fs.readFileSync(file), file);
+  let version = null;
+  while (!r.eof()) {
+    const key = Number(r.varint());
+    if (key >>> 3 !== 8 || (key & 7) !== 2) {
+      r.skip(key & 7);
+      continue;
+    }
+    const imp = new Reader(r.lengthDelimited(), 'opset_import');
+    let domain = '', v = null;
+    while (!imp.eof()) {
+      const k = Number(imp.varint());
+      if (k >>> 3 === 1 && (k & 7) === 2) domain = text(imp.lengthDelimited());
+      else if (k >>> 3 === 2 && (k & 7) === 0) v = Number(imp.varint());
+      else imp.skip(k & 7);
+    }
+    if (domain === '' || domain === 'ai.onnx') version = v;
+  }
+  return version;
 }
 
 // ---- one model ----
@@ -197,12 +225,20 @@ async function runModel(o, ort, c, dir) {
     const out = path.join(dir, `${target}.onnx`);
     const report = path.join(dir, `${target}.report.json`);
     const args = ['convert', c.file, '-o', out, '--target', target, '-q', '--report', report];
+    if (o.targetOpset !== null) args.push('--target-opset', String(o.targetOpset));
     if (target !== 'qdq' && o.check > 0 && exec.code === 0) args.push('--check', String(o.check), '--seed', String(c.seed));
     const conv = await q(args);
     if (conv.code !== 0) {
       const options = args.slice(4).filter((a, k, all) => a !== '-q' && a !== '--report' && all[k - 1] !== '--report').join(' ');
       fail(`convert-${target}`, `convert ${options} exits ${conv.code}: ${firstError(conv.out, dir, c.file)}`, c.repro([`convert-${target}`], options));
       continue;
+    }
+    if (o.targetOpset !== null) {
+      const opset = defaultOpset(out), input = defaultOpset(c.file);
+      const expected = Math.max(o.targetOpset, input || 0);
+      if (opset !== expected)
+        fail(`opset-${target}`, `--target-opset ${o.targetOpset} of an opset-${input} model gives opset ${opset}, expected ${expected}`,
+             c.repro([`convert-${target}`]));
     }
     if (target === 'fold') continue;  // fold keeps activation quantizers by design
     let left;
@@ -273,7 +309,7 @@ function reproducer(o, stages, genCommand, model, c, convertArgs) {
   const target = stages.find((s) => s.startsWith('convert-'));
   if (stages.includes('ort')) {
     cmds.push(`${qcc} exec ${model} --random-inputs --seed ${c.seed} --save-inputs /tmp/r.in --output-dir /tmp/r.ref`);
-    cmds.push(`${qcc} convert ${model} --target qdq -o /tmp/r.qdq.onnx`);
+    cmds.push(`${qcc} convert ${model} --target qdq${o.targetOpset !== null ? ` --target-opset ${o.targetOpset}` : ''} -o /tmp/r.qdq.onnx`);
     const exact = c.exact.size ? ` --atol 0 --rtol 0   # outputs ${[...c.exact].join(',')} are exact` : '';
     cmds.push(`node ${path.join(repo, 'tools/ort/run_ort.js')} /tmp/r.qdq.onnx --input-dir /tmp/r.in --expect /tmp/r.ref${exact}`);
   } else if (target) {

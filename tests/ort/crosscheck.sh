@@ -86,7 +86,7 @@ run_case() {
   local -a tok conv=()
   read -r -a tok <<<"$line"
   local name="$line" model_spec="${tok[0]}" inputs_spec="${tok[1]:-}" atol="$def_atol" rtol="$def_rtol"
-  local opt="disabled" ort_cannot_run=0 xfail="" mismatch=0 i
+  local opt="disabled" ort_cannot_run=0 xfail="" mismatch=0 ref_dataset=0 i
   result() { printf '%s\t%s\t%s\n' "$1" "$name" "$2" >"$d/result"; }
   for ((i = 2; i < ${#tok[@]}; ++i)); do
     case "${tok[i]}" in
@@ -96,6 +96,7 @@ run_case() {
       opt=*) opt="${tok[i]#opt=}" ;;
       mismatch=*) mismatch="${tok[i]#mismatch=}" ;;
       ort=cannot-run) ort_cannot_run=1 ;;
+      ref=dataset) ref_dataset=1 ;;
       xfail=*) xfail="${tok[i]#xfail=}" ;;
       *) result FAIL "case list: unknown option '${tok[i]}'"; return ;;
     esac
@@ -136,8 +137,14 @@ run_case() {
     *) result FAIL "case list: bad inputs '$inputs_spec' (dataset, dataset:N, random:SEED or dir:PATH)"; return ;;
   esac
 
+  # ref=dataset: the data set's own outputs are the reference (ops qonnx-cc has no kernel for).
+  if [ "$ref_dataset" -eq 1 ]; then
+    [[ "$inputs_spec" == dataset* ]] || { result FAIL "case list: ref=dataset needs dataset inputs"; return; }
+    mkdir -p "$d/inputs" "$d/qonnx"
+    cp "${in_args[1]}"/input_*.pb "$d/inputs/" && cp "${in_args[1]}"/output_*.pb "$d/qonnx/" ||
+      { result FAIL "cannot copy the data set ${in_args[1]}"; return; }
   # qonnx-cc on the original model: the reference outputs, and the exact inputs it fed.
-  if ! "$qcc" exec "$model" "${in_args[@]}" --save-inputs "$d/inputs" --output-dir "$d/qonnx" -q >"$d/qonnx.log" 2>&1; then
+  elif ! "$qcc" exec "$model" "${in_args[@]}" --save-inputs "$d/inputs" --output-dir "$d/qonnx" -q >"$d/qonnx.log" 2>&1; then
     result FAIL "qonnx-cc exec failed: $(grep -m1 'error' "$d/qonnx.log" || tail -1 "$d/qonnx.log")"; return
   fi
 

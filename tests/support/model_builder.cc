@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -139,13 +141,7 @@ std::string onnxruntime_disagrees(const ir::Model& model, const std::string& inp
   const std::string output_name = model.graph().outputs().empty() ? "" : model.graph().outputs()[0]->name();
   if (Status st = io::write_tensor_pb(dir / "expected/output_0.pb", output_name, expected); !st.is_ok()) return st.to_string();
   if (Status st = io::save_model(model, dir / "model.onnx"); !st.is_ok()) return st.to_string();
-  const fs::path run_ort = fs::path(QONNX_SOURCE_DIR) / "tools/ort/run_ort.js";
-  const std::string cmd = fmt::format("node {} {} --input-dir {} --expect {} --atol {} --rtol {} -q >{} 2>&1", run_ort.string(),
-                                      (dir / "model.onnx").string(), (dir / "inputs").string(), (dir / "expected").string(),
-                                      atol, rtol, (dir / "ort.log").string());
-  if (std::system(cmd.c_str()) == 0) return "";
-  auto log = io::read_file(dir / "ort.log");
-  return log.is_ok() ? log.value() : log.status().to_string();
+  return onnxruntime_disagreement(dir / "model.onnx", dir / "inputs", dir / "expected", atol, rtol);
 }
 
 Result<bool> run_passes(ir::Model& m, const std::string& text, pass::PassContext& ctx) {
@@ -157,6 +153,18 @@ Result<bool> run_passes(ir::Model& m, const std::string& text, pass::PassContext
 Result<bool> run_passes(ir::Model& m, const std::string& text) {
   pass::PassContext ctx;
   return run_passes(m, text, ctx);
+}
+
+std::string onnxruntime_disagreement(const std::filesystem::path& model, const std::filesystem::path& inputs,
+                                     const std::filesystem::path& expected, double atol, double rtol) {
+  const std::filesystem::path log = model.string() + ".ort.log";
+  const std::string cmd = fmt::format("node {} {} --input-dir {} --expect {} --atol {} --rtol {} -q >{} 2>&1",
+                                      (std::filesystem::path(QONNX_SOURCE_DIR) / "tools/ort/run_ort.js").string(),
+                                      model.string(), inputs.string(), expected.string(), atol, rtol, log.string());
+  if (std::system(cmd.c_str()) == 0) return "";
+  std::ostringstream text;
+  text << std::ifstream(log).rdbuf();
+  return "onnxruntime disagrees or fails: " + text.str();
 }
 
 }  // namespace qonnx::test

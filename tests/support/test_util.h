@@ -73,11 +73,14 @@ std::vector<std::filesystem::path> shared_models();
 // value (NaN equals NaN), else the first difference or why a run failed.
 std::string outputs_differ(const ir::Model& original, const ir::Model& lowered, const std::map<std::string, Tensor>& feeds);
 
-// onnxruntime-node and node are installed (tests that need them skip otherwise).
+// Whether node and onnxruntime-node (tools/ort/node_modules, bash scripts/install-ort.sh) are installed.
 bool onnxruntime_available();
-// Runs `model` in onnxruntime (tools/ort/run_ort.js) with `input` as its one runtime input (undefined:
-// none) and compares output 0 with `expected` within atol + rtol * |expected|, in the folder `dir`
-// (created; removed by the caller). "" when they agree, else the runner's log.
+// Runs the model file in onnxruntime (tools/ort/run_ort.js) on inputs/input_K.pb and compares with
+// expected/output_K.pb within atol + rtol * |expected|: "" when they agree, else run_ort's output.
+std::string onnxruntime_disagreement(const std::filesystem::path& model, const std::filesystem::path& inputs,
+                                     const std::filesystem::path& expected, double atol, double rtol);
+// The same for an in-memory model with `input` as its one runtime input (undefined: none) and output 0
+// compared with `expected`, written to the folder `dir` (created; removed by the caller).
 std::string onnxruntime_disagrees(const ir::Model& model, const std::string& input_name, const Tensor& input,
                                   const Tensor& expected, double atol, double rtol, const std::filesystem::path& dir);
 

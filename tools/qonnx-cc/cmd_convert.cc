@@ -139,7 +139,8 @@ Status blame_type_error(const ConvertOptions& o, const std::vector<pass::Pipelin
 Status validate_result(const ConvertOptions& o, const std::vector<pass::PipelineItem>& pipeline, const ir::Model& model) {
   int64_t opset = model.opset("").value_or(1);
   if (opset > onnxlib::onnx_library_opset()) {
-    log::info("ONNX strict type check of the result skipped: the installed ONNX library knows opsets <= {}, the result uses {}",
+    log::info("ONNX strict type check of the result skipped: the installed ONNX library knows opsets <= {}, the result uses {} "
+              "(qonnx-cc's structural verifier checked it after every pass)",
               onnxlib::onnx_library_opset(), opset);
     return Status::ok();
   }
@@ -195,7 +196,7 @@ int run_convert(ConvertOptions o) {
   auto start = std::chrono::steady_clock::now();
   std::string pipeline_text = o.passes;
   if (pipeline_text.empty()) {
-    auto t = pass::target_pipeline(o.target);
+    auto t = pass::target_pipeline(o.target, o.target_opset);
     if (!t.is_ok()) return report(t.status());
     pipeline_text = t.value();
   }
@@ -216,7 +217,7 @@ int run_convert(ConvertOptions o) {
   if (o.keep_initializer_inputs)
     flag_errors.push_back(set_option("--keep-initializer-inputs", "freeze-initializer-inputs", "keep", "1"));
   if (o.allow_approximate) flag_errors.push_back(set_option("--allow-approximate", "lower-quant", "allow-approximate", "1"));
-  if (o.target_opset > 0)
+  if (o.target_opset > 0 && !o.passes.empty())
     flag_errors.push_back(set_option("--target-opset", "upgrade-opset", "version", std::to_string(o.target_opset)));
   for (const Status& st : flag_errors)
     if (!st.is_ok()) return report(st);
@@ -367,7 +368,11 @@ void add_convert_command(CLI::App& app, int& exit_code) {
                 "through kept ones");
   cmd->add_flag("--allow-approximate", o->allow_approximate,
                 "Allow QuantizeLinear forms that can differ from QONNX on rare ties (non-zero zero points); reported");
-  cmd->add_option("--target-opset", o->target_opset, "Default-domain opset of the output (>= 13, <= 17)")->check(CLI::Range(13, 17));
+  cmd->add_option("--target-opset", o->target_opset,
+                  "Default-domain opset of the output (13..21; fold/qonnx keep the model's unless given; above 17 "
+                  "qonnx-cc's own adapters take the last steps, docs/opset18-21.md). A model already above it keeps "
+                  "its opset")
+      ->check(CLI::Range(13, 21));
   cmd->add_option("--round-mode", o->round_mode, "Ascend scale rounding to FP19: 1 round half to even (default: closer to the original, docs/ascend.md), 0 truncate")
       ->check(CLI::IsMember({"0", "1"}));
   cmd->add_option("--check", o->check, "Compare original and result on N seeded random inputs (exit 7 on mismatch)")

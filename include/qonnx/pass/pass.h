@@ -140,6 +140,8 @@ class PassContext {
   // Counters of the pass now running ("folded-nodes" += 3).
   void count(const std::string& counter, int64_t n = 1) { counters_[current_][counter] += n; }
   void warn(const ir::Node* node, const std::string& message);
+  // A diagnostic that is not a problem (logged at info level, listed in --report diagnostics).
+  void note(const ir::Node* node, const std::string& message);
   void record(const ir::Node& node, const std::string& outcome, const std::string& detail);
 
   const std::map<std::string, std::map<std::string, int64_t>>& counters() const { return counters_; }
@@ -216,8 +218,12 @@ std::string format_pipeline(const std::vector<PipelineItem>& items);
 Result<int> set_pass_option(std::vector<PipelineItem>& items, const std::string& pass, const std::string& key,
                             const std::string& value);
 
-// Named pipelines for `convert --target`.
-Result<std::string> target_pipeline(const std::string& target);
+// Named pipelines for `convert --target`, converting to default-domain opset `opset` (0: the target's
+// default, 13). Above the ONNX library's opset 17 the library's step comes first, with constant folding
+// and shape inference at 17, then upgrade-opset's own adapters to `opset`. fold and qonnx keep the
+// model's opset unless `opset` is given (then the same step runs first). An opset outside 13..21 is
+// a usage error.
+Result<std::string> target_pipeline(const std::string& target, int64_t opset = 0);
 std::vector<std::string> target_names();
 
 // Hooks around every pass run: timing, IR printing and the verifier plug in here.

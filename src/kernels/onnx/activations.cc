@@ -1,5 +1,5 @@
 // Activations (Relu LeakyRelu PRelu Elu Selu Celu Sigmoid HardSigmoid HardSwish Tanh Softplus
-// Softsign ThresholdedRelu Shrink), Clip, and Dropout in inference mode. Formulas follow the ONNX
+// Softsign ThresholdedRelu Shrink Mish-18 Gelu-20), Clip, and Dropout in inference mode. Formulas follow the ONNX
 // reference: float attributes are applied in the input's compute type.
 #include <algorithm>
 #include <cmath>
@@ -120,6 +120,27 @@ Status tanh(exec::KernelContext& ctx) {
 // log(1 + exp(x)), written so that large x does not overflow.
 Status softplus(exec::KernelContext& ctx) {
   return unary_kernel<kFloats>(ctx, [](auto v) { return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)); });
+}
+
+// Mish (opset 18): x * tanh(softplus(x)).
+Status mish(exec::KernelContext& ctx) {
+  return unary_kernel<kFloats>(ctx, [](auto v) { return v * std::tanh(v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v))); });
+}
+
+// Gelu (opset 20): x * Phi(x) with the normal CDF (approximate "none"), or its tanh approximation.
+Status gelu(exec::KernelContext& ctx) {
+  const std::string approximate = ctx.attr_string("approximate", "none");
+  if (approximate == "tanh")
+    return unary_kernel<kFloats>(ctx, [](auto v) {
+      using C = decltype(v);
+      const C k = static_cast<C>(0.7978845608028654);  // sqrt(2 / pi)
+      return static_cast<C>(0.5) * v * (static_cast<C>(1) + std::tanh(k * (v + static_cast<C>(0.044715) * v * v * v)));
+    });
+  if (approximate != "none") return ctx.error(Code::kInvalidModel, "Gelu approximate '{}' is not 'none' or 'tanh'", approximate);
+  return unary_kernel<kFloats>(ctx, [](auto v) {
+    using C = decltype(v);
+    return static_cast<C>(0.5) * v * (static_cast<C>(1) + std::erf(v * static_cast<C>(0.7071067811865476)));  // 1 / sqrt(2)
+  });
 }
 
 Status softsign(exec::KernelContext& ctx) {
@@ -303,6 +324,8 @@ void register_activation_kernels(exec::KernelRegistry& r) {
   r.add("", "HardSwish", 14, hard_swish);
   r.add("", "Tanh", 6, tanh);
   r.add("", "Softplus", 1, softplus);
+  r.add("", "Mish", 18, mish);
+  r.add("", "Gelu", 20, gelu);
   r.add("", "Softsign", 1, softsign);
   r.add("", "ThresholdedRelu", {10, kLatest}, exec::typed_kernel<Alpha, thresholded_relu_attrs, thresholded_relu>());
   r.add("", "Shrink", {9, kLatest}, exec::typed_kernel<ShrinkAttrs, shrink_attrs, shrink>());

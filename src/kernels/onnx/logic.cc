@@ -1,5 +1,5 @@
 // Comparisons (Equal Less LessOrEqual Greater GreaterOrEqual), boolean logic (And Or Xor Not),
-// BitShift, IsNaN and IsInf. Comparisons broadcast and produce bool; NaN compares unequal.
+// BitShift, BitwiseAnd/Or/Xor/Not (opset 18), IsNaN and IsInf. Comparisons broadcast and produce bool; NaN compares unequal.
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -117,6 +117,29 @@ Status bit_shift(exec::KernelContext& ctx, const ShiftDirection& direction) {
   return Status::ok();
 }
 
+// BitwiseAnd/Or/Xor(A, B) on integers of one dtype, broadcasting.
+template <typename Op>
+Status bitwise(exec::KernelContext& ctx, Op op) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* a, ctx.required(0, "A"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* b, ctx.required(1, "B"));
+  QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 0, 1));
+  QONNX_ASSIGN_OR_RETURN(Dims dims, elementwise_output_dims(ctx, {a, b}));
+  Tensor out(a->dtype(), dims);
+  QONNX_RETURN_IF_ERROR(visit_types<kInts>(ctx, 0, a->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    apply_binary<T, T, T>(*a, *b, out, [&](T x, T y) { return static_cast<T>(op(x, y)); });
+  }));
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+Status bitwise_and(exec::KernelContext& ctx) { return bitwise(ctx, [](auto x, auto y) { return x & y; }); }
+Status bitwise_or(exec::KernelContext& ctx) { return bitwise(ctx, [](auto x, auto y) { return x | y; }); }
+Status bitwise_xor(exec::KernelContext& ctx) { return bitwise(ctx, [](auto x, auto y) { return x ^ y; }); }
+Status bitwise_not(exec::KernelContext& ctx) {
+  return unary_kernel<kInts>(ctx, [](auto v) { return static_cast<decltype(v)>(~v); });
+}
+
 // bool Y = pred(X) for floating-point X.
 template <typename Pred>
 Status classify(exec::KernelContext& ctx, Pred pred) {
@@ -164,6 +187,10 @@ void register_logic_kernels(exec::KernelRegistry& r) {
   r.add("", "GreaterOrEqual", 12, greater_or_equal);
   r.add("", "Not", 1, logical_not);
   r.add("", "BitShift", {11, exec::kNoUpperVersion}, exec::typed_kernel<ShiftDirection, shift_direction, bit_shift>());
+  r.add("", "BitwiseAnd", 18, bitwise_and);
+  r.add("", "BitwiseOr", 18, bitwise_or);
+  r.add("", "BitwiseXor", 18, bitwise_xor);
+  r.add("", "BitwiseNot", 18, bitwise_not);
   r.add("", "IsNaN", 9, is_nan);
   r.add("", "IsInf", {10, exec::kNoUpperVersion}, exec::typed_kernel<InfSigns, inf_signs, is_inf>());
 }

@@ -1,5 +1,5 @@
 // BatchNormalization (inference from opset 6, training mode from opset 14), InstanceNormalization,
-// LayerNormalization (opset 17), MeanVarianceNormalization and LRN.
+// LayerNormalization (opset 17), GroupNormalization (18, 21), MeanVarianceNormalization and LRN.
 //
 // Arithmetic follows the numpy references in the compute type (float32 for float16/bfloat16/float
 // inputs, double for double). Means and variances over whole slices accumulate in double: that is
@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <type_traits>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "kernels/onnx/conv_util.h"
 #include "kernels/onnx/onnx_kernels.h"
@@ -212,6 +214,66 @@ Status instance_normalization(exec::KernelContext& ctx) {
   });
 }
 
+// GroupNormalization(X, scale, bias): per (n, group of C / num_groups channels),
+// scale * (x - mean) / sqrt(var + epsilon) + bias, with scale and bias per group (18..20) or per
+// channel (21: the first stage in float32, stash_type 1, the only value onnxruntime implements).
+struct GroupNormAttrs {
+  int64_t groups;
+  float epsilon;
+  bool per_channel;
+};
+
+template <bool PerChannel>
+Result<GroupNormAttrs> prepare_group_norm(const ir::Node& node, int64_t) {
+  if (!node.has_attr("num_groups")) return Status(Code::kInvalidModel, "attribute 'num_groups' is required");
+  const int64_t groups = node.attr_int("num_groups", 0);
+  if (groups <= 0) return Status(Code::kInvalidModel, fmt::format("attribute 'num_groups' must be positive, got {}", groups));
+  if (PerChannel && node.attr_int("stash_type", 1) != 1)
+    return Status(Code::kUnsupported, fmt::format("stash_type {} is not supported (1: float32)", node.attr_int("stash_type", 1)));
+  return GroupNormAttrs{groups, node.attr_float("epsilon", 1e-5f), PerChannel};
+}
+
+Status group_normalization(exec::KernelContext& ctx, const GroupNormAttrs& a) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* scale, ctx.required(1, "scale"));
+  QONNX_ASSIGN_OR_RETURN(const Tensor* bias, ctx.required(2, "bias"));
+  QONNX_RETURN_IF_ERROR(require_float(ctx, 0, *x));
+  if (x->rank() < 2)
+    return ctx.input_error(Code::kInvalidModel, 0, "must have rank >= 2 (N, C, ...), got shape {}", dims_to_string(x->dims()));
+  const int64_t n = x->dim(0), c = x->dim(1);
+  if (c % a.groups != 0)
+    return ctx.input_error(Code::kInvalidModel, 0, "{} channels do not split into num_groups {}", c, a.groups);
+  const int64_t params = a.per_channel ? c : a.groups;
+  for (size_t i : {size_t{1}, size_t{2}}) {
+    const Tensor& p = *ctx.input(i);
+    QONNX_RETURN_IF_ERROR(require_float(ctx, i, p));
+    if (p.rank() != 1 || p.dim(0) != params)
+      return ctx.input_error(Code::kInvalidModel, i, "shape {} must be ({}), one value per {}", dims_to_string(p.dims()), params,
+                             a.per_channel ? "channel" : "group");
+  }
+  const int64_t per_group = c / a.groups;
+  const int64_t spatial = n * c == 0 ? 0 : x->numel() / (n * c);
+  return with_compute_type(x->dtype(), [&](auto tag) -> Status {
+    using C = decltype(tag);
+    const std::vector<C> xv = values_as<C>(*x), s = values_as<C>(*scale), b = values_as<C>(*bias);
+    std::vector<C> y(xv.size());
+    const int64_t block = per_group * spatial;
+    for (int64_t blk = 0; blk < n * a.groups && block > 0; ++blk) {
+      const int64_t group = blk % a.groups;
+      C mean, var;
+      moments(xv.data() + blk * block, block, 1, &mean, &var);
+      const C denom = std::sqrt(var + static_cast<C>(a.epsilon));
+      for (int64_t j = 0; j < block; ++j) {
+        const auto k = static_cast<size_t>(a.per_channel ? group * per_group + j / spatial : group);
+        const auto i = static_cast<size_t>(blk * block + j);
+        y[i] = s[k] * ((xv[i] - mean) / denom) + b[k];
+      }
+    }
+    ctx.set_output(0, to_tensor(y, x->dims(), x->dtype()));
+    return Status::ok();
+  });
+}
+
 // LayerNormalization(X, Scale[, B]) -> Y[, Mean, InvStdDev]: each row X[i0..i(axis-1), :] is
 // normalised as (x - mean) * (1 / sqrt(var + eps)), then Y = normalised * Scale + B with Scale and B
 // broadcasting into X. Mean and InvStdDev have shape X.shape[:axis] + [1] * (rank - axis).
@@ -354,6 +416,8 @@ void register_normalization_kernels(exec::KernelRegistry& r) {
   r.add("", "BatchNormalization", 6, batch_normalization_kernel);
   r.add("", "InstanceNormalization", 6, instance_normalization);
   r.add("", "LayerNormalization", 17, layer_normalization);
+  r.add("", "GroupNormalization", {18, 20}, exec::typed_kernel<GroupNormAttrs, prepare_group_norm<false>, group_normalization>());
+  r.add("", "GroupNormalization", {21}, exec::typed_kernel<GroupNormAttrs, prepare_group_norm<true>, group_normalization>());
   r.add("", "MeanVarianceNormalization", 9, mean_variance_normalization);
   r.add("", "LRN", 1, lrn);
 }

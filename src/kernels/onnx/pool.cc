@@ -1,6 +1,7 @@
-// MaxPool (with the optional Indices output), AveragePool, GlobalAveragePool and GlobalMaxPool over
-// N-D windows with strides, pads, dilations, auto_pad and ceil_mode.
+// MaxPool (with the optional Indices output), AveragePool, LpPool, GlobalAveragePool and GlobalMaxPool
+// over N-D windows with strides, pads, dilations, auto_pad and ceil_mode.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -155,8 +156,9 @@ void max_pool_typed(const PoolPlan& p, const T* x, T* y, int64_t* indices, bool 
   }
 }
 
-template <typename T>
-void average_pool_typed(const PoolPlan& p, const T* x, T* y, bool count_include_pad) {
+// Sums tap(x) over each window and writes finish(sum, window index, spans) (AveragePool, LpPool).
+template <typename T, typename Tap, typename Finish>
+void sum_pool_typed(const PoolPlan& p, const T* x, T* y, Tap tap, Finish finish) {
   const std::vector<int64_t> strides = row_major_strides(p.geo.in);
   using C = Compute<T>;
   std::vector<int64_t> counter(p.geo.rank());
@@ -165,14 +167,34 @@ void average_pool_typed(const PoolPlan& p, const T* x, T* y, bool count_include_
     int64_t oo = 0;
     for_each_window(p, [&](const std::vector<int64_t>& o, const std::vector<Span>& spans) {
       C sum = 0;
-      int64_t count = 1;
-      for (size_t d = 0; d < spans.size(); ++d)
-        count *= count_include_pad ? p.padded_count[d][static_cast<size_t>(o[d])] : spans[d].count;
-      for_each_tap(spans, p.geo.dilations, strides, counter, [&](int64_t i) { sum += load(xp[i]); });
-      y[plane * p.out_size + oo] = store<T>(count > 0 ? sum / static_cast<C>(count) : C(0));
+      for_each_tap(spans, p.geo.dilations, strides, counter, [&](int64_t i) { sum += tap(load(xp[i])); });
+      y[plane * p.out_size + oo] = store<T>(finish(sum, o, spans));
       ++oo;
     });
   }
+}
+
+template <typename T>
+void average_pool_typed(const PoolPlan& p, const T* x, T* y, bool count_include_pad) {
+  using C = Compute<T>;
+  sum_pool_typed<T>(p, x, y, [](C v) { return v; }, [&](C sum, const std::vector<int64_t>& o, const std::vector<Span>& spans) {
+    int64_t count = 1;
+    for (size_t d = 0; d < spans.size(); ++d)
+      count *= count_include_pad ? p.padded_count[d][static_cast<size_t>(o[d])] : spans[d].count;
+    return count > 0 ? sum / static_cast<C>(count) : C(0);
+  });
+}
+
+// LpPool: (sum over the window of |x|^p)^(1/p); padding adds nothing.
+template <typename T>
+void lp_pool_typed(const PoolPlan& p, const T* x, T* y, int64_t power) {
+  using C = Compute<T>;
+  const C exponent = static_cast<C>(power);
+  sum_pool_typed<T>(
+      p, x, y, [exponent](C v) { return static_cast<C>(std::pow(std::fabs(v), exponent)); },
+      [exponent](C sum, const std::vector<int64_t>&, const std::vector<Span>&) {
+        return static_cast<C>(std::pow(sum, static_cast<C>(1) / exponent));
+      });
 }
 
 }  // namespace
@@ -215,6 +237,26 @@ Status average_pool(exec::KernelContext& ctx) {
   exec::visit_dtype(x->dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (is_float_storage_v<T>) average_pool_typed<T>(p, x->data<T>(), y.data<T>(), count_include_pad);
+  });
+  ctx.set_output(0, std::move(y));
+  return Status::ok();
+}
+
+// LpPool-2..17 has no ceil_mode/dilations (they came with 18; pool_plan's defaults hold there).
+template <bool WindowAttributes>
+Status lp_pool(exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+  if (!dtype_is_float(x->dtype()))
+    return ctx.input_error(Code::kUnsupported, 0, "type {} is not supported (float types)", dtype_name(x->dtype()));
+  const int64_t power = ctx.attr_int("p", 2);
+  if (power <= 0) return ctx.error(Code::kInvalidModel, "p must be positive, got {}", power);
+  if (!WindowAttributes && (ctx.has_attr("ceil_mode") || ctx.has_attr("dilations")))
+    return ctx.error(Code::kInvalidModel, "ceil_mode and dilations exist from LpPool-18 on");
+  QONNX_ASSIGN_OR_RETURN(PoolPlan p, pool_plan(ctx, *x));
+  Tensor y(x->dtype(), p.out_dims);
+  exec::visit_dtype(x->dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_float_storage_v<T>) lp_pool_typed<T>(p, x->data<T>(), y.data<T>(), power);
   });
   ctx.set_output(0, std::move(y));
   return Status::ok();
@@ -267,6 +309,8 @@ Status global_pool(exec::KernelContext& ctx) {
 void register_pool_kernels(exec::KernelRegistry& r) {
   r.add("", "MaxPool", 1, max_pool_kernel);
   r.add("", "AveragePool", 1, average_pool);
+  r.add("", "LpPool", {2, 17}, exec::Kernel{lp_pool<false>});
+  r.add("", "LpPool", {18}, exec::Kernel{lp_pool<true>});
   r.add("", "GlobalAveragePool", 1, global_pool<false>);
   r.add("", "GlobalMaxPool", 1, global_pool<true>);
 }

@@ -22,6 +22,26 @@ enum class Reduce { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumEx
 // Opset from which the op takes axes as input #1 (and has noop_with_empty_axes).
 int axes_input_since(Reduce k) { return k == Reduce::kSum ? 13 : 18; }
 
+// A node's attributes for its version, parsed once at plan time.
+struct ReduceAttrs {
+  bool axes_from_input = false;  // opset >= axes_input_since: input #1, else the `axes` attribute
+  std::vector<int64_t> axes;     // the attribute's (before axes_input_since)
+  bool keepdims = true;
+  bool noop_with_empty_axes = false;
+  bool bools = false;  // ReduceMax/ReduceMin from opset 20: false < true
+};
+
+template <bool AxesFromInput, bool Bools>
+Result<ReduceAttrs> prepare_reduce(const ir::Node& node, int64_t) {
+  ReduceAttrs a;
+  a.axes_from_input = AxesFromInput;
+  if (!AxesFromInput) a.axes = node.attr_ints("axes");
+  a.keepdims = node.attr_int("keepdims", 1) != 0;
+  a.noop_with_empty_axes = AxesFromInput && node.attr_int("noop_with_empty_axes", 0) != 0;
+  a.bools = Bools;
+  return a;
+}
+
 template <typename T>
 constexpr bool kNumeric = !std::is_same_v<T, bool>;
 
@@ -80,22 +100,20 @@ struct ReducePlan {
   bool noop = false;
 };
 
-Result<ReducePlan> plan_reduce(const exec::KernelContext& ctx, const Tensor& x, Reduce kind) {
+Result<ReducePlan> plan_reduce(const exec::KernelContext& ctx, const Tensor& x, const ReduceAttrs& attrs) {
   const int64_t rank = static_cast<int64_t>(x.rank());
-  std::vector<int64_t> axes;
+  std::vector<int64_t> axes = attrs.axes;
   ReducePlan plan;
-  if (ctx.op_version() >= axes_input_since(kind)) {
+  if (attrs.axes_from_input) {
     if (const Tensor* a = ctx.input(1)) {
       auto v = read_ints(*a);
       if (!v || a->rank() > 1) return ctx.input_error(Code::kInvalidModel, 1, "axes must be a 1-D int64 tensor");
       axes = *v;
     }
-    if (axes.empty() && ctx.attr_int("noop_with_empty_axes", 0) != 0) {
+    if (axes.empty() && attrs.noop_with_empty_axes) {
       plan.noop = true;
       return plan;
     }
-  } else {
-    axes = ctx.attr_ints("axes");
   }
   if (axes.empty()) {
     axes.resize(x.rank());
@@ -103,7 +121,7 @@ Result<ReducePlan> plan_reduce(const exec::KernelContext& ctx, const Tensor& x, 
   }
   if (!normalize_axes(&axes, rank))
     return ctx.error(Code::kInvalidModel, "axes {} are out of range or repeated for rank {}", dims_to_string(axes), rank);
-  const bool keepdims = ctx.attr_int("keepdims", 1) != 0;
+  const bool keepdims = attrs.keepdims;
   plan.keep_dims = x.dims();
   for (int64_t a : axes) {
     plan.count *= x.dim(static_cast<size_t>(a));
@@ -168,17 +186,32 @@ void reduce_typed(const Tensor& x, const ReducePlan& plan, Tensor& out) {
   }
 }
 
+// ReduceMax/ReduceMin of bools (opset 20): any / all over the reduced axes (false < true).
 template <Reduce K>
-Status reduce(exec::KernelContext& ctx) {
+void reduce_bools(const Tensor& x, const ReducePlan& plan, Tensor& out) {
+  const bool* in = x.data<bool>();
+  bool* o = out.data<bool>();
+  std::fill(o, o + out.numel(), K == Reduce::kMin);
+  exec::for_each_broadcast<1>(x.dims(), {&plan.keep_dims}, [&](int64_t i, const auto& off) {
+    bool& acc = o[off[0]];
+    acc = K == Reduce::kMax ? (acc || in[i]) : (acc && in[i]);
+  });
+}
+
+template <Reduce K>
+Status reduce(exec::KernelContext& ctx, const ReduceAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
-  QONNX_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce(ctx, *x, K));
-  if (x->dtype() == DType::kBool || x->dtype() == DType::kString || !exec::visit_dtype(x->dtype(), [](auto) {}))
+  QONNX_ASSIGN_OR_RETURN(ReducePlan plan, plan_reduce(ctx, *x, attrs));
+  const bool bools = x->dtype() == DType::kBool && attrs.bools;
+  if ((x->dtype() == DType::kBool && !bools) || x->dtype() == DType::kString || !exec::visit_dtype(x->dtype(), [](auto) {}))
     return ctx.input_error(Code::kUnsupported, 0, "reduction of {} is not supported", dtype_name(x->dtype()));
   if (plan.noop) {
     ctx.set_output(0, *x);
     return Status::ok();
   }
   Tensor out(x->dtype(), plan.out_dims);
+  if constexpr (K == Reduce::kMax || K == Reduce::kMin)
+    if (bools) reduce_bools<K>(*x, plan, out);
   exec::visit_dtype(x->dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (kNumeric<T>) reduce_typed<K, T>(*x, plan, out);
@@ -351,23 +384,32 @@ Status top_k(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
+// Axes from the attribute before axes_input_since, from input #1 after; bools from opset 20 (Max/Min).
+template <Reduce K>
+void add_reduce(exec::KernelRegistry& r, const char* op) {
+  const int since = axes_input_since(K);
+  r.add("", op, {1, since - 1}, exec::typed_kernel<ReduceAttrs, prepare_reduce<false, false>, reduce<K>>());
+  if constexpr (K == Reduce::kMax || K == Reduce::kMin) {
+    r.add("", op, {since, 19}, exec::typed_kernel<ReduceAttrs, prepare_reduce<true, false>, reduce<K>>());
+    r.add("", op, {20}, exec::typed_kernel<ReduceAttrs, prepare_reduce<true, true>, reduce<K>>());
+  } else {
+    r.add("", op, {since}, exec::typed_kernel<ReduceAttrs, prepare_reduce<true, false>, reduce<K>>());
+  }
+}
+
 }  // namespace
 
 void register_reduce_kernels(exec::KernelRegistry& r) {
-  auto add_reduce = [&](const char* op, Reduce kind, exec::KernelFn fn) {
-    r.add("", op, 1, fn);
-    r.add("", op, axes_input_since(kind), fn);
-  };
-  add_reduce("ReduceSum", Reduce::kSum, reduce<Reduce::kSum>);
-  add_reduce("ReduceMean", Reduce::kMean, reduce<Reduce::kMean>);
-  add_reduce("ReduceMax", Reduce::kMax, reduce<Reduce::kMax>);
-  add_reduce("ReduceMin", Reduce::kMin, reduce<Reduce::kMin>);
-  add_reduce("ReduceProd", Reduce::kProd, reduce<Reduce::kProd>);
-  add_reduce("ReduceL1", Reduce::kL1, reduce<Reduce::kL1>);
-  add_reduce("ReduceL2", Reduce::kL2, reduce<Reduce::kL2>);
-  add_reduce("ReduceLogSum", Reduce::kLogSum, reduce<Reduce::kLogSum>);
-  add_reduce("ReduceLogSumExp", Reduce::kLogSumExp, reduce<Reduce::kLogSumExp>);
-  add_reduce("ReduceSumSquare", Reduce::kSumSquare, reduce<Reduce::kSumSquare>);
+  add_reduce<Reduce::kSum>(r, "ReduceSum");
+  add_reduce<Reduce::kMean>(r, "ReduceMean");
+  add_reduce<Reduce::kMax>(r, "ReduceMax");
+  add_reduce<Reduce::kMin>(r, "ReduceMin");
+  add_reduce<Reduce::kProd>(r, "ReduceProd");
+  add_reduce<Reduce::kL1>(r, "ReduceL1");
+  add_reduce<Reduce::kL2>(r, "ReduceL2");
+  add_reduce<Reduce::kLogSum>(r, "ReduceLogSum");
+  add_reduce<Reduce::kLogSumExp>(r, "ReduceLogSumExp");
+  add_reduce<Reduce::kSumSquare>(r, "ReduceSumSquare");
   r.add("", "ArgMax", 1, arg_extreme<true>);
   r.add("", "ArgMax", 12, arg_extreme<true>);
   r.add("", "ArgMin", 1, arg_extreme<false>);

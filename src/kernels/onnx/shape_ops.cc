@@ -1,6 +1,9 @@
 // Shape and layout kernels: Reshape, Flatten, Squeeze, Unsqueeze, Concat, Split, Shape, Size, Expand,
 // Tile, DepthToSpace, SpaceToDepth (Transpose: transpose.cc). They move bytes only, so they serve every
 // dtype.
+#include <numeric>
+#include <optional>
+
 #include "qonnx/exec/broadcast.h"
 #include "kernels/onnx/axes.h"
 #include "kernels/onnx/element_copy.h"
@@ -173,18 +176,34 @@ Status concat(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
-Status split(exec::KernelContext& ctx) {
+// Split's sizes: the `split` attribute (2..12), input #1 (13 on); without them equal parts (2..17) or
+// `num_outputs` parts of ceil(dim / num_outputs), the last smaller (18 on).
+enum class SplitForm { kAttribute, kInputOrEqual, kInputOrNumOutputs };
+struct SplitAttrs {
+  SplitForm form;
+  int64_t axis;
+  std::vector<int64_t> sizes;  // kAttribute
+  std::optional<int64_t> num_outputs;
+};
+
+template <SplitForm Form>
+Result<SplitAttrs> prepare_split(const ir::Node& node, int64_t) {
+  SplitAttrs a{Form, node.attr_int("axis", 0), {}, std::nullopt};
+  if (Form == SplitForm::kAttribute) a.sizes = node.attr_ints("split");
+  if (Form == SplitForm::kInputOrNumOutputs && node.has_attr("num_outputs")) a.num_outputs = node.attr_int("num_outputs", 0);
+  return a;
+}
+
+Status split(exec::KernelContext& ctx, const SplitAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
   const int64_t rank = static_cast<int64_t>(x->rank());
-  int64_t axis = ctx.attr_int("axis", 0);
+  int64_t axis = attrs.axis;
   if (!normalize_axis(axis, rank, &axis)) return ctx.error(Code::kInvalidModel, "axis {} is out of range for rank {}", axis, rank);
   const size_t ax = static_cast<size_t>(axis);
   const int64_t dim = x->dim(ax);
   const int64_t n_out = static_cast<int64_t>(ctx.num_outputs());
-  std::vector<int64_t> sizes;
-  if (ctx.op_version() < 13) {
-    sizes = ctx.attr_ints("split");
-  } else if (ctx.input(1)) {
+  std::vector<int64_t> sizes = attrs.sizes;
+  if (attrs.form != SplitForm::kAttribute && ctx.input(1)) {
     QONNX_ASSIGN_OR_RETURN(sizes, int_list_input(ctx, 1, "split"));
   }
   if (!sizes.empty()) {
@@ -196,9 +215,9 @@ Status split(exec::KernelContext& ctx) {
       sum += s;
     }
     if (sum != dim) return ctx.error(Code::kInvalidModel, "split sizes {} do not sum to the axis size {}", dims_to_string(sizes), dim);
-  } else if (ctx.op_version() >= 18) {
-    if (!ctx.has_attr("num_outputs")) return ctx.error(Code::kInvalidModel, "either input 'split' or attribute 'num_outputs' is required");
-    int64_t n = ctx.attr_int("num_outputs", 0);
+  } else if (attrs.form == SplitForm::kInputOrNumOutputs) {
+    if (!attrs.num_outputs) return ctx.error(Code::kInvalidModel, "either input 'split' or attribute 'num_outputs' is required");
+    const int64_t n = *attrs.num_outputs;
     if (n != n_out) return ctx.error(Code::kInvalidModel, "num_outputs {} differs from the node's {} outputs", n, n_out);
     const int64_t chunk = n > 0 ? (dim + n - 1) / n : 0;
     for (int64_t k = 0; k < n; ++k) sizes.push_back(std::max<int64_t>(0, std::min(chunk, dim - k * chunk)));
@@ -335,9 +354,9 @@ void register_shape_kernels(exec::KernelRegistry& r) {
   r.add("", "Unsqueeze", 13, unsqueeze);
   r.add("", "Concat", 1, concat);
   r.add("", "Concat", 4, concat);
-  r.add("", "Split", 2, split);
-  r.add("", "Split", 13, split);
-  r.add("", "Split", 18, split);
+  r.add("", "Split", {2, 12}, exec::typed_kernel<SplitAttrs, prepare_split<SplitForm::kAttribute>, split>());
+  r.add("", "Split", {13, 17}, exec::typed_kernel<SplitAttrs, prepare_split<SplitForm::kInputOrEqual>, split>());
+  r.add("", "Split", {18}, exec::typed_kernel<SplitAttrs, prepare_split<SplitForm::kInputOrNumOutputs>, split>());
   r.add("", "Shape", 1, shape);
   r.add("", "Shape", 15, shape);
   r.add("", "Size", 1, size);

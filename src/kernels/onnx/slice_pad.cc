@@ -100,20 +100,42 @@ int64_t pad_source(int64_t i, int64_t d, const std::string& mode) {
   return kOutside;
 }
 
-Status pad(exec::KernelContext& ctx) {
+// Pad's forms: pads and value as attributes (2..10), as inputs #1 and #2 (11..17), with the axes
+// input #3 (18), and the wrap mode (19 on).
+enum class PadForm { kAttributes, kInputs, kInputsAxes, kInputsAxesWrap };
+struct PadAttrs {
+  PadForm form;
+  std::string mode;
+  std::vector<int64_t> pads;  // kAttributes
+  float value = 0.0f;         // kAttributes
+};
+
+template <PadForm Form>
+Result<PadAttrs> prepare_pad(const ir::Node& node, int64_t) {
+  PadAttrs a{Form, node.attr_string("mode", "constant"), {}, 0.0f};
+  const bool wrap = Form == PadForm::kInputsAxesWrap;
+  if (a.mode != "constant" && a.mode != "reflect" && a.mode != "edge" && !(a.mode == "wrap" && wrap))
+    return Status(Code::kInvalidModel, fmt::format("mode '{}' is not constant, reflect, edge{}", a.mode, wrap ? " or wrap" : ""));
+  if (Form == PadForm::kAttributes) {
+    a.pads = node.attr_ints("pads");
+    a.value = node.attr_float("value", 0.0f);
+  }
+  return a;
+}
+
+Status pad(exec::KernelContext& ctx, const PadAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
   const int64_t rank = static_cast<int64_t>(x->rank());
-  const std::string mode = ctx.attr_string("mode", "constant");
-  if (mode != "constant" && mode != "reflect" && mode != "edge" && !(mode == "wrap" && ctx.op_version() >= 19))
-    return ctx.error(Code::kInvalidModel, "mode '{}' is not constant, reflect or edge", mode);
+  const std::string& mode = attrs.mode;
   std::vector<int64_t> pads, axes;
+  bool has_axes = false;
   Tensor fill;
-  if (ctx.op_version() < 11) {
-    pads = ctx.attr_ints("pads");
+  if (attrs.form == PadForm::kAttributes) {
+    pads = attrs.pads;
     if (x->dtype() == DType::kString) return ctx.error(Code::kUnsupported, "Pad-2 on strings is not supported");
-    QONNX_ASSIGN_OR_RETURN(fill, exec::cast_tensor(Tensor::scalar<float>(DType::kFloat, ctx.attr_float("value", 0.0f)), x->dtype()));
+    QONNX_ASSIGN_OR_RETURN(fill, exec::cast_tensor(Tensor::scalar<float>(DType::kFloat, attrs.value), x->dtype()));
   } else {
-    bool given = false, has_axes = false;
+    bool given = false;
     QONNX_ASSIGN_OR_RETURN(pads, optional_ints(ctx, 1, "pads", &given));
     if (!given) return ctx.error(Code::kInvalidModel, "input #1 (pads) is required");
     const Tensor* value = ctx.input(2);
@@ -126,18 +148,15 @@ Status pad(exec::KernelContext& ctx) {
     } else {
       fill = Tensor(x->dtype(), {});  // zero (or "" for strings)
     }
-    if (ctx.op_version() >= 18) {
+    if (attrs.form != PadForm::kInputs) {
       QONNX_ASSIGN_OR_RETURN(axes, optional_ints(ctx, 3, "axes", &has_axes));
     }
-    if (!has_axes) {
-      axes.resize(x->rank());
-      for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int64_t>(i);
-    }
   }
-  if (ctx.op_version() < 11) {
+  if (!has_axes) {
     axes.resize(x->rank());
     for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int64_t>(i);
   }
+
   if (!normalize_axes(&axes, rank))
     return ctx.error(Code::kInvalidModel, "axes {} are out of range or repeated for rank {}", dims_to_string(axes), rank);
   if (pads.size() != 2 * axes.size())
@@ -234,10 +253,10 @@ Status reverse_sequence(exec::KernelContext& ctx) {
 void register_slice_pad_kernels(exec::KernelRegistry& r) {
   r.add("", "Slice", 1, slice);
   r.add("", "Slice", 10, slice);
-  r.add("", "Pad", 2, pad);
-  r.add("", "Pad", 11, pad);
-  r.add("", "Pad", 18, pad);
-  r.add("", "Pad", 19, pad);
+  r.add("", "Pad", {2, 10}, exec::typed_kernel<PadAttrs, prepare_pad<PadForm::kAttributes>, pad>());
+  r.add("", "Pad", {11, 17}, exec::typed_kernel<PadAttrs, prepare_pad<PadForm::kInputs>, pad>());
+  r.add("", "Pad", {18, 18}, exec::typed_kernel<PadAttrs, prepare_pad<PadForm::kInputsAxes>, pad>());
+  r.add("", "Pad", {19}, exec::typed_kernel<PadAttrs, prepare_pad<PadForm::kInputsAxesWrap>, pad>());
   r.add("", "Trilu", 14, trilu);
   r.add("", "ReverseSequence", 10, reverse_sequence);
 }
