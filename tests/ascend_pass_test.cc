@@ -12,6 +12,7 @@
 
 #include "qonnx/analysis/equivalence.h"
 #include "qonnx/io/model_builder.h"
+#include "qonnx/io/model_io.h"
 #include "qonnx/pass/pass.h"
 #include "support/cli.h"
 #include "support/test_util.h"
@@ -240,6 +241,29 @@ TEST(AscendQuantMatMul, ConvertTargetAscendChecks) {
       std::printf("[ascend] %s round_mode %d: %s", fs::path(m.path).filename().c_str(), rm, r.out.c_str());
     }
   }
+  fs::remove_all(dir);
+}
+
+// At opset 21 lower-quant would store 4-bit weights as int4, which QuantBatchMatMul does not take: the
+// ascend target keeps int8 codes (lower-quant{byte-codes=1}), so the matmuls still fuse.
+TEST(AscendQuantMatMul, TargetOpset21StillFusesWithInt8Codes) {
+  const fs::path zoo = fs::path(QONNX_SHARED_MODELS) / "qonnx_model_zoo";
+  if (!fs::exists(zoo)) GTEST_SKIP() << "no models under " << zoo << " (../shared absent)";
+  const fs::path dir = fs::temp_directory_path() / fs::path("qonnx_ascend_opset21_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string out = (dir / "out.onnx").string();
+  auto r = run_cli("convert '" + (zoo / "TFC_2W2A.onnx").string() + "' -o '" + out +
+                   "' --target ascend --target-opset 21 --check 4 --stats");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto m = io::load_model(out);
+  ASSERT_TRUE(m.is_ok()) << m.status().to_string();
+  EXPECT_EQ(m->opset(""), 21);
+  int fused = 0;
+  for (const auto& n : m->graph().nodes()) {
+    fused += n->op_type() == "QuantBatchMatMul";
+    EXPECT_NE(n->op_type(), "MatMul") << "an unfused MatMul is left";
+  }
+  EXPECT_EQ(fused, 4);
   fs::remove_all(dir);
 }
 

@@ -407,7 +407,8 @@ const std::vector<std::pair<std::string, std::string>>& targets() {
       {"qdq", "freeze-initializer-inputs,{upgrade},lower-quant{target=qdq},lower-custom-ops,fold-constants,cleanup,infer-shapes"},
       {"ngraph", "freeze-initializer-inputs,{upgrade},lower-quant{target=ngraph},lower-custom-ops,fold-constants,cleanup,infer-shapes"},
       {"fold", "freeze-initializer-inputs,fold-quant-weights,fold-constants,cleanup,infer-shapes"},
-      {"ascend", "freeze-initializer-inputs,{upgrade},lower-quant{target=qdq},lower-custom-ops,fold-constants,"
+      // QuantBatchMatMul takes int8 codes, so no int4/int16 containers at opsets >= 21.
+      {"ascend", "freeze-initializer-inputs,{upgrade},lower-quant{target=qdq,byte-codes=1},lower-custom-ops,fold-constants,"
                  "cleanup,infer-shapes,ascend-quant-matmul,fold-constants,cleanup,infer-shapes"},
       {"qonnx", "freeze-initializer-inputs,fold-constants{skip-quantizers=1},infer-shapes,qcdq-to-qonnx,cleanup,infer-shapes"},
   };

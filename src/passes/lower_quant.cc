@@ -167,7 +167,7 @@ class LowerQuant : public pass::Pass {
   Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
     if (model.opset("").value_or(1) < 13)
       return Status(Code::kUnsupported, "lower-quant needs the default-domain opset >= 13: run upgrade-opset first");
-    opset21_ = model.opset("").value_or(1) >= 21 && !ngraph();
+    opset21_ = model.opset("").value_or(1) >= 21 && !ngraph() && !*byte_codes_;
     float8_ = model.opset("").value_or(1) >= 19 && !ngraph();
     if (ngraph()) model.ensure_import(kernels::kNGraphDomain, kernels::kNGraphDomainVersion);
     return pass::for_each_graph(model, [&](ir::Graph& g) -> Result<bool> {
@@ -733,6 +733,9 @@ class LowerQuant : public pass::Pass {
   pass::Option<bool> strict_{this, "strict", false, "1: a quantizer that cannot be lowered is an error"};
   pass::Option<bool> allow_approximate_{this, "allow-approximate", false,
                                         "1: QuantizeLinear with a non-zero zero point (differs from QONNX on rare ties)"};
+  pass::Option<bool> byte_codes_{this, "byte-codes", false,
+                                 "1: integer codes in int8/uint8/int32 at every opset (no int4/int16, no block_size), "
+                                 "as Ascend's QuantBatchMatMul takes them"};
   bool ngraph() const { return *target_ == "ngraph"; }
   // The default-domain opset is 21 or more (qdq target): int4/uint4 and int16/uint16 codes, block_size.
   bool opset21_ = false;

@@ -48,7 +48,9 @@ std::vector<std::string> qonnx_ops_left(const ir::Model& model, const pass::Pass
   for (const auto& n : model.graph().nodes()) {
     const dialect::Op op = dialect::classify(*n);
     if (op == dialect::Op::kNone) continue;
-    std::string why = op == dialect::Op::kFloatQuant ? "no standard ONNX form at opset <= 17" : "";
+    std::string why = op == dialect::Op::kFloatQuant && model.opset("").value_or(1) < 19
+                          ? "float8 QuantizeLinear/DequantizeLinear need opset 19: --target-opset 19..21"
+                          : "";
     for (const auto& r : ctx.node_outcomes())
       if (r.node == n->name() && r.outcome == "left") why = r.detail;
     left.push_back(why.empty() ? n->describe() : fmt::format("{} ({})", n->describe(), why));
