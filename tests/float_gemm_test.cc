@@ -302,32 +302,6 @@ TEST_F(FloatGemmTest, CoreAccumulatesIntoStridedC) {
 
 constexpr const char* kChannelsLast = "qonnx.custom_op.channels_last";
 
-// (N, d..., C) -> (N, C, d...) and back, by plain loops.
-Tensor to_first(const Tensor& t) {
-  const Dims& d = t.dims();
-  Dims out{d[0], d.back()};
-  out.insert(out.end(), d.begin() + 1, d.end() - 1);
-  const int64_t c = d.back(), spatial = t.numel() / (d[0] * c);
-  Tensor r(DType::kFloat, out);
-  for (int64_t n = 0; n < d[0]; ++n)
-    for (int64_t s = 0; s < spatial; ++s)
-      for (int64_t k = 0; k < c; ++k) r.data<float>()[(n * c + k) * spatial + s] = t.data<float>()[(n * spatial + s) * c + k];
-  return r;
-}
-
-Tensor to_last(const Tensor& t) {
-  const Dims& d = t.dims();
-  Dims out{d[0]};
-  out.insert(out.end(), d.begin() + 2, d.end());
-  out.push_back(d[1]);
-  const int64_t c = d[1], spatial = t.numel() / (d[0] * c);
-  Tensor r(DType::kFloat, out);
-  for (int64_t n = 0; n < d[0]; ++n)
-    for (int64_t k = 0; k < c; ++k)
-      for (int64_t s = 0; s < spatial; ++s) r.data<float>()[(n * spatial + s) * c + k] = t.data<float>()[(n * c + k) * spatial + s];
-  return r;
-}
-
 // The channels_last kernels that work on channels-last data directly (Conv group 1 and depthwise,
 // MaxPool, BatchNormalization) against the wrapped form: transpose to channels-first, default-domain
 // kernel, transpose back.
@@ -337,16 +311,16 @@ class ChannelsLastNative : public FloatGemmTest {
   // bit, the default-domain op on the channels-first data (weights too, when `transpose_w`).
   void expect_wrapped_form(const std::string& op, const Tensor& x, const std::vector<Tensor>& params, bool transpose_w,
                            const Attrs& attrs) {
-    std::vector<Tensor> first_inputs{to_first(x)};
+    std::vector<Tensor> first_inputs{nhwc_to_nchw(x)};
     for (size_t i = 0; i < params.size(); ++i)
-      first_inputs.push_back(i == 0 && transpose_w ? to_first(params[i]) : params[i]);
+      first_inputs.push_back(i == 0 && transpose_w ? nhwc_to_nchw(params[i]) : params[i]);
     std::vector<Tensor> last_inputs{x};
     last_inputs.insert(last_inputs.end(), params.begin(), params.end());
     kernels::use_float_isa(kernels::best_float_isa());
     exec::set_threads(1);
     auto want = run_node(NodeCase{op, "", 13, {}, first_inputs, attrs});
     ASSERT_TRUE(want.is_ok()) << want.status().to_string();
-    const Tensor expected = to_last(want.value()[0]);
+    const Tensor expected = nchw_to_nhwc(want.value()[0]);
     for (FloatIsa isa : {FloatIsa::kPortable, FloatIsa::kAvx2, FloatIsa::kAvx512}) {
       if (!kernels::float_isa_supported(isa)) continue;
       kernels::use_float_isa(isa);

@@ -289,34 +289,6 @@ TEST(FloatQuantKernel, BrevitasGoldenModel) {
 
 // ---------------------------------------------------------------- channels_last
 
-// (N, d..., C) <-> (N, C, d...) for float tensors, written independently of the kernel's helper.
-Tensor nhwc_to_nchw(const Tensor& t) {
-  const Dims& d = t.dims();
-  Dims out{d[0], d.back()};
-  out.insert(out.end(), d.begin() + 1, d.end() - 1);
-  int64_t spatial = t.numel() / (d[0] * d.back());
-  Tensor r(DType::kFloat, out);
-  for (int64_t n = 0; n < d[0]; ++n)
-    for (int64_t s = 0; s < spatial; ++s)
-      for (int64_t c = 0; c < d.back(); ++c)
-        r.data<float>()[(n * d.back() + c) * spatial + s] = t.data<float>()[(n * spatial + s) * d.back() + c];
-  return r;
-}
-
-Tensor nchw_to_nhwc(const Tensor& t) {
-  const Dims& d = t.dims();
-  Dims out{d[0]};
-  out.insert(out.end(), d.begin() + 2, d.end());
-  out.push_back(d[1]);
-  int64_t spatial = t.numel() / (d[0] * d[1]);
-  Tensor r(DType::kFloat, out);
-  for (int64_t n = 0; n < d[0]; ++n)
-    for (int64_t c = 0; c < d[1]; ++c)
-      for (int64_t s = 0; s < spatial; ++s)
-        r.data<float>()[(n * spatial + s) * d[1] + c] = t.data<float>()[(n * d[1] + c) * spatial + s];
-  return r;
-}
-
 Tensor iota(Dims dims, float start, float step) {
   Tensor t(DType::kFloat, std::move(dims));
   for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = start + step * static_cast<float>(i % 17);

@@ -105,6 +105,31 @@ std::vector<std::filesystem::path> shared_models() {
 }
 
 
+Tensor nhwc_to_nchw(const Tensor& t) {
+  const Dims& d = t.dims();
+  Dims out{d[0], d.back()};
+  out.insert(out.end(), d.begin() + 1, d.end() - 1);
+  const int64_t c = d.back(), spatial = t.numel() / (d[0] * c);
+  Tensor r(DType::kFloat, out);
+  for (int64_t n = 0; n < d[0]; ++n)
+    for (int64_t s = 0; s < spatial; ++s)
+      for (int64_t k = 0; k < c; ++k) r.data<float>()[(n * c + k) * spatial + s] = t.data<float>()[(n * spatial + s) * c + k];
+  return r;
+}
+
+Tensor nchw_to_nhwc(const Tensor& t) {
+  const Dims& d = t.dims();
+  Dims out{d[0]};
+  out.insert(out.end(), d.begin() + 2, d.end());
+  out.push_back(d[1]);
+  const int64_t c = d[1], spatial = t.numel() / (d[0] * c);
+  Tensor r(DType::kFloat, out);
+  for (int64_t n = 0; n < d[0]; ++n)
+    for (int64_t k = 0; k < c; ++k)
+      for (int64_t s = 0; s < spatial; ++s) r.data<float>()[(n * spatial + s) * c + k] = t.data<float>()[(n * c + k) * spatial + s];
+  return r;
+}
+
 std::string outputs_differ(const ir::Model& original, const ir::Model& lowered, const std::map<std::string, Tensor>& feeds) {
   std::vector<Tensor> outs;
   for (const ir::Model* m : {&original, &lowered}) {

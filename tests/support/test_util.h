@@ -66,6 +66,10 @@ void expect_error(const Result<std::vector<Tensor>>& r, Code code, const std::st
 // Running `c` fails with a message containing `fragment`, whatever the code.
 void expect_error(const NodeCase& c, const std::string& fragment);
 
+// (N, d..., C) <-> (N, C, d...) for float tensors, by plain loops (independent of the kernels' transposes).
+Tensor nhwc_to_nchw(const Tensor& t);
+Tensor nchw_to_nhwc(const Tensor& t);
+
 // Every .onnx under QONNX_SHARED_MODELS (sorted); empty when ../shared is absent.
 std::vector<std::filesystem::path> shared_models();
 
