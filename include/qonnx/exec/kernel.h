@@ -161,6 +161,10 @@ class KernelRegistry {
   void add(const std::string& domain, const std::string& op_type, int since_version, KernelFn fn);
   // Registers `kernel` for the versions in `versions` (kernel.versions is overwritten).
   void add(const std::string& domain, const std::string& op_type, VersionRange versions, Kernel kernel);
+  // A kernel without attributes (nothing to prepare) for the versions in `versions`.
+  void add(const std::string& domain, const std::string& op_type, VersionRange versions, KernelFn fn) {
+    add(domain, op_type, versions, Kernel{fn, nullptr, {}});
+  }
 
   // The kernel covering `version`, or nullptr.
   const Kernel* find(const std::string& domain, const std::string& op_type, int64_t version) const;
