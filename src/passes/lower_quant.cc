@@ -661,7 +661,7 @@ class LowerQuant : public pass::Pass {
     QONNX_ASSIGN_OR_RETURN(Tensor scale, kernels::scale_input(kctx, 1, "scale"));
     QONNX_ASSIGN_OR_RETURN(Tensor zeropt, kernels::zero_point_input(kctx, 2, "zeropt"));
     QONNX_ASSIGN_OR_RETURN(int in_bits, kernels::bitwidth_input(kctx, 3, "in_bitwidth"));
-    QONNX_ASSIGN_OR_RETURN(RoundingMode mode, kernels::rounding_attr(kctx, "FLOOR"));
+    QONNX_ASSIGN_OR_RETURN(RoundingMode mode, kernels::rounding_attr(*node, "FLOOR"));
     if (!v2 && node->inputs().size() != 5)
       return Status(Code::kInvalidModel, fmt::format("Trunc version {} takes 5 inputs, got {}", kctx.op_version(), node->inputs().size()));
     Tensor out_scale, k;
