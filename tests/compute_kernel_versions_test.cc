@@ -35,7 +35,7 @@ std::vector<float> ok_values(const Result<std::vector<Tensor>>& r, size_t output
   return r.is_ok() ? values_f32(r.value()[output]) : std::vector<float>{};
 }
 
-TEST(KernelVersions, MaxPool1HasNoStorageOrderIndicesCeilModeOrDilations) {
+TEST(ComputeKernelVersions, MaxPool1HasNoStorageOrderIndicesCeilModeOrDilations) {
   const Tensor x = f32({1, 1, 4}, {1, 3, 2, 5});
   EXPECT_EQ(ok_values(run_op("MaxPool", {x}, window({2}, {2}), 7)), (std::vector<float>{3, 5}));
   expect_error(run_op("MaxPool", {x}, window({2}, {2}, int_attr("storage_order", 0)), 7), Code::kInvalidModel,
@@ -47,7 +47,7 @@ TEST(KernelVersions, MaxPool1HasNoStorageOrderIndicesCeilModeOrDilations) {
                "attribute 'dilations'");
 }
 
-TEST(KernelVersions, MaxPool8HasIndicesAndStorageOrderButNoCeilMode) {
+TEST(ComputeKernelVersions, MaxPool8HasIndicesAndStorageOrderButNoCeilMode) {
   const Tensor x = f32({1, 1, 2, 3}, {1, 6, 2, 4, 3, 7});
   auto r = run_op("MaxPool", {x}, window({2, 2}, {1, 1}, int_attr("storage_order", 1)), 8, 2);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
@@ -63,7 +63,7 @@ TEST(KernelVersions, MaxPool8HasIndicesAndStorageOrderButNoCeilMode) {
             (std::vector<float>{3, 4, 5}));
 }
 
-TEST(KernelVersions, AveragePoolAttributesArriveAt7And10And19) {
+TEST(ComputeKernelVersions, AveragePoolAttributesArriveAt7And10And19) {
   const Tensor x = f32({1, 1, 3}, {1, 2, 3});
   const Attrs pad_front = window({2}, {1}, ints_attr("pads", {1, 0}));
   const Attrs include_pad = window({2}, {1}, [](io::NodeBuilder& n) {
@@ -98,7 +98,7 @@ Attrs bn_attrs(int64_t is_test, int64_t spatial) {
   };
 }
 
-TEST(KernelVersions, BatchNormalizationIsTestSpatialAndTrainingMode) {
+TEST(ComputeKernelVersions, BatchNormalizationIsTestSpatialAndTrainingMode) {
   const std::vector<float> scaled{1, 4, 9, 16};
   // 1..6: is_test (default 0, training, unsupported here) and spatial.
   expect_error(run_op("BatchNormalization", per_position_inputs(), bn_attrs(-1, 0), 6), Code::kUnsupported, "is_test=0");
@@ -121,7 +121,7 @@ TEST(KernelVersions, BatchNormalizationIsTestSpatialAndTrainingMode) {
   EXPECT_FLOAT_EQ(values_f32(r.value()[1])[0], 0.25f);  // 0 * 0.9 + mean 2.5 * 0.1
 }
 
-TEST(KernelVersions, GemmBroadcastAttributeBefore7) {
+TEST(ComputeKernelVersions, GemmBroadcastAttributeBefore7) {
   const Tensor a = f32({2, 2}, {1, 2, 3, 4}), identity = f32({2, 2}, {1, 0, 0, 1}), row = f32({2}, {10, 20});
   const std::vector<float> want{11, 22, 13, 24};
   expect_error(run_op("Gemm", {a, identity, row}, nullptr, 6), Code::kInvalidModel, "broadcast is 0");
@@ -130,7 +130,7 @@ TEST(KernelVersions, GemmBroadcastAttributeBefore7) {
   EXPECT_EQ(ok_values(run_op("Gemm", {a, identity, row}, nullptr, 7)), want);
 }
 
-TEST(KernelVersions, NoKernelBeforeTheFirstVersion) {
+TEST(ComputeKernelVersions, NoKernelBeforeTheFirstVersion) {
   const Tensor x = f32({1, 1, 2, 2}, {1, 2, 3, 4});
   const Tensor q = u8({1, 1, 2, 2}, {1, 2, 3, 4});
   expect_error(run_op("ConvInteger", {q, q}, nullptr, 9), Code::kUnsupported, "ConvInteger");
@@ -158,7 +158,7 @@ Status plan_error(const std::string& op, const std::string& domain, int64_t opse
   return ex.is_ok() ? Status::ok() : ex.status();
 }
 
-TEST(KernelVersions, BadAttributesFailAtPlanTimeNamingNodeAndAttribute) {
+TEST(ComputeKernelVersions, BadAttributesFailAtPlanTimeNamingNodeAndAttribute) {
   struct Case {
     std::string op, domain;
     Attrs attrs;
@@ -185,7 +185,7 @@ TEST(KernelVersions, BadAttributesFailAtPlanTimeNamingNodeAndAttribute) {
 
 // channels_last runs the default-domain kernels with their opset-7 semantics whatever the model's
 // default opset: BatchNormalization honours spatial=0, MaxPool takes every attribute.
-TEST(KernelVersions, ChannelsLastRunsOpset7Semantics) {
+TEST(ComputeKernelVersions, ChannelsLastRunsOpset7Semantics) {
   NodeCase bn{"BatchNormalization", kChannelsLast, 13, {}, per_position_inputs(), bn_attrs(-1, 0)};
   // Channels-last X (1, 1, 2, 2) holds the channels-first (1, 2, 1, 2) values transposed.
   bn.inputs[0] = f32({1, 1, 2, 2}, {1, 3, 2, 4});
