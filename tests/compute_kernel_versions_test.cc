@@ -84,6 +84,16 @@ TEST(ComputeKernelVersions, AveragePoolAttributesArriveAt7And10And19) {
   EXPECT_EQ(ok_values(run_op("AveragePool", {x5}, dilated, 19)), (std::vector<float>{2, 3, 4}));
 }
 
+TEST(ComputeKernelVersions, LpPool1TakesAFloatP) {
+  const Tensor x = f32({1, 1, 4}, {3, -4, 1, 0});
+  EXPECT_EQ(ok_values(run_op("LpPool", {x}, window({2}, {2}), 1)), (std::vector<float>{5, 1}));  // p = 2
+  const Attrs p_float = window({2}, {2}, [](io::NodeBuilder& n) { n.attr("p", 1.0f); });
+  EXPECT_EQ(ok_values(run_op("LpPool", {x}, p_float, 1)), (std::vector<float>{7, 1}));
+  EXPECT_EQ(ok_values(run_op("LpPool", {x}, window({2}, {2}, int_attr("p", 1)), 2)), (std::vector<float>{7, 1}));
+  expect_error(run_op("LpPool", {x}, window({2}, {2}, int_attr("ceil_mode", 0)), 1), Code::kInvalidModel,
+               "exist from LpPool-18 on");
+}
+
 // Parameters per (channel, position) with spatial=0: y = scale * x (mean 0, var 1, epsilon 0).
 std::vector<Tensor> per_position_inputs() {
   return {f32({1, 2, 1, 2}, {1, 2, 3, 4}), f32({2, 2}, {1, 2, 3, 4}), f32({2, 2}, {0, 0, 0, 0}),

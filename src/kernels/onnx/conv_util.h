@@ -82,7 +82,7 @@ struct PoolAttrs {
   bool column_major_indices = false;  // MaxPool storage_order 1
   bool want_indices = false;          // MaxPool's Indices output is requested
   bool count_include_pad = false;     // AveragePool
-  int64_t power = 2;                  // LpPool p
+  double power = 2;                   // LpPool p (a float before LpPool-2)
 };
 // MaxPool from version 10 on (every attribute).
 Result<PoolAttrs> prepare_max_pool_10(const ir::Node& node, int64_t version);

@@ -188,7 +188,7 @@ void average_pool_typed(const PoolPlan& p, const T* x, T* y, bool count_include_
 
 // LpPool: (sum over the window of |x|^p)^(1/p); padding adds nothing.
 template <typename T>
-void lp_pool_typed(const PoolPlan& p, const T* x, T* y, int64_t power) {
+void lp_pool_typed(const PoolPlan& p, const T* x, T* y, double power) {
   using C = Compute<T>;
   const C exponent = static_cast<C>(power);
   sum_pool_typed<T>(
@@ -277,12 +277,13 @@ Status average_pool(exec::KernelContext& ctx, const PoolAttrs& attrs) {
   return Status::ok();
 }
 
-// LpPool-2..17 has no ceil_mode/dilations (they came with 18; pool_plan's defaults hold there).
+// LpPool-1 takes a float p, 2..17 an integer one; neither has ceil_mode/dilations (they came with
+// 18; pool_plan's defaults hold there).
 template <int Since>
 Result<PoolAttrs> prepare_lp_pool(const ir::Node& node, int64_t version) {
   if (Since < 18) QONNX_RETURN_IF_ERROR(reject_later_attrs(node, version, {"ceil_mode", "dilations"}, 18));
-  const int64_t power = node.attr_int("p", 2);
-  if (power <= 0) return Status(Code::kInvalidModel, fmt::format("attribute 'p': p must be positive, got {}", power));
+  const double power = Since == 1 ? static_cast<double>(node.attr_float("p", 2.0f)) : static_cast<double>(node.attr_int("p", 2));
+  if (!(power > 0)) return Status(Code::kInvalidModel, fmt::format("attribute 'p': p must be positive, got {}", power));
   QONNX_ASSIGN_OR_RETURN(PoolAttrs a, prepare_pool_window(node));
   a.power = power;
   return a;
@@ -292,7 +293,7 @@ Status lp_pool(exec::KernelContext& ctx, const PoolAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   if (!dtype_is_float(x->dtype()))
     return ctx.input_error(Code::kUnsupported, 0, "type {} is not supported (float types)", dtype_name(x->dtype()));
-  const int64_t power = attrs.power;
+  const double power = attrs.power;
   QONNX_ASSIGN_OR_RETURN(PoolPlan p, pool_plan(ctx, attrs.window, *x));
   Tensor y(x->dtype(), p.out_dims);
   exec::visit_dtype(x->dtype(), [&](auto tag) {
@@ -356,6 +357,7 @@ void register_pool_kernels(exec::KernelRegistry& r) {
   r.add("", "AveragePool", {7, 9}, exec::typed_kernel<PoolAttrs, prepare_average_pool<7>, average_pool>());
   r.add("", "AveragePool", {10, 18}, exec::typed_kernel<PoolAttrs, prepare_average_pool<10>, average_pool>());
   r.add("", "AveragePool", {19, exec::kNoUpperVersion}, exec::typed_kernel<PoolAttrs, prepare_average_pool<19>, average_pool>());
+  r.add("", "LpPool", {1, 1}, exec::typed_kernel<PoolAttrs, prepare_lp_pool<1>, lp_pool>());
   r.add("", "LpPool", {2, 17}, exec::typed_kernel<PoolAttrs, prepare_lp_pool<2>, lp_pool>());
   r.add("", "LpPool", {18, exec::kNoUpperVersion}, exec::typed_kernel<PoolAttrs, prepare_lp_pool<18>, lp_pool>());
   r.add("", "GlobalAveragePool", {1, exec::kNoUpperVersion}, global_pool<false>);
