@@ -194,14 +194,12 @@ Status batch_normalization_kernel(exec::KernelContext& ctx, const BatchNormAttrs
 
 namespace {
 
-// InstanceNormalization, LayerNormalization: epsilon (and LayerNormalization's axis).
 struct EpsilonAttrs {
   float epsilon;
-  int64_t axis;
 };
 
 Result<EpsilonAttrs> prepare_instance_norm(const ir::Node& node, int64_t) {
-  return EpsilonAttrs{node.attr_float("epsilon", 1e-5f), 0};
+  return EpsilonAttrs{node.attr_float("epsilon", 1e-5f)};
 }
 
 // InstanceNormalization(X, scale, B): per (n, c) plane, scale * (x - mean) / sqrt(var + eps) + B.
@@ -301,17 +299,22 @@ Status group_normalization(exec::KernelContext& ctx, const GroupNormAttrs& a) {
   });
 }
 
-// LayerNormalization(X, Scale[, B]) -> Y[, Mean, InvStdDev]: each row X[i0..i(axis-1), :] is
-// normalised as (x - mean) * (1 / sqrt(var + eps)), then Y = normalised * Scale + B with Scale and B
-// broadcasting into X. Mean and InvStdDev have shape X.shape[:axis] + [1] * (rank - axis).
-Result<EpsilonAttrs> prepare_layer_norm(const ir::Node& node, int64_t) {
+struct LayerNormAttrs {
+  int64_t axis;
+  float epsilon;
+};
+
+Result<LayerNormAttrs> prepare_layer_norm(const ir::Node& node, int64_t) {
   const int64_t stash_type = node.attr_int("stash_type", 1);
   if (stash_type != 1)
     return Status(Code::kUnsupported, fmt::format("attribute 'stash_type': stash_type {} is not supported (1 = float)", stash_type));
-  return EpsilonAttrs{node.attr_float("epsilon", 1e-5f), node.attr_int("axis", -1)};
+  return LayerNormAttrs{node.attr_int("axis", -1), node.attr_float("epsilon", 1e-5f)};
 }
 
-Status layer_normalization(exec::KernelContext& ctx, const EpsilonAttrs& attrs) {
+// LayerNormalization(X, Scale[, B]) -> Y[, Mean, InvStdDev]: each row X[i0..i(axis-1), :] is
+// normalised as (x - mean) * (1 / sqrt(var + eps)), then Y = normalised * Scale + B with Scale and B
+// broadcasting into X. Mean and InvStdDev have shape X.shape[:axis] + [1] * (rank - axis).
+Status layer_normalization(exec::KernelContext& ctx, const LayerNormAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* scale, ctx.required(1, "Scale"));
   const Tensor* bias = ctx.input(2);
@@ -476,7 +479,7 @@ void register_normalization_kernels(exec::KernelRegistry& r) {
   r.add("", "InstanceNormalization", {1, exec::kNoUpperVersion},
         exec::typed_kernel<EpsilonAttrs, prepare_instance_norm, instance_normalization>());
   r.add("", "LayerNormalization", {17, exec::kNoUpperVersion},
-        exec::typed_kernel<EpsilonAttrs, prepare_layer_norm, layer_normalization>());
+        exec::typed_kernel<LayerNormAttrs, prepare_layer_norm, layer_normalization>());
   r.add("", "GroupNormalization", {18, 20}, exec::typed_kernel<GroupNormAttrs, prepare_group_norm<false>, group_normalization>());
   r.add("", "GroupNormalization", {21, exec::kNoUpperVersion}, exec::typed_kernel<GroupNormAttrs, prepare_group_norm<true>, group_normalization>());
   r.add("", "MeanVarianceNormalization", {9, exec::kNoUpperVersion},
