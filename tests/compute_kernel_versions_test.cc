@@ -152,7 +152,8 @@ TEST(ComputeKernelVersions, NoKernelBeforeTheFirstVersion) {
   expect_error(run_op("MeanVarianceNormalization", {x}, nullptr, 8), Code::kUnsupported, "MeanVarianceNormalization");
 }
 
-// A bad attribute value fails when the executor is planned, before any run, naming node and attribute.
+// A bad attribute value or type fails when the executor is planned, before any run, naming node and
+// attribute.
 Status plan_error(const std::string& op, const std::string& domain, int64_t opset, const Attrs& attrs) {
   io::ModelBuilder b(opset);
   b.input("x", DType::kFloat, {1, 1, 4, 4});
@@ -168,7 +169,7 @@ Status plan_error(const std::string& op, const std::string& domain, int64_t opse
   return ex.is_ok() ? Status::ok() : ex.status();
 }
 
-TEST(ComputeKernelVersions, BadAttributesFailAtPlanTimeNamingNodeAndAttribute) {
+TEST(ComputeKernelVersions, BadAttributeValuesAndTypesFailAtPlanTimeNamingNodeAndAttribute) {
   struct Case {
     std::string op, domain;
     Attrs attrs;
@@ -184,6 +185,14 @@ TEST(ComputeKernelVersions, BadAttributesFailAtPlanTimeNamingNodeAndAttribute) {
       {"LRN", "", int_attr("size", 0), "attribute 'size'"},
       {"Conv", kChannelsLast, ints_attr("pads", {-1, 0, 0, 0}), "attribute 'pads'"},
       {"MaxPool", kChannelsLast, window({2, 2}, {1, 1}, int_attr("storage_order", 5)), "attribute 'storage_order'"},
+      // Wrong types are errors, never an INT <-> FLOAT conversion.
+      {"Conv", "", [](io::NodeBuilder& n) { n.attr("group", 1.0f); }, "attribute 'group': must be an int, got a float"},
+      {"MaxPool", "", window({2, 2}, {1, 1}, [](io::NodeBuilder& n) { n.attr("ceil_mode", 0.0f); }),
+       "attribute 'ceil_mode': must be an int"},
+      {"LRN", "", [](io::NodeBuilder& n) { n.attr("size", 3).attr("alpha", 1); }, "attribute 'alpha': must be a float, got an int"},
+      {"Conv", "", int_attr("auto_pad", 1), "attribute 'auto_pad': must be a string"},
+      {"Conv", "", [](io::NodeBuilder& n) { n.attr("pads", std::vector<float>{0, 0, 0, 0}); },
+       "attribute 'pads': must be a list of ints"},
   };
   for (const Case& c : cases) {
     const Status st = plan_error(c.op, c.domain, 13, c.attrs);

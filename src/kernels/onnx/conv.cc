@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/onnx/attributes.h"
 #include "kernels/onnx/conv_depthwise.h"
 #include "kernels/onnx/conv_util.h"
 #include "kernels/onnx/gemm_core.h"
@@ -382,7 +383,7 @@ void conv_float(const ConvShape& s, const T* x, const T* w, const T* bias, T* y)
 
 Result<ConvAttrs> prepare_conv(const ir::Node& node, int64_t) {
   ConvAttrs a;
-  a.group = node.attr_int("group", 1);
+  QONNX_ASSIGN_OR_RETURN(a.group, int_attr(node, "group", 1));
   if (a.group < 1 || a.group > kMaxWindowAttr)
     return Status(Code::kInvalidModel, fmt::format("attribute 'group': group must be a positive integer, got {}", a.group));
   QONNX_ASSIGN_OR_RETURN(a.window, read_window_attrs(node, true));

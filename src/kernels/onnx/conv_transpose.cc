@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/onnx/attributes.h"
 #include "kernels/onnx/conv_util.h"
 #include "kernels/onnx/gemm_core.h"
 #include "kernels/onnx/onnx_kernels.h"
@@ -35,7 +36,7 @@ Result<ConvTransposeAttrs> prepare_conv_transpose(const ir::Node& node, int64_t 
   ConvTransposeAttrs a;
   QONNX_ASSIGN_OR_RETURN(a.conv, prepare_conv(node, version));
   QONNX_ASSIGN_OR_RETURN(a.output_padding, read_window_list(node, "output_padding", 0));
-  a.output_shape = node.attr_ints("output_shape");
+  QONNX_ASSIGN_OR_RETURN(a.output_shape, ints_attr(node, "output_shape"));
   return a;
 }
 

@@ -5,13 +5,15 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "kernels/onnx/attributes.h"
+
 namespace qonnx::kernels {
 
 Result<WindowList> read_window_list(const ir::Node& node, const std::string& name, int64_t lo) {
   WindowList list;
   list.given = node.has_attr(name);
   if (!list.given) return list;
-  list.values = node.attr_ints(name);
+  QONNX_ASSIGN_OR_RETURN(list.values, ints_attr(node, name));
   for (int64_t x : list.values)
     if (x < lo || x > kMaxWindowAttr)
       return Status(Code::kInvalidModel, fmt::format("attribute '{}': {} is out of range [{}, {}]", name,
@@ -23,21 +25,22 @@ Result<WindowAttrs> read_window_attrs(const ir::Node& node, bool kernel_from_wei
   WindowAttrs a;
   if (kernel_from_weights) {
     a.kernel_shape.given = node.has_attr("kernel_shape");
-    a.kernel_shape.values = node.attr_ints("kernel_shape");
+    QONNX_ASSIGN_OR_RETURN(a.kernel_shape.values, ints_attr(node, "kernel_shape"));
   } else {
     QONNX_ASSIGN_OR_RETURN(a.kernel_shape, read_window_list(node, "kernel_shape", 1));
   }
   QONNX_ASSIGN_OR_RETURN(a.strides, read_window_list(node, "strides", 1));
   QONNX_ASSIGN_OR_RETURN(a.dilations, read_window_list(node, "dilations", 1));
   QONNX_ASSIGN_OR_RETURN(a.pads, read_window_list(node, "pads", 0));
-  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  QONNX_ASSIGN_OR_RETURN(const std::string auto_pad, string_attr(node, "auto_pad", "NOTSET"));
   if (auto_pad == "SAME_UPPER") a.auto_pad = AutoPad::kSameUpper;
   else if (auto_pad == "SAME_LOWER") a.auto_pad = AutoPad::kSameLower;
   else if (auto_pad == "VALID") a.auto_pad = AutoPad::kValid;
   else if (auto_pad != "NOTSET")
     return Status(Code::kInvalidModel,
                   fmt::format("attribute 'auto_pad': '{}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", auto_pad));
-  a.ceil_mode = node.attr_int("ceil_mode", 0) != 0;
+  QONNX_ASSIGN_OR_RETURN(const int64_t ceil_mode, int_attr(node, "ceil_mode", 0));
+  a.ceil_mode = ceil_mode != 0;
   return a;
 }
 

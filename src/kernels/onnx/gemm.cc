@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/onnx/attributes.h"
 #include "kernels/onnx/gemm_core.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/broadcast.h"
@@ -79,8 +80,15 @@ struct GemmAttrs {
 
 template <bool BroadcastAttribute>
 Result<GemmAttrs> prepare_gemm(const ir::Node& node, int64_t) {
-  return GemmAttrs{node.attr_int("transA", 0) != 0, node.attr_int("transB", 0) != 0, node.attr_float("alpha", 1.0f),
-                   node.attr_float("beta", 1.0f), !BroadcastAttribute || node.attr_int("broadcast", 0) != 0};
+  QONNX_ASSIGN_OR_RETURN(const int64_t trans_a, int_attr(node, "transA", 0));
+  QONNX_ASSIGN_OR_RETURN(const int64_t trans_b, int_attr(node, "transB", 0));
+  QONNX_ASSIGN_OR_RETURN(const float alpha, float_attr(node, "alpha", 1.0f));
+  QONNX_ASSIGN_OR_RETURN(const float beta, float_attr(node, "beta", 1.0f));
+  int64_t broadcast = 1;  // from 7 on C always broadcasts
+  if (BroadcastAttribute) {
+    QONNX_ASSIGN_OR_RETURN(broadcast, int_attr(node, "broadcast", 0));
+  }
+  return GemmAttrs{trans_a != 0, trans_b != 0, alpha, beta, broadcast != 0};
 }
 
 Status gemm(exec::KernelContext& ctx, const GemmAttrs& attrs) {

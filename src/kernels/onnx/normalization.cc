@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/onnx/attributes.h"
 #include "kernels/onnx/conv_util.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/broadcast.h"
@@ -95,9 +96,15 @@ enum class BatchNormForm { kIsTest, kSpatial, kPlain, kTraining };
 template <BatchNormForm Form>
 Result<BatchNormAttrs> prepare_batch_norm(const ir::Node& node, int64_t version) {
   BatchNormAttrs a;
-  if (Form == BatchNormForm::kIsTest && node.attr_int("is_test", 0) == 0)
-    return Status(Code::kUnsupported, "BatchNormalization in training mode (is_test=0) is not supported before opset 14");
-  a.training = Form == BatchNormForm::kTraining && node.attr_int("training_mode", 0) != 0;
+  if (Form == BatchNormForm::kIsTest) {
+    QONNX_ASSIGN_OR_RETURN(const int64_t is_test, int_attr(node, "is_test", 0));
+    if (is_test == 0)
+      return Status(Code::kUnsupported, "BatchNormalization in training mode (is_test=0) is not supported before opset 14");
+  }
+  if (Form == BatchNormForm::kTraining) {
+    QONNX_ASSIGN_OR_RETURN(const int64_t training_mode, int_attr(node, "training_mode", 0));
+    a.training = training_mode != 0;
+  }
   bool extra_outputs = false;
   for (size_t k = 1; k < node.outputs().size(); ++k) extra_outputs |= node.outputs()[k] != nullptr;
   if (extra_outputs && Form != BatchNormForm::kTraining)
@@ -105,9 +112,12 @@ Result<BatchNormAttrs> prepare_batch_norm(const ir::Node& node, int64_t version)
                                                   "are not supported (before opset 14); only Y is", version));
   if (extra_outputs && !a.training)
     return Status(Code::kInvalidModel, "running_mean / running_var outputs need training_mode=1");
-  a.per_position_allowed = (Form == BatchNormForm::kIsTest || Form == BatchNormForm::kSpatial) && node.attr_int("spatial", 1) == 0;
-  a.epsilon = node.attr_float("epsilon", 1e-5f);
-  a.momentum = node.attr_float("momentum", 0.9f);
+  if (Form == BatchNormForm::kIsTest || Form == BatchNormForm::kSpatial) {
+    QONNX_ASSIGN_OR_RETURN(const int64_t spatial, int_attr(node, "spatial", 1));
+    a.per_position_allowed = spatial == 0;
+  }
+  QONNX_ASSIGN_OR_RETURN(a.epsilon, float_attr(node, "epsilon", 1e-5f));
+  QONNX_ASSIGN_OR_RETURN(a.momentum, float_attr(node, "momentum", 0.9f));
   return a;
 }
 
@@ -199,7 +209,9 @@ struct EpsilonAttrs {
 };
 
 Result<EpsilonAttrs> prepare_instance_norm(const ir::Node& node, int64_t) {
-  return EpsilonAttrs{node.attr_float("epsilon", 1e-5f)};
+  EpsilonAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.epsilon, float_attr(node, "epsilon", 1e-5f));
+  return a;
 }
 
 // InstanceNormalization(X, scale, B): per (n, c) plane, scale * (x - mean) / sqrt(var + eps) + B.
@@ -305,10 +317,13 @@ struct LayerNormAttrs {
 };
 
 Result<LayerNormAttrs> prepare_layer_norm(const ir::Node& node, int64_t) {
-  const int64_t stash_type = node.attr_int("stash_type", 1);
+  QONNX_ASSIGN_OR_RETURN(const int64_t stash_type, int_attr(node, "stash_type", 1));
   if (stash_type != 1)
     return Status(Code::kUnsupported, fmt::format("attribute 'stash_type': stash_type {} is not supported (1 = float)", stash_type));
-  return LayerNormAttrs{node.attr_int("axis", -1), node.attr_float("epsilon", 1e-5f)};
+  LayerNormAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.axis, int_attr(node, "axis", -1));
+  QONNX_ASSIGN_OR_RETURN(a.epsilon, float_attr(node, "epsilon", 1e-5f));
+  return a;
 }
 
 // LayerNormalization(X, Scale[, B]) -> Y[, Mean, InvStdDev]: each row X[i0..i(axis-1), :] is
@@ -378,7 +393,9 @@ struct AxesAttrs {
 };
 
 Result<AxesAttrs> prepare_mean_variance_norm(const ir::Node& node, int64_t) {
-  return AxesAttrs{node.attr_ints("axes", {0, 2, 3})};
+  AxesAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.axes, ints_attr(node, "axes", {0, 2, 3}));
+  return a;
 }
 
 Status mean_variance_normalization(exec::KernelContext& ctx, const AxesAttrs& attrs) {
@@ -425,10 +442,14 @@ struct LrnAttrs {
 };
 
 Result<LrnAttrs> prepare_lrn(const ir::Node& node, int64_t) {
-  const int64_t size = node.attr_int("size", 0);
-  if (size < 1 || size > kMaxWindowAttr)
-    return Status(Code::kInvalidModel, fmt::format("attribute 'size': size must be a positive integer, got {}", size));
-  return LrnAttrs{size, node.attr_float("alpha", 1e-4f), node.attr_float("beta", 0.75f), node.attr_float("bias", 1.0f)};
+  LrnAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.size, int_attr(node, "size", 0));
+  if (a.size < 1 || a.size > kMaxWindowAttr)
+    return Status(Code::kInvalidModel, fmt::format("attribute 'size': size must be a positive integer, got {}", a.size));
+  QONNX_ASSIGN_OR_RETURN(a.alpha, float_attr(node, "alpha", 1e-4f));
+  QONNX_ASSIGN_OR_RETURN(a.beta, float_attr(node, "beta", 0.75f));
+  QONNX_ASSIGN_OR_RETURN(a.bias, float_attr(node, "bias", 1.0f));
+  return a;
 }
 
 Status lrn(exec::KernelContext& ctx, const LrnAttrs& attrs) {

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/onnx/attributes.h"
 #include "kernels/onnx/compute_type.h"
 #include "kernels/onnx/conv_util.h"
 #include "kernels/onnx/onnx_kernels.h"
@@ -212,7 +213,7 @@ Result<PoolAttrs> prepare_max_pool(const ir::Node& node, int64_t version) {
   if (Since < 8) QONNX_RETURN_IF_ERROR(reject_later_attrs(node, version, {"storage_order"}, 8));
   if (Since < 10) QONNX_RETURN_IF_ERROR(reject_later_attrs(node, version, {"ceil_mode", "dilations"}, 10));
   QONNX_ASSIGN_OR_RETURN(PoolAttrs a, prepare_pool_window(node));
-  const int64_t storage_order = node.attr_int("storage_order", 0);
+  QONNX_ASSIGN_OR_RETURN(const int64_t storage_order, int_attr(node, "storage_order", 0));
   if (storage_order != 0 && storage_order != 1)
     return Status(Code::kInvalidModel, fmt::format("attribute 'storage_order': storage_order must be 0 or 1, got {}", storage_order));
   a.column_major_indices = storage_order == 1;
@@ -258,7 +259,8 @@ Result<PoolAttrs> prepare_average_pool(const ir::Node& node, int64_t version) {
   if (Since < 10) QONNX_RETURN_IF_ERROR(reject_later_attrs(node, version, {"ceil_mode"}, 10));
   if (Since < 19) QONNX_RETURN_IF_ERROR(reject_later_attrs(node, version, {"dilations"}, 19));
   QONNX_ASSIGN_OR_RETURN(PoolAttrs a, prepare_pool_window(node));
-  a.count_include_pad = node.attr_int("count_include_pad", 0) != 0;
+  QONNX_ASSIGN_OR_RETURN(const int64_t count_include_pad, int_attr(node, "count_include_pad", 0));
+  a.count_include_pad = count_include_pad != 0;
   return a;
 }
 
@@ -282,7 +284,14 @@ Status average_pool(exec::KernelContext& ctx, const PoolAttrs& attrs) {
 template <int Since>
 Result<PoolAttrs> prepare_lp_pool(const ir::Node& node, int64_t version) {
   if (Since < 18) QONNX_RETURN_IF_ERROR(reject_later_attrs(node, version, {"ceil_mode", "dilations"}, 18));
-  const double power = Since == 1 ? static_cast<double>(node.attr_float("p", 2.0f)) : static_cast<double>(node.attr_int("p", 2));
+  double power = 2;
+  if (Since == 1) {
+    QONNX_ASSIGN_OR_RETURN(const float p, float_attr(node, "p", 2.0f));
+    power = p;
+  } else {
+    QONNX_ASSIGN_OR_RETURN(const int64_t p, int_attr(node, "p", 2));
+    power = static_cast<double>(p);
+  }
   if (!(power > 0)) return Status(Code::kInvalidModel, fmt::format("attribute 'p': p must be positive, got {}", power));
   QONNX_ASSIGN_OR_RETURN(PoolAttrs a, prepare_pool_window(node));
   a.power = power;
