@@ -71,16 +71,16 @@ TEST(ComputeKernelVersions, AveragePoolAttributesArriveAt7And10And19) {
   });
   EXPECT_EQ(ok_values(run_op("AveragePool", {x}, pad_front, 1)), (std::vector<float>{1, 1.5f, 2.5f}));
   expect_error(run_op("AveragePool", {x}, include_pad, 6), Code::kInvalidModel,
-               "count_include_pad exist from AveragePool-7 on");
+               "count_include_pad exists from AveragePool-7 on");
   EXPECT_EQ(ok_values(run_op("AveragePool", {x}, include_pad, 7)), (std::vector<float>{0.5f, 1.5f, 2.5f}));
 
   const Tensor x5 = f32({1, 1, 5}, {1, 2, 3, 4, 5});
   const Attrs ceil = window({2}, {2}, int_attr("ceil_mode", 1));
-  expect_error(run_op("AveragePool", {x5}, ceil, 9), Code::kInvalidModel, "ceil_mode exist from AveragePool-10 on");
+  expect_error(run_op("AveragePool", {x5}, ceil, 9), Code::kInvalidModel, "ceil_mode exists from AveragePool-10 on");
   EXPECT_EQ(ok_values(run_op("AveragePool", {x5}, ceil, 10)), (std::vector<float>{1.5f, 3.5f, 5}));
 
   const Attrs dilated = window({2}, {1}, ints_attr("dilations", {2}));
-  expect_error(run_op("AveragePool", {x5}, dilated, 18), Code::kInvalidModel, "dilations exist from AveragePool-19 on");
+  expect_error(run_op("AveragePool", {x5}, dilated, 18), Code::kInvalidModel, "dilations exists from AveragePool-19 on");
   EXPECT_EQ(ok_values(run_op("AveragePool", {x5}, dilated, 19)), (std::vector<float>{2, 3, 4}));
 }
 

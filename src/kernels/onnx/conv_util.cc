@@ -47,8 +47,9 @@ Result<WindowAttrs> read_window_attrs(const ir::Node& node, bool kernel_from_wei
 Status reject_later_attrs(const ir::Node& node, int64_t version, std::initializer_list<const char*> names, int since) {
   for (const char* name : names)
     if (node.has_attr(name))
-      return Status(Code::kInvalidModel, fmt::format("attribute '{}': not an attribute of {}-{} ({} exist from {}-{} on)", name,
-                                                     node.op_type(), version, fmt::join(names, ", "), node.op_type(), since));
+      return Status(Code::kInvalidModel,
+                    fmt::format("attribute '{}': not an attribute of {}-{} ({} exist{} from {}-{} on)", name, node.op_type(),
+                                version, fmt::join(names, " and "), names.size() == 1 ? "s" : "", node.op_type(), since));
   return Status::ok();
 }
 
