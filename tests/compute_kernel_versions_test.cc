@@ -186,13 +186,13 @@ TEST(ComputeKernelVersions, BadAttributeValuesAndTypesFailAtPlanTimeNamingNodeAn
       {"Conv", kChannelsLast, ints_attr("pads", {-1, 0, 0, 0}), "attribute 'pads'"},
       {"MaxPool", kChannelsLast, window({2, 2}, {1, 1}, int_attr("storage_order", 5)), "attribute 'storage_order'"},
       // Wrong types are errors, never an INT <-> FLOAT conversion.
-      {"Conv", "", [](io::NodeBuilder& n) { n.attr("group", 1.0f); }, "attribute 'group': must be an int, got a float"},
+      {"Conv", "", [](io::NodeBuilder& n) { n.attr("group", 1.0f); }, "attribute 'group' must be INT, got FLOAT"},
       {"MaxPool", "", window({2, 2}, {1, 1}, [](io::NodeBuilder& n) { n.attr("ceil_mode", 0.0f); }),
-       "attribute 'ceil_mode': must be an int"},
-      {"LRN", "", [](io::NodeBuilder& n) { n.attr("size", 3).attr("alpha", 1); }, "attribute 'alpha': must be a float, got an int"},
-      {"Conv", "", int_attr("auto_pad", 1), "attribute 'auto_pad': must be a string"},
+       "attribute 'ceil_mode' must be INT"},
+      {"LRN", "", [](io::NodeBuilder& n) { n.attr("size", 3).attr("alpha", 1); }, "attribute 'alpha' must be FLOAT, got INT"},
+      {"Conv", "", int_attr("auto_pad", 1), "attribute 'auto_pad' must be STRING"},
       {"Conv", "", [](io::NodeBuilder& n) { n.attr("pads", std::vector<float>{0, 0, 0, 0}); },
-       "attribute 'pads': must be a list of ints"},
+       "attribute 'pads' must be INTS"},
   };
   for (const Case& c : cases) {
     const Status st = plan_error(c.op, c.domain, 13, c.attrs);

@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/onnx/attributes.h"
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/conv_depthwise.h"
 #include "kernels/onnx/conv_util.h"
 #include "kernels/onnx/gemm_core.h"

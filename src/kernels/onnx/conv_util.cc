@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "kernels/onnx/attributes.h"
+#include "kernels/onnx/attr_check.h"
 
 namespace qonnx::kernels {
 
@@ -13,7 +13,7 @@ Result<WindowList> read_window_list(const ir::Node& node, const std::string& nam
   WindowList list;
   list.given = node.has_attr(name);
   if (!list.given) return list;
-  QONNX_ASSIGN_OR_RETURN(list.values, ints_attr(node, name));
+  QONNX_ASSIGN_OR_RETURN(list.values, ints_attr(node, name.c_str()));
   for (int64_t x : list.values)
     if (x < lo || x > kMaxWindowAttr)
       return Status(Code::kInvalidModel, fmt::format("attribute '{}': {} is out of range [{}, {}]", name,
@@ -33,14 +33,11 @@ Result<WindowAttrs> read_window_attrs(const ir::Node& node, bool kernel_from_wei
   QONNX_ASSIGN_OR_RETURN(a.dilations, read_window_list(node, "dilations", 1));
   QONNX_ASSIGN_OR_RETURN(a.pads, read_window_list(node, "pads", 0));
   QONNX_ASSIGN_OR_RETURN(const std::string auto_pad, string_attr(node, "auto_pad", "NOTSET"));
+  QONNX_RETURN_IF_ERROR(check_one_of("auto_pad", auto_pad, {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"}));
   if (auto_pad == "SAME_UPPER") a.auto_pad = AutoPad::kSameUpper;
   else if (auto_pad == "SAME_LOWER") a.auto_pad = AutoPad::kSameLower;
   else if (auto_pad == "VALID") a.auto_pad = AutoPad::kValid;
-  else if (auto_pad != "NOTSET")
-    return Status(Code::kInvalidModel,
-                  fmt::format("attribute 'auto_pad': '{}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", auto_pad));
-  QONNX_ASSIGN_OR_RETURN(const int64_t ceil_mode, int_attr(node, "ceil_mode", 0));
-  a.ceil_mode = ceil_mode != 0;
+  QONNX_ASSIGN_OR_RETURN(a.ceil_mode, flag_attr(node, "ceil_mode", false));
   return a;
 }
 

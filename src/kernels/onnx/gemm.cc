@@ -5,7 +5,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/onnx/attributes.h"
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/gemm_core.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/broadcast.h"
@@ -80,15 +80,16 @@ struct GemmAttrs {
 
 template <bool BroadcastAttribute>
 Result<GemmAttrs> prepare_gemm(const ir::Node& node, int64_t) {
-  QONNX_ASSIGN_OR_RETURN(const int64_t trans_a, int_attr(node, "transA", 0));
-  QONNX_ASSIGN_OR_RETURN(const int64_t trans_b, int_attr(node, "transB", 0));
-  QONNX_ASSIGN_OR_RETURN(const float alpha, float_attr(node, "alpha", 1.0f));
-  QONNX_ASSIGN_OR_RETURN(const float beta, float_attr(node, "beta", 1.0f));
-  int64_t broadcast = 1;  // from 7 on C always broadcasts
+  GemmAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.trans_a, flag_attr(node, "transA", false));
+  QONNX_ASSIGN_OR_RETURN(a.trans_b, flag_attr(node, "transB", false));
+  QONNX_ASSIGN_OR_RETURN(a.alpha, float_attr(node, "alpha", 1.0f));
+  QONNX_ASSIGN_OR_RETURN(a.beta, float_attr(node, "beta", 1.0f));
+  a.c_broadcasts = true;  // from 7 on C always broadcasts
   if (BroadcastAttribute) {
-    QONNX_ASSIGN_OR_RETURN(broadcast, int_attr(node, "broadcast", 0));
+    QONNX_ASSIGN_OR_RETURN(a.c_broadcasts, flag_attr(node, "broadcast", false));
   }
-  return GemmAttrs{trans_a != 0, trans_b != 0, alpha, beta, broadcast != 0};
+  return a;
 }
 
 Status gemm(exec::KernelContext& ctx, const GemmAttrs& attrs) {

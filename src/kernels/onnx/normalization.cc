@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/onnx/attributes.h"
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/conv_util.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/broadcast.h"
@@ -102,8 +102,7 @@ Result<BatchNormAttrs> prepare_batch_norm(const ir::Node& node, int64_t version)
       return Status(Code::kUnsupported, "BatchNormalization in training mode (is_test=0) is not supported before opset 14");
   }
   if (Form == BatchNormForm::kTraining) {
-    QONNX_ASSIGN_OR_RETURN(const int64_t training_mode, int_attr(node, "training_mode", 0));
-    a.training = training_mode != 0;
+    QONNX_ASSIGN_OR_RETURN(a.training, flag_attr(node, "training_mode", false));
   }
   bool extra_outputs = false;
   for (size_t k = 1; k < node.outputs().size(); ++k) extra_outputs |= node.outputs()[k] != nullptr;
@@ -394,7 +393,8 @@ struct AxesAttrs {
 
 Result<AxesAttrs> prepare_mean_variance_norm(const ir::Node& node, int64_t) {
   AxesAttrs a;
-  QONNX_ASSIGN_OR_RETURN(a.axes, ints_attr(node, "axes", {0, 2, 3}));
+  QONNX_ASSIGN_OR_RETURN(a.axes, ints_attr(node, "axes"));
+  if (!node.has_attr("axes")) a.axes = {0, 2, 3};
   return a;
 }
 

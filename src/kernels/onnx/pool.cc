@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/onnx/attributes.h"
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/compute_type.h"
 #include "kernels/onnx/conv_util.h"
 #include "kernels/onnx/onnx_kernels.h"
@@ -259,8 +259,7 @@ Result<PoolAttrs> prepare_average_pool(const ir::Node& node, int64_t version) {
   if (Since < 10) QONNX_RETURN_IF_ERROR(reject_later_attrs(node, version, {"ceil_mode"}, 10));
   if (Since < 19) QONNX_RETURN_IF_ERROR(reject_later_attrs(node, version, {"dilations"}, 19));
   QONNX_ASSIGN_OR_RETURN(PoolAttrs a, prepare_pool_window(node));
-  QONNX_ASSIGN_OR_RETURN(const int64_t count_include_pad, int_attr(node, "count_include_pad", 0));
-  a.count_include_pad = count_include_pad != 0;
+  QONNX_ASSIGN_OR_RETURN(a.count_include_pad, flag_attr(node, "count_include_pad", false));
   return a;
 }
 
