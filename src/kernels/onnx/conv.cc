@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/conv_depthwise.h"
 #include "kernels/onnx/conv_util.h"
 #include "kernels/onnx/gemm_core.h"
@@ -28,8 +29,8 @@ struct ConvShape {
 };
 
 // Checks X dims (N, C, D1..Dn) against W dims (M, C/group, k1..kn) and the attributes.
-Result<ConvShape> conv_shape(const exec::KernelContext& ctx, const Dims& x, const Dims& w, size_t x_in,
-                             size_t w_in) {
+Result<ConvShape> conv_shape(const exec::KernelContext& ctx, const ConvAttrs& attrs, const Dims& x, const Dims& w,
+                             size_t x_in, size_t w_in) {
   if (x.size() < 3)
     return ctx.input_error(Code::kInvalidModel, x_in, "must have rank >= 3 (N, C, spatial...), got shape {}",
                            dims_to_string(x));
@@ -40,9 +41,7 @@ Result<ConvShape> conv_shape(const exec::KernelContext& ctx, const Dims& x, cons
   s.batch = x[0];
   s.channels = x[1];
   s.filters = w[0];
-  s.group = ctx.attr_int("group", 1);
-  if (s.group < 1 || s.group > kMaxWindowAttr)
-    return ctx.error(Code::kInvalidModel, "group must be a positive integer, got {}", s.group);
+  s.group = attrs.group;
   if (s.channels % s.group != 0 || w[1] * s.group != s.channels)
     return ctx.input_error(Code::kInvalidModel, w_in,
                            "weight shape {} expects {} input channels ({} per group x group {}), input has {}",
@@ -51,10 +50,10 @@ Result<ConvShape> conv_shape(const exec::KernelContext& ctx, const Dims& x, cons
     return ctx.input_error(Code::kInvalidModel, w_in, "{} output channels are not divisible by group {}", s.filters,
                            s.group);
   const Dims in(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
-  if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != kernel)
+  if (attrs.window.kernel_shape.given && attrs.window.kernel_shape.values != kernel)
     return ctx.error(Code::kInvalidModel, "kernel_shape {} does not match the weight's spatial dims {}",
-                     dims_to_string(ctx.attr_ints("kernel_shape")), dims_to_string(kernel));
-  QONNX_ASSIGN_OR_RETURN(s.geo, window_geometry(ctx, in, kernel, false));
+                     dims_to_string(attrs.window.kernel_shape.values), dims_to_string(kernel));
+  QONNX_ASSIGN_OR_RETURN(s.geo, window_geometry(ctx, attrs.window, in, kernel));
   for (size_t d = 0; d < in.size(); ++d) {
     s.in_size *= in[d];
     s.kernel_size *= kernel[d];
@@ -382,7 +381,17 @@ void conv_float(const ConvShape& s, const T* x, const T* w, const T* bias, T* y)
 
 }  // namespace
 
-Status conv_kernel(exec::KernelContext& ctx) {
+Result<ConvAttrs> prepare_conv(const ir::Node& node, int64_t) {
+  ConvAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.group, int_attr(node, "group", 1));
+  if (a.group < 1 || a.group > kMaxWindowAttr)
+    return Status(Code::kInvalidModel, fmt::format("attribute 'group': group must be a positive integer, got {}", a.group));
+  QONNX_ASSIGN_OR_RETURN(a.window, read_window_attrs(node, true));
+  a.window.ceil_mode = false;  // not a Conv attribute
+  return a;
+}
+
+Status conv_kernel(exec::KernelContext& ctx, const ConvAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* w, ctx.required(1, "W"));
   const Tensor* b = ctx.input(2);
@@ -392,7 +401,7 @@ Status conv_kernel(exec::KernelContext& ctx) {
   if (w->dtype() != dt)
     return ctx.input_error(Code::kInvalidModel, 1, "type {} differs from X's {}", dtype_name(w->dtype()),
                            dtype_name(dt));
-  QONNX_ASSIGN_OR_RETURN(ConvShape s, conv_shape(ctx, x->dims(), w->dims(), 0, 1));
+  QONNX_ASSIGN_OR_RETURN(ConvShape s, conv_shape(ctx, attrs, x->dims(), w->dims(), 0, 1));
   QONNX_RETURN_IF_ERROR(check_bias(ctx, 2, b, s.filters, dt));
   if (dt == DType::kDouble) {
     Tensor y(dt, s.out_dims);
@@ -546,13 +555,13 @@ void depthwise_channels_last_f32(const ConvShape& s, const float* x, const float
 
 }  // namespace
 
-Result<bool> conv_channels_last(exec::KernelContext& ctx) {
+Result<bool> conv_channels_last(exec::KernelContext& ctx, const ConvAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* w, ctx.required(1, "W"));
   const Tensor* b = ctx.input(2);
   if (x->dtype() != DType::kFloat || w->dtype() != DType::kFloat || x->rank() < 3 || w->rank() != x->rank())
     return false;
-  const int64_t group = ctx.attr_int("group", 1), channels = x->dims().back();
+  const int64_t group = attrs.group, channels = x->dims().back();
   const bool depthwise = group == channels && w->dim(0) == channels;
   if (group != 1 && !depthwise) return false;
   // The channels-first dims of X (N, C, d...) and W (M, C, k...).
@@ -561,7 +570,7 @@ Result<bool> conv_channels_last(exec::KernelContext& ctx) {
     out.insert(out.end(), d.begin() + 1, d.end() - 1);
     return out;
   };
-  QONNX_ASSIGN_OR_RETURN(ConvShape s, conv_shape(ctx, channels_first(x->dims()), channels_first(w->dims()), 0, 1));
+  QONNX_ASSIGN_OR_RETURN(ConvShape s, conv_shape(ctx, attrs, channels_first(x->dims()), channels_first(w->dims()), 0, 1));
   QONNX_RETURN_IF_ERROR(check_bias(ctx, 2, b, s.filters, DType::kFloat));
   Dims out{s.batch};
   out.insert(out.end(), s.geo.out.begin(), s.geo.out.end());
@@ -610,11 +619,11 @@ Result<Tensor> minus_zero_point(const exec::KernelContext& ctx, size_t x_in, siz
 }
 
 // conv(x - x_zp, w - w_zp) in 64-bit integers, with the shape checks.
-Result<std::vector<int64_t>> integer_conv(const exec::KernelContext& ctx, size_t x_in, size_t x_zp, size_t w_in,
-                                          size_t w_zp, ConvShape* shape) {
+Result<std::vector<int64_t>> integer_conv(const exec::KernelContext& ctx, const ConvAttrs& attrs, size_t x_in,
+                                          size_t x_zp, size_t w_in, size_t w_zp, ConvShape* shape) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(x_in, "x"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* w, ctx.required(w_in, "w"));
-  QONNX_ASSIGN_OR_RETURN(*shape, conv_shape(ctx, x->dims(), w->dims(), x_in, w_in));
+  QONNX_ASSIGN_OR_RETURN(*shape, conv_shape(ctx, attrs, x->dims(), w->dims(), x_in, w_in));
   QONNX_ASSIGN_OR_RETURN(Tensor xi, minus_zero_point(ctx, x_in, x_zp, false));
   QONNX_ASSIGN_OR_RETURN(Tensor wi, minus_zero_point(ctx, w_in, w_zp, true));
   std::vector<int64_t> acc(static_cast<size_t>(checked_numel(shape->out_dims)), 0);
@@ -622,9 +631,9 @@ Result<std::vector<int64_t>> integer_conv(const exec::KernelContext& ctx, size_t
   return acc;
 }
 
-Status conv_integer(exec::KernelContext& ctx) {
+Status conv_integer(exec::KernelContext& ctx, const ConvAttrs& attrs) {
   ConvShape s;
-  QONNX_ASSIGN_OR_RETURN(std::vector<int64_t> acc, integer_conv(ctx, 0, 2, 1, 3, &s));
+  QONNX_ASSIGN_OR_RETURN(std::vector<int64_t> acc, integer_conv(ctx, attrs, 0, 2, 1, 3, &s));
   Tensor y(DType::kInt32, s.out_dims);
   // int32 accumulation may wrap (as the spec allows); keep the low 32 bits.
   for (size_t i = 0; i < acc.size(); ++i) y.data<int32_t>()[i] = static_cast<int32_t>(static_cast<uint32_t>(acc[i]));
@@ -644,13 +653,13 @@ Result<std::vector<float>> conv_scale(const exec::KernelContext& ctx, size_t i, 
   return std::vector<float>(s->data<float>(), s->data<float>() + s->numel());
 }
 
-Status qlinear_conv(exec::KernelContext& ctx) {
+Status qlinear_conv(exec::KernelContext& ctx, const ConvAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* y_zp, ctx.required(7, "y_zero_point"));
   if (!is_quantized_storage(y_zp->dtype()) || y_zp->numel() != 1)
     return ctx.input_error(Code::kInvalidModel, 7, "must be one int8 or uint8 value, got {} {}",
                            dtype_name(y_zp->dtype()), dims_to_string(y_zp->dims()));
   ConvShape s;
-  QONNX_ASSIGN_OR_RETURN(std::vector<int64_t> acc, integer_conv(ctx, 0, 2, 3, 5, &s));
+  QONNX_ASSIGN_OR_RETURN(std::vector<int64_t> acc, integer_conv(ctx, attrs, 0, 2, 3, 5, &s));
   QONNX_ASSIGN_OR_RETURN(std::vector<float> x_scale, conv_scale(ctx, 1, false, 1));
   QONNX_ASSIGN_OR_RETURN(std::vector<float> w_scale, conv_scale(ctx, 4, true, s.filters));
   QONNX_ASSIGN_OR_RETURN(std::vector<float> y_scale, conv_scale(ctx, 6, false, 1));
@@ -672,9 +681,10 @@ Status qlinear_conv(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_conv_kernels(exec::KernelRegistry& r) {
-  r.add("", "Conv", 1, conv_kernel);
-  r.add("", "ConvInteger", 10, conv_integer);
-  r.add("", "QLinearConv", 10, qlinear_conv);
+  // Conv-11 only reworded the padding; ConvInteger and QLinearConv exist from 10.
+  r.add("", "Conv", {1, exec::kNoUpperVersion}, exec::typed_kernel<ConvAttrs, prepare_conv, conv_kernel>());
+  r.add("", "ConvInteger", {10, exec::kNoUpperVersion}, exec::typed_kernel<ConvAttrs, prepare_conv, conv_integer>());
+  r.add("", "QLinearConv", {10, exec::kNoUpperVersion}, exec::typed_kernel<ConvAttrs, prepare_conv, qlinear_conv>());
 }
 
 }  // namespace qonnx::kernels

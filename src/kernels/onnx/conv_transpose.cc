@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/conv_util.h"
 #include "kernels/onnx/gemm_core.h"
 #include "kernels/onnx/onnx_kernels.h"
@@ -24,7 +25,23 @@ struct TransposeShape {
 // Python-style floor division by 2: the split of a (possibly negative) total padding.
 int64_t floor_half(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
 
-Result<TransposeShape> transpose_shape(const exec::KernelContext& ctx, const Tensor& x, const Tensor& w) {
+// Conv's attributes plus output_padding (values in [0, kMaxWindowAttr]) and output_shape.
+struct ConvTransposeAttrs {
+  ConvAttrs conv;
+  WindowList output_padding;
+  Dims output_shape;
+};
+
+Result<ConvTransposeAttrs> prepare_conv_transpose(const ir::Node& node, int64_t version) {
+  ConvTransposeAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.conv, prepare_conv(node, version));
+  QONNX_ASSIGN_OR_RETURN(a.output_padding, read_window_list(node, "output_padding", 0));
+  QONNX_ASSIGN_OR_RETURN(a.output_shape, ints_attr(node, "output_shape"));
+  return a;
+}
+
+Result<TransposeShape> transpose_shape(const exec::KernelContext& ctx, const ConvTransposeAttrs& attrs, const Tensor& x,
+                                       const Tensor& w) {
   if (x.rank() < 3)
     return ctx.input_error(Code::kInvalidModel, 0, "must have rank >= 3 (N, C, spatial...), got shape {}",
                            dims_to_string(x.dims()));
@@ -34,9 +51,7 @@ Result<TransposeShape> transpose_shape(const exec::KernelContext& ctx, const Ten
   TransposeShape s;
   s.batch = x.dim(0);
   s.channels = x.dim(1);
-  s.group = ctx.attr_int("group", 1);
-  if (s.group < 1 || s.group > kMaxWindowAttr)
-    return ctx.error(Code::kInvalidModel, "group must be a positive integer, got {}", s.group);
+  s.group = attrs.conv.group;
   if (w.dim(0) != s.channels || s.channels % s.group != 0)
     return ctx.input_error(Code::kInvalidModel, 1,
                            "weight shape {} expects {} input channels divisible by group {}, input has {}",
@@ -46,24 +61,21 @@ Result<TransposeShape> transpose_shape(const exec::KernelContext& ctx, const Ten
   WindowGeometry& g = s.geo;
   g.in.assign(x.dims().begin() + 2, x.dims().end());
   g.kernel.assign(w.dims().begin() + 2, w.dims().end());
-  if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != g.kernel)
+  const WindowAttrs& window = attrs.conv.window;
+  if (window.kernel_shape.given && window.kernel_shape.values != g.kernel)
     return ctx.error(Code::kInvalidModel, "kernel_shape {} does not match the weight's spatial dims {}",
-                     dims_to_string(ctx.attr_ints("kernel_shape")), dims_to_string(g.kernel));
+                     dims_to_string(window.kernel_shape.values), dims_to_string(g.kernel));
   for (int64_t k : g.kernel)
     if (k < 1 || k > kMaxWindowAttr)
       return ctx.input_error(Code::kInvalidModel, 1, "kernel sizes {} must be in [1, {}]", dims_to_string(g.kernel),
                              kMaxWindowAttr);
-  QONNX_ASSIGN_OR_RETURN(g.strides, window_attr(ctx, "strides", nd, 1, 1));
-  QONNX_ASSIGN_OR_RETURN(g.dilations, window_attr(ctx, "dilations", nd, 1, 1));
-  QONNX_ASSIGN_OR_RETURN(Dims out_pad, window_attr(ctx, "output_padding", nd, 0, 0));
-  QONNX_ASSIGN_OR_RETURN(Dims pads, window_attr(ctx, "pads", 2 * nd, 0, 0));
+  QONNX_ASSIGN_OR_RETURN(g.strides, window_values(ctx, window.strides, "strides", nd, 1));
+  QONNX_ASSIGN_OR_RETURN(g.dilations, window_values(ctx, window.dilations, "dilations", nd, 1));
+  QONNX_ASSIGN_OR_RETURN(Dims out_pad, window_values(ctx, attrs.output_padding, "output_padding", nd, 0));
+  QONNX_ASSIGN_OR_RETURN(Dims pads, window_values(ctx, window.pads, "pads", 2 * nd, 0));
   g.pads_begin.assign(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(nd));
   g.pads_end.assign(pads.begin() + static_cast<std::ptrdiff_t>(nd), pads.end());
-  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
-    return ctx.error(Code::kInvalidModel, "auto_pad '{}' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID",
-                     auto_pad);
-  Dims out_shape = ctx.attr_ints("output_shape");
+  Dims out_shape = attrs.output_shape;
   if (out_shape.size() == nd + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
   if (!out_shape.empty() && out_shape.size() != nd)
     return ctx.error(Code::kInvalidModel, "output_shape has {} values, expected {}", out_shape.size(), nd);
@@ -71,17 +83,17 @@ Result<TransposeShape> transpose_shape(const exec::KernelContext& ctx, const Ten
   for (size_t d = 0; d < nd; ++d) {
     // Size of the full (unpadded) output.
     const int64_t full = g.strides[d] * (g.in[d] - 1) + out_pad[d] + g.extent(d);
-    const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+    const bool same = window.auto_pad == AutoPad::kSameUpper || window.auto_pad == AutoPad::kSameLower;
     if (!out_shape.empty() || same) {
       const int64_t target = !out_shape.empty() ? out_shape[d] : g.in[d] * g.strides[d];
       if (target < 0 || target > kMaxWindowAttr * kMaxWindowAttr)
         return ctx.error(Code::kInvalidModel, "output_shape {} is out of range", dims_to_string(out_shape));
       const int64_t total = full - target;
-      g.pads_begin[d] = auto_pad == "SAME_UPPER" ? floor_half(total) : total - floor_half(total);
+      g.pads_begin[d] = window.auto_pad == AutoPad::kSameUpper ? floor_half(total) : total - floor_half(total);
       g.pads_end[d] = total - g.pads_begin[d];
       g.out[d] = target;
     } else {
-      if (auto_pad == "VALID") g.pads_begin[d] = g.pads_end[d] = 0;
+      if (window.auto_pad == AutoPad::kValid) g.pads_begin[d] = g.pads_end[d] = 0;
       g.out[d] = full - g.pads_begin[d] - g.pads_end[d];
       if (g.out[d] < 0)
         return ctx.error(Code::kInvalidModel, "pads {} leave no output in spatial dim {}", dims_to_string(pads), d);
@@ -165,7 +177,7 @@ void conv_transpose_compute(const TransposeShape& s, const T* x, const T* w, con
     }
 }
 
-Status conv_transpose(exec::KernelContext& ctx) {
+Status conv_transpose(exec::KernelContext& ctx, const ConvTransposeAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* w, ctx.required(1, "W"));
   const Tensor* b = ctx.input(2);
@@ -175,7 +187,7 @@ Status conv_transpose(exec::KernelContext& ctx) {
   if (w->dtype() != dt)
     return ctx.input_error(Code::kInvalidModel, 1, "type {} differs from X's {}", dtype_name(w->dtype()),
                            dtype_name(dt));
-  QONNX_ASSIGN_OR_RETURN(TransposeShape s, transpose_shape(ctx, *x, *w));
+  QONNX_ASSIGN_OR_RETURN(TransposeShape s, transpose_shape(ctx, attrs, *x, *w));
   if (b && (b->dtype() != dt || b->rank() != 1 || b->dim(0) != s.filters))
     return ctx.input_error(Code::kInvalidModel, 2, "bias must be {} of shape ({}), got {} {}", dtype_name(dt),
                            s.filters, dtype_name(b->dtype()), dims_to_string(b->dims()));
@@ -202,6 +214,10 @@ Status conv_transpose(exec::KernelContext& ctx) {
 
 }  // namespace
 
-void register_conv_transpose_kernels(exec::KernelRegistry& r) { r.add("", "ConvTranspose", 1, conv_transpose); }
+void register_conv_transpose_kernels(exec::KernelRegistry& r) {
+  // ConvTranspose-11 only reworded the padding.
+  r.add("", "ConvTranspose", {1, exec::kNoUpperVersion},
+        exec::typed_kernel<ConvTransposeAttrs, prepare_conv_transpose, conv_transpose>());
+}
 
 }  // namespace qonnx::kernels

@@ -1,10 +1,11 @@
 // Gemm: Y = alpha * A' x B' + beta * C, with A' / B' optionally transposed and C broadcast
 // (unidirectionally) to the output. C is optional (required before opset 11; accepted missing anyway).
-// Opset 6's `broadcast` attribute is not needed: C broadcasts whenever its shape allows.
+// Before opset 7 C broadcasts only with the `broadcast` attribute set; from 7 whenever its shape allows.
 #include <cstdint>
 #include <type_traits>
 #include <vector>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/gemm_core.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/broadcast.h"
@@ -71,7 +72,27 @@ void run_gemm(const T* a, const T* b, const T* c, const Dims& c_dims, bool trans
   }
 }
 
-Status gemm(exec::KernelContext& ctx) {
+struct GemmAttrs {
+  bool trans_a, trans_b;
+  float alpha, beta;
+  bool c_broadcasts;  // false: C must have the output's shape (Gemm-1..6 with broadcast=0)
+};
+
+template <bool BroadcastAttribute>
+Result<GemmAttrs> prepare_gemm(const ir::Node& node, int64_t) {
+  GemmAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.trans_a, flag_attr(node, "transA", false));
+  QONNX_ASSIGN_OR_RETURN(a.trans_b, flag_attr(node, "transB", false));
+  QONNX_ASSIGN_OR_RETURN(a.alpha, float_attr(node, "alpha", 1.0f));
+  QONNX_ASSIGN_OR_RETURN(a.beta, float_attr(node, "beta", 1.0f));
+  a.c_broadcasts = true;  // from 7 on C always broadcasts
+  if (BroadcastAttribute) {
+    QONNX_ASSIGN_OR_RETURN(a.c_broadcasts, flag_attr(node, "broadcast", false));
+  }
+  return a;
+}
+
+Status gemm(exec::KernelContext& ctx, const GemmAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* a, ctx.required(0, "A"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* b, ctx.required(1, "B"));
   const Tensor* c = ctx.input(2);
@@ -83,8 +104,8 @@ Status gemm(exec::KernelContext& ctx) {
   if (c && c->dtype() != a->dtype())
     return ctx.input_error(Code::kInvalidModel, 2, "type {} differs from A's {}", dtype_name(c->dtype()),
                            dtype_name(a->dtype()));
-  const bool trans_a = ctx.attr_int("transA", 0) != 0, trans_b = ctx.attr_int("transB", 0) != 0;
-  const float alpha = ctx.attr_float("alpha", 1.0f), beta = ctx.attr_float("beta", 1.0f);
+  const bool trans_a = attrs.trans_a, trans_b = attrs.trans_b;
+  const float alpha = attrs.alpha, beta = attrs.beta;
   const int64_t m = trans_a ? a->dim(1) : a->dim(0), k = trans_a ? a->dim(0) : a->dim(1);
   const int64_t kb = trans_b ? b->dim(1) : b->dim(0), n = trans_b ? b->dim(0) : b->dim(1);
   if (kb != k)
@@ -95,6 +116,9 @@ Status gemm(exec::KernelContext& ctx) {
   Dims joined;
   if (c && (c->rank() > 2 || !exec::broadcast_dims(out_dims, c->dims(), &joined) || joined != out_dims))
     return ctx.input_error(Code::kInvalidModel, 2, "shape {} does not broadcast to the output {}",
+                           dims_to_string(c->dims()), dims_to_string(out_dims));
+  if (c && !attrs.c_broadcasts && c->dims() != out_dims)
+    return ctx.input_error(Code::kInvalidModel, 2, "shape {} is not the output's {} (broadcast is 0)",
                            dims_to_string(c->dims()), dims_to_string(out_dims));
   if (checked_numel(out_dims) < 0)
     return ctx.error(Code::kInvalidModel, "output {} is too large", dims_to_string(out_dims));
@@ -130,6 +154,10 @@ Status gemm(exec::KernelContext& ctx) {
 
 }  // namespace
 
-void register_gemm_kernels(exec::KernelRegistry& r) { r.add("", "Gemm", 6, gemm); }
+void register_gemm_kernels(exec::KernelRegistry& r) {
+  // 9, 11 and 13 added types (11 also made C optional, which every version accepts here).
+  r.add("", "Gemm", {1, 6}, exec::typed_kernel<GemmAttrs, prepare_gemm<true>, gemm>());
+  r.add("", "Gemm", {7, exec::kNoUpperVersion}, exec::typed_kernel<GemmAttrs, prepare_gemm<false>, gemm>());
+}
 
 }  // namespace qonnx::kernels

@@ -221,9 +221,10 @@ Status qlinear_matmul(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_matmul_kernels(exec::KernelRegistry& r) {
-  r.add("", "MatMul", 1, matmul);
-  r.add("", "MatMulInteger", 10, matmul_integer);
-  r.add("", "QLinearMatMul", 10, qlinear_matmul);
+  // MatMul-9/13 and QLinearMatMul-21 only added types.
+  r.add("", "MatMul", {1, exec::kNoUpperVersion}, matmul);
+  r.add("", "MatMulInteger", {10, exec::kNoUpperVersion}, matmul_integer);
+  r.add("", "QLinearMatMul", {10, exec::kNoUpperVersion}, qlinear_matmul);
 }
 
 }  // namespace qonnx::kernels

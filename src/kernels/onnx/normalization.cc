@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/conv_util.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/broadcast.h"
@@ -88,11 +89,46 @@ void batch_normalization_f32(const Tensor& x, const Tensor& scale, const Tensor&
   }
 }
 
+// The forms of BatchNormalization: is_test and spatial (1..6, only is_test=1 is supported), spatial
+// (7, 8), neither (9..13), training_mode and the running statistics outputs (14 on).
+enum class BatchNormForm { kIsTest, kSpatial, kPlain, kTraining };
+
+template <BatchNormForm Form>
+Result<BatchNormAttrs> prepare_batch_norm(const ir::Node& node, int64_t version) {
+  BatchNormAttrs a;
+  if (Form == BatchNormForm::kIsTest) {
+    QONNX_ASSIGN_OR_RETURN(const int64_t is_test, int_attr(node, "is_test", 0));
+    if (is_test == 0)
+      return Status(Code::kUnsupported, "BatchNormalization in training mode (is_test=0) is not supported before opset 14");
+  }
+  if (Form == BatchNormForm::kTraining) {
+    QONNX_ASSIGN_OR_RETURN(a.training, flag_attr(node, "training_mode", false));
+  }
+  bool extra_outputs = false;
+  for (size_t k = 1; k < node.outputs().size(); ++k) extra_outputs |= node.outputs()[k] != nullptr;
+  if (extra_outputs && Form != BatchNormForm::kTraining)
+    return Status(Code::kUnsupported, fmt::format("the training outputs (mean, var, saved_mean, saved_var) of BatchNormalization-{} "
+                                                  "are not supported (before opset 14); only Y is", version));
+  if (extra_outputs && !a.training)
+    return Status(Code::kInvalidModel, "running_mean / running_var outputs need training_mode=1");
+  if (Form == BatchNormForm::kIsTest || Form == BatchNormForm::kSpatial) {
+    QONNX_ASSIGN_OR_RETURN(const int64_t spatial, int_attr(node, "spatial", 1));
+    a.per_position_allowed = spatial == 0;
+  }
+  QONNX_ASSIGN_OR_RETURN(a.epsilon, float_attr(node, "epsilon", 1e-5f));
+  QONNX_ASSIGN_OR_RETURN(a.momentum, float_attr(node, "momentum", 0.9f));
+  return a;
+}
+
 }  // namespace
+
+Result<BatchNormAttrs> prepare_batch_norm_7(const ir::Node& node, int64_t version) {
+  return prepare_batch_norm<BatchNormForm::kSpatial>(node, version);
+}
 
 // BatchNormalization(X, scale, B, mean, var) -> Y [, running_mean, running_var]. Parameters hold
 // one value per channel (or, for spatial=0 before opset 9, one per (channel, position)).
-Status batch_normalization_kernel(exec::KernelContext& ctx) {
+Status batch_normalization_kernel(exec::KernelContext& ctx, const BatchNormAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_RETURN_IF_ERROR(require_float(ctx, 0, *x));
   if (x->rank() < 2)
@@ -104,31 +140,21 @@ Status batch_normalization_kernel(exec::KernelContext& ctx) {
     QONNX_ASSIGN_OR_RETURN(params[i], ctx.required(i, names[i]));
     QONNX_RETURN_IF_ERROR(require_float(ctx, i, *params[i]));
   }
-  bool extra_outputs = false;
-  for (size_t k = 1; k < ctx.num_outputs(); ++k) extra_outputs |= ctx.node().outputs()[k] != nullptr;
-  if (ctx.op_version() < 7 && ctx.attr_int("is_test", 0) == 0)
-    return ctx.error(Code::kUnsupported, "BatchNormalization in training mode (is_test=0) is not supported before opset 14");
-  const bool training = ctx.op_version() >= 14 && ctx.attr_int("training_mode", 0) != 0;
-  if (extra_outputs && ctx.op_version() < 14)
-    return ctx.error(Code::kUnsupported,
-                     "the training outputs (mean, var, saved_mean, saved_var) of BatchNormalization before opset 14 "
-                     "are not supported; only Y is");
-  if (extra_outputs && !training)
-    return ctx.error(Code::kInvalidModel, "running_mean / running_var outputs need training_mode=1");
+  const bool training = attrs.training;
   const int64_t n = x->dim(0), c = x->dim(1);
   const int64_t spatial = n * c == 0 ? 0 : x->numel() / (n * c);
   bool per_position = false;
   for (size_t i = 1; i < 5; ++i) {
     const Tensor& p = *params[i];
     if (p.rank() == 1 && p.numel() == c) continue;
-    if (ctx.op_version() < 9 && ctx.attr_int("spatial", 1) == 0 && p.numel() == c * spatial && !training) {
+    if (attrs.per_position_allowed && p.numel() == c * spatial && !training) {
       per_position = true;
       continue;
     }
     return ctx.input_error(Code::kInvalidModel, i, "shape {} must be ({}), one value per channel",
                            dims_to_string(p.dims()), c);
   }
-  const float epsilon = ctx.attr_float("epsilon", 1e-5f), momentum = ctx.attr_float("momentum", 0.9f);
+  const float epsilon = attrs.epsilon, momentum = attrs.momentum;
   bool all_float = true;
   for (const Tensor* t : params) all_float &= t->dtype() == DType::kFloat;
   if (all_float && !training) {
@@ -177,8 +203,18 @@ Status batch_normalization_kernel(exec::KernelContext& ctx) {
 
 namespace {
 
+struct EpsilonAttrs {
+  float epsilon;
+};
+
+Result<EpsilonAttrs> prepare_instance_norm(const ir::Node& node, int64_t) {
+  EpsilonAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.epsilon, float_attr(node, "epsilon", 1e-5f));
+  return a;
+}
+
 // InstanceNormalization(X, scale, B): per (n, c) plane, scale * (x - mean) / sqrt(var + eps) + B.
-Status instance_normalization(exec::KernelContext& ctx) {
+Status instance_normalization(exec::KernelContext& ctx, const EpsilonAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* scale, ctx.required(1, "scale"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* bias, ctx.required(2, "B"));
@@ -195,7 +231,7 @@ Status instance_normalization(exec::KernelContext& ctx) {
                              dims_to_string(p.dims()), c);
   }
   const int64_t spatial = n * c == 0 ? 0 : x->numel() / (n * c);
-  const float epsilon = ctx.attr_float("epsilon", 1e-5f);
+  const float epsilon = attrs.epsilon;
   return with_compute_type(x->dtype(), [&](auto tag) -> Status {
     using C = decltype(tag);
     const std::vector<C> xv = values_as<C>(*x), s = values_as<C>(*scale), b = values_as<C>(*bias);
@@ -274,21 +310,34 @@ Status group_normalization(exec::KernelContext& ctx, const GroupNormAttrs& a) {
   });
 }
 
+struct LayerNormAttrs {
+  int64_t axis;
+  float epsilon;
+};
+
+Result<LayerNormAttrs> prepare_layer_norm(const ir::Node& node, int64_t) {
+  QONNX_ASSIGN_OR_RETURN(const int64_t stash_type, int_attr(node, "stash_type", 1));
+  if (stash_type != 1)
+    return Status(Code::kUnsupported, fmt::format("attribute 'stash_type': stash_type {} is not supported (1 = float)", stash_type));
+  LayerNormAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.axis, int_attr(node, "axis", -1));
+  QONNX_ASSIGN_OR_RETURN(a.epsilon, float_attr(node, "epsilon", 1e-5f));
+  return a;
+}
+
 // LayerNormalization(X, Scale[, B]) -> Y[, Mean, InvStdDev]: each row X[i0..i(axis-1), :] is
 // normalised as (x - mean) * (1 / sqrt(var + eps)), then Y = normalised * Scale + B with Scale and B
 // broadcasting into X. Mean and InvStdDev have shape X.shape[:axis] + [1] * (rank - axis).
-Status layer_normalization(exec::KernelContext& ctx) {
+Status layer_normalization(exec::KernelContext& ctx, const LayerNormAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* scale, ctx.required(1, "Scale"));
   const Tensor* bias = ctx.input(2);
   QONNX_RETURN_IF_ERROR(require_float(ctx, 0, *x));
   const int64_t rank = static_cast<int64_t>(x->rank());
-  int64_t axis = ctx.attr_int("axis", -1);
+  int64_t axis = attrs.axis;
   if (axis < -rank || axis >= rank)
     return ctx.error(Code::kInvalidModel, "axis {} is out of range for input rank {}", axis, rank);
   if (axis < 0) axis += rank;
-  if (ctx.attr_int("stash_type", 1) != 1)
-    return ctx.error(Code::kUnsupported, "stash_type {} is not supported (1 = float)", ctx.attr_int("stash_type", 1));
   for (size_t i : {size_t{1}, size_t{2}}) {
     const Tensor* p = ctx.input(i);
     if (!p) continue;
@@ -309,7 +358,7 @@ Status layer_normalization(exec::KernelContext& ctx) {
       stat_dims[static_cast<size_t>(d)] = 1;
     }
   }
-  const float epsilon = ctx.attr_float("epsilon", 1e-5f);
+  const float epsilon = attrs.epsilon;
   return with_compute_type(x->dtype(), [&](auto tag) -> Status {
     using C = decltype(tag);
     const std::vector<C> xv = values_as<C>(*x), s = values_as<C>(*scale);
@@ -338,12 +387,23 @@ Status layer_normalization(exec::KernelContext& ctx) {
 
 // MeanVarianceNormalization: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9) over `axes`
 // (default 0, 2, 3), as the op's function body computes it. A variance that rounds below 0 counts as 0.
-Status mean_variance_normalization(exec::KernelContext& ctx) {
+struct AxesAttrs {
+  std::vector<int64_t> axes;
+};
+
+Result<AxesAttrs> prepare_mean_variance_norm(const ir::Node& node, int64_t) {
+  AxesAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.axes, ints_attr(node, "axes"));
+  if (!node.has_attr("axes")) a.axes = {0, 2, 3};
+  return a;
+}
+
+Status mean_variance_normalization(exec::KernelContext& ctx, const AxesAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_RETURN_IF_ERROR(require_float(ctx, 0, *x));
   const int64_t rank = static_cast<int64_t>(x->rank());
   Dims reduced = x->dims();
-  for (int64_t a : ctx.attr_ints("axes", {0, 2, 3})) {
+  for (int64_t a : attrs.axes) {
     if (a < -rank || a >= rank)
       return ctx.error(Code::kInvalidModel, "axis {} is out of range for input rank {}", a, rank);
     reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = 1;
@@ -376,16 +436,30 @@ Status mean_variance_normalization(exec::KernelContext& ctx) {
 }
 
 // LRN: y = x / (bias + alpha / size * sum of x^2 over channels [c - (size-1)/2, c + ceil((size-1)/2)])^beta.
-Status lrn(exec::KernelContext& ctx) {
+struct LrnAttrs {
+  int64_t size;
+  float alpha, beta, bias;
+};
+
+Result<LrnAttrs> prepare_lrn(const ir::Node& node, int64_t) {
+  LrnAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.size, int_attr(node, "size", 0));
+  if (a.size < 1 || a.size > kMaxWindowAttr)
+    return Status(Code::kInvalidModel, fmt::format("attribute 'size': size must be a positive integer, got {}", a.size));
+  QONNX_ASSIGN_OR_RETURN(a.alpha, float_attr(node, "alpha", 1e-4f));
+  QONNX_ASSIGN_OR_RETURN(a.beta, float_attr(node, "beta", 0.75f));
+  QONNX_ASSIGN_OR_RETURN(a.bias, float_attr(node, "bias", 1.0f));
+  return a;
+}
+
+Status lrn(exec::KernelContext& ctx, const LrnAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_RETURN_IF_ERROR(require_float(ctx, 0, *x));
   if (x->rank() < 3)
     return ctx.input_error(Code::kInvalidModel, 0, "must have rank >= 3 (N, C, spatial...), got shape {}",
                            dims_to_string(x->dims()));
-  const int64_t size = ctx.attr_int("size", 0);
-  if (size < 1 || size > kMaxWindowAttr) return ctx.error(Code::kInvalidModel, "size must be a positive integer, got {}", size);
-  const float alpha = ctx.attr_float("alpha", 1e-4f), beta = ctx.attr_float("beta", 0.75f),
-              bias = ctx.attr_float("bias", 1.0f);
+  const int64_t size = attrs.size;
+  const float alpha = attrs.alpha, beta = attrs.beta, bias = attrs.bias;
   const int64_t n = x->dim(0), c = x->dim(1);
   const int64_t spatial = n * c == 0 ? 0 : x->numel() / (n * c);
   const int64_t before = (size - 1) / 2, after = size - 1 - before;
@@ -413,13 +487,25 @@ Status lrn(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_normalization_kernels(exec::KernelRegistry& r) {
-  r.add("", "BatchNormalization", 6, batch_normalization_kernel);
-  r.add("", "InstanceNormalization", 6, instance_normalization);
-  r.add("", "LayerNormalization", 17, layer_normalization);
+  // BatchNormalization-15 only added types; InstanceNormalization-6 and LRN-13 too (and dropped
+  // consumed_inputs); MeanVarianceNormalization-13 added bfloat16.
+  r.add("", "BatchNormalization", {1, 6},
+        exec::typed_kernel<BatchNormAttrs, prepare_batch_norm<BatchNormForm::kIsTest>, batch_normalization_kernel>());
+  r.add("", "BatchNormalization", {7, 8},
+        exec::typed_kernel<BatchNormAttrs, prepare_batch_norm<BatchNormForm::kSpatial>, batch_normalization_kernel>());
+  r.add("", "BatchNormalization", {9, 13},
+        exec::typed_kernel<BatchNormAttrs, prepare_batch_norm<BatchNormForm::kPlain>, batch_normalization_kernel>());
+  r.add("", "BatchNormalization", {14, exec::kNoUpperVersion},
+        exec::typed_kernel<BatchNormAttrs, prepare_batch_norm<BatchNormForm::kTraining>, batch_normalization_kernel>());
+  r.add("", "InstanceNormalization", {1, exec::kNoUpperVersion},
+        exec::typed_kernel<EpsilonAttrs, prepare_instance_norm, instance_normalization>());
+  r.add("", "LayerNormalization", {17, exec::kNoUpperVersion},
+        exec::typed_kernel<LayerNormAttrs, prepare_layer_norm, layer_normalization>());
   r.add("", "GroupNormalization", {18, 20}, exec::typed_kernel<GroupNormAttrs, prepare_group_norm<false>, group_normalization>());
-  r.add("", "GroupNormalization", {21}, exec::typed_kernel<GroupNormAttrs, prepare_group_norm<true>, group_normalization>());
-  r.add("", "MeanVarianceNormalization", 9, mean_variance_normalization);
-  r.add("", "LRN", 1, lrn);
+  r.add("", "GroupNormalization", {21, exec::kNoUpperVersion}, exec::typed_kernel<GroupNormAttrs, prepare_group_norm<true>, group_normalization>());
+  r.add("", "MeanVarianceNormalization", {9, exec::kNoUpperVersion},
+        exec::typed_kernel<AxesAttrs, prepare_mean_variance_norm, mean_variance_normalization>());
+  r.add("", "LRN", {1, exec::kNoUpperVersion}, exec::typed_kernel<LrnAttrs, prepare_lrn, lrn>());
 }
 
 }  // namespace qonnx::kernels

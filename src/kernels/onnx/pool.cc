@@ -7,6 +7,9 @@
 #include <type_traits>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/compute_type.h"
 #include "kernels/onnx/conv_util.h"
 #include "kernels/onnx/onnx_kernels.h"
@@ -31,16 +34,15 @@ struct PoolPlan {
   std::vector<std::vector<int64_t>> padded_count;    // [d][o_d]
 };
 
-Result<PoolPlan> pool_plan(const exec::KernelContext& ctx, const Tensor& x) {
+Result<PoolPlan> pool_plan(const exec::KernelContext& ctx, const WindowAttrs& attrs, const Tensor& x) {
   if (x.rank() < 3)
     return ctx.input_error(Code::kInvalidModel, 0, "must have rank >= 3 (N, C, spatial...), got shape {}",
                            dims_to_string(x.dims()));
   const size_t nd = x.rank() - 2;
-  if (!ctx.has_attr("kernel_shape")) return ctx.error(Code::kInvalidModel, "attribute kernel_shape is required");
-  QONNX_ASSIGN_OR_RETURN(Dims kernel, window_attr(ctx, "kernel_shape", nd, 1, 1));
+  QONNX_ASSIGN_OR_RETURN(Dims kernel, window_values(ctx, attrs.kernel_shape, "kernel_shape", nd, 1));
   PoolPlan p;
   const Dims in(x.dims().begin() + 2, x.dims().end());
-  QONNX_ASSIGN_OR_RETURN(p.geo, window_geometry(ctx, in, kernel, ctx.attr_int("ceil_mode", 0) != 0));
+  QONNX_ASSIGN_OR_RETURN(p.geo, window_geometry(ctx, attrs, in, kernel));
   const WindowGeometry& g = p.geo;
   p.planes = x.dim(0) * x.dim(1);
   p.out_dims = {x.dim(0), x.dim(1)};
@@ -187,7 +189,7 @@ void average_pool_typed(const PoolPlan& p, const T* x, T* y, bool count_include_
 
 // LpPool: (sum over the window of |x|^p)^(1/p); padding adds nothing.
 template <typename T>
-void lp_pool_typed(const PoolPlan& p, const T* x, T* y, int64_t power) {
+void lp_pool_typed(const PoolPlan& p, const T* x, T* y, double power) {
   using C = Compute<T>;
   const C exponent = static_cast<C>(power);
   sum_pool_typed<T>(
@@ -197,15 +199,38 @@ void lp_pool_typed(const PoolPlan& p, const T* x, T* y, int64_t power) {
       });
 }
 
+// The window attributes of a pooling node (kernel_shape is required).
+Result<PoolAttrs> prepare_pool_window(const ir::Node& node) {
+  if (!node.has_attr("kernel_shape")) return Status(Code::kInvalidModel, "attribute kernel_shape is required");
+  PoolAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.window, read_window_attrs(node, false));
+  return a;
+}
+
+// MaxPool-1 has neither storage_order nor the Indices output (8), nor ceil_mode and dilations (10).
+template <int Since>
+Result<PoolAttrs> prepare_max_pool(const ir::Node& node, int64_t version) {
+  if (Since < 8) QONNX_RETURN_IF_ERROR(reject_later_attrs(node, version, {"storage_order"}, 8));
+  if (Since < 10) QONNX_RETURN_IF_ERROR(reject_later_attrs(node, version, {"ceil_mode", "dilations"}, 10));
+  QONNX_ASSIGN_OR_RETURN(PoolAttrs a, prepare_pool_window(node));
+  QONNX_ASSIGN_OR_RETURN(const int64_t storage_order, int_attr(node, "storage_order", 0));
+  if (storage_order != 0 && storage_order != 1)
+    return Status(Code::kInvalidModel, fmt::format("attribute 'storage_order': storage_order must be 0 or 1, got {}", storage_order));
+  a.column_major_indices = storage_order == 1;
+  a.want_indices = node.outputs().size() > 1 && node.outputs()[1] != nullptr;
+  if (Since < 8 && a.want_indices)
+    return Status(Code::kInvalidModel, fmt::format("MaxPool-{} has one output (Indices exists from MaxPool-8 on)", version));
+  return a;
+}
+
 }  // namespace
 
-Status max_pool_kernel(exec::KernelContext& ctx) {
+Result<PoolAttrs> prepare_max_pool_10(const ir::Node& node, int64_t version) { return prepare_max_pool<10>(node, version); }
+
+Status max_pool_kernel(exec::KernelContext& ctx, const PoolAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
-  QONNX_ASSIGN_OR_RETURN(PoolPlan p, pool_plan(ctx, *x));
-  const int64_t storage_order = ctx.attr_int("storage_order", 0);
-  if (storage_order != 0 && storage_order != 1)
-    return ctx.error(Code::kInvalidModel, "storage_order must be 0 or 1, got {}", storage_order);
-  const bool want_indices = ctx.num_outputs() > 1 && ctx.node().outputs()[1] != nullptr;
+  QONNX_ASSIGN_OR_RETURN(PoolPlan p, pool_plan(ctx, attrs.window, *x));
+  const bool want_indices = attrs.want_indices;
   Tensor y(x->dtype(), p.out_dims);
   Tensor indices = want_indices ? Tensor(DType::kInt64, p.out_dims) : Tensor();
   bool supported = false;
@@ -213,7 +238,7 @@ Status max_pool_kernel(exec::KernelContext& ctx) {
     using T = decltype(tag);
     if constexpr (is_float_storage_v<T> || std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) {
       max_pool_typed<T>(p, x->data<T>(), y.data<T>(), want_indices ? indices.data<int64_t>() : nullptr,
-                        storage_order == 1);
+                        attrs.column_major_indices);
       supported = true;
     }
   });
@@ -227,12 +252,23 @@ Status max_pool_kernel(exec::KernelContext& ctx) {
 
 namespace {
 
-Status average_pool(exec::KernelContext& ctx) {
+// AveragePool-1 has neither count_include_pad (7) nor ceil_mode (10) nor dilations (19).
+template <int Since>
+Result<PoolAttrs> prepare_average_pool(const ir::Node& node, int64_t version) {
+  if (Since < 7) QONNX_RETURN_IF_ERROR(reject_later_attrs(node, version, {"count_include_pad"}, 7));
+  if (Since < 10) QONNX_RETURN_IF_ERROR(reject_later_attrs(node, version, {"ceil_mode"}, 10));
+  if (Since < 19) QONNX_RETURN_IF_ERROR(reject_later_attrs(node, version, {"dilations"}, 19));
+  QONNX_ASSIGN_OR_RETURN(PoolAttrs a, prepare_pool_window(node));
+  QONNX_ASSIGN_OR_RETURN(a.count_include_pad, flag_attr(node, "count_include_pad", false));
+  return a;
+}
+
+Status average_pool(exec::KernelContext& ctx, const PoolAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   if (!dtype_is_float(x->dtype()))
     return ctx.input_error(Code::kUnsupported, 0, "type {} is not supported (float types)", dtype_name(x->dtype()));
-  QONNX_ASSIGN_OR_RETURN(PoolPlan p, pool_plan(ctx, *x));
-  const bool count_include_pad = ctx.attr_int("count_include_pad", 0) != 0;
+  QONNX_ASSIGN_OR_RETURN(PoolPlan p, pool_plan(ctx, attrs.window, *x));
+  const bool count_include_pad = attrs.count_include_pad;
   Tensor y(x->dtype(), p.out_dims);
   exec::visit_dtype(x->dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -242,17 +278,31 @@ Status average_pool(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
-// LpPool-2..17 has no ceil_mode/dilations (they came with 18; pool_plan's defaults hold there).
-template <bool WindowAttributes>
-Status lp_pool(exec::KernelContext& ctx) {
+// LpPool-1 takes a float p, 2..17 an integer one; neither has ceil_mode/dilations (they came with
+// 18; pool_plan's defaults hold there).
+template <int Since>
+Result<PoolAttrs> prepare_lp_pool(const ir::Node& node, int64_t version) {
+  if (Since < 18) QONNX_RETURN_IF_ERROR(reject_later_attrs(node, version, {"ceil_mode", "dilations"}, 18));
+  double power = 2;
+  if (Since == 1) {
+    QONNX_ASSIGN_OR_RETURN(const float p, float_attr(node, "p", 2.0f));
+    power = p;
+  } else {
+    QONNX_ASSIGN_OR_RETURN(const int64_t p, int_attr(node, "p", 2));
+    power = static_cast<double>(p);
+  }
+  if (!(power > 0)) return Status(Code::kInvalidModel, fmt::format("attribute 'p': p must be positive, got {}", power));
+  QONNX_ASSIGN_OR_RETURN(PoolAttrs a, prepare_pool_window(node));
+  a.power = power;
+  return a;
+}
+
+Status lp_pool(exec::KernelContext& ctx, const PoolAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   if (!dtype_is_float(x->dtype()))
     return ctx.input_error(Code::kUnsupported, 0, "type {} is not supported (float types)", dtype_name(x->dtype()));
-  const int64_t power = ctx.attr_int("p", 2);
-  if (power <= 0) return ctx.error(Code::kInvalidModel, "p must be positive, got {}", power);
-  if (!WindowAttributes && (ctx.has_attr("ceil_mode") || ctx.has_attr("dilations")))
-    return ctx.error(Code::kInvalidModel, "ceil_mode and dilations exist from LpPool-18 on");
-  QONNX_ASSIGN_OR_RETURN(PoolPlan p, pool_plan(ctx, *x));
+  const double power = attrs.power;
+  QONNX_ASSIGN_OR_RETURN(PoolPlan p, pool_plan(ctx, attrs.window, *x));
   Tensor y(x->dtype(), p.out_dims);
   exec::visit_dtype(x->dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -307,12 +357,19 @@ Status global_pool(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_pool_kernels(exec::KernelRegistry& r) {
-  r.add("", "MaxPool", 1, max_pool_kernel);
-  r.add("", "AveragePool", 1, average_pool);
-  r.add("", "LpPool", {2, 17}, exec::Kernel{lp_pool<false>});
-  r.add("", "LpPool", {18}, exec::Kernel{lp_pool<true>});
-  r.add("", "GlobalAveragePool", 1, global_pool<false>);
-  r.add("", "GlobalMaxPool", 1, global_pool<true>);
+  // MaxPool-11 only reworded the padding, 12 added int8/uint8; AveragePool-11 reworded the padding.
+  r.add("", "MaxPool", {1, 7}, exec::typed_kernel<PoolAttrs, prepare_max_pool<1>, max_pool_kernel>());
+  r.add("", "MaxPool", {8, 9}, exec::typed_kernel<PoolAttrs, prepare_max_pool<8>, max_pool_kernel>());
+  r.add("", "MaxPool", {10, exec::kNoUpperVersion}, exec::typed_kernel<PoolAttrs, prepare_max_pool<10>, max_pool_kernel>());
+  r.add("", "AveragePool", {1, 6}, exec::typed_kernel<PoolAttrs, prepare_average_pool<1>, average_pool>());
+  r.add("", "AveragePool", {7, 9}, exec::typed_kernel<PoolAttrs, prepare_average_pool<7>, average_pool>());
+  r.add("", "AveragePool", {10, 18}, exec::typed_kernel<PoolAttrs, prepare_average_pool<10>, average_pool>());
+  r.add("", "AveragePool", {19, exec::kNoUpperVersion}, exec::typed_kernel<PoolAttrs, prepare_average_pool<19>, average_pool>());
+  r.add("", "LpPool", {1, 1}, exec::typed_kernel<PoolAttrs, prepare_lp_pool<1>, lp_pool>());
+  r.add("", "LpPool", {2, 17}, exec::typed_kernel<PoolAttrs, prepare_lp_pool<2>, lp_pool>());
+  r.add("", "LpPool", {18, exec::kNoUpperVersion}, exec::typed_kernel<PoolAttrs, prepare_lp_pool<18>, lp_pool>());
+  r.add("", "GlobalAveragePool", {1, exec::kNoUpperVersion}, global_pool<false>);
+  r.add("", "GlobalMaxPool", {1, exec::kNoUpperVersion}, global_pool<true>);
 }
 
 }  // namespace qonnx::kernels

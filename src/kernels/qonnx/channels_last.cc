@@ -17,6 +17,12 @@
 namespace qonnx::kernels {
 namespace {
 
+// qonnx runs these nodes in onnxruntime with the default-domain opset set to this domain's version
+// (1 when the model does not import the domain). onnxruntime has these kernels from opset 7 on, and
+// before 7 BatchNormalization defaulted to training mode, so the channels-first kernels run with
+// their opset-7 semantics (for BatchNormalization: spatial honoured, no is_test).
+constexpr int64_t kChannelsFirstOpset = 7;
+
 // Reads `t` as (outer, a, b) and returns it as (outer, b, a) with the given dims.
 Tensor swap_inner_axes(const Tensor& t, int64_t outer, int64_t a, int64_t b, Dims out_dims) {
   Tensor out = Tensor::uninitialized(t.dtype(), std::move(out_dims));
@@ -47,7 +53,10 @@ Tensor to_channels_last(const Tensor& t) {
   return swap_inner_axes(t, d[0], d[1], spatial_size(d, 2, d.size()), std::move(out));
 }
 
-Status run_channels_first(exec::KernelContext& ctx, size_t transposed_inputs, size_t min_rank) {
+// Moves the first `transposed_inputs` inputs to channels-first, calls run_nchw on a context holding
+// them (the default-domain kernel with this node's plan-time state) and moves its output back.
+template <typename RunNchw>
+Status run_channels_first(exec::KernelContext& ctx, size_t transposed_inputs, size_t min_rank, RunNchw&& run_nchw) {
   const std::string& op = ctx.node().op_type();
   if (ctx.num_outputs() != 1)
     return ctx.error(Code::kUnsupported, "channels_last {} supports exactly one output, the node has {}", op,
@@ -74,21 +83,8 @@ Status run_channels_first(exec::KernelContext& ctx, size_t transposed_inputs, si
     inputs.push_back(in);
   }
 
-  // qonnx runs the node in onnxruntime with the default-domain opset set to this domain's version
-  // (1 when the model does not import the domain). onnxruntime has these kernels from opset 7 on, and
-  // before 7 BatchNormalization defaulted to training mode, so older versions run as opset 7. A
-  // default-domain kernel registered only from a later opset computes the same for these attributes.
-  const int64_t version = std::max<int64_t>(ctx.op_version(), 7);
-  const auto& registry = exec::KernelRegistry::global();
-  const exec::Kernel* kernel = registry.find("", op, version);
-  if (!kernel) kernel = registry.find("", op, std::numeric_limits<int>::max());
-  if (!kernel) return registry.unsupported("", op, version);
-  exec::PreparedState state;
-  if (kernel->prepare) {
-    QONNX_ASSIGN_OR_RETURN(state, kernel->prepare(ctx.node(), version));
-  }
-  exec::KernelContext inner(ctx.node(), version, std::move(inputs), state.get());
-  Status st = kernel->run(inner);
+  exec::KernelContext inner(ctx.node(), kChannelsFirstOpset, std::move(inputs));
+  Status st = run_nchw(inner);
   if (!st.is_ok()) return st.with_context(fmt::format("channels_last {} on the channels-first data", op));
   const Tensor& y = inner.outputs()[0];
   if (!y.defined() || y.rank() < 2)
@@ -99,12 +95,12 @@ Status run_channels_first(exec::KernelContext& ctx, size_t transposed_inputs, si
 
 // Conv's weights are channels-last too: (M, k1..., C/group). Float group-1 and depthwise
 // convolutions run on the channels-last data directly (same bits).
-Status conv(exec::KernelContext& ctx) {
+Status conv(exec::KernelContext& ctx, const ConvAttrs& attrs) {
   if (ctx.num_outputs() == 1) {
-    QONNX_ASSIGN_OR_RETURN(bool done, conv_channels_last(ctx));
+    QONNX_ASSIGN_OR_RETURN(bool done, conv_channels_last(ctx, attrs));
     if (done) return Status::ok();
   }
-  return run_channels_first(ctx, 2, 3);
+  return run_channels_first(ctx, 2, 3, [&](exec::KernelContext& nchw) { return conv_kernel(nchw, attrs); });
 }
 
 // The input positions (flattened spatial offsets) of each output position's window, in the order
@@ -133,16 +129,13 @@ std::vector<std::vector<int64_t>> pool_windows(const WindowGeometry& g) {
 // MaxPool on float channels-last data without the Indices output, channels as the inner loop: the
 // first tap of a window, then each later one where it is greater (NaN never is), -inf for a window
 // wholly in the padding, as the channels-first kernel. Other cases: false.
-Result<bool> max_pool_channels_last(exec::KernelContext& ctx) {
+Result<bool> max_pool_channels_last(exec::KernelContext& ctx, const PoolAttrs& attrs) {
   const Tensor* x = ctx.input(0);
-  const int64_t storage_order = ctx.attr_int("storage_order", 0);
-  if (!x || x->dtype() != DType::kFloat || x->rank() < 3 || ctx.num_outputs() != 1 || !ctx.has_attr("kernel_shape") ||
-      (storage_order != 0 && storage_order != 1))
-    return false;
+  if (!x || x->dtype() != DType::kFloat || x->rank() < 3 || ctx.num_outputs() != 1) return false;
   const size_t nd = x->rank() - 2;
   const Dims in(x->dims().begin() + 1, x->dims().end() - 1);
-  QONNX_ASSIGN_OR_RETURN(Dims kernel, window_attr(ctx, "kernel_shape", nd, 1, 1));
-  QONNX_ASSIGN_OR_RETURN(WindowGeometry g, window_geometry(ctx, in, kernel, ctx.attr_int("ceil_mode", 0) != 0));
+  QONNX_ASSIGN_OR_RETURN(Dims kernel, window_values(ctx, attrs.window.kernel_shape, "kernel_shape", nd, 1));
+  QONNX_ASSIGN_OR_RETURN(WindowGeometry g, window_geometry(ctx, attrs.window, in, kernel));
   Dims out_dims{x->dim(0)};
   out_dims.insert(out_dims.end(), g.out.begin(), g.out.end());
   out_dims.push_back(x->dims().back());
@@ -173,19 +166,23 @@ Result<bool> max_pool_channels_last(exec::KernelContext& ctx) {
   return true;
 }
 
-Status max_pool(exec::KernelContext& ctx) {
-  QONNX_ASSIGN_OR_RETURN(bool done, max_pool_channels_last(ctx));
-  return done ? Status::ok() : run_channels_first(ctx, 1, 3);
+Status max_pool(exec::KernelContext& ctx, const PoolAttrs& attrs) {
+  QONNX_ASSIGN_OR_RETURN(bool done, max_pool_channels_last(ctx, attrs));
+  return done ? Status::ok()
+              : run_channels_first(ctx, 1, 3, [&](exec::KernelContext& nchw) { return max_pool_kernel(nchw, attrs); });
 }
-Status batch_normalization(exec::KernelContext& ctx) { return run_channels_first(ctx, 1, 2); }
+Status batch_normalization(exec::KernelContext& ctx, const BatchNormAttrs& attrs) {
+  return run_channels_first(ctx, 1, 2, [&](exec::KernelContext& nchw) { return batch_normalization_kernel(nchw, attrs); });
+}
 
 }  // namespace
 
 void register_channels_last_kernels(exec::KernelRegistry& r) {
   const char* domain = dialect::kChannelsLastDomain;
-  r.add(domain, "Conv", 1, conv);
-  r.add(domain, "MaxPool", 1, max_pool);
-  r.add(domain, "BatchNormalization", 1, batch_normalization);
+  r.add(domain, "Conv", {1, exec::kNoUpperVersion}, exec::typed_kernel<ConvAttrs, prepare_conv, conv>());
+  r.add(domain, "MaxPool", {1, exec::kNoUpperVersion}, exec::typed_kernel<PoolAttrs, prepare_max_pool_10, max_pool>());
+  r.add(domain, "BatchNormalization", {1, exec::kNoUpperVersion},
+        exec::typed_kernel<BatchNormAttrs, prepare_batch_norm_7, batch_normalization>());
 }
 
 }  // namespace qonnx::kernels
