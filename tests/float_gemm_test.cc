@@ -358,6 +358,9 @@ TEST_F(ChannelsLastNative, ConvEqualsTheWrappedForm) {
       // 1x1, and a 1x1 with a stride
       {{1, 19, 15, 6}, {9, 1, 1, 6}, 1, {0, 0, 0, 0}, {1, 1}, {1, 1}, true},
       {{1, 8, 8, 5}, {3, 1, 1, 5}, 1, {0, 0, 0, 0}, {2, 2}, {1, 1}, false},
+      // 1x1 as one GEMM over all images: several column panels, K not a multiple of the tiles, 1-D
+      {{2, 7, 9, 33}, {40, 1, 1, 33}, 1, {0, 0, 0, 0}, {1, 1}, {1, 1}, true},
+      {{3, 50, 17}, {70, 1, 17}, 1, {0, 0}, {1}, {1}, false},
       // 1-D and 3-D
       {{2, 40, 3}, {4, 5, 3}, 1, {2, 1}, {3}, {1}, true},
       {{1, 4, 5, 6, 2}, {3, 2, 3, 2, 2}, 1, {1, 0, 1, 0, 1, 1}, {1, 2, 1}, {1, 1, 2}, true},

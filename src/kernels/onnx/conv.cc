@@ -501,6 +501,12 @@ void channels_last_offsets(const ConvShape& s, int64_t pos0, int64_t count, int6
   }
 }
 
+// y (rows, filters) += bias per column.
+void add_bias_channels_last(float* y, int64_t rows, int64_t filters, const float* bias) {
+  for (int64_t j = 0; j < rows; ++j)
+    for (int64_t m = 0; m < filters; ++m) y[j * filters + m] += bias[m];
+}
+
 void conv_channels_last_f32(const ConvShape& s, const float* x, const float* w, const float* bias, float* y) {
   const int64_t rows = s.channels * s.kernel_size, blocks = (s.out_size + kChannelsLastBlock - 1) / kChannelsLastBlock;
   const int64_t panels = float_gemm_panels(kChannelsLastBlock);
@@ -519,9 +525,7 @@ void conv_channels_last_f32(const ConvShape& s, const float* x, const float* w, 
       float_gemm_block(g, 0, std::min(panels, float_gemm_panels(count)), scratch.data());
       float* yb = y + (n * s.out_size + pos0) * s.filters;
       transpose_inner_serial(block.data(), yb, s.filters, kChannelsLastBlock, count);
-      if (bias)
-        for (int64_t j = 0; j < count; ++j)
-          for (int64_t m = 0; m < s.filters; ++m) yb[j * s.filters + m] += bias[m];
+      if (bias) add_bias_channels_last(yb, count, s.filters, bias);
     }
   });
 }
@@ -581,6 +585,17 @@ Result<bool> conv_channels_last(exec::KernelContext& ctx, const ConvAttrs& attrs
     std::vector<float> wt(static_cast<size_t>(w->numel()));
     transpose_inner(w->data<float>(), wt.data(), 1, s.filters, s.kernel_size, sizeof(float));
     depthwise_channels_last_f32(s, x->data<float>(), wt.data(), b ? b->data<float>() : nullptr, y.data<float>());
+  } else if (y.numel() > 0 && is_pointwise(s)) {
+    // 1x1: Y (positions, M) = X (positions, C) W^T, in the sum order of the channels-first path (the
+    // products are the same, fma commutes its factors), with the bias added afterwards as there.
+    std::vector<float> wt(static_cast<size_t>(w->numel()));
+    transpose_inner(w->data<float>(), wt.data(), 1, s.filters, s.channels, sizeof(float));
+    const FloatRowMajorSource source(wt.data(), s.filters);
+    FloatGemm g;
+    g.m = s.batch * s.out_size, g.n = s.filters, g.k = s.channels, g.a = x->data<float>(), g.lda = s.channels;
+    g.b = &source, g.c = y.data<float>(), g.ldc = s.filters;
+    float_gemm(g);
+    if (b) add_bias_channels_last(y.data<float>(), g.m, s.filters, b->data<float>());
   } else if (y.numel() > 0) {
     // W (M, k..., C) -> (M, C, k...): the im2col row order.
     std::vector<float> wf(static_cast<size_t>(w->numel()));
