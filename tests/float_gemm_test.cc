@@ -368,6 +368,7 @@ TEST_F(ChannelsLastNative, ConvEqualsTheWrappedForm) {
       {{1, 21, 13, 5}, {5, 3, 3, 1}, 5, {1, 1, 1, 1}, {1, 1}, {1, 1}, true},
       {{2, 10, 9, 11}, {11, 3, 3, 1}, 11, {2, 1, 0, 2}, {2, 1}, {2, 1}, false},
       {{1, 7, 6, 16}, {16, 5, 5, 1}, 16, {2, 2, 2, 2}, {1, 2}, {1, 1}, true},
+      {{1, 6, 5, 77}, {77, 3, 3, 1}, 77, {1, 1, 1, 1}, {1, 1}, {1, 1}, true},  // 32-channel steps, then 8, then 5
       // grouped and channel-multiplier cases keep the transposing path
       {{1, 6, 5, 4}, {6, 3, 3, 2}, 2, {1, 1, 1, 1}, {1, 1}, {1, 1}, true},
       {{1, 6, 5, 3}, {6, 3, 3, 1}, 3, {1, 1, 1, 1}, {1, 1}, {1, 1}, true},

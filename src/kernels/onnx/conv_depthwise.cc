@@ -23,6 +23,23 @@ void depthwise_portable(const float* const* taps, int64_t count, const float* w,
 __attribute__((target("avx2,fma"))) void depthwise_avx2(const float* const* taps, int64_t count, const float* w,
                                                          int64_t channels, float* y) {
   int64_t c = 0;
+  // Four channel vectors at a time: four independent fma chains hide the fma latency.
+  for (; c + 32 <= channels; c += 32) {
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps(), acc2 = _mm256_setzero_ps(),
+           acc3 = _mm256_setzero_ps();
+    for (int64_t t = 0; t < count; ++t) {
+      const float* wt = w + t * channels + c;
+      const float* xt = taps[t] + c;
+      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(wt), _mm256_loadu_ps(xt), acc0);
+      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(wt + 8), _mm256_loadu_ps(xt + 8), acc1);
+      acc2 = _mm256_fmadd_ps(_mm256_loadu_ps(wt + 16), _mm256_loadu_ps(xt + 16), acc2);
+      acc3 = _mm256_fmadd_ps(_mm256_loadu_ps(wt + 24), _mm256_loadu_ps(xt + 24), acc3);
+    }
+    _mm256_storeu_ps(y + c, acc0);
+    _mm256_storeu_ps(y + c + 8, acc1);
+    _mm256_storeu_ps(y + c + 16, acc2);
+    _mm256_storeu_ps(y + c + 24, acc3);
+  }
   for (; c + 8 <= channels; c += 8) {
     __m256 acc = _mm256_setzero_ps();
     for (int64_t t = 0; t < count; ++t)
