@@ -9,6 +9,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/ascend/ascend_kernels.h"
 #include "kernels/onnx/gemm_core.h"
 #include "qonnx/exec/broadcast.h"
@@ -21,7 +22,7 @@ namespace {
 enum class OutType { kFloat = 0, kFloat16 = 1, kInt8 = 2, kInt32 = 3, kBFloat16 = 27 };
 
 Result<OutType> out_type(const ir::Node& node) {
-  const int64_t dtype = node.attr_int("dtype", 1);
+  QONNX_ASSIGN_OR_RETURN(const int64_t dtype, int_attr(node, "dtype", 1));
   switch (dtype) {
     case 0: return OutType::kFloat;
     case 1: return OutType::kFloat16;
@@ -42,7 +43,9 @@ struct QbmmAttrs {
 
 Result<QbmmAttrs> qbmm_attrs(const ir::Node& node, int64_t) {
   QONNX_ASSIGN_OR_RETURN(OutType type, out_type(node));
-  return QbmmAttrs{type, node.attr_int("transpose_x1", 0) != 0, node.attr_int("transpose_x2", 0) != 0};
+  QONNX_ASSIGN_OR_RETURN(const bool transpose_x1, flag_attr(node, "transpose_x1", false));
+  QONNX_ASSIGN_OR_RETURN(const bool transpose_x2, flag_attr(node, "transpose_x2", false));
+  return QbmmAttrs{type, transpose_x1, transpose_x2};
 }
 
 DType storage_of(OutType t) {

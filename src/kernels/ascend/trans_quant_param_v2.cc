@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/ascend/ascend_kernels.h"
 #include "qonnx/kernels/ascend.h"
 #include "qonnx/kernels/rounding.h"
@@ -106,7 +107,10 @@ struct RoundModeAttr {
   int64_t round_mode;
 };
 
-Result<RoundModeAttr> round_mode_attr(const ir::Node& node, int64_t) { return RoundModeAttr{node.attr_int("round_mode", 0)}; }
+Result<RoundModeAttr> round_mode_attr(const ir::Node& node, int64_t) {
+  QONNX_ASSIGN_OR_RETURN(const int64_t mode, int_attr(node, "round_mode", 0));
+  return RoundModeAttr{mode};
+}
 
 Status trans_quant_param_v2(exec::KernelContext& ctx, const RoundModeAttr& attrs) {
   QONNX_ASSIGN_OR_RETURN(std::vector<float> scale, param_input(ctx, 0, "scale"));

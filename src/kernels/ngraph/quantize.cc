@@ -6,6 +6,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/ngraph/ngraph_kernels.h"
 #include "kernels/onnx/axis.h"
 #include "qonnx/exec/broadcast.h"
@@ -69,24 +70,24 @@ struct QuantizeAttrs {
 Result<QuantizeAttrs> quantize_attrs(const ir::Node& node, int64_t) {
   QuantizeAttrs a;
   if (!node.has_attr("type")) return Status(Code::kInvalidModel, "attribute 'type' (i8, u8 or i32) is required");
-  a.type_text = node.attr_string("type", "");
+  QONNX_ASSIGN_OR_RETURN(a.type_text, string_attr(node, "type", ""));
   const auto qtype = quantized_type(a.type_text);
   if (!qtype) return Status(Code::kUnsupported, fmt::format("type '{}' is not supported (i8, u8 or i32)", a.type_text));
   a.qtype = *qtype;
   if (!node.has_attr("round_mode")) return Status(Code::kInvalidModel, "attribute 'round_mode' (0..8) is required");
-  const int64_t mode_value = node.attr_int("round_mode", -1);
+  QONNX_ASSIGN_OR_RETURN(const int64_t mode_value, int_attr(node, "round_mode", -1));
   const auto mode = ngraph_round_mode_from_int(mode_value);
   if (!mode) return Status(Code::kInvalidModel, fmt::format("round_mode {} is not an nGraph RoundMode (0..8)", mode_value));
   a.mode = *mode;
-  a.axes = node.attr_ints("axes");
+  QONNX_ASSIGN_OR_RETURN(a.axes, ints_attr(node, "axes"));
   return a;
 }
 
 Result<QuantizeAttrs> dequantize_attrs(const ir::Node& node, int64_t) {
   QuantizeAttrs a;
-  a.type_text = node.attr_string("type", "f32");
+  QONNX_ASSIGN_OR_RETURN(a.type_text, string_attr(node, "type", "f32"));
   if (a.type_text != "f32") return Status(Code::kUnsupported, fmt::format("type '{}' is not supported (f32)", a.type_text));
-  a.axes = node.attr_ints("axes");
+  QONNX_ASSIGN_OR_RETURN(a.axes, ints_attr(node, "axes"));
   return a;
 }
 

@@ -10,6 +10,7 @@
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/kernels/quant.h"
 #include "qonnx/support/float8.h"
+#include "kernels/onnx/attr_check.h"
 #include "kernels/qonnx/params.h"
 #include "kernels/qonnx/qonnx_kernels.h"
 
@@ -44,10 +45,11 @@ struct FloatQuantAttrs {
 Result<FloatQuantAttrs> prepare_float_quant(const ir::Node& node, int64_t) {
   FloatQuantAttrs a;
   QONNX_ASSIGN_OR_RETURN(a.mode, rounding_attr(node, "ROUND"));
-  a.has_inf = node.attr_int("has_inf", 0) != 0;
-  a.saturation = node.attr_int("saturation", 1) != 0;
+  QONNX_ASSIGN_OR_RETURN(a.has_inf, flag_attr(node, "has_inf", false));
+  QONNX_ASSIGN_OR_RETURN(a.saturation, flag_attr(node, "saturation", true));
+  QONNX_ASSIGN_OR_RETURN(const bool has_nan, flag_attr(node, "has_nan", false));
   // has_subnormal only informs backends: the quantizer always produces subnormals (as Brevitas).
-  if (!a.saturation && !a.has_inf && node.attr_int("has_nan", 0) == 0)
+  if (!a.saturation && !a.has_inf && !has_nan)
     return Status(Code::kInvalidModel, "saturation=0 needs has_inf or has_nan to say what out-of-range values become");
   return a;
 }

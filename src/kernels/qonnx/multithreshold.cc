@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/qonnx/fast_kernels.h"
 #include "kernels/qonnx/qonnx_kernels.h"
 #include "kernels/qonnx/quant_avx2.h"
@@ -139,11 +140,11 @@ Result<MultiThresholdAttrs> prepare_multi_threshold(const ir::Node& node, int64_
   if (!node.has_attr("out_dtype"))
     return Status(Code::kInvalidModel, "MultiThreshold needs the attribute out_dtype (e.g. \"UINT4\")");
   MultiThresholdAttrs a;
-  a.layout = node.attr_string("data_layout", "NCHW");
+  QONNX_ASSIGN_OR_RETURN(a.layout, string_attr(node, "data_layout", "NCHW"));
   if (a.layout.empty()) return Status(Code::kInvalidModel, "data_layout is empty (expected e.g. NCHW, NHWC or NC)");
   a.channels_last = a.layout.back() == 'C';
-  a.out_scale = node.attr_float("out_scale", 1.0f);
-  a.out_bias = node.attr_float("out_bias", 0.0f);
+  QONNX_ASSIGN_OR_RETURN(a.out_scale, float_attr(node, "out_scale", 1.0f));
+  QONNX_ASSIGN_OR_RETURN(a.out_bias, float_attr(node, "out_bias", 0.0f));
   return a;
 }
 

@@ -1,3 +1,4 @@
+#include "kernels/onnx/attr_check.h"
 #include "kernels/qonnx/params.h"
 
 #include <cmath>
@@ -51,7 +52,7 @@ Result<int> bitwidth_input(const exec::KernelContext& ctx, size_t i, const char*
 }
 
 Result<RoundingMode> rounding_attr(const ir::Node& node, const char* fallback) {
-  std::string text = node.attr_string("rounding_mode", fallback);
+  QONNX_ASSIGN_OR_RETURN(const std::string text, string_attr(node, "rounding_mode", fallback));
   auto mode = parse_rounding_mode(text);
   if (!mode)
     return Status(Code::kUnsupported, fmt::format("unknown rounding_mode '{}'; accepted: {}", text,

@@ -2,6 +2,7 @@
 #include "qonnx/kernels/quant.h"
 
 #include "qonnx/exec/broadcast.h"
+#include "kernels/onnx/attr_check.h"
 #include "kernels/qonnx/fast_math.h"
 #include "kernels/qonnx/fast_kernels.h"
 #include "kernels/qonnx/params.h"
@@ -14,8 +15,8 @@ namespace qonnx::kernels {
 Result<QuantAttrs> read_quant_attrs(const ir::Node& node) {
   QuantAttrs a;
   QONNX_ASSIGN_OR_RETURN(a.mode, rounding_attr(node, "ROUND"));
-  a.is_signed = node.attr_int("signed", 1) != 0;
-  a.narrow = node.attr_int("narrow", 0) != 0;
+  QONNX_ASSIGN_OR_RETURN(a.is_signed, flag_attr(node, "signed", true));
+  QONNX_ASSIGN_OR_RETURN(a.narrow, flag_attr(node, "narrow", false));
   return a;
 }
 

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "qonnx/exec/broadcast.h"
+#include "kernels/onnx/attr_check.h"
 #include "kernels/qonnx/fast_kernels.h"
 #include "kernels/qonnx/fast_math.h"
 #include "kernels/qonnx/params.h"
@@ -118,7 +119,9 @@ struct TruncAttrs {
 
 Result<TruncAttrs> trunc_attrs(const ir::Node& node, int64_t) {
   QONNX_ASSIGN_OR_RETURN(RoundingMode mode, rounding_attr(node, "FLOOR"));
-  return TruncAttrs{mode, node.attr_int("signed", 1) != 0, node.attr_int("narrow", 0) != 0};
+  QONNX_ASSIGN_OR_RETURN(const bool is_signed, flag_attr(node, "signed", true));
+  QONNX_ASSIGN_OR_RETURN(const bool narrow, flag_attr(node, "narrow", false));
+  return TruncAttrs{mode, is_signed, narrow};
 }
 
 Status trunc_v1(exec::KernelContext& ctx, const TruncAttrs& attrs) {
