@@ -204,6 +204,20 @@ TEST_F(ThreadsTest, RunWalkCutAnywhere) {
   }
 }
 
+// Flat (same element count), scalar on either side, and a real broadcast.
+TEST_F(ThreadsTest, BinaryElementwise) {
+  const Tensor a = random_f32({4, 1000}, 31), b = random_f32({4, 1000}, 32), row = random_f32({1, 4000}, 33);
+  const Tensor scalar = scalar_f32(0.37f), column = random_f32({4, 1}, 34);
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    expect_identical(op, {a, b});
+    expect_identical(op, {a, scalar});
+    expect_identical(op, {scalar, a});
+    expect_identical(op, {a, column});
+  }
+  expect_identical("Add", {row, random_f32({4000}, 35)});
+  expect_identical("PRelu", {a, column});
+}
+
 TEST_F(ThreadsTest, NestedParallelForRunsInline) {
   exec::set_threads(4);
   std::vector<int> hits(64 * 37, 0);

@@ -100,14 +100,36 @@ void apply_unary(const Tensor& x, Tensor& out, F f) {
   });
 }
 
-// out = f(a, b) elementwise over out's dims, which a and b broadcast to.
+// out = f(a, b) elementwise over out's dims, which a and b broadcast to. An operand with as many
+// elements as out is laid out like it (broadcasting only added 1s), and a single element is one
+// value: those cases are flat loops split between threads; the rest walks the broadcast.
 template <typename A, typename B, typename Out, typename F>
-void apply_binary(const Tensor& a, const Tensor& b, Tensor& out, F&& f) {
+void apply_binary(const Tensor& a, const Tensor& b, Tensor& out, F f) {
   const A* x = a.data<A>();
   const B* y = b.data<B>();
   Out* z = out.data<Out>();
-  exec::for_each_broadcast<2>(out.dims(), {&a.dims(), &b.dims()},
-                              [&](int64_t o, const auto& off) { z[o] = f(x[off[0]], y[off[1]]); });
+  const int64_t n = out.numel();
+  const bool a_flat = a.numel() == n, b_flat = b.numel() == n;
+  if (a_flat && (b_flat || b.numel() == 1)) {
+    exec::parallel_for(n, 1, [x, y, z, f, b_flat](int64_t k0, int64_t k1) {
+      const F fn = f;
+      if (b_flat) {
+        for (int64_t k = k0; k < k1; ++k) z[k] = fn(x[k], y[k]);
+      } else {
+        const B y0 = y[0];
+        for (int64_t k = k0; k < k1; ++k) z[k] = fn(x[k], y0);
+      }
+    });
+  } else if (b_flat && a.numel() == 1) {
+    exec::parallel_for(n, 1, [x, y, z, f](int64_t k0, int64_t k1) {
+      const F fn = f;
+      const A x0 = x[0];
+      for (int64_t k = k0; k < k1; ++k) z[k] = fn(x0, y[k]);
+    });
+  } else {
+    exec::for_each_broadcast<2>(out.dims(), {&a.dims(), &b.dims()},
+                                [&](int64_t o, const auto& off) { z[o] = f(x[off[0]], y[off[1]]); });
+  }
 }
 
 // Y = f(X) in X's dtype for the types in Set; f is called with Compute<T> values.
