@@ -1,0 +1,161 @@
+// Kernels with one registry entry per range of ONNX op versions (issue 12 item 5): each version
+// behaves per its own spec, versions before the op's first have no kernel, and attributes are
+// parsed and checked once at plan time with errors naming the node and the attribute.
+#include <gtest/gtest.h>
+
+#include "support/test_util.h"
+
+namespace qonnx::test {
+namespace {
+
+// Resize-10: scales as input #1, asymmetric coordinates; 11..17: roi/scales/sizes, half_pixel by default.
+TEST(KernelVersions, ResizeTenAndElevenTransformCoordinatesPerTheirSpecs) {
+  const Tensor x = f32({1, 2}, {0, 10});
+  const Tensor scales = f32({2}, {1, 2});
+  const Attrs linear = [](io::NodeBuilder& n) { n.attr("mode", "linear"); };
+  EXPECT_EQ(values_f32(run_ok("Resize", {x, scales}, linear, 10)), (std::vector<float>{0, 5, 10, 10}));
+  EXPECT_EQ(values_f32(run_ok("Resize", {x, Tensor(), scales}, linear, 11)), (std::vector<float>{0, 2.5, 7.5, 10}));
+  EXPECT_EQ(values_f32(run_ok("Resize", {x, Tensor(), scales}, linear, 13)), (std::vector<float>{0, 2.5, 7.5, 10}));
+  expect_error(run_op("Resize", {x, scales}, linear, 9), Code::kUnsupported, "Resize");
+  // Cubic exists from 11.
+  const Attrs cubic = [](io::NodeBuilder& n) { n.attr("mode", "cubic"); };
+  expect_error(run_op("Resize", {x, scales}, cubic, 10), Code::kInvalidModel, "attribute 'mode': 'cubic' is not one of nearest, linear");
+  EXPECT_EQ(run_ok("Resize", {x, Tensor(), scales}, cubic, 11).numel(), 4);
+}
+
+// Resize-18 adds antialias, axes and keep_aspect_ratio_policy; before 18 they are not read.
+TEST(KernelVersions, ResizeEighteenReadsItsNewAttributes) {
+  const Tensor x = f32({2, 2}, {1, 2, 3, 4});
+  const Tensor sizes = i64({2}, {4, 2});
+  const Attrs not_larger = [](io::NodeBuilder& n) { n.attr("keep_aspect_ratio_policy", "not_larger"); };
+  EXPECT_EQ(run_ok("Resize", {x, Tensor(), Tensor(), sizes}, not_larger, 17).dims(), (Dims{4, 2}));
+  EXPECT_EQ(run_ok("Resize", {x, Tensor(), Tensor(), sizes}, not_larger, 18).dims(), (Dims{2, 2}));
+  const Attrs axes = [](io::NodeBuilder& n) { n.attr("axes", std::vector<int64_t>{1}); };
+  EXPECT_EQ(run_ok("Resize", {x, Tensor(), Tensor(), i64({1}, {4})}, axes, 18).dims(), (Dims{2, 4}));
+  expect_error(run_op("Resize", {x, Tensor(), Tensor(), i64({1}, {4})}, axes, 17), Code::kInvalidModel, "sizes");
+  const Attrs antialias = [](io::NodeBuilder& n) { n.attr("antialias", 1); };
+  EXPECT_EQ(run_ok("Resize", {x, Tensor(), Tensor(), sizes}, antialias, 17).dims(), (Dims{4, 2}));
+  expect_error(run_op("Resize", {x, Tensor(), Tensor(), sizes}, antialias, 18), Code::kUnsupported, "antialias");
+  const Attrs bad_policy = [](io::NodeBuilder& n) { n.attr("keep_aspect_ratio_policy", "fit"); };
+  expect_error(run_op("Resize", {x, Tensor(), Tensor(), sizes}, bad_policy, 18), Code::kInvalidModel,
+               "attribute 'keep_aspect_ratio_policy': 'fit' is not one of stretch, not_larger, not_smaller");
+}
+
+// half_pixel_symmetric is a coordinate mode from Resize-19 only.
+TEST(KernelVersions, ResizeNineteenAddsHalfPixelSymmetric) {
+  const Tensor x = f32({1, 4}, {0, 1, 2, 3});
+  const Tensor scales = f32({2}, {1, 0.5f});
+  const Attrs symmetric = [](io::NodeBuilder& n) {
+    n.attr("mode", "linear").attr("coordinate_transformation_mode", "half_pixel_symmetric");
+  };
+  EXPECT_EQ(values_f32(run_ok("Resize", {x, Tensor(), scales}, symmetric, 19)), (std::vector<float>{0.5, 2.5}));
+  expect_error(run_op("Resize", {x, Tensor(), scales}, symmetric, 18), Code::kInvalidModel,
+               "attribute 'coordinate_transformation_mode': 'half_pixel_symmetric' is not one of");
+}
+
+// A bad attribute value fails at plan time naming the node and the attribute.
+TEST(KernelVersions, BadAttributeNamesNodeAndAttribute) {
+  const Attrs bad_mode = [](io::NodeBuilder& n) { n.attr("mode", "foo"); };
+  expect_error(run_op("Resize", {f32({1, 2}, {0, 10}), Tensor(), f32({2}, {1, 2})}, bad_mode, 13), Code::kInvalidModel,
+               "node 'Resize_0' (ai.onnx::Resize): attribute 'mode': 'foo' is not one of nearest, linear, cubic");
+}
+
+// Upsample-7 takes scales as an attribute, Upsample-9 as input #1; there is no Upsample-1 kernel.
+TEST(KernelVersions, UpsampleScalesAttributeThenInput) {
+  const Tensor x = f32({1, 2}, {1, 2});
+  const Attrs scales_attr = [](io::NodeBuilder& n) { n.attr("scales", std::vector<float>{1, 2}); };
+  EXPECT_EQ(values_f32(run_ok("Upsample", {x}, scales_attr, 7)), (std::vector<float>{1, 1, 2, 2}));
+  EXPECT_EQ(values_f32(run_ok("Upsample", {x, f32({2}, {1, 2})}, nullptr, 9)), (std::vector<float>{1, 1, 2, 2}));
+  expect_error(run_op("Upsample", {x}, scales_attr, 9), Code::kInvalidModel, "scales");
+  expect_error(run_op("Upsample", {x}, scales_attr, 6), Code::kUnsupported, "Upsample");
+  const Attrs cubic = [](io::NodeBuilder& n) { n.attr("mode", "cubic").attr("scales", std::vector<float>{1, 2}); };
+  expect_error(run_op("Upsample", {x}, cubic, 7), Code::kInvalidModel, "attribute 'mode'");
+}
+
+// GatherND-11 has no batch dimensions (batch_dims is not read); GatherND-12 has.
+TEST(KernelVersions, GatherNdBatchDimsFromTwelve) {
+  const Tensor data = f32({2, 2}, {1, 2, 3, 4});
+  const Tensor indices = i64({2, 1}, {1, 0});
+  const Attrs batch = [](io::NodeBuilder& n) { n.attr("batch_dims", 1); };
+  EXPECT_EQ(values_f32(run_ok("GatherND", {data, indices}, batch, 11)), (std::vector<float>{3, 4, 1, 2}));
+  EXPECT_EQ(values_f32(run_ok("GatherND", {data, indices}, batch, 12)), (std::vector<float>{2, 3}));
+  expect_error(run_op("GatherND", {data, indices}, nullptr, 10), Code::kUnsupported, "GatherND");
+  expect_error(run_op("GatherElements", {data, i64({2, 2}, {0, 0, 0, 0})}, nullptr, 10), Code::kUnsupported, "GatherElements");
+}
+
+// Scatter reductions: none before 16, add/mul from 16, max/min from 18.
+TEST(KernelVersions, ScatterReductionsPerVersion) {
+  const Tensor data = f32({3}, {1, 1, 1});
+  const Tensor indices = i64({2}, {2, 2});
+  const Tensor updates = f32({2}, {5, 7});
+  const Attrs add = [](io::NodeBuilder& n) { n.attr("reduction", "add"); };
+  const Attrs max = [](io::NodeBuilder& n) { n.attr("reduction", "max"); };
+  EXPECT_EQ(values_f32(run_ok("ScatterElements", {data, indices, updates}, add, 15)), (std::vector<float>{1, 1, 7}));
+  EXPECT_EQ(values_f32(run_ok("ScatterElements", {data, indices, updates}, add, 16)), (std::vector<float>{1, 1, 13}));
+  expect_error(run_op("ScatterElements", {data, indices, updates}, max, 17), Code::kInvalidModel,
+               "attribute 'reduction': 'max' is not one of none, add, mul");
+  EXPECT_EQ(values_f32(run_ok("ScatterElements", {data, indices, updates}, max, 18)), (std::vector<float>{1, 1, 7}));
+  const Tensor nd_indices = i64({2, 1}, {0, 0});
+  EXPECT_EQ(values_f32(run_ok("ScatterND", {data, nd_indices, updates}, add, 13)), (std::vector<float>{7, 1, 1}));
+  EXPECT_EQ(values_f32(run_ok("ScatterND", {data, nd_indices, updates}, add, 16)), (std::vector<float>{13, 1, 1}));
+  expect_error(run_op("ScatterND", {data, nd_indices, updates}, max, 16), Code::kInvalidModel, "attribute 'reduction'");
+  EXPECT_EQ(values_f32(run_ok("ScatterND", {data, nd_indices, updates}, max, 18)), (std::vector<float>{7, 1, 1}));
+  expect_error(run_op("ScatterElements", {data, indices, updates}, nullptr, 10), Code::kUnsupported, "ScatterElements");
+}
+
+// Reshape: the shape attribute (1..4), input #1 (5..13), allowzero (14 on).
+TEST(KernelVersions, ReshapeFormsPerVersion) {
+  const Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Attrs shape_attr = [](io::NodeBuilder& n) { n.attr("shape", std::vector<int64_t>{3, 2}); };
+  EXPECT_EQ(run_ok("Reshape", {x}, shape_attr, 4).dims(), (Dims{3, 2}));
+  expect_error(run_op("Reshape", {x}, nullptr, 4), Code::kInvalidModel, "node 'Reshape_0' (ai.onnx::Reshape): attribute 'shape' is required");
+  EXPECT_EQ(run_ok("Reshape", {x, i64({2}, {3, 2})}, shape_attr, 5).dims(), (Dims{3, 2}));
+  const Tensor empty = f32({0, 3}, {});
+  const Attrs allow_zero = [](io::NodeBuilder& n) { n.attr("allowzero", 1); };
+  expect_error(run_op("Reshape", {empty, i64({2}, {3, 0})}, allow_zero, 13), Code::kInvalidModel, "cannot reshape");
+  EXPECT_EQ(run_ok("Reshape", {empty, i64({2}, {3, 0})}, allow_zero, 14).dims(), (Dims{3, 0}));
+}
+
+// Squeeze/Unsqueeze: axes as attribute (1..12), as input #1 (13 on; the attribute is not read).
+TEST(KernelVersions, SqueezeUnsqueezeAxesAttributeThenInput) {
+  const Tensor x = f32({1, 2, 1}, {1, 2});
+  const Attrs axes0 = [](io::NodeBuilder& n) { n.attr("axes", std::vector<int64_t>{0}); };
+  EXPECT_EQ(run_ok("Squeeze", {x}, axes0, 12).dims(), (Dims{2, 1}));
+  EXPECT_EQ(run_ok("Squeeze", {x}, axes0, 13).dims(), (Dims{2}));
+  EXPECT_EQ(run_ok("Squeeze", {x, i64({1}, {2})}, nullptr, 13).dims(), (Dims{1, 2}));
+  EXPECT_EQ(run_ok("Unsqueeze", {x}, axes0, 12).dims(), (Dims{1, 1, 2, 1}));
+  expect_error(run_op("Unsqueeze", {x}, axes0, 13), Code::kInvalidModel, "axes are required");
+  EXPECT_EQ(run_ok("Unsqueeze", {x, i64({1}, {3})}, nullptr, 13).dims(), (Dims{1, 2, 1, 1}));
+}
+
+// Concat's axis defaults to 1 before 4 and is required from 4; Shape slices by start/end from 15.
+TEST(KernelVersions, ConcatAxisAndShapeSlicePerVersion) {
+  const Tensor a = f32({1, 2}, {1, 2});
+  EXPECT_EQ(run_ok("Concat", {a, a}, nullptr, 3).dims(), (Dims{1, 4}));
+  expect_error(run_op("Concat", {a, a}, nullptr, 4), Code::kInvalidModel, "attribute 'axis' is required");
+  const Attrs start = [](io::NodeBuilder& n) { n.attr("start", 1); };
+  const Tensor x = f32({2, 3, 4}, {});
+  EXPECT_EQ(values<int64_t>(run_ok("Shape", {x}, start, 14)), (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(values<int64_t>(run_ok("Shape", {x}, start, 15)), (std::vector<int64_t>{3, 4}));
+  const Attrs end = [](io::NodeBuilder& n) { n.attr("end", -1); };
+  EXPECT_EQ(values<int64_t>(run_ok("Shape", {x}, end, 15)), (std::vector<int64_t>{2, 3}));
+  expect_error(run_op("Expand", {a, i64({2}, {2, 2})}, nullptr, 7), Code::kUnsupported, "Expand");
+  expect_error(run_op("Tile", {a, i64({2}, {1, 2})}, nullptr, 5), Code::kUnsupported, "Tile");
+}
+
+// DepthToSpace reads `mode` from 11 (DCR before); blocksize must be positive.
+TEST(KernelVersions, DepthToSpaceModeFromEleven) {
+  const Tensor x = f32({1, 8, 1, 1}, {0, 1, 2, 3, 4, 5, 6, 7});
+  const Attrs crd = [](io::NodeBuilder& n) { n.attr("blocksize", 2).attr("mode", "CRD"); };
+  const std::vector<float> dcr_values = {0, 2, 4, 6, 1, 3, 5, 7};
+  EXPECT_EQ(values_f32(run_ok("DepthToSpace", {x}, crd, 10)), dcr_values);
+  EXPECT_EQ(values_f32(run_ok("DepthToSpace", {x}, crd, 11)), (std::vector<float>{0, 1, 2, 3, 4, 5, 6, 7}));
+  const Attrs bad = [](io::NodeBuilder& n) { n.attr("blocksize", 2).attr("mode", "RCD"); };
+  expect_error(run_op("DepthToSpace", {x}, bad, 11), Code::kInvalidModel, "attribute 'mode': 'RCD' is not one of DCR, CRD");
+  const Attrs zero = [](io::NodeBuilder& n) { n.attr("blocksize", 0); };
+  expect_error(run_op("SpaceToDepth", {x}, zero, 13), Code::kInvalidModel, "attribute 'blocksize' must be positive");
+}
+
+
+}  // namespace
+}  // namespace qonnx::test
