@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <type_traits>
 
 #include "qonnx/exec/broadcast.h"
@@ -234,15 +235,28 @@ AxisSplit split_at(const Dims& d, size_t axis) {
   return s;
 }
 
+// ArgMax/ArgMin: axis and keepdims; select_last_index from 12 (the first extreme before).
+struct ArgAttrs {
+  int64_t axis;
+  bool keepdims;
+  bool select_last_index;
+};
+
+template <bool SelectLastIndex>
+Result<ArgAttrs> prepare_arg(const ir::Node& node, int64_t) {
+  return ArgAttrs{node.attr_int("axis", 0), node.attr_int("keepdims", 1) != 0,
+                  SelectLastIndex && node.attr_int("select_last_index", 0) != 0};
+}
+
 template <bool kMax>
-Status arg_extreme(exec::KernelContext& ctx) {
+Status arg_extreme(exec::KernelContext& ctx, const ArgAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
   const int64_t rank = static_cast<int64_t>(x->rank());
-  int64_t axis = ctx.attr_int("axis", 0);
+  int64_t axis = attrs.axis;
   if (!normalize_axis(axis, std::max<int64_t>(rank, 1), &axis) || rank == 0)
-    return ctx.error(Code::kInvalidModel, "axis {} is out of range for rank {}", ctx.attr_int("axis", 0), rank);
-  const bool keepdims = ctx.attr_int("keepdims", 1) != 0;
-  const bool last = ctx.op_version() >= 12 && ctx.attr_int("select_last_index", 0) != 0;
+    return ctx.error(Code::kInvalidModel, "axis {} is out of range for rank {}", attrs.axis, rank);
+  const bool keepdims = attrs.keepdims;
+  const bool last = attrs.select_last_index;
   const AxisSplit s = split_at(x->dims(), static_cast<size_t>(axis));
   if (s.dim == 0 && x->numel() == 0 && s.outer * s.inner > 0)
     return ctx.input_error(Code::kInvalidModel, 0, "cannot take the arg{} of an empty axis", kMax ? "max" : "min");
@@ -280,7 +294,15 @@ Status arg_extreme(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
-Status cum_sum(exec::KernelContext& ctx) {
+struct CumSumAttrs {
+  bool exclusive, reverse;
+};
+
+Result<CumSumAttrs> prepare_cum_sum(const ir::Node& node, int64_t) {
+  return CumSumAttrs{node.attr_int("exclusive", 0) != 0, node.attr_int("reverse", 0) != 0};
+}
+
+Status cum_sum(exec::KernelContext& ctx, const CumSumAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "x"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* axis_t, ctx.required(1, "axis"));
   auto axis_v = read_ints(*axis_t);
@@ -290,7 +312,7 @@ Status cum_sum(exec::KernelContext& ctx) {
   int64_t axis = (*axis_v)[0];
   if (rank == 0 || !normalize_axis(axis, rank, &axis))
     return ctx.input_error(Code::kInvalidModel, 1, "axis {} is out of range for rank {}", (*axis_v)[0], rank);
-  const bool exclusive = ctx.attr_int("exclusive", 0) != 0, reverse = ctx.attr_int("reverse", 0) != 0;
+  const bool exclusive = attrs.exclusive, reverse = attrs.reverse;
   const AxisSplit s = split_at(x->dims(), static_cast<size_t>(axis));
   Tensor out(x->dtype(), x->dims());
   bool ok = exec::visit_dtype(x->dtype(), [&](auto tag) {
@@ -322,11 +344,28 @@ Status cum_sum(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
-Status top_k(exec::KernelContext& ctx) {
+// TopK: k as attribute (1..9) or input #1 (10 on); `largest` from 11 (always largest before).
+// The output is always sorted, which `sorted` = 0 (11 on) allows.
+enum class TopKForm { kAttribute, kInput, kInputLargest };
+struct TopKAttrs {
+  std::optional<int64_t> k;  // kAttribute
+  int64_t axis;
+  bool largest = true;
+};
+
+template <TopKForm Form>
+Result<TopKAttrs> prepare_top_k(const ir::Node& node, int64_t) {
+  TopKAttrs a{std::nullopt, node.attr_int("axis", -1), true};
+  if (Form == TopKForm::kAttribute) a.k = node.attr_int("k", -1);
+  if (Form == TopKForm::kInputLargest) a.largest = node.attr_int("largest", 1) != 0;
+  return a;
+}
+
+Status top_k(exec::KernelContext& ctx, const TopKAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   int64_t k = 0;
-  if (ctx.op_version() < 10) {
-    k = ctx.attr_int("k", -1);
+  if (attrs.k) {
+    k = *attrs.k;
   } else {
     QONNX_ASSIGN_OR_RETURN(const Tensor* kt, ctx.required(1, "K"));
     auto v = read_ints(*kt);
@@ -334,12 +373,12 @@ Status top_k(exec::KernelContext& ctx) {
     k = (*v)[0];
   }
   const int64_t rank = static_cast<int64_t>(x->rank());
-  int64_t axis = ctx.attr_int("axis", -1);
+  int64_t axis = attrs.axis;
   if (rank == 0 || !normalize_axis(axis, rank, &axis))
-    return ctx.error(Code::kInvalidModel, "axis {} is out of range for rank {}", ctx.attr_int("axis", -1), rank);
+    return ctx.error(Code::kInvalidModel, "axis {} is out of range for rank {}", attrs.axis, rank);
   const AxisSplit s = split_at(x->dims(), static_cast<size_t>(axis));
   if (k < 0 || k > s.dim) return ctx.error(Code::kInvalidModel, "k = {} is outside [0, {}] (axis size)", k, s.dim);
-  const bool largest = ctx.op_version() < 11 || ctx.attr_int("largest", 1) != 0;
+  const bool largest = attrs.largest;
   Dims out_dims = x->dims();
   out_dims[static_cast<size_t>(axis)] = k;
   Tensor values(x->dtype(), out_dims), indices(DType::kInt64, out_dims);
@@ -391,9 +430,9 @@ void add_reduce(exec::KernelRegistry& r, const char* op) {
   r.add("", op, {1, since - 1}, exec::typed_kernel<ReduceAttrs, prepare_reduce<false, false>, reduce<K>>());
   if constexpr (K == Reduce::kMax || K == Reduce::kMin) {
     r.add("", op, {since, 19}, exec::typed_kernel<ReduceAttrs, prepare_reduce<true, false>, reduce<K>>());
-    r.add("", op, {20}, exec::typed_kernel<ReduceAttrs, prepare_reduce<true, true>, reduce<K>>());
+    r.add("", op, {20, exec::kNoUpperVersion}, exec::typed_kernel<ReduceAttrs, prepare_reduce<true, true>, reduce<K>>());
   } else {
-    r.add("", op, {since}, exec::typed_kernel<ReduceAttrs, prepare_reduce<true, false>, reduce<K>>());
+    r.add("", op, {since, exec::kNoUpperVersion}, exec::typed_kernel<ReduceAttrs, prepare_reduce<true, false>, reduce<K>>());
   }
 }
 
@@ -410,14 +449,16 @@ void register_reduce_kernels(exec::KernelRegistry& r) {
   add_reduce<Reduce::kLogSum>(r, "ReduceLogSum");
   add_reduce<Reduce::kLogSumExp>(r, "ReduceLogSumExp");
   add_reduce<Reduce::kSumSquare>(r, "ReduceSumSquare");
-  r.add("", "ArgMax", 1, arg_extreme<true>);
-  r.add("", "ArgMax", 12, arg_extreme<true>);
-  r.add("", "ArgMin", 1, arg_extreme<false>);
-  r.add("", "ArgMin", 12, arg_extreme<false>);
-  r.add("", "CumSum", 11, cum_sum);
-  r.add("", "TopK", 1, top_k);
-  r.add("", "TopK", 10, top_k);
-  r.add("", "TopK", 11, top_k);
+  using exec::typed_kernel;
+  constexpr int kLatest = exec::kNoUpperVersion;
+  r.add("", "ArgMax", {1, 11}, typed_kernel<ArgAttrs, prepare_arg<false>, arg_extreme<true>>());
+  r.add("", "ArgMax", {12, kLatest}, typed_kernel<ArgAttrs, prepare_arg<true>, arg_extreme<true>>());
+  r.add("", "ArgMin", {1, 11}, typed_kernel<ArgAttrs, prepare_arg<false>, arg_extreme<false>>());
+  r.add("", "ArgMin", {12, kLatest}, typed_kernel<ArgAttrs, prepare_arg<true>, arg_extreme<false>>());
+  r.add("", "CumSum", {11, kLatest}, typed_kernel<CumSumAttrs, prepare_cum_sum, cum_sum>());
+  r.add("", "TopK", {1, 9}, typed_kernel<TopKAttrs, prepare_top_k<TopKForm::kAttribute>, top_k>());
+  r.add("", "TopK", {10, 10}, typed_kernel<TopKAttrs, prepare_top_k<TopKForm::kInput>, top_k>());
+  r.add("", "TopK", {11, kLatest}, typed_kernel<TopKAttrs, prepare_top_k<TopKForm::kInputLargest>, top_k>());
 }
 
 }  // namespace qonnx::kernels
