@@ -127,16 +127,26 @@ Status mish(exec::KernelContext& ctx) {
   return unary_kernel<kFloats>(ctx, [](auto v) { return v * std::tanh(v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v))); });
 }
 
+// Gelu's `approximate`: "none" (the normal CDF) or "tanh".
+struct GeluAttrs {
+  bool tanh;
+};
+
+Result<GeluAttrs> gelu_attrs(const ir::Node& node, int64_t) {
+  const std::string approximate = node.attr_string("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    return Status(Code::kInvalidModel, fmt::format("Gelu approximate '{}' is not 'none' or 'tanh'", approximate));
+  return GeluAttrs{approximate == "tanh"};
+}
+
 // Gelu (opset 20): x * Phi(x) with the normal CDF (approximate "none"), or its tanh approximation.
-Status gelu(exec::KernelContext& ctx) {
-  const std::string approximate = ctx.attr_string("approximate", "none");
-  if (approximate == "tanh")
+Status gelu(exec::KernelContext& ctx, const GeluAttrs& attrs) {
+  if (attrs.tanh)
     return unary_kernel<kFloats>(ctx, [](auto v) {
       using C = decltype(v);
       const C k = static_cast<C>(0.7978845608028654);  // sqrt(2 / pi)
       return static_cast<C>(0.5) * v * (static_cast<C>(1) + std::tanh(k * (v + static_cast<C>(0.044715) * v * v * v)));
     });
-  if (approximate != "none") return ctx.error(Code::kInvalidModel, "Gelu approximate '{}' is not 'none' or 'tanh'", approximate);
   return unary_kernel<kFloats>(ctx, [](auto v) {
     using C = decltype(v);
     return static_cast<C>(0.5) * v * (static_cast<C>(1) + std::erf(v * static_cast<C>(0.7071067811865476)));  // 1 / sqrt(2)
@@ -312,21 +322,21 @@ Status dropout(exec::KernelContext& ctx) {
 
 void register_activation_kernels(exec::KernelRegistry& r) {
   constexpr int kLatest = exec::kNoUpperVersion;
-  r.add("", "Relu", 6, relu);
+  r.add("", "Relu", {6, kLatest}, relu);
   r.add("", "LeakyRelu", {6, kLatest}, exec::typed_kernel<Alpha, leaky_relu_attrs, leaky_relu>());
   r.add("", "PRelu", {6, 6}, exec::Kernel{prelu<true>, nullptr, {}});
   r.add("", "PRelu", {7, kLatest}, exec::Kernel{prelu<false>, nullptr, {}});
   r.add("", "Elu", {6, kLatest}, exec::typed_kernel<Alpha, elu_attrs, elu>());
   r.add("", "Selu", {6, kLatest}, exec::typed_kernel<SeluAttrs, selu_attrs, selu>());
   r.add("", "Celu", {12, kLatest}, exec::typed_kernel<Alpha, celu_attrs, celu>());
-  r.add("", "Sigmoid", 6, sigmoid);
+  r.add("", "Sigmoid", {6, kLatest}, sigmoid);
   r.add("", "HardSigmoid", {6, kLatest}, exec::typed_kernel<AlphaBeta, hard_sigmoid_attrs, hard_sigmoid>());
-  r.add("", "HardSwish", 14, hard_swish);
-  r.add("", "Tanh", 6, tanh);
-  r.add("", "Softplus", 1, softplus);
-  r.add("", "Mish", 18, mish);
-  r.add("", "Gelu", 20, gelu);
-  r.add("", "Softsign", 1, softsign);
+  r.add("", "HardSwish", {14, kLatest}, hard_swish);
+  r.add("", "Tanh", {6, kLatest}, tanh);
+  r.add("", "Softplus", {1, kLatest}, softplus);
+  r.add("", "Mish", {18, kLatest}, mish);
+  r.add("", "Gelu", {20, kLatest}, exec::typed_kernel<GeluAttrs, gelu_attrs, gelu>());
+  r.add("", "Softsign", {1, kLatest}, softsign);
   r.add("", "ThresholdedRelu", {10, kLatest}, exec::typed_kernel<Alpha, thresholded_relu_attrs, thresholded_relu>());
   r.add("", "Shrink", {9, kLatest}, exec::typed_kernel<ShrinkAttrs, shrink_attrs, shrink>());
   // Clip's bounds moved from attributes to inputs at 11.
