@@ -156,6 +156,73 @@ TEST(KernelVersions, DepthToSpaceModeFromEleven) {
   expect_error(run_op("SpaceToDepth", {x}, zero, 13), Code::kInvalidModel, "attribute 'blocksize' must be positive");
 }
 
+// ArgMax/ArgMin read select_last_index from 12; TopK takes k as attribute before 10 and reads
+// `largest` from 11; CumSum exists from 11.
+TEST(KernelVersions, ArgTopKCumSumPerVersion) {
+  const Tensor x = f32({4}, {1, 3, 3, 0});
+  const Attrs last = [](io::NodeBuilder& n) { n.attr("select_last_index", 1); };
+  EXPECT_EQ(values<int64_t>(run_ok("ArgMax", {x}, last, 11)), (std::vector<int64_t>{1}));
+  EXPECT_EQ(values<int64_t>(run_ok("ArgMax", {x}, last, 12)), (std::vector<int64_t>{2}));
+  EXPECT_EQ(values<int64_t>(run_ok("ArgMin", {f32({3}, {0, 1, 0})}, last, 11)), (std::vector<int64_t>{0}));
+  EXPECT_EQ(values<int64_t>(run_ok("ArgMin", {f32({3}, {0, 1, 0})}, last, 12)), (std::vector<int64_t>{2}));
+
+  const Attrs k2 = [](io::NodeBuilder& n) { n.attr("k", 2); };
+  EXPECT_EQ(values_f32(run_ok("TopK", {x}, k2, 9)), (std::vector<float>{3, 3}));
+  const Attrs smallest = [](io::NodeBuilder& n) { n.attr("largest", 0); };
+  EXPECT_EQ(values_f32(run_ok("TopK", {x, i64({1}, {2})}, smallest, 10)), (std::vector<float>{3, 3}));
+  EXPECT_EQ(values_f32(run_ok("TopK", {x, i64({1}, {2})}, smallest, 11)), (std::vector<float>{0, 1}));
+
+  const Attrs reverse = [](io::NodeBuilder& n) { n.attr("reverse", 1); };
+  EXPECT_EQ(values_f32(run_ok("CumSum", {x, i64({}, {0})}, reverse, 11)), (std::vector<float>{7, 6, 3, 0}));
+  expect_error(run_op("CumSum", {x, i64({}, {0})}, reverse, 10), Code::kUnsupported, "CumSum");
+}
+
+// Binary ops 1..6 align B at attribute `axis` when broadcast=1; from 7 they broadcast as numpy and
+// the attributes are not read.
+TEST(KernelVersions, LegacyBroadcastBeforeSeven) {
+  const Tensor a = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor b = f32({2}, {10, 20});
+  const Attrs at_axis0 = [](io::NodeBuilder& n) { n.attr("broadcast", 1).attr("axis", 0); };
+  EXPECT_EQ(values_f32(run_ok("Add", {a, b}, at_axis0, 6)), (std::vector<float>{11, 12, 13, 24, 25, 26}));
+  EXPECT_EQ(values_f32(run_ok("Sub", {a, b}, at_axis0, 1)), (std::vector<float>{-9, -8, -7, -16, -15, -14}));
+  expect_error(run_op("Add", {a, b}, at_axis0, 7), Code::kInvalidModel, "");
+  EXPECT_EQ(bools(run_ok("Less", {a, f32({2}, {2, 5})}, at_axis0, 6)),
+            (std::vector<bool>{true, false, false, true, false, false}));
+  expect_error(run_op("Less", {a, f32({2}, {2, 5})}, at_axis0, 9), Code::kInvalidModel, "");
+  const Attrs bad_axis = [](io::NodeBuilder& n) { n.attr("broadcast", 1).attr("axis", 1); };
+  expect_error(run_op("Mul", {a, a}, bad_axis, 6), Code::kInvalidModel, "does not fit");
+}
+
+// Mod exists from 10 and reads fmod.
+TEST(KernelVersions, ModFromTen) {
+  const Tensor a = i32({2}, {-7, 7});
+  const Tensor b = i32({2}, {3, -3});
+  EXPECT_EQ(values<int32_t>(run_ok("Mod", {a, b}, nullptr, 10)), (std::vector<int32_t>{2, -2}));
+  const Attrs fmod = [](io::NodeBuilder& n) { n.attr("fmod", 1); };
+  EXPECT_EQ(values<int32_t>(run_ok("Mod", {a, b}, fmod, 13)), (std::vector<int32_t>{-1, 1}));
+  expect_error(run_op("Mod", {a, b}, nullptr, 9), Code::kUnsupported, "Mod");
+}
+
+// Constant's value_float/value_int(s)/value_string(s) exist from 12; before, only `value`.
+TEST(KernelVersions, ConstantScalarAttributesFromTwelve) {
+  const Attrs value_float = [](io::NodeBuilder& n) { n.attr("value_float", 2.5f); };
+  expect_error(run_op("Constant", {}, value_float, 11), Code::kInvalidModel, "exactly one value attribute, got 0");
+  const Tensor c = run_ok("Constant", {}, value_float, 12);
+  EXPECT_EQ(c.dims(), Dims{});
+  EXPECT_EQ(values_f32(c), (std::vector<float>{2.5f}));
+  const Attrs value = [](io::NodeBuilder& n) { n.attr("value", i64({2}, {4, 5})); };
+  EXPECT_EQ(values<int64_t>(run_ok("Constant", {}, value, 1)), (std::vector<int64_t>{4, 5}));
+}
+
+// Einsum exists from 12; its equation is checked at plan time.
+TEST(KernelVersions, EinsumEquationAtPlanTime) {
+  const Tensor a = f32({2, 2}, {1, 2, 3, 4});
+  const Attrs trace = [](io::NodeBuilder& n) { n.attr("equation", "i i ->"); };
+  EXPECT_EQ(values_f32(run_ok("Einsum", {a}, trace, 12)), (std::vector<float>{5}));
+  expect_error(run_op("Einsum", {a}, trace, 11), Code::kUnsupported, "Einsum");
+  expect_error(run_op("Einsum", {a}, nullptr, 12), Code::kInvalidModel,
+               "node 'Einsum_0' (ai.onnx::Einsum): attribute equation is required");
+}
 
 }  // namespace
 }  // namespace qonnx::test
