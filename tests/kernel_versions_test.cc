@@ -224,5 +224,15 @@ TEST(KernelVersions, EinsumEquationAtPlanTime) {
                "node 'Einsum_0' (ai.onnx::Einsum): attribute equation is required");
 }
 
+// Ops whose version 1 differs from 6 only by `consumed_inputs` run from opset 1.
+TEST(KernelVersions, VersionOneOpsRunFromOpsetOne) {
+  const Tensor x = f32({3}, {-1, 0, 4});
+  EXPECT_EQ(values_f32(run_ok("Relu", {x}, nullptr, 1)), (std::vector<float>{0, 0, 4}));
+  EXPECT_EQ(values_f32(run_ok("Neg", {x}, nullptr, 5)), (std::vector<float>{1, -0.0f, -4}));
+  EXPECT_EQ(values_f32(run_ok("Sqrt", {f32({2}, {4, 9})}, nullptr, 1)), (std::vector<float>{2, 3}));
+  EXPECT_EQ(values_f32(run_ok("Sum", {x, x}, nullptr, 5)), (std::vector<float>{-2, 0, 8}));
+  EXPECT_EQ(values_f32(run_ok("Max", {x, f32({3}, {0, 1, 2})}, nullptr, 1)), (std::vector<float>{0, 1, 4}));
+}
+
 }  // namespace
 }  // namespace qonnx::test

@@ -322,17 +322,18 @@ Status dropout(exec::KernelContext& ctx) {
 
 void register_activation_kernels(exec::KernelRegistry& r) {
   constexpr int kLatest = exec::kNoUpperVersion;
-  r.add("", "Relu", {6, kLatest}, relu);
+  // Relu, Sigmoid and Tanh 1 also had `consumed_inputs` (an in-place hint, not read).
+  r.add("", "Relu", {1, kLatest}, relu);
   r.add("", "LeakyRelu", {6, kLatest}, exec::typed_kernel<Alpha, leaky_relu_attrs, leaky_relu>());
   r.add("", "PRelu", {6, 6}, exec::Kernel{prelu<true>, nullptr, {}});
   r.add("", "PRelu", {7, kLatest}, exec::Kernel{prelu<false>, nullptr, {}});
   r.add("", "Elu", {6, kLatest}, exec::typed_kernel<Alpha, elu_attrs, elu>());
   r.add("", "Selu", {6, kLatest}, exec::typed_kernel<SeluAttrs, selu_attrs, selu>());
   r.add("", "Celu", {12, kLatest}, exec::typed_kernel<Alpha, celu_attrs, celu>());
-  r.add("", "Sigmoid", {6, kLatest}, sigmoid);
+  r.add("", "Sigmoid", {1, kLatest}, sigmoid);
   r.add("", "HardSigmoid", {6, kLatest}, exec::typed_kernel<AlphaBeta, hard_sigmoid_attrs, hard_sigmoid>());
   r.add("", "HardSwish", {14, kLatest}, hard_swish);
-  r.add("", "Tanh", {6, kLatest}, tanh);
+  r.add("", "Tanh", {1, kLatest}, tanh);
   r.add("", "Softplus", {1, kLatest}, softplus);
   r.add("", "Mish", {18, kLatest}, mish);
   r.add("", "Gelu", {20, kLatest}, exec::typed_kernel<GeluAttrs, gelu_attrs, gelu>());

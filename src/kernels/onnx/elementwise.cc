@@ -258,12 +258,12 @@ void register_elementwise_kernels(exec::KernelRegistry& r) {
   add_binary_op<pow>(r, "Pow");
   constexpr int kLatest = exec::kNoUpperVersion;
   r.add("", "Mod", {10, kLatest}, exec::typed_kernel<ModAttrs, prepare_mod, mod>());
-  // Max/Min/Sum/Mean before 8 required equal shapes; broadcasting them is a superset. Their versions
-  // 1..5 (consumed_inputs) have no kernel.
-  r.add("", "Max", {6, kLatest}, max);
-  r.add("", "Min", {6, kLatest}, min);
-  r.add("", "Sum", {6, kLatest}, sum);
-  r.add("", "Mean", {6, kLatest}, mean);
+  // Max/Min/Sum/Mean before 8 required equal shapes; broadcasting them is a superset. Version 1 also
+  // had `consumed_inputs` (an in-place hint, not read).
+  r.add("", "Max", {1, kLatest}, max);
+  r.add("", "Min", {1, kLatest}, min);
+  r.add("", "Sum", {1, kLatest}, sum);
+  r.add("", "Mean", {1, kLatest}, mean);
   r.add("", "Where", {9, kLatest}, where);
 }
 

@@ -72,17 +72,17 @@ QONNX_UNARY(atanh, kFloats, std::atanh(v))
 }  // namespace
 
 void register_unary_kernels(exec::KernelRegistry& r) {
-  // Versions 6 and 13 only widened the type lists.
-  r.add("", "Neg", {6, exec::kNoUpperVersion}, neg);
-  r.add("", "Abs", {6, exec::kNoUpperVersion}, abs);
+  // Version 1 also had `consumed_inputs` (an in-place hint, not read); 6 and 13 only widened the types.
+  r.add("", "Neg", {1, exec::kNoUpperVersion}, neg);
+  r.add("", "Abs", {1, exec::kNoUpperVersion}, abs);
   r.add("", "Sign", {9, exec::kNoUpperVersion}, sign_kernel);
-  r.add("", "Sqrt", {6, exec::kNoUpperVersion}, sqrt);
-  r.add("", "Reciprocal", {6, exec::kNoUpperVersion}, reciprocal);
-  r.add("", "Exp", {6, exec::kNoUpperVersion}, exp);
-  r.add("", "Log", {6, exec::kNoUpperVersion}, log);
+  r.add("", "Sqrt", {1, exec::kNoUpperVersion}, sqrt);
+  r.add("", "Reciprocal", {1, exec::kNoUpperVersion}, reciprocal);
+  r.add("", "Exp", {1, exec::kNoUpperVersion}, exp);
+  r.add("", "Log", {1, exec::kNoUpperVersion}, log);
   r.add("", "Erf", {9, exec::kNoUpperVersion}, erf);
-  r.add("", "Floor", {6, exec::kNoUpperVersion}, floor);
-  r.add("", "Ceil", {6, exec::kNoUpperVersion}, ceil);
+  r.add("", "Floor", {1, exec::kNoUpperVersion}, floor);
+  r.add("", "Ceil", {1, exec::kNoUpperVersion}, ceil);
   r.add("", "Round", {11, exec::kNoUpperVersion}, round);
   r.add("", "Sin", {7, exec::kNoUpperVersion}, sin);
   r.add("", "Cos", {7, exec::kNoUpperVersion}, cos);
