@@ -58,6 +58,16 @@ TEST(KernelVersions, BadAttributeNamesNodeAndAttribute) {
   const Attrs bad_mode = [](io::NodeBuilder& n) { n.attr("mode", "foo"); };
   expect_error(run_op("Resize", {f32({1, 2}, {0, 10}), Tensor(), f32({2}, {1, 2})}, bad_mode, 13), Code::kInvalidModel,
                "node 'Resize_0' (ai.onnx::Resize): attribute 'mode': 'foo' is not one of nearest, linear, cubic");
+  // No INT <-> FLOAT coercion: an attribute of the wrong type is an error naming it.
+  const Attrs float_axis = [](io::NodeBuilder& n) { n.attr("axis", 1.0f); };
+  expect_error(run_op("Gather", {f32({2, 2}, {1, 2, 3, 4}), i64({1}, {0})}, float_axis, 13), Code::kInvalidModel,
+               "node 'Gather_0' (ai.onnx::Gather): attribute 'axis' must be INT, got FLOAT");
+  const Attrs int_mode = [](io::NodeBuilder& n) { n.attr("mode", 1); };
+  expect_error(run_op("Resize", {f32({1, 2}, {0, 10}), Tensor(), f32({2}, {1, 2})}, int_mode, 13), Code::kInvalidModel,
+               "attribute 'mode' must be STRING, got INT");
+  const Attrs int_extrapolation = [](io::NodeBuilder& n) { n.attr("extrapolation_value", 0); };
+  expect_error(run_op("Resize", {f32({1, 2}, {0, 10}), Tensor(), f32({2}, {1, 2})}, int_extrapolation, 13),
+               Code::kInvalidModel, "attribute 'extrapolation_value' must be FLOAT, got INT");
 }
 
 // Upsample-7 takes scales as an attribute, Upsample-9 as input #1; there is no Upsample-1 kernel.

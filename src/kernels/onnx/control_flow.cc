@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/axis.h"
 #include "kernels/onnx/onnx_kernels.h"
 
@@ -226,13 +227,22 @@ struct ScanAttrs {
 };
 
 Result<ScanAttrs> scan9_attrs(const ir::Node& node, int64_t) {
-  return ScanAttrs{node.attr_int("num_scan_inputs", 0), node.attr_ints("scan_input_axes"),
-                   node.attr_ints("scan_input_directions"), node.attr_ints("scan_output_axes"),
-                   node.attr_ints("scan_output_directions"), body_output_dtypes(node)};
+  ScanAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.num_scan_inputs, int_attr(node, "num_scan_inputs", 0));
+  QONNX_ASSIGN_OR_RETURN(a.input_axes, ints_attr(node, "scan_input_axes"));
+  QONNX_ASSIGN_OR_RETURN(a.input_directions, ints_attr(node, "scan_input_directions"));
+  QONNX_ASSIGN_OR_RETURN(a.output_axes, ints_attr(node, "scan_output_axes"));
+  QONNX_ASSIGN_OR_RETURN(a.output_directions, ints_attr(node, "scan_output_directions"));
+  a.body_outputs = body_output_dtypes(node);
+  return a;
 }
 
 Result<ScanAttrs> scan8_attrs(const ir::Node& node, int64_t) {
-  return ScanAttrs{node.attr_int("num_scan_inputs", 0), {}, node.attr_ints("directions"), {}, {}, body_output_dtypes(node)};
+  ScanAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.num_scan_inputs, int_attr(node, "num_scan_inputs", 0));
+  QONNX_ASSIGN_OR_RETURN(a.input_directions, ints_attr(node, "directions"));
+  a.body_outputs = body_output_dtypes(node);
+  return a;
 }
 
 // Scan 9+: inputs are the initial states, then num_scan_inputs scanned tensors.

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/dtype_dispatch.h"
 
@@ -54,7 +55,8 @@ struct EinsumAttrs {
 
 Result<EinsumAttrs> prepare_einsum(const ir::Node& node, int64_t) {
   EinsumAttrs a;
-  for (char c : node.attr_string("equation", ""))
+  QONNX_ASSIGN_OR_RETURN(const std::string equation, string_attr(node, "equation", ""));
+  for (char c : equation)
     if (!std::isspace(static_cast<unsigned char>(c))) a.equation += c;
   if (a.equation.empty()) return Status(Code::kInvalidModel, "attribute equation is required");
   return a;

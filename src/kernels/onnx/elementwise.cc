@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
 
@@ -102,7 +103,10 @@ struct ModAttrs {
   bool c_fmod;
 };
 
-Result<ModAttrs> prepare_mod(const ir::Node& node, int64_t) { return ModAttrs{node.attr_int("fmod", 0) != 0}; }
+Result<ModAttrs> prepare_mod(const ir::Node& node, int64_t) {
+  QONNX_ASSIGN_OR_RETURN(const bool c_fmod, flag_attr(node, "fmod", false));
+  return ModAttrs{c_fmod};
+}
 
 Status mod(exec::KernelContext& ctx, const ModAttrs& attrs) {
   const bool c_fmod = attrs.c_fmod;

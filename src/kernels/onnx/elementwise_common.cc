@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/axis.h"
 #include "kernels/onnx/element_copy.h"
 
@@ -28,8 +29,11 @@ Result<Dims> elementwise_output_dims(const exec::KernelContext& ctx, const std::
 
 Result<LegacyBroadcast> prepare_legacy_broadcast(const ir::Node& node, int64_t) {
   LegacyBroadcast lb;
-  lb.at_axis = node.attr_int("broadcast", 0) != 0 && node.has_attr("axis");
-  if (lb.at_axis) lb.axis = node.attr_int("axis", 0);
+  QONNX_ASSIGN_OR_RETURN(const bool broadcast, flag_attr(node, "broadcast", false));
+  lb.at_axis = broadcast && node.has_attr("axis");
+  if (lb.at_axis) {
+    QONNX_ASSIGN_OR_RETURN(lb.axis, int_attr(node, "axis", 0));
+  }
   return lb;
 }
 

@@ -36,7 +36,9 @@ struct AxisAttrs {
 
 Result<AxisAttrs> prepare_axis(const ir::Node& node, int64_t) {
   AxisAttrs a;
-  if (node.has_attr("axis")) a.axis = node.attr_int("axis", 0);
+  if (node.has_attr("axis")) {
+    QONNX_ASSIGN_OR_RETURN(a.axis, int_attr(node, "axis", 0));
+  }
   return a;
 }
 
@@ -125,7 +127,11 @@ struct GatherNdAttrs {
 
 template <bool BatchDims>
 Result<GatherNdAttrs> prepare_gather_nd(const ir::Node& node, int64_t) {
-  return GatherNdAttrs{BatchDims ? node.attr_int("batch_dims", 0) : 0};
+  GatherNdAttrs a;
+  if (BatchDims) {
+    QONNX_ASSIGN_OR_RETURN(a.batch_dims, int_attr(node, "batch_dims", 0));
+  }
+  return a;
 }
 
 Status gather_nd(exec::KernelContext& ctx, const GatherNdAttrs& attrs) {
@@ -223,7 +229,7 @@ Result<ScatterAttrs> prepare_scatter(const ir::Node& node, int64_t version) {
   ScatterAttrs a;
   QONNX_ASSIGN_OR_RETURN(a.axis, prepare_axis(node, version));
   if (R == Reductions::kNone) return a;
-  a.reduction = node.attr_string("reduction", "none");
+  QONNX_ASSIGN_OR_RETURN(a.reduction, string_attr(node, "reduction", "none"));
   if (R == Reductions::kAddMul) QONNX_RETURN_IF_ERROR(check_one_of("reduction", a.reduction, {"none", "add", "mul"}));
   else QONNX_RETURN_IF_ERROR(check_one_of("reduction", a.reduction, {"none", "add", "mul", "max", "min"}));
   return a;
@@ -289,7 +295,10 @@ struct OneHotAttrs {
   int64_t axis;
 };
 
-Result<OneHotAttrs> prepare_one_hot(const ir::Node& node, int64_t) { return OneHotAttrs{node.attr_int("axis", -1)}; }
+Result<OneHotAttrs> prepare_one_hot(const ir::Node& node, int64_t) {
+  QONNX_ASSIGN_OR_RETURN(const int64_t axis, int_attr(node, "axis", -1));
+  return OneHotAttrs{axis};
+}
 
 Status one_hot(exec::KernelContext& ctx, const OneHotAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* ind, ctx.required(0, "indices"));

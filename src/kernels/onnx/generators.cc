@@ -3,6 +3,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/axes.h"
 #include "kernels/onnx/element_copy.h"
 #include "kernels/onnx/onnx_kernels.h"
@@ -31,20 +32,22 @@ Result<ConstantAttrs> prepare_constant(const ir::Node& node, int64_t) {
   } else if (node.has_attr("sparse_value")) {
     return Status(Code::kUnsupported, "sparse_value constants are not supported");
   } else if (node.has_attr("value_float")) {
-    a.value = Tensor::scalar<float>(DType::kFloat, node.attr_float("value_float", 0.0f));
+    QONNX_ASSIGN_OR_RETURN(const float v, float_attr(node, "value_float", 0.0f));
+    a.value = Tensor::scalar<float>(DType::kFloat, v);
   } else if (node.has_attr("value_int")) {
-    a.value = Tensor::scalar<int64_t>(DType::kInt64, node.attr_int("value_int", 0));
+    QONNX_ASSIGN_OR_RETURN(const int64_t v, int_attr(node, "value_int", 0));
+    a.value = Tensor::scalar<int64_t>(DType::kInt64, v);
   } else if (node.has_attr("value_floats")) {
-    std::vector<float> v = node.attr_floats("value_floats");
+    QONNX_ASSIGN_OR_RETURN(const std::vector<float> v, floats_attr(node, "value_floats"));
     a.value = Tensor(DType::kFloat, {static_cast<int64_t>(v.size())});
     std::copy(v.begin(), v.end(), a.value.data<float>());
   } else if (node.has_attr("value_ints")) {
-    std::vector<int64_t> v = node.attr_ints("value_ints");
+    QONNX_ASSIGN_OR_RETURN(const std::vector<int64_t> v, ints_attr(node, "value_ints"));
     a.value = Tensor(DType::kInt64, {static_cast<int64_t>(v.size())});
     std::copy(v.begin(), v.end(), a.value.data<int64_t>());
   } else if (node.has_attr("value_string")) {
     a.value = Tensor(DType::kString, {});
-    a.value.strings()[0] = node.attr_string("value_string", "");
+    QONNX_ASSIGN_OR_RETURN(a.value.strings()[0], string_attr(node, "value_string", ""));
   } else {
     std::vector<std::string> v = node.attr_strings("value_strings");
     a.value = Tensor(DType::kString, {static_cast<int64_t>(v.size())});
@@ -143,9 +146,10 @@ Status check_eye_like_dtype(DType dtype) {
 }
 
 Result<EyeLikeAttrs> eye_like_attrs(const ir::Node& node, int64_t) {
-  EyeLikeAttrs a{std::nullopt, node.attr_int("k", 0)};
+  EyeLikeAttrs a{std::nullopt, 0};
+  QONNX_ASSIGN_OR_RETURN(a.k, int_attr(node, "k", 0));
   if (node.has_attr("dtype")) {
-    const int64_t dtype_attr = node.attr_int("dtype", 0);
+    QONNX_ASSIGN_OR_RETURN(const int64_t dtype_attr, int_attr(node, "dtype", 0));
     if (dtype_attr < 0 || dtype_attr > INT32_MAX || !dtype_known(static_cast<int32_t>(dtype_attr)))
       return Status(Code::kInvalidModel, fmt::format("unknown dtype {}", dtype_attr));
     a.dtype = static_cast<DType>(dtype_attr);

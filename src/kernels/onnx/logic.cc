@@ -4,6 +4,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
 
@@ -90,7 +91,7 @@ struct ShiftDirection {
 };
 
 Result<ShiftDirection> shift_direction(const ir::Node& node, int64_t) {
-  const std::string direction = node.attr_string("direction", "");
+  QONNX_ASSIGN_OR_RETURN(const std::string direction, string_attr(node, "direction", ""));
   if (direction != "LEFT" && direction != "RIGHT")
     return Status(Code::kInvalidModel,
                   fmt::format("attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"{}\"", direction));
@@ -163,7 +164,10 @@ struct InfSigns {
 };
 
 Result<InfSigns> inf_signs(const ir::Node& node, int64_t) {
-  return InfSigns{node.attr_int("detect_negative", 1) != 0, node.attr_int("detect_positive", 1) != 0};
+  InfSigns signs;
+  QONNX_ASSIGN_OR_RETURN(signs.negative, flag_attr(node, "detect_negative", true));
+  QONNX_ASSIGN_OR_RETURN(signs.positive, flag_attr(node, "detect_positive", true));
+  return signs;
 }
 
 Status is_inf(exec::KernelContext& ctx, const InfSigns& signs) {

@@ -10,6 +10,7 @@
 
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/dtype_dispatch.h"
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/axes.h"
 #include "kernels/onnx/compute_type.h"
 #include "kernels/onnx/element_copy.h"
@@ -36,9 +37,13 @@ template <bool AxesFromInput, bool Bools>
 Result<ReduceAttrs> prepare_reduce(const ir::Node& node, int64_t) {
   ReduceAttrs a;
   a.axes_from_input = AxesFromInput;
-  if (!AxesFromInput) a.axes = node.attr_ints("axes");
-  a.keepdims = node.attr_int("keepdims", 1) != 0;
-  a.noop_with_empty_axes = AxesFromInput && node.attr_int("noop_with_empty_axes", 0) != 0;
+  if (!AxesFromInput) {
+    QONNX_ASSIGN_OR_RETURN(a.axes, ints_attr(node, "axes"));
+  }
+  QONNX_ASSIGN_OR_RETURN(a.keepdims, flag_attr(node, "keepdims", true));
+  if (AxesFromInput) {
+    QONNX_ASSIGN_OR_RETURN(a.noop_with_empty_axes, flag_attr(node, "noop_with_empty_axes", false));
+  }
   a.bools = Bools;
   return a;
 }
@@ -244,8 +249,13 @@ struct ArgAttrs {
 
 template <bool SelectLastIndex>
 Result<ArgAttrs> prepare_arg(const ir::Node& node, int64_t) {
-  return ArgAttrs{node.attr_int("axis", 0), node.attr_int("keepdims", 1) != 0,
-                  SelectLastIndex && node.attr_int("select_last_index", 0) != 0};
+  ArgAttrs a{0, true, false};
+  QONNX_ASSIGN_OR_RETURN(a.axis, int_attr(node, "axis", 0));
+  QONNX_ASSIGN_OR_RETURN(a.keepdims, flag_attr(node, "keepdims", true));
+  if (SelectLastIndex) {
+    QONNX_ASSIGN_OR_RETURN(a.select_last_index, flag_attr(node, "select_last_index", false));
+  }
+  return a;
 }
 
 template <bool kMax>
@@ -299,7 +309,10 @@ struct CumSumAttrs {
 };
 
 Result<CumSumAttrs> prepare_cum_sum(const ir::Node& node, int64_t) {
-  return CumSumAttrs{node.attr_int("exclusive", 0) != 0, node.attr_int("reverse", 0) != 0};
+  CumSumAttrs a{false, false};
+  QONNX_ASSIGN_OR_RETURN(a.exclusive, flag_attr(node, "exclusive", false));
+  QONNX_ASSIGN_OR_RETURN(a.reverse, flag_attr(node, "reverse", false));
+  return a;
 }
 
 Status cum_sum(exec::KernelContext& ctx, const CumSumAttrs& attrs) {
@@ -355,9 +368,14 @@ struct TopKAttrs {
 
 template <TopKForm Form>
 Result<TopKAttrs> prepare_top_k(const ir::Node& node, int64_t) {
-  TopKAttrs a{std::nullopt, node.attr_int("axis", -1), true};
-  if (Form == TopKForm::kAttribute) a.k = node.attr_int("k", -1);
-  if (Form == TopKForm::kInputLargest) a.largest = node.attr_int("largest", 1) != 0;
+  TopKAttrs a{std::nullopt, -1, true};
+  QONNX_ASSIGN_OR_RETURN(a.axis, int_attr(node, "axis", -1));
+  if (Form == TopKForm::kAttribute) {
+    QONNX_ASSIGN_OR_RETURN(a.k, int_attr(node, "k", -1));
+  }
+  if (Form == TopKForm::kInputLargest) {
+    QONNX_ASSIGN_OR_RETURN(a.largest, flag_attr(node, "largest", true));
+  }
   return a;
 }
 

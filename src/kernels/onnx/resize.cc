@@ -266,7 +266,7 @@ template <ResizeForm Form>
 Result<ResizeAttrs> prepare_resize(const ir::Node& node, int64_t) {
   ResizeAttrs a{Form, {}, std::nullopt, "stretch"};
   ResizeParams& p = a.p;
-  p.mode = node.attr_string("mode", "nearest");
+  QONNX_ASSIGN_OR_RETURN(p.mode, string_attr(node, "mode", "nearest"));
   if (Form == ResizeForm::kScales) {
     QONNX_RETURN_IF_ERROR(check_one_of("mode", p.mode, {"nearest", "linear"}));
     p.coord = "asymmetric";
@@ -274,7 +274,7 @@ Result<ResizeAttrs> prepare_resize(const ir::Node& node, int64_t) {
     return a;
   }
   QONNX_RETURN_IF_ERROR(check_one_of("mode", p.mode, {"nearest", "linear", "cubic"}));
-  p.coord = node.attr_string("coordinate_transformation_mode", "half_pixel");
+  QONNX_ASSIGN_OR_RETURN(p.coord, string_attr(node, "coordinate_transformation_mode", "half_pixel"));
   if (Form == ResizeForm::kHalfPixelSymmetric) {
     QONNX_RETURN_IF_ERROR(check_one_of("coordinate_transformation_mode", p.coord,
                                        {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
@@ -284,15 +284,21 @@ Result<ResizeAttrs> prepare_resize(const ir::Node& node, int64_t) {
                                        {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
                                         "tf_half_pixel_for_nn", "tf_crop_and_resize"}));
   }
-  p.nearest = node.attr_string("nearest_mode", "round_prefer_floor");
+  QONNX_ASSIGN_OR_RETURN(p.nearest, string_attr(node, "nearest_mode", "round_prefer_floor"));
   QONNX_RETURN_IF_ERROR(check_one_of("nearest_mode", p.nearest, {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}));
-  p.cubic_a = node.attr_float("cubic_coeff_a", -0.75f);
-  p.exclude_outside = node.attr_int("exclude_outside", 0) != 0;
-  p.extrapolation = node.attr_float("extrapolation_value", 0.0f);
+  // cubic_a and extrapolation are doubles in ResizeParams; the attributes are floats.
+  QONNX_ASSIGN_OR_RETURN(const float cubic_a, float_attr(node, "cubic_coeff_a", -0.75f));
+  QONNX_ASSIGN_OR_RETURN(const float extrapolation, float_attr(node, "extrapolation_value", 0.0f));
+  p.cubic_a = cubic_a;
+  p.extrapolation = extrapolation;
+  QONNX_ASSIGN_OR_RETURN(p.exclude_outside, flag_attr(node, "exclude_outside", false));
   if (Form == ResizeForm::kRoiScalesSizes) return a;
-  if (node.attr_int("antialias", 0) != 0) return Status(Code::kUnsupported, "Resize with antialias is not supported");
-  if (node.has_attr("axes")) a.axes = node.attr_ints("axes");
-  a.policy = node.attr_string("keep_aspect_ratio_policy", "stretch");
+  QONNX_ASSIGN_OR_RETURN(const bool antialias, flag_attr(node, "antialias", false));
+  if (antialias) return Status(Code::kUnsupported, "Resize with antialias is not supported");
+  if (node.has_attr("axes")) {
+    QONNX_ASSIGN_OR_RETURN(a.axes, ints_attr(node, "axes"));
+  }
+  QONNX_ASSIGN_OR_RETURN(a.policy, string_attr(node, "keep_aspect_ratio_policy", "stretch"));
   QONNX_RETURN_IF_ERROR(check_one_of("keep_aspect_ratio_policy", a.policy, {"stretch", "not_larger", "not_smaller"}));
   return a;
 }
@@ -379,13 +385,14 @@ struct UpsampleAttrs {
 template <bool ScalesInput>
 Result<UpsampleAttrs> prepare_upsample(const ir::Node& node, int64_t) {
   UpsampleAttrs a;
-  a.p.mode = node.attr_string("mode", "nearest");
+  QONNX_ASSIGN_OR_RETURN(a.p.mode, string_attr(node, "mode", "nearest"));
   QONNX_RETURN_IF_ERROR(check_one_of("mode", a.p.mode, {"nearest", "linear"}));
   a.p.coord = "asymmetric";
   a.p.nearest = "simple";
   if (!ScalesInput) {
     a.scales.emplace();
-    for (float s : node.attr_floats("scales")) a.scales->push_back(s);
+    QONNX_ASSIGN_OR_RETURN(const std::vector<float> scales, floats_attr(node, "scales"));
+    a.scales->assign(scales.begin(), scales.end());
   }
   return a;
 }

@@ -36,9 +36,11 @@ Result<ReshapeAttrs> prepare_reshape(const ir::Node& node, int64_t) {
   ReshapeAttrs a;
   if (Form == ReshapeForm::kAttribute) {
     if (!node.has_attr("shape")) return Status(Code::kInvalidModel, "attribute 'shape' is required");
-    a.shape = node.attr_ints("shape");
+    QONNX_ASSIGN_OR_RETURN(a.shape, ints_attr(node, "shape"));
   }
-  a.allow_zero = Form == ReshapeForm::kInputAllowZero && node.attr_int("allowzero", 0) != 0;
+  if (Form == ReshapeForm::kInputAllowZero) {
+    QONNX_ASSIGN_OR_RETURN(a.allow_zero, flag_attr(node, "allowzero", false));
+  }
   return a;
 }
 
@@ -95,12 +97,14 @@ struct AxisAttr {
 
 template <int64_t Default>
 Result<AxisAttr> prepare_axis(const ir::Node& node, int64_t) {
-  return AxisAttr{node.attr_int("axis", Default)};
+  QONNX_ASSIGN_OR_RETURN(const int64_t axis, int_attr(node, "axis", Default));
+  return AxisAttr{axis};
 }
 
 Result<AxisAttr> prepare_required_axis(const ir::Node& node, int64_t) {
   if (!node.has_attr("axis")) return Status(Code::kInvalidModel, "attribute 'axis' is required");
-  return AxisAttr{node.attr_int("axis", 0)};
+  QONNX_ASSIGN_OR_RETURN(const int64_t axis, int_attr(node, "axis", 0));
+  return AxisAttr{axis};
 }
 
 Status flatten(exec::KernelContext& ctx, const AxisAttr& attrs) {
@@ -125,7 +129,9 @@ template <bool FromInput>
 Result<AxesAttrs> prepare_axes(const ir::Node& node, int64_t) {
   AxesAttrs a;
   a.from_input = FromInput;
-  if (!FromInput && node.has_attr("axes")) a.axes = node.attr_ints("axes");
+  if (!FromInput && node.has_attr("axes")) {
+    QONNX_ASSIGN_OR_RETURN(a.axes, ints_attr(node, "axes"));
+  }
   return a;
 }
 
@@ -234,9 +240,14 @@ struct SplitAttrs {
 
 template <SplitForm Form>
 Result<SplitAttrs> prepare_split(const ir::Node& node, int64_t) {
-  SplitAttrs a{Form, node.attr_int("axis", 0), {}, std::nullopt};
-  if (Form == SplitForm::kAttribute) a.sizes = node.attr_ints("split");
-  if (Form == SplitForm::kInputOrNumOutputs && node.has_attr("num_outputs")) a.num_outputs = node.attr_int("num_outputs", 0);
+  SplitAttrs a{Form, 0, {}, std::nullopt};
+  QONNX_ASSIGN_OR_RETURN(a.axis, int_attr(node, "axis", 0));
+  if (Form == SplitForm::kAttribute) {
+    QONNX_ASSIGN_OR_RETURN(a.sizes, ints_attr(node, "split"));
+  }
+  if (Form == SplitForm::kInputOrNumOutputs && node.has_attr("num_outputs")) {
+    QONNX_ASSIGN_OR_RETURN(a.num_outputs, int_attr(node, "num_outputs", 0));
+  }
   return a;
 }
 
@@ -298,8 +309,10 @@ template <bool Slice>
 Result<ShapeAttrs> prepare_shape(const ir::Node& node, int64_t) {
   ShapeAttrs a;
   if (!Slice) return a;
-  a.start = node.attr_int("start", 0);
-  if (node.has_attr("end")) a.end = node.attr_int("end", 0);
+  QONNX_ASSIGN_OR_RETURN(a.start, int_attr(node, "start", 0));
+  if (node.has_attr("end")) {
+    QONNX_ASSIGN_OR_RETURN(a.end, int_attr(node, "end", 0));
+  }
   return a;
 }
 
@@ -374,11 +387,12 @@ struct BlockAttrs {
 
 template <bool Mode>
 Result<BlockAttrs> prepare_block(const ir::Node& node, int64_t) {
-  BlockAttrs a{node.attr_int("blocksize", 0)};
+  BlockAttrs a{0};
+  QONNX_ASSIGN_OR_RETURN(a.blocksize, int_attr(node, "blocksize", 0));
   if (a.blocksize <= 0)
     return Status(Code::kInvalidModel, fmt::format("attribute 'blocksize' must be positive, got {}", a.blocksize));
   if (Mode) {
-    const std::string mode = node.attr_string("mode", "DCR");
+    QONNX_ASSIGN_OR_RETURN(const std::string mode, string_attr(node, "mode", "DCR"));
     QONNX_RETURN_IF_ERROR(check_one_of("mode", mode, {"DCR", "CRD"}));
     a.crd = mode == "CRD";
   }

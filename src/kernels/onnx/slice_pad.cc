@@ -2,6 +2,7 @@
 #include <optional>
 
 #include "qonnx/exec/dtype_dispatch.h"
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/axes.h"
 #include "kernels/onnx/element_copy.h"
 #include "kernels/onnx/onnx_kernels.h"
@@ -32,9 +33,11 @@ template <bool FromInputs>
 Result<SliceAttrs> prepare_slice(const ir::Node& node, int64_t) {
   SliceAttrs a{FromInputs, {}, {}, std::nullopt};
   if (FromInputs) return a;
-  a.starts = node.attr_ints("starts");
-  a.ends = node.attr_ints("ends");
-  if (node.has_attr("axes")) a.axes = node.attr_ints("axes");
+  QONNX_ASSIGN_OR_RETURN(a.starts, ints_attr(node, "starts"));
+  QONNX_ASSIGN_OR_RETURN(a.ends, ints_attr(node, "ends"));
+  if (node.has_attr("axes")) {
+    QONNX_ASSIGN_OR_RETURN(a.axes, ints_attr(node, "axes"));
+  }
   return a;
 }
 
@@ -131,13 +134,14 @@ struct PadAttrs {
 
 template <PadForm Form>
 Result<PadAttrs> prepare_pad(const ir::Node& node, int64_t) {
-  PadAttrs a{Form, node.attr_string("mode", "constant"), {}, 0.0f};
+  PadAttrs a{Form, "constant", {}, 0.0f};
+  QONNX_ASSIGN_OR_RETURN(a.mode, string_attr(node, "mode", "constant"));
   const bool wrap = Form == PadForm::kInputsAxesWrap;
   if (a.mode != "constant" && a.mode != "reflect" && a.mode != "edge" && !(a.mode == "wrap" && wrap))
     return Status(Code::kInvalidModel, fmt::format("mode '{}' is not constant, reflect, edge{}", a.mode, wrap ? " or wrap" : ""));
   if (Form == PadForm::kAttributes) {
-    a.pads = node.attr_ints("pads");
-    a.value = node.attr_float("value", 0.0f);
+    QONNX_ASSIGN_OR_RETURN(a.pads, ints_attr(node, "pads"));
+    QONNX_ASSIGN_OR_RETURN(a.value, float_attr(node, "value", 0.0f));
   }
   return a;
 }
@@ -215,7 +219,10 @@ struct TriluAttrs {
   bool upper;
 };
 
-Result<TriluAttrs> prepare_trilu(const ir::Node& node, int64_t) { return TriluAttrs{node.attr_int("upper", 1) != 0}; }
+Result<TriluAttrs> prepare_trilu(const ir::Node& node, int64_t) {
+  QONNX_ASSIGN_OR_RETURN(const bool upper, flag_attr(node, "upper", true));
+  return TriluAttrs{upper};
+}
 
 Status trilu(exec::KernelContext& ctx, const TriluAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
@@ -252,7 +259,9 @@ struct ReverseSequenceAttrs {
 };
 
 Result<ReverseSequenceAttrs> prepare_reverse_sequence(const ir::Node& node, int64_t) {
-  const ReverseSequenceAttrs a{node.attr_int("batch_axis", 1), node.attr_int("time_axis", 0)};
+  ReverseSequenceAttrs a{1, 0};
+  QONNX_ASSIGN_OR_RETURN(a.batch_axis, int_attr(node, "batch_axis", 1));
+  QONNX_ASSIGN_OR_RETURN(a.time_axis, int_attr(node, "time_axis", 0));
   if (!((a.batch_axis == 0 && a.time_axis == 1) || (a.batch_axis == 1 && a.time_axis == 0)))
     return Status(Code::kInvalidModel, fmt::format("attributes 'batch_axis'/'time_axis' must be 0/1 or 1/0, got {}/{}",
                                                    a.batch_axis, a.time_axis));

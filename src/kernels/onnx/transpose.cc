@@ -6,6 +6,7 @@
 #include <numeric>
 #include <optional>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/axes.h"
 #include "kernels/onnx/element_copy.h"
 #include "kernels/onnx/onnx_kernels.h"
@@ -149,7 +150,9 @@ struct TransposeAttrs {
 
 Result<TransposeAttrs> prepare_transpose(const ir::Node& node, int64_t) {
   TransposeAttrs a;
-  if (node.has_attr("perm")) a.perm = node.attr_ints("perm");
+  if (node.has_attr("perm")) {
+    QONNX_ASSIGN_OR_RETURN(a.perm, ints_attr(node, "perm"));
+  }
   return a;
 }
 
