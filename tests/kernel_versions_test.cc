@@ -68,6 +68,10 @@ TEST(KernelVersions, BadAttributeNamesNodeAndAttribute) {
   const Attrs int_extrapolation = [](io::NodeBuilder& n) { n.attr("extrapolation_value", 0); };
   expect_error(run_op("Resize", {f32({1, 2}, {0, 10}), Tensor(), f32({2}, {1, 2})}, int_extrapolation, 13),
                Code::kInvalidModel, "attribute 'extrapolation_value' must be FLOAT, got INT");
+  const Attrs int_alpha = [](io::NodeBuilder& n) { n.attr("alpha", 1); };
+  expect_error(run_op("LeakyRelu", {f32({1}, {-1})}, int_alpha, 13), Code::kInvalidModel, "attribute 'alpha' must be FLOAT, got INT");
+  const Attrs float_to = [](io::NodeBuilder& n) { n.attr("to", 1.0f); };
+  expect_error(run_op("Cast", {f32({1}, {-1})}, float_to, 13), Code::kInvalidModel, "attribute 'to' must be INT, got FLOAT");
 }
 
 // Upsample-7 takes scales as an attribute, Upsample-9 as input #1; there is no Upsample-1 kernel.

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
 
@@ -31,22 +32,37 @@ struct ShrinkAttrs {
   float lambd, bias;
 };
 
-Result<Alpha> leaky_relu_attrs(const ir::Node& node, int64_t) { return Alpha{node.attr_float("alpha", 0.01f)}; }
-Result<Alpha> elu_attrs(const ir::Node& node, int64_t) { return Alpha{node.attr_float("alpha", 1.0f)}; }
-Result<Alpha> thresholded_relu_attrs(const ir::Node& node, int64_t) { return Alpha{node.attr_float("alpha", 1.0f)}; }
-Result<Alpha> celu_attrs(const ir::Node& node, int64_t) {
-  const float alpha = node.attr_float("alpha", 1.0f);
-  if (alpha == 0.0f) return Status(Code::kInvalidModel, "Celu alpha must not be 0");
+// Two FLOAT attributes with their defaults.
+Result<std::pair<float, float>> float_attrs(const ir::Node& node, const char* a, float a_default, const char* b,
+                                            float b_default) {
+  QONNX_ASSIGN_OR_RETURN(const float va, float_attr(node, a, a_default));
+  QONNX_ASSIGN_OR_RETURN(const float vb, float_attr(node, b, b_default));
+  return std::make_pair(va, vb);
+}
+
+Result<Alpha> alpha_attr(const ir::Node& node, float fallback) {
+  QONNX_ASSIGN_OR_RETURN(const float alpha, float_attr(node, "alpha", fallback));
   return Alpha{alpha};
 }
+Result<Alpha> leaky_relu_attrs(const ir::Node& node, int64_t) { return alpha_attr(node, 0.01f); }
+Result<Alpha> elu_attrs(const ir::Node& node, int64_t) { return alpha_attr(node, 1.0f); }
+Result<Alpha> thresholded_relu_attrs(const ir::Node& node, int64_t) { return alpha_attr(node, 1.0f); }
+Result<Alpha> celu_attrs(const ir::Node& node, int64_t) {
+  QONNX_ASSIGN_OR_RETURN(const Alpha a, alpha_attr(node, 1.0f));
+  if (a.alpha == 0.0f) return Status(Code::kInvalidModel, "Celu alpha must not be 0");
+  return a;
+}
 Result<SeluAttrs> selu_attrs(const ir::Node& node, int64_t) {
-  return SeluAttrs{node.attr_float("alpha", 1.67326319217681884765625f), node.attr_float("gamma", 1.05070102214813232421875f)};
+  QONNX_ASSIGN_OR_RETURN(auto v, float_attrs(node, "alpha", 1.67326319217681884765625f, "gamma", 1.05070102214813232421875f));
+  return SeluAttrs{v.first, v.second};
 }
 Result<AlphaBeta> hard_sigmoid_attrs(const ir::Node& node, int64_t) {
-  return AlphaBeta{node.attr_float("alpha", 0.2f), node.attr_float("beta", 0.5f)};
+  QONNX_ASSIGN_OR_RETURN(auto v, float_attrs(node, "alpha", 0.2f, "beta", 0.5f));
+  return AlphaBeta{v.first, v.second};
 }
 Result<ShrinkAttrs> shrink_attrs(const ir::Node& node, int64_t) {
-  return ShrinkAttrs{node.attr_float("lambd", 0.5f), node.attr_float("bias", 0.0f)};
+  QONNX_ASSIGN_OR_RETURN(auto v, float_attrs(node, "lambd", 0.5f, "bias", 0.0f));
+  return ShrinkAttrs{v.first, v.second};
 }
 
 Status leaky_relu(exec::KernelContext& ctx, const Alpha& attrs) {
@@ -133,7 +149,7 @@ struct GeluAttrs {
 };
 
 Result<GeluAttrs> gelu_attrs(const ir::Node& node, int64_t) {
-  const std::string approximate = node.attr_string("approximate", "none");
+  QONNX_ASSIGN_OR_RETURN(const std::string approximate, string_attr(node, "approximate", "none"));
   if (approximate != "none" && approximate != "tanh")
     return Status(Code::kInvalidModel, fmt::format("Gelu approximate '{}' is not 'none' or 'tanh'", approximate));
   return GeluAttrs{approximate == "tanh"};
@@ -241,8 +257,9 @@ struct ClipAttrs {
 };
 
 Result<ClipAttrs> clip_attrs(const ir::Node& node, int64_t) {
-  return ClipAttrs{node.attr_float("min", std::numeric_limits<float>::lowest()),
-                   node.attr_float("max", std::numeric_limits<float>::max())};
+  QONNX_ASSIGN_OR_RETURN(auto v, float_attrs(node, "min", std::numeric_limits<float>::lowest(), "max",
+                                             std::numeric_limits<float>::max()));
+  return ClipAttrs{v.first, v.second};
 }
 
 Status clip_by_attributes(exec::KernelContext& ctx, const ClipAttrs& attrs) {

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "kernels/onnx/quantize_util.h"
 #include "kernels/qonnx/fast_kernels.h"
@@ -210,11 +211,15 @@ struct QdqAttrs {
 template <int kSince>
 Result<QdqAttrs> prepare_qdq(const ir::Node& node, int64_t /*version*/) {
   QdqAttrs a;
-  if constexpr (kSince >= 13) a.axis = node.attr_int("axis", 1);
-  if constexpr (kSince >= 19) a.saturate = node.attr_int("saturate", 1) != 0;
+  if constexpr (kSince >= 13) {
+    QONNX_ASSIGN_OR_RETURN(a.axis, int_attr(node, "axis", 1));
+  }
+  if constexpr (kSince >= 19) {
+    QONNX_ASSIGN_OR_RETURN(a.saturate, flag_attr(node, "saturate", true));
+  }
   if constexpr (kSince >= 21) {
-    a.block_size = node.attr_int("block_size", 0);
-    const int64_t out = node.attr_int("output_dtype", 0);
+    QONNX_ASSIGN_OR_RETURN(a.block_size, int_attr(node, "block_size", 0));
+    QONNX_ASSIGN_OR_RETURN(const int64_t out, int_attr(node, "output_dtype", 0));
     if (out != 0) {
       if (out < 0 || out > INT32_MAX || !dtype_known(static_cast<int32_t>(out)))
         return Status(Code::kInvalidModel, fmt::format("attribute 'output_dtype': {} is not a data type", out));
