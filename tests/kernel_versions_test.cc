@@ -248,5 +248,16 @@ TEST(KernelVersions, VersionOneOpsRunFromOpsetOne) {
   EXPECT_EQ(values_f32(run_ok("Max", {x, f32({3}, {0, 1, 2})}, nullptr, 1)), (std::vector<float>{0, 1, 4}));
 }
 
+// Slice-1..9 take starts/ends/axes as attributes; from 10 they (and steps) are inputs.
+TEST(KernelVersions, SliceAttributesThenInputs) {
+  const Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Attrs attrs = [](io::NodeBuilder& n) {
+    n.attr("starts", std::vector<int64_t>{1}).attr("ends", std::vector<int64_t>{3}).attr("axes", std::vector<int64_t>{1});
+  };
+  EXPECT_EQ(values_f32(run_ok("Slice", {x}, attrs, 9)), (std::vector<float>{2, 3, 5, 6}));
+  expect_error(run_op("Slice", {x}, attrs, 10), Code::kInvalidModel, "starts");
+  EXPECT_EQ(values_f32(run_ok("Slice", {x, i64({1}, {0}), i64({1}, {1})}, nullptr, 10)), (std::vector<float>{1, 2, 3}));
+}
+
 }  // namespace
 }  // namespace qonnx::test
