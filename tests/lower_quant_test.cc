@@ -164,6 +164,32 @@ TEST(LowerQuant, WeightsBecomeIntegerInitializersForEveryMode) {
   expect_bit_exact(fractional_zp, "float initializer");
 }
 
+// An 8-bit zero point outside int8 (uint8) cannot be stored beside 8-bit codes: the weights take a
+// wider integer type at opset 21, else stay float; never a saturated zero point.
+TEST(LowerQuant, WeightZeroPointOutsideTheStorageTypeIsNotSaturated) {
+  for (auto [is_signed, zp] : {std::pair{1, 130.0f}, std::pair{1, -200.0f}, std::pair{0, -3.0f}, std::pair{0, 300.0f}}) {
+    QuantCase c;
+    c.weight = true;
+    c.is_signed = is_signed;
+    c.zeropt = zp;
+    expect_bit_exact(c, "float initializer");
+  }
+}
+
+TEST(LowerQuant, ActivationZeroPointOutsideTheStorageTypeStaysFloatEvenWhenApproximate) {
+  QuantCase c;
+  c.zeropt = 130.0f;
+  Tensor x = tie_rich_input();
+  auto lowered = quant_model(c, x).build().value();
+  auto pipeline = pass::parse_pipeline("upgrade-opset,lower-quant{allow-approximate=1}");
+  ASSERT_TRUE(pipeline.is_ok()) << pipeline.status().to_string();
+  pass::PassContext ctx;
+  ASSERT_TRUE(pass::run_pipeline(lowered, pipeline.value(), ctx).is_ok());
+  ASSERT_EQ(ctx.node_outcomes().size(), 1u);
+  EXPECT_NE(ctx.node_outcomes()[0].detail.find("exact float emulation"), std::string::npos)
+      << ctx.node_outcomes()[0].detail;
+}
+
 TEST(LowerQuant, NgraphTargetCoversEveryModeWithZeroZeroPoint) {
   const std::pair<const char*, const char*> modes[] = {
       {"ROUND", "ROUND_NEAREST_TOWARD_EVEN"}, {"CEIL", "ROUND_UP"},          {"FLOOR", "ROUND_DOWN"},

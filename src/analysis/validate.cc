@@ -60,7 +60,7 @@ Status check_quant_parameters(const ir::Model& model) {
         if (!b.is_ok()) return with_node(b.status());
       }
     }
-    auto mode = kernels::rounding_attr(ctx, op == "Trunc" ? "FLOOR" : "ROUND");
+    auto mode = kernels::rounding_attr(*node, op == "Trunc" ? "FLOOR" : "ROUND");
     if (!mode.is_ok()) return with_node(mode.status());
   }
   return Status::ok();

@@ -58,6 +58,14 @@ const Kernel* KernelRegistry::find(const std::string& domain, const std::string&
   return k.versions.until >= kNoUpperVersion || version <= k.versions.until ? &k : nullptr;
 }
 
+std::vector<VersionRange> KernelRegistry::version_ranges(const std::string& domain, const std::string& op_type) const {
+  std::vector<VersionRange> ranges;
+  auto it = kernels_.find(KernelKey{ir::canonical_domain(domain), op_type});
+  if (it != kernels_.end())
+    for (const auto& [since, kernel] : it->second) ranges.push_back(kernel.versions);
+  return ranges;
+}
+
 std::vector<std::string> KernelRegistry::ops_in_domain(const std::string& domain) const {
   std::vector<std::string> ops;
   std::string d = ir::canonical_domain(domain);

@@ -3,37 +3,12 @@
 // elementwise, so transposing its inputs first gives the same values. Unlike qonnx, a parameter whose
 // rank differs from the permutation's and that is not a single value (it would broadcast differently
 // after the transpose) leaves the pair alone, and so does a Quant read by other nodes too.
-#include <cstring>
-
-#include "qonnx/dialect/qonnx_dialect.h"
+#include "kernels/onnx/transpose.h"
 #include "passes/passes.h"
+#include "qonnx/dialect/qonnx_dialect.h"
 
 namespace qonnx::passes {
 namespace {
-
-// out[j] = in[i] where the output index is the input index permuted by perm.
-Tensor transposed(const Tensor& in, const std::vector<int64_t>& perm) {
-  const size_t rank = perm.size();
-  Dims out_dims(rank);
-  for (size_t d = 0; d < rank; ++d) out_dims[d] = in.dim(static_cast<size_t>(perm[d]));
-  Tensor out(in.dtype(), out_dims);
-  std::vector<int64_t> in_strides(rank, 1);
-  for (size_t d = rank; d-- > 1;) in_strides[d - 1] = in_strides[d] * in.dim(d);
-  const size_t elem = dtype_size(in.dtype());
-  const auto* src = static_cast<const uint8_t*>(in.raw());
-  auto* dst = static_cast<uint8_t*>(out.raw());
-  std::vector<int64_t> index(rank, 0);  // output multi-index
-  for (int64_t o = 0; o < out.numel(); ++o) {
-    int64_t offset = 0;
-    for (size_t d = 0; d < rank; ++d) offset += index[d] * in_strides[static_cast<size_t>(perm[d])];
-    std::memcpy(dst + static_cast<size_t>(o) * elem, src + static_cast<size_t>(offset) * elem, elem);
-    for (size_t d = rank; d-- > 0;) {
-      if (++index[d] < out_dims[d]) break;
-      index[d] = 0;
-    }
-  }
-  return out;
-}
 
 class FoldTransposeIntoQuant : public pass::Pass {
  public:
@@ -71,7 +46,7 @@ class FoldTransposeIntoQuant : public pass::Pass {
     std::vector<Tensor> folded;
     for (const Tensor& t : *inputs) {
       if (!t.defined() || t.dtype() == DType::kString) return false;
-      if (t.rank() == perm.size()) folded.push_back(transposed(t, perm));
+      if (t.rank() == perm.size()) folded.push_back(kernels::transposed(t, perm));
       else if (t.numel() == 1) folded.push_back(t);
       else return false;
     }

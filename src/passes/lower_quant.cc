@@ -86,13 +86,21 @@ bool all_within(const Tensor& t, double lo, double hi) {
   return true;
 }
 
+// The zero point fits the integer type of `storage_bits` bits (8 or 16) holding the codes: a storage
+// cast would saturate it.
+bool zero_point_fits(const QuantParams& p, int storage_bits) {
+  const double values = std::ldexp(1.0, storage_bits);
+  return p.is_signed ? all_within(p.zeropt, -values / 2, values / 2 - 1) : all_within(p.zeropt, 0, values - 1);
+}
+
 // Integer storage type for codes of `bits` bits; kUndefined when none fits the opset. Opset 21 adds
-// int4/uint4 (<= 4 bits) and int16/uint16 (9..16 bits), each when the zero point fits the type too.
+// int4/uint4 (<= 4 bits) and int16/uint16 (9..16 bits, or fewer bits whose zero point needs them).
+// Every type holds the zero point too.
 DType storage_type(const QuantParams& p, bool zero_point_is_zero, bool opset21) {
   if (opset21 && p.bits <= 4 && all_within(p.zeropt, p.is_signed ? -8 : 0, p.is_signed ? 7 : 15))
     return p.is_signed ? DType::kInt4 : DType::kUInt4;
-  if (p.bits <= 8) return p.is_signed ? DType::kInt8 : DType::kUInt8;
-  if (opset21 && p.bits <= 16 && all_within(p.zeropt, p.is_signed ? -32768 : 0, p.is_signed ? 32767 : 65535))
+  if (p.bits <= 8 && zero_point_fits(p, 8)) return p.is_signed ? DType::kInt8 : DType::kUInt8;
+  if (opset21 && p.bits <= 16 && zero_point_fits(p, 16))
     return p.is_signed ? DType::kInt16 : DType::kUInt16;
   if (zero_point_is_zero && p.bits <= 31) return DType::kInt32;  // DequantizeLinear reads int32 with zp 0
   return DType::kUndefined;
@@ -405,7 +413,7 @@ class LowerQuant : public pass::Pass {
       return emit_qcdq(g, node, p, sl, nullptr, ctx);
     }
     if (allow_approximate_ && qdq_range && qdq_layout && p.mode == RoundingMode::kRound && all_integral(p.zeropt) &&
-        (p.zeropt.numel() == 1 || layout_of(p.zeropt, x_rank).axis == sl.axis)) {
+        zero_point_fits(p, p.bits > 8 ? 16 : 8) && (p.zeropt.numel() == 1 || layout_of(p.zeropt, x_rank).axis == sl.axis)) {
       ctx.warn(node, "approximate: QuantizeLinear adds the zero point after rounding; x/s + z can round onto a tie "
                      "where QONNX does not (allow-approximate)");
       ++activations_approximate_;
@@ -661,7 +669,7 @@ class LowerQuant : public pass::Pass {
     QONNX_ASSIGN_OR_RETURN(Tensor scale, kernels::scale_input(kctx, 1, "scale"));
     QONNX_ASSIGN_OR_RETURN(Tensor zeropt, kernels::zero_point_input(kctx, 2, "zeropt"));
     QONNX_ASSIGN_OR_RETURN(int in_bits, kernels::bitwidth_input(kctx, 3, "in_bitwidth"));
-    QONNX_ASSIGN_OR_RETURN(RoundingMode mode, kernels::rounding_attr(kctx, "FLOOR"));
+    QONNX_ASSIGN_OR_RETURN(RoundingMode mode, kernels::rounding_attr(*node, "FLOOR"));
     if (!v2 && node->inputs().size() != 5)
       return Status(Code::kInvalidModel, fmt::format("Trunc version {} takes 5 inputs, got {}", kctx.op_version(), node->inputs().size()));
     Tensor out_scale, k;

@@ -172,6 +172,8 @@ class KernelRegistry {
   Status unsupported(const std::string& domain, const std::string& op_type, int64_t version) const;
   std::vector<std::string> ops_in_domain(const std::string& domain) const;
   size_t size() const { return kernels_.size(); }
+  // Every registered version range of (domain, op_type), ascending.
+  std::vector<VersionRange> version_ranges(const std::string& domain, const std::string& op_type) const;
 
   void set_type_checks(TypeCheckFactory factory) { type_checks_ = std::move(factory); }
   TypeCheck type_check(const ir::Node& node, int64_t version) const {

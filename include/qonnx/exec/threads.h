@@ -1,4 +1,5 @@
-// Process-wide thread count for the heavy kernels (the GEMM core behind MatMul, Gemm and Conv).
+// Process-wide thread count for the kernels that split their work (the GEMM core behind MatMul, Gemm
+// and Conv, Transpose, channels-last pooling, the elementwise and quantization loops).
 // `qonnx-cc exec --threads N` sets it; the default is 1. Kernels split only independent output
 // elements across threads, never a reduction, so results are bit-identical for every count.
 #pragma once
@@ -6,13 +7,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <thread>
-#include <vector>
 
 namespace qonnx::exec {
 
-// Multiply-adds worth starting a thread for (a thread start costs some 20 us).
-constexpr int64_t kDefaultMinWorkPerThread = int64_t{1} << 17;
+// Work units (multiply-adds, or elements for memory-bound loops) worth waking a pool thread for:
+// a wake-up and the share's cache misses cost a few microseconds.
+constexpr int64_t kDefaultMinWorkPerThread = int64_t{1} << 15;
 
 namespace detail {
 inline std::atomic<int>& thread_count() {
@@ -23,13 +23,18 @@ inline std::atomic<int64_t>& min_work_per_thread() {
   static std::atomic<int64_t> n{kDefaultMinWorkPerThread};
   return n;
 }
+
+// Runs share(context, s, shares) for every s in [0, shares) on the calling thread and the pool's
+// persistent workers (at most `helpers` of them), each share exactly once, and returns when all are
+// done. A share goes to whichever thread claims it first, so a worker that is slow to wake costs
+// nothing: the caller runs its shares. Called from inside a share (nested), from a second thread
+// while the pool is busy, or with helpers == 0, it runs every share on the calling thread.
+using ShareFn = void (*)(void* context, int64_t share, int64_t shares);
+void run_shares(int64_t shares, int helpers, ShareFn share, void* context);
 }  // namespace detail
 
 // n <= 0 means every hardware thread.
-inline void set_threads(int n) {
-  if (n <= 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  detail::thread_count().store(n, std::memory_order_relaxed);
-}
+void set_threads(int n);
 
 inline int threads() { return detail::thread_count().load(std::memory_order_relaxed); }
 
@@ -39,10 +44,11 @@ inline void set_min_work_per_thread(int64_t n) {
   detail::min_work_per_thread().store(std::max<int64_t>(n, 1), std::memory_order_relaxed);
 }
 
-// Calls body(u0, u1) on contiguous shares of the units [0, units), one share per thread, up to
-// threads() of them (the caller runs the first). `work_per_unit` estimates a unit's multiply-adds:
-// jobs too small to repay starting a thread stay on the calling thread. The body must give each unit
-// the same result whatever share it lands in.
+// Calls body(u0, u1) on contiguous shares of the units [0, units) covering each unit once, spread
+// over up to threads() threads (the caller is one of them). `work_per_unit` estimates a unit's cost:
+// jobs too small to repay a wake-up stay on the calling thread. Which thread runs a share, and how
+// many shares there are, varies: the body must give each unit the same result whatever share it
+// lands in.
 template <typename Body>
 void parallel_for(int64_t units, int64_t work_per_unit, Body&& body) {
   if (units <= 0) return;
@@ -53,11 +59,20 @@ void parallel_for(int64_t units, int64_t work_per_unit, Body&& body) {
     body(int64_t{0}, units);
     return;
   }
-  std::vector<std::thread> workers;
-  workers.reserve(static_cast<size_t>(t - 1));
-  for (int64_t w = 1; w < t; ++w) workers.emplace_back([&body, units, t, w] { body(units * w / t, units * (w + 1) / t); });
-  body(int64_t{0}, units / t);
-  for (auto& th : workers) th.join();
+  // A few shares per thread, so that the caller can take over a late worker's part.
+  constexpr int64_t kSharesPerThread = 4;
+  const int64_t shares = std::min(units, t * kSharesPerThread);
+  struct Job {
+    Body* body;
+    int64_t units;
+  } job{&body, units};
+  detail::run_shares(
+      shares, static_cast<int>(t - 1),
+      [](void* context, int64_t s, int64_t n) {
+        const Job& j = *static_cast<const Job*>(context);
+        (*j.body)(j.units * s / n, j.units * (s + 1) / n);
+      },
+      &job);
 }
 
 }  // namespace qonnx::exec

@@ -19,7 +19,17 @@ struct QuantParams {
   bool bipolar() const { return bits == 1 && is_signed; }
 };
 
-// Validated parameters of a Quant node (inputs 1..3 and attributes) as the kernel reads them.
+// A Quant node's attributes (rounding_mode, signed, narrow), validated.
+struct QuantAttrs {
+  RoundingMode mode = RoundingMode::kRound;
+  bool is_signed = true;
+  bool narrow = false;
+};
+Result<QuantAttrs> read_quant_attrs(const ir::Node& node);
+
+// Validated parameters of a Quant node (inputs 1..3 and `attrs`) as the kernel reads them.
+Result<QuantParams> read_quant_params(const exec::KernelContext& ctx, const QuantAttrs& attrs);
+// The same with the attributes read from ctx.node() (passes that inspect a node once).
 Result<QuantParams> read_quant_params(const exec::KernelContext& ctx);
 
 // Integer code of one element: round(clamp(x/s + z)), or +-1 in the bipolar case.

@@ -13,6 +13,7 @@
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/exec/kernel.h"
+#include "qonnx/exec/threads.h"
 
 namespace qonnx::kernels {
 
@@ -102,11 +103,16 @@ void add_binary_op(exec::KernelRegistry& r, const char* op) {
 }
 
 // out[k] = f(x[k]); In and Out are storage types.
+// Split between threads by element ranges; f is copied into each share so that its captures are
+// locals the compiler can keep in registers (a loop it can vectorize).
 template <typename In, typename Out, typename F>
-void apply_unary(const Tensor& x, Tensor& out, F&& f) {
+void apply_unary(const Tensor& x, Tensor& out, F f) {
   const In* in = x.data<In>();
   Out* o = out.data<Out>();
-  for (int64_t k = 0; k < x.numel(); ++k) o[k] = f(in[k]);
+  exec::parallel_for(x.numel(), 1, [in, o, f](int64_t k0, int64_t k1) {
+    const F fn = f;
+    for (int64_t k = k0; k < k1; ++k) o[k] = fn(in[k]);
+  });
 }
 
 // out = f(a, b) elementwise over out's dims, which a and b broadcast to.
@@ -126,7 +132,7 @@ Status unary_kernel(exec::KernelContext& ctx, F&& f) {
   Tensor out = ctx.output_buffer(x->dtype(), x->dims(), {0});
   QONNX_RETURN_IF_ERROR(visit_types<Set>(ctx, 0, x->dtype(), [&](auto tag) {
     using T = decltype(tag);
-    apply_unary<T, T>(*x, out, [&](T v) { return store<T>(f(load(v))); });
+    apply_unary<T, T>(*x, out, [f](T v) { return store<T>(f(load(v))); });
   }));
   ctx.set_output(0, std::move(out));
   return Status::ok();

@@ -11,6 +11,7 @@
 //   operand's stride along the run, so per-tensor and per-channel parameters are one scalar per run.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "qonnx/exec/broadcast.h"
+#include "qonnx/exec/threads.h"
 #include "qonnx/kernels/rounding.h"
 #include "qonnx/tensor.h"
 
@@ -98,13 +100,15 @@ struct Run {
   std::array<int64_t, N> stride;
 };
 
-// Walks `out` (numpy broadcast of the inputs' dims) as runs over the innermost dimension after
-// merging adjacent dimensions that are laid out alike in every operand (a per-tensor parameter makes
-// the whole tensor one run; a (C,1,1,1) scale on (C,K,H,W) gives C runs of K*H*W).
+// Walks the elements [begin, end) of `out` (numpy broadcast of the inputs' dims; end < 0: to the
+// last) as runs over the innermost dimension after merging adjacent dimensions that are laid out alike
+// in every operand (a per-tensor parameter makes the whole tensor one run; a (C,1,1,1) scale on
+// (C,K,H,W) gives C runs of K*H*W). The first and last run may be partial.
 template <size_t N, typename F>
-void for_each_run(const Dims& out, const std::array<const Dims*, N>& ins, F&& f) {
+void for_each_run(const Dims& out, const std::array<const Dims*, N>& ins, F&& f, int64_t begin = 0, int64_t end = -1) {
   const int64_t total = checked_numel(out);
-  if (total <= 0) return;
+  if (end < 0 || end > total) end = total;
+  if (begin >= end) return;
   std::array<std::vector<int64_t>, N> st;
   for (size_t k = 0; k < N; ++k) st[k] = exec::broadcast_strides(*ins[k], out);
   // Merge dims (skipping size-1 ones), innermost last.
@@ -129,20 +133,41 @@ void for_each_run(const Dims& out, const std::array<const Dims*, N>& ins, F&& f)
     return;
   }
   const size_t rank = md.size();
-  run.len = md[rank - 1];
+  const int64_t run_len = md[rank - 1];
   for (size_t k = 0; k < N; ++k) run.stride[k] = ms[k][rank - 1];
+  // The outer counter and operand offsets of the run holding `begin`.
   std::vector<int64_t> counter(rank, 0);
-  for (int64_t o = 0; o < total; o += run.len) {
+  std::array<int64_t, N> base{};
+  for (int64_t r = begin / run_len, d = static_cast<int64_t>(rank) - 2; d >= 0 && r > 0; --d) {
+    counter[static_cast<size_t>(d)] = r % md[static_cast<size_t>(d)];
+    r /= md[static_cast<size_t>(d)];
+    for (size_t k = 0; k < N; ++k) base[k] += counter[static_cast<size_t>(d)] * ms[k][static_cast<size_t>(d)];
+  }
+  for (int64_t o = begin; o < end;) {
+    const int64_t within = o % run_len;
     run.out_offset = o;
+    run.len = std::min(run_len - within, end - o);
+    for (size_t k = 0; k < N; ++k) run.offset[k] = base[k] + within * run.stride[k];
     f(run);
+    o += run.len;
     for (size_t d = rank - 1; d-- > 0;) {
       ++counter[d];
-      for (size_t k = 0; k < N; ++k) run.offset[k] += ms[k][d];
+      for (size_t k = 0; k < N; ++k) base[k] += ms[k][d];
       if (counter[d] < md[d]) break;
-      for (size_t k = 0; k < N; ++k) run.offset[k] -= ms[k][d] * md[d];
+      for (size_t k = 0; k < N; ++k) base[k] -= ms[k][d] * md[d];
       counter[d] = 0;
     }
   }
+}
+
+// for_each_run over the whole of `out`, split between threads by element ranges: make_share() is
+// called once per share and returns the callback for that share's runs (so that each share has its
+// own scratch buffers).
+template <size_t N, typename MakeShare>
+void parallel_for_each_run(const Dims& out, const std::array<const Dims*, N>& ins, MakeShare&& make_share) {
+  exec::parallel_for(checked_numel(out), 1, [&](int64_t begin, int64_t end) {
+    for_each_run<N>(out, ins, make_share(), begin, end);
+  });
 }
 
 // Operand k of a run as a contiguous pointer: the data itself when its stride is 1, otherwise the

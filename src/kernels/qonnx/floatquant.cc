@@ -36,7 +36,23 @@ double format_max_value(double exponent_bits, double mantissa_bits, double expon
   return max_mantissa * std::exp2(max_exponent);
 }
 
-Status float_quant(exec::KernelContext& ctx) {
+struct FloatQuantAttrs {
+  RoundingMode mode;
+  bool has_inf, saturation;
+};
+
+Result<FloatQuantAttrs> prepare_float_quant(const ir::Node& node, int64_t) {
+  FloatQuantAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.mode, rounding_attr(node, "ROUND"));
+  a.has_inf = node.attr_int("has_inf", 0) != 0;
+  a.saturation = node.attr_int("saturation", 1) != 0;
+  // has_subnormal only informs backends: the quantizer always produces subnormals (as Brevitas).
+  if (!a.saturation && !a.has_inf && node.attr_int("has_nan", 0) == 0)
+    return Status(Code::kInvalidModel, "saturation=0 needs has_inf or has_nan to say what out-of-range values become");
+  return a;
+}
+
+Status float_quant(exec::KernelContext& ctx, const FloatQuantAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
   QONNX_ASSIGN_OR_RETURN(Tensor scale, scale_input(ctx, 1, "scale"));
   QONNX_ASSIGN_OR_RETURN(Tensor exp_bits, float_input(ctx, 2, "exponent_bitwidth"));
@@ -49,13 +65,8 @@ Status float_quant(exec::KernelContext& ctx) {
                                        [](float v) { return is_integer(v) && v >= 0.0f; }));
   QONNX_RETURN_IF_ERROR(check_elements(ctx, exp_bias, 4, "exponent_bias", "an integer", is_integer));
   QONNX_RETURN_IF_ERROR(check_elements(ctx, max_val, 5, "max_val", "positive", [](float v) { return v > 0.0f; }));
-  QONNX_ASSIGN_OR_RETURN(RoundingMode mode, rounding_attr(ctx, "ROUND"));
-  const bool has_inf = ctx.attr_int("has_inf", 0) != 0;
-  const bool has_nan = ctx.attr_int("has_nan", 0) != 0;
-  const bool saturation = ctx.attr_int("saturation", 1) != 0;
-  // has_subnormal only informs backends: the quantizer always produces subnormals (as Brevitas).
-  if (!saturation && !has_inf && !has_nan)
-    return ctx.error(Code::kInvalidModel, "saturation=0 needs has_inf or has_nan to say what out-of-range values become");
+  const RoundingMode mode = attrs.mode;
+  const bool has_inf = attrs.has_inf, saturation = attrs.saturation;
   QONNX_ASSIGN_OR_RETURN(Dims out_dims, exec::broadcast_input_dims(ctx, {{0, &x}, {1, &scale}, {2, &exp_bits}, {3, &man_bits},
                                                                {4, &exp_bias}, {5, &max_val}}));
 
@@ -119,12 +130,13 @@ Float8Form float_quant_float8_form(const exec::KernelContext& ctx, std::string* 
     *why = "exponent/mantissa bit widths, exponent bias and max_val must be constant scalars";
     return {};
   }
-  auto mode = rounding_attr(ctx, "ROUND");
+  const ir::Node& node = ctx.node();
+  auto mode = rounding_attr(node, "ROUND");
   if (!mode.is_ok() || mode.value() != RoundingMode::kRound) {
     *why = "rounding_mode is not ROUND (float8 rounds half to even)";
     return {};
   }
-  const bool saturation = ctx.attr_int("saturation", 1) != 0;
+  const bool saturation = node.attr_int("saturation", 1) != 0;
   struct Known { double e, m, bias; DType format; };
   static const Known kKnown[] = {{4, 3, 7, DType::kFloat8E4M3FN}, {4, 3, 8, DType::kFloat8E4M3FNUZ},
                                  {5, 2, 15, DType::kFloat8E5M2}, {5, 2, 16, DType::kFloat8E5M2FNUZ}};
@@ -139,9 +151,9 @@ Float8Form float_quant_float8_form(const exec::KernelContext& ctx, std::string* 
     // Without saturation the kernel makes overflow NaN (or inf with has_inf) and +-inf inputs NaN. Only
     // the FNUZ formats do both (E5M2 keeps infinities; onnxruntime's E4M3FN maps [480, 496) to 448).
     const bool fnuz = k.format == DType::kFloat8E4M3FNUZ || k.format == DType::kFloat8E5M2FNUZ;
-    if (!saturation && (!fnuz || ctx.attr_int("has_inf", 0) != 0)) {
+    if (!saturation && (!fnuz || node.attr_int("has_inf", 0) != 0)) {
       *why = fmt::format("saturation=0 with {}{} has no exact non-saturating float8 form (only the FNUZ formats without has_inf)",
-                         dtype_name(k.format), ctx.attr_int("has_inf", 0) != 0 ? " and has_inf" : "");
+                         dtype_name(k.format), node.attr_int("has_inf", 0) != 0 ? " and has_inf" : "");
       return {};
     }
     return {k.format, saturation};
@@ -151,7 +163,8 @@ Float8Form float_quant_float8_form(const exec::KernelContext& ctx, std::string* 
 }
 
 void register_floatquant_kernels(exec::KernelRegistry& r) {
-  add_general_op(r, "FloatQuant", 1, float_quant);
+  add_general_op(r, "FloatQuant", {1, exec::kNoUpperVersion},
+                 exec::typed_kernel<FloatQuantAttrs, prepare_float_quant, float_quant>());
 }
 
 }  // namespace qonnx::kernels

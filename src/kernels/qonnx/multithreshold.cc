@@ -1,7 +1,10 @@
 // MultiThreshold (FINN dialect, SEMANTICS.md section 1), as qonnx's multithreshold() computes it:
 // Y = out_scale * count_t(v >= thresholds[c, t]) + out_bias, in v's float type.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "kernels/qonnx/fast_kernels.h"
@@ -9,6 +12,7 @@
 #include "kernels/qonnx/quant_avx2.h"
 #include "kernels/qonnx/simd_dispatch.h"
 #include "qonnx/exec/dtype_dispatch.h"
+#include "qonnx/exec/threads.h"
 
 namespace qonnx::kernels {
 namespace {
@@ -25,16 +29,22 @@ T threshold_one(T v, const double* row, int64_t steps, T scale, T bias) {
   return scaled + bias;
 }
 
+// Rows [r0, r1) of the (outer * channels) rows of `inner` elements.
+template <typename T>
+void threshold_rows(const T* v, int64_t r0, int64_t r1, int64_t channels, int64_t inner, const double* thr,
+                    bool global, int64_t steps, T scale, T bias, T* y) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const double* row = thr + (global ? 0 : r % channels) * steps;
+    for (int64_t i = r * inner; i < (r + 1) * inner; ++i) y[i] = threshold_one(v[i], row, steps, scale, bias);
+  }
+}
+
 template <typename T>
 void threshold_portable(const T* v, int64_t outer, int64_t channels, int64_t inner, const double* thr, bool global,
                         int64_t steps, T scale, T bias, T* y) {
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t c = 0; c < channels; ++c) {
-      const double* row = thr + (global ? 0 : c) * steps;
-      const int64_t base = (o * channels + c) * inner;
-      for (int64_t i = 0; i < inner; ++i) y[base + i] = threshold_one(v[base + i], row, steps, scale, bias);
-    }
-  }
+  exec::parallel_for(outer * channels, inner * std::max<int64_t>(steps, 1), [&](int64_t r0, int64_t r1) {
+    threshold_rows(v, r0, r1, channels, inner, thr, global, steps, scale, bias, y);
+  });
 }
 
 // The smallest float32 >= t. For a float32 v, v >= t exactly when v >= float_at_or_above(t) (v is
@@ -49,32 +59,59 @@ float float_at_or_above(double t) {
 }
 
 // The AVX2 layouts: one set of thresholds for everything, runs of >= 16 elements per channel, or the
-// channel on the innermost axis (channels-last, (N, C)). Anything else stays portable.
+// channel on the innermost axis (channels-last, (N, C)). Anything else stays portable. Threads split
+// the elements (in whole vectors) or the rows.
 void threshold_avx2(const float* v, int64_t outer, int64_t channels, int64_t inner, const double* thr, bool global,
                     int64_t steps, float scale, float bias, float* y) {
   const int64_t rows = global ? 1 : channels;
   std::vector<float> up(static_cast<size_t>(rows * steps));
   for (size_t k = 0; k < up.size(); ++k) up[k] = float_at_or_above(thr[k]);
-  const int64_t n = outer * channels * inner;
+  const int64_t n = outer * channels * inner, work = std::max<int64_t>(steps, 1);
   if (global) {
-    const int64_t done = avx2::threshold_run(v, up.data(), steps, scale, bias, y, n);
-    for (int64_t e = done; e < n; ++e) y[e] = threshold_one(v[e], thr, steps, scale, bias);
+    exec::parallel_for((n + 7) / 8, 8 * work, [&](int64_t u0, int64_t u1) {
+      const int64_t begin = u0 * 8, end = std::min(n, u1 * 8);
+      const int64_t done = begin + avx2::threshold_run(v + begin, up.data(), steps, scale, bias, y + begin, end - begin);
+      for (int64_t e = done; e < end; ++e) y[e] = threshold_one(v[e], thr, steps, scale, bias);
+    });
   } else if (inner >= 16) {
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t c = 0; c < channels; ++c) {
-        const int64_t base = (o * channels + c) * inner;
-        const double* row = thr + c * steps;
+    exec::parallel_for(outer * channels, inner * work, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t base = r * inner, c = r % channels;
         const int64_t done = avx2::threshold_run(v + base, up.data() + c * steps, steps, scale, bias, y + base, inner);
-        for (int64_t i = done; i < inner; ++i) y[base + i] = threshold_one(v[base + i], row, steps, scale, bias);
+        threshold_rows(v + base + done, 0, 1, 1, inner - done, thr + c * steps, true, steps, scale, bias,
+                       y + base + done);
+      }
+    });
+  } else if (inner == 1) {
+    // Each vector of 8 elements starts at a channel that is a multiple of period = gcd(8, channels):
+    // one block of thresholds per such start, sorted and split as threshold_run_by_channel wants
+    // (counting does not depend on the order).
+    int64_t period = 8;
+    while (channels % period != 0) period /= 2;
+    const int64_t starts = channels / period, block_floats = avx2::threshold_block_floats(steps);
+    const int64_t h = steps / 2, half = avx2::threshold_split_half(steps);
+    for (int64_t c = 0; c < channels; ++c) {
+      float* row = up.data() + c * steps;
+      std::sort(row, row + steps, [](float a, float b) { return a < b || (!std::isnan(a) && std::isnan(b)); });
+    }
+    std::vector<float> storage(static_cast<size_t>(starts * block_floats + 8), NAN);
+    float* blocks = storage.data();
+    while (reinterpret_cast<uintptr_t>(blocks) % 32 != 0) ++blocks;  // aligned vector loads
+    for (int64_t b = 0; b < starts; ++b) {
+      float* block = blocks + b * block_floats;
+      for (int64_t l = 0; l < 8; ++l) {
+        const float* t = up.data() + (b * period + l) % channels * steps;
+        if (steps > 0) block[l] = t[h];
+        for (int64_t r = 0; r < h; ++r) block[(1 + r) * 8 + l] = t[r];
+        for (int64_t r = 0; h + 1 + r < steps; ++r) block[(1 + half + r) * 8 + l] = t[h + 1 + r];
       }
     }
-  } else if (inner == 1) {
-    const int64_t width = channels + 7;
-    std::vector<float> table(static_cast<size_t>(steps * width));
-    for (int64_t t = 0; t < steps; ++t)
-      for (int64_t j = 0; j < width; ++j) table[static_cast<size_t>(t * width + j)] = up[static_cast<size_t>((j % channels) * steps + t)];
-    const int64_t done = avx2::threshold_run_by_channel(v, table.data(), channels, 0, steps, scale, bias, y, n);
-    for (int64_t e = done; e < n; ++e) y[e] = threshold_one(v[e], thr + (e % channels) * steps, steps, scale, bias);
+    exec::parallel_for((n + 7) / 8, 8 * work, [&](int64_t u0, int64_t u1) {
+      const int64_t begin = u0 * 8, end = std::min(n, u1 * 8);
+      const int64_t done = begin + avx2::threshold_run_by_channel(v + begin, blocks, channels, period, begin % channels,
+                                                                  steps, scale, bias, y + begin, end - begin);
+      for (int64_t e = done; e < end; ++e) y[e] = threshold_one(v[e], thr + (e % channels) * steps, steps, scale, bias);
+    });
   } else {
     threshold_portable(v, outer, channels, inner, thr, global, steps, scale, bias, y);
   }
@@ -92,14 +129,29 @@ void multithreshold_into(const float* v, int64_t outer, int64_t channels, int64_
 
 namespace {
 
-Status multi_threshold(exec::KernelContext& ctx) {
+struct MultiThresholdAttrs {
+  std::string layout;
+  bool channels_last;
+  float out_scale, out_bias;
+};
+
+Result<MultiThresholdAttrs> prepare_multi_threshold(const ir::Node& node, int64_t) {
+  if (!node.has_attr("out_dtype"))
+    return Status(Code::kInvalidModel, "MultiThreshold needs the attribute out_dtype (e.g. \"UINT4\")");
+  MultiThresholdAttrs a;
+  a.layout = node.attr_string("data_layout", "NCHW");
+  if (a.layout.empty()) return Status(Code::kInvalidModel, "data_layout is empty (expected e.g. NCHW, NHWC or NC)");
+  a.channels_last = a.layout.back() == 'C';
+  a.out_scale = node.attr_float("out_scale", 1.0f);
+  a.out_bias = node.attr_float("out_bias", 0.0f);
+  return a;
+}
+
+Status multi_threshold(exec::KernelContext& ctx, const MultiThresholdAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* v, ctx.required(0, "v"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* thresholds, ctx.required(1, "thresholds"));
-  if (!ctx.has_attr("out_dtype"))
-    return ctx.error(Code::kInvalidModel, "MultiThreshold needs the attribute out_dtype (e.g. \"UINT4\")");
-  const std::string layout = ctx.attr_string("data_layout", "NCHW");
-  if (layout.empty()) return ctx.error(Code::kInvalidModel, "data_layout is empty (expected e.g. NCHW, NHWC or NC)");
-  const bool channels_last = layout.back() == 'C';
+  const std::string& layout = attrs.layout;
+  const bool channels_last = attrs.channels_last;
 
   if (v->dtype() != DType::kFloat && v->dtype() != DType::kDouble)
     return ctx.input_error(Code::kUnsupported, 0, "v must be float or double, got {}", dtype_name(v->dtype()));
@@ -127,8 +179,7 @@ Status multi_threshold(exec::KernelContext& ctx) {
   std::vector<double> thr(static_cast<size_t>(thresholds->numel()));
   for (int64_t k = 0; k < thresholds->numel(); ++k) thr[static_cast<size_t>(k)] = exec::element_as_double(*thresholds, k);
   const int64_t num_steps = thresholds->dim(1);
-  const float out_scale = ctx.attr_float("out_scale", 1.0f);
-  const float out_bias = ctx.attr_float("out_bias", 0.0f);
+  const float out_scale = attrs.out_scale, out_bias = attrs.out_bias;
 
   Tensor y(v->dtype(), v->dims());
   if (v->dtype() == DType::kFloat)
@@ -144,7 +195,8 @@ Status multi_threshold(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_multithreshold_kernels(exec::KernelRegistry& r) {
-  add_general_op(r, "MultiThreshold", 1, multi_threshold);
+  add_general_op(r, "MultiThreshold", {1, exec::kNoUpperVersion},
+                 exec::typed_kernel<MultiThresholdAttrs, prepare_multi_threshold, multi_threshold>());
 }
 
 }  // namespace qonnx::kernels

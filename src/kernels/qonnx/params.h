@@ -19,9 +19,6 @@ Result<Tensor> zero_point_input(const exec::KernelContext& ctx, size_t i, const 
 Result<int> bitwidth_input(const exec::KernelContext& ctx, size_t i, const char* what);
 // The node's rounding_mode attribute (`fallback` when absent), one of the dialect's names.
 Result<RoundingMode> rounding_attr(const ir::Node& node, const char* fallback);
-inline Result<RoundingMode> rounding_attr(const exec::KernelContext& ctx, const char* fallback) {
-  return rounding_attr(ctx.node(), fallback);
-}
 // 2^rne(log2(out_scale / scale)), Trunc v2's power-of-two step, with numpy's float32 results where
 // the ratio overflows (inf), underflows (0) or is negative (NaN) instead of an int conversion of them.
 inline float trunc_v2_step(float so, float s) {

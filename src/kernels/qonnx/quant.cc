@@ -11,15 +11,28 @@
 
 namespace qonnx::kernels {
 
-Result<QuantParams> read_quant_params(const exec::KernelContext& ctx) {
+Result<QuantAttrs> read_quant_attrs(const ir::Node& node) {
+  QuantAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.mode, rounding_attr(node, "ROUND"));
+  a.is_signed = node.attr_int("signed", 1) != 0;
+  a.narrow = node.attr_int("narrow", 0) != 0;
+  return a;
+}
+
+Result<QuantParams> read_quant_params(const exec::KernelContext& ctx, const QuantAttrs& attrs) {
   QuantParams p;
   QONNX_ASSIGN_OR_RETURN(p.scale, scale_input(ctx, 1, "scale"));
   QONNX_ASSIGN_OR_RETURN(p.zeropt, zero_point_input(ctx, 2, "zeropt"));
   QONNX_ASSIGN_OR_RETURN(p.bits, bitwidth_input(ctx, 3, "bitwidth"));
-  QONNX_ASSIGN_OR_RETURN(p.mode, rounding_attr(ctx, "ROUND"));
-  p.is_signed = ctx.attr_int("signed", 1) != 0;
-  p.narrow = ctx.attr_int("narrow", 0) != 0;
+  p.mode = attrs.mode;
+  p.is_signed = attrs.is_signed;
+  p.narrow = attrs.narrow;
   return p;
+}
+
+Result<QuantParams> read_quant_params(const exec::KernelContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(QuantAttrs attrs, read_quant_attrs(ctx.node()));
+  return read_quant_params(ctx, attrs);
 }
 
 namespace {
@@ -73,16 +86,18 @@ void quant_tensor(const Dims& out_dims, const Tensor& x, const QuantParams& p, f
   auto body = [&](auto mode_c, auto bipolar_c) {
     constexpr RoundingMode M = decltype(mode_c)::value;
     constexpr bool B = decltype(bipolar_c)::value;
-    std::vector<float> bx, bs, bz;
-    fast::for_each_run<3>(out_dims, {&x.dims(), &p.scale.dims(), &p.zeropt.dims()}, [&](const fast::Run<3>& r) {
-      float* yo = y + r.out_offset;
-      const bool vary = !(r.stride[0] == 1 && r.stride[1] == 0 && r.stride[2] == 0);
-      const float* xo = vary ? fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx) : xs + r.offset[0];
-      const float* so = vary ? fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs) : ss + r.offset[1];
-      const float* zo = vary ? fast::run_operand(zs, r.offset[2], r.stride[2], r.len, bz) : zs + r.offset[2];
-      const int64_t i = simd ? avx2::quant_run(M, B, kCodes, xo, so, zo, vary, range.min, range.max, yo, r.len) : 0;
-      if (vary) quant_run_array<M, B, kCodes>(xo + i, so + i, zo + i, range.min, range.max, yo + i, r.len - i);
-      else quant_run_scalar<M, B, kCodes>(xo + i, so[0], zo[0], range.min, range.max, yo + i, r.len - i);
+    fast::parallel_for_each_run<3>(out_dims, {&x.dims(), &p.scale.dims(), &p.zeropt.dims()}, [&] {
+      return [&, bx = std::vector<float>(), bs = std::vector<float>(),
+              bz = std::vector<float>()](const fast::Run<3>& r) mutable {
+        float* yo = y + r.out_offset;
+        const bool vary = !(r.stride[0] == 1 && r.stride[1] == 0 && r.stride[2] == 0);
+        const float* xo = vary ? fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx) : xs + r.offset[0];
+        const float* so = vary ? fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs) : ss + r.offset[1];
+        const float* zo = vary ? fast::run_operand(zs, r.offset[2], r.stride[2], r.len, bz) : zs + r.offset[2];
+        const int64_t i = simd ? avx2::quant_run(M, B, kCodes, xo, so, zo, vary, range.min, range.max, yo, r.len) : 0;
+        if (vary) quant_run_array<M, B, kCodes>(xo + i, so + i, zo + i, range.min, range.max, yo + i, r.len - i);
+        else quant_run_scalar<M, B, kCodes>(xo + i, so[0], zo[0], range.min, range.max, yo + i, r.len - i);
+      };
     });
   };
   if (p.bipolar()) {
@@ -98,12 +113,14 @@ void quant_into(const Dims& out_dims, const Tensor& x, const QuantParams& p, flo
 
 namespace {
 
-Status quant(exec::KernelContext& ctx) {
+Result<QuantAttrs> prepare_quant(const ir::Node& node, int64_t) { return read_quant_attrs(node); }
+
+Status quant(exec::KernelContext& ctx, const QuantAttrs& attrs) {
   QuantParams p;
   Dims out_dims;
   {
     QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
-    QONNX_ASSIGN_OR_RETURN(p, read_quant_params(ctx));
+    QONNX_ASSIGN_OR_RETURN(p, read_quant_params(ctx, attrs));
     QONNX_ASSIGN_OR_RETURN(out_dims, exec::broadcast_input_dims(ctx, {{0, &x}, {1, &p.scale}, {2, &p.zeropt}}));
     if (ctx.input(0)->dtype() != DType::kFloat) {  // x is a converted copy
       Tensor y = Tensor::uninitialized(DType::kFloat, out_dims);
@@ -127,19 +144,20 @@ void bipolar_quant_into(const Dims& out_dims, const Tensor& x, const Tensor& sca
   const float* xs = x.data<float>();
   const float* ss = scale.data<float>();
   const bool simd = simd_level() == SimdLevel::kAvx2;
-  std::vector<float> bx, bs;
-  fast::for_each_run<2>(out_dims, {&x.dims(), &scale.dims()}, [&](const fast::Run<2>& r) {
-    float* yo = y + r.out_offset;
-    const bool vary = !(r.stride[0] == 1 && r.stride[1] == 0);
-    const float* xo = vary ? fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx) : xs + r.offset[0];
-    const float* so = vary ? fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs) : ss + r.offset[1];
-    const int64_t start = simd ? avx2::bipolar_quant_run(xo, so, vary, yo, r.len) : 0;
-    if (vary) {
-      for (int64_t i = start; i < r.len; ++i) yo[i] = (xo[i] >= 0.0f ? 1.0f : -1.0f) * so[i];
-    } else {
-      const float s = so[0];
-      for (int64_t i = start; i < r.len; ++i) yo[i] = (xo[i] >= 0.0f ? 1.0f : -1.0f) * s;
-    }
+  fast::parallel_for_each_run<2>(out_dims, {&x.dims(), &scale.dims()}, [&] {
+    return [&, bx = std::vector<float>(), bs = std::vector<float>()](const fast::Run<2>& r) mutable {
+      float* yo = y + r.out_offset;
+      const bool vary = !(r.stride[0] == 1 && r.stride[1] == 0);
+      const float* xo = vary ? fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx) : xs + r.offset[0];
+      const float* so = vary ? fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs) : ss + r.offset[1];
+      const int64_t start = simd ? avx2::bipolar_quant_run(xo, so, vary, yo, r.len) : 0;
+      if (vary) {
+        for (int64_t i = start; i < r.len; ++i) yo[i] = (xo[i] >= 0.0f ? 1.0f : -1.0f) * so[i];
+      } else {
+        const float s = so[0];
+        for (int64_t i = start; i < r.len; ++i) yo[i] = (xo[i] >= 0.0f ? 1.0f : -1.0f) * s;
+      }
+    };
   });
 }
 
@@ -165,9 +183,11 @@ Result<Tensor> quant_codes(const exec::KernelContext& ctx, const Tensor& x, cons
 }
 
 void register_quant_kernels(exec::KernelRegistry& r) {
-  add_general_op(r, "Quant", 1, quant);
-  add_general_op(r, "IntQuant", 1, quant);
-  add_general_op(r, "BipolarQuant", 1, bipolar_quant);
+  // One version of each in the QONNX domains (and, for the ops known there, in the default domain).
+  constexpr exec::VersionRange kAll{1, exec::kNoUpperVersion};
+  add_general_op(r, "Quant", kAll, exec::typed_kernel<QuantAttrs, prepare_quant, quant>());
+  add_general_op(r, "IntQuant", kAll, exec::typed_kernel<QuantAttrs, prepare_quant, quant>());
+  add_general_op(r, "BipolarQuant", kAll, exec::Kernel{bipolar_quant, nullptr, {}});
 }
 
 }  // namespace qonnx::kernels

@@ -228,28 +228,40 @@ QONNX_AVX2 int64_t threshold_loop(const float* v, const float* thr, int64_t step
   return i;
 }
 
-// Count of thresholds <= each of 8 elements whose thresholds start at col (row stride `row`); two
-// accumulators (even and odd steps) halve the dependency chain.
-QONNX_AVX2_INLINE __m256i threshold_count_by_channel(__m256 a, const float* col, int64_t row, int64_t steps) {
-  __m256i even = _mm256_setzero_si256(), odd = _mm256_setzero_si256();
+// Count of thresholds <= each of 8 elements, their thresholds in `block` sorted per lane and split
+// at the middle one, t[h]: row 0 holds t[h], rows 1..half the lower part, rows half+1..2*half the
+// upper part (each padded with NaN, which counts nothing). Lanes at or above t[h] count h + 1 plus
+// the upper part, the others the lower part: one compare per pair of thresholds. Two accumulators
+// halve the dependency chain.
+// -1 in the lanes whose threshold (from `hi` where `upper`, else from `lo`) is <= a.
+QONNX_AVX2_INLINE __m256i threshold_at_or_below(__m256 a, const float* lo, const float* hi, __m256 upper) {
+  const __m256 th = _mm256_blendv_ps(_mm256_load_ps(lo), _mm256_load_ps(hi), upper);
+  return _mm256_castps_si256(_mm256_cmp_ps(a, th, _CMP_GE_OQ));
+}
+
+QONNX_AVX2_INLINE __m256i threshold_count_block(__m256 a, const float* block, int64_t half, __m256i above_middle) {
+  const __m256 upper = _mm256_cmp_ps(a, _mm256_load_ps(block), _CMP_GE_OQ);
+  __m256i even = _mm256_and_si256(_mm256_castps_si256(upper), above_middle), odd = _mm256_setzero_si256();
+  const float* lo = block + kLanes;
+  const float* hi = lo + half * kLanes;
   int64_t t = 0;
-  for (; t + 2 <= steps; t += 2) {
-    even = _mm256_sub_epi32(even, _mm256_castps_si256(_mm256_cmp_ps(a, _mm256_loadu_ps(col + t * row), _CMP_GE_OQ)));
-    odd = _mm256_sub_epi32(odd, _mm256_castps_si256(_mm256_cmp_ps(a, _mm256_loadu_ps(col + (t + 1) * row), _CMP_GE_OQ)));
+  for (; t + 2 <= half; t += 2) {
+    even = _mm256_sub_epi32(even, threshold_at_or_below(a, lo + t * kLanes, hi + t * kLanes, upper));
+    odd = _mm256_sub_epi32(odd, threshold_at_or_below(a, lo + (t + 1) * kLanes, hi + (t + 1) * kLanes, upper));
   }
-  if (t < steps)
-    even = _mm256_sub_epi32(even, _mm256_castps_si256(_mm256_cmp_ps(a, _mm256_loadu_ps(col + t * row), _CMP_GE_OQ)));
+  if (t < half) even = _mm256_sub_epi32(even, threshold_at_or_below(a, lo + t * kLanes, hi + t * kLanes, upper));
   return _mm256_add_epi32(even, odd);
 }
 
-// Lane l of the vector at element i reads column (first_channel + i) % channels + l of the extended
-// table: channels c .. c + 7, wrapping.
-QONNX_AVX2 int64_t threshold_by_channel_loop(const float* v, const float* table, int64_t channels,
+// The vector at element i starts at channel c = (first_channel + i) % channels, a multiple of `period`
+// (the gcd of 8 and channels); its thresholds are the block at blocks[(c / period) * block_floats].
+QONNX_AVX2 int64_t threshold_by_channel_loop(const float* v, const float* blocks, int64_t channels, int64_t period,
                                              int64_t first_channel, int64_t steps, float scale, float bias, float* y,
                                              int64_t n) {
   const __m256 vscale = _mm256_set1_ps(scale), vbias = _mm256_set1_ps(bias);
-  const int64_t row = channels + kLanes - 1;
-  int64_t c = first_channel % channels;
+  const int64_t half = threshold_split_half(steps), block_floats = threshold_block_floats(steps);
+  const __m256i above_middle = _mm256_set1_epi32(static_cast<int32_t>(steps / 2 + 1));
+  int64_t c = first_channel;
   auto advance = [channels](int64_t ch) {  // (ch + 8) % channels without a division
     for (ch += kLanes; ch >= channels;) ch -= channels;
     return ch;
@@ -257,15 +269,17 @@ QONNX_AVX2 int64_t threshold_by_channel_loop(const float* v, const float* table,
   int64_t i = 0;
   for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
     const int64_t c2 = advance(c);
-    const __m256i first = threshold_count_by_channel(_mm256_loadu_ps(v + i), table + c, row, steps);
-    const __m256i second = threshold_count_by_channel(_mm256_loadu_ps(v + i + kLanes), table + c2, row, steps);
+    const __m256i first = threshold_count_block(_mm256_loadu_ps(v + i), blocks + c / period * block_floats, half, above_middle);
+    const __m256i second =
+        threshold_count_block(_mm256_loadu_ps(v + i + kLanes), blocks + c2 / period * block_floats, half, above_middle);
     _mm256_storeu_ps(y + i, threshold_output(first, vscale, vbias));
     _mm256_storeu_ps(y + i + kLanes, threshold_output(second, vscale, vbias));
     c = advance(c2);
   }
   for (; i + kLanes <= n; i += kLanes) {
-    _mm256_storeu_ps(y + i, threshold_output(threshold_count_by_channel(_mm256_loadu_ps(v + i), table + c, row, steps),
-                                             vscale, vbias));
+    _mm256_storeu_ps(
+        y + i, threshold_output(threshold_count_block(_mm256_loadu_ps(v + i), blocks + c / period * block_floats, half, above_middle),
+                                vscale, vbias));
     c = advance(c);
   }
   return i;
@@ -320,11 +334,11 @@ int64_t threshold_run(const float* v, const float* thr, int64_t steps, float sca
   return threshold_loop(v, thr, steps, scale, bias, y, n);
 }
 
-int64_t threshold_run_by_channel(const float* v, const float* table, int64_t channels, int64_t first_channel,
-                                 int64_t steps, float scale, float bias, float* y, int64_t n) {
-  // No thresholds: the table is empty (maybe null), so leave every element to the portable loop.
+int64_t threshold_run_by_channel(const float* v, const float* blocks, int64_t channels, int64_t period,
+                                 int64_t first_channel, int64_t steps, float scale, float bias, float* y, int64_t n) {
+  // No thresholds: there are no blocks (maybe null), so leave every element to the portable loop.
   if (steps == 0) return 0;
-  return threshold_by_channel_loop(v, table, channels, first_channel, steps, scale, bias, y, n);
+  return threshold_by_channel_loop(v, blocks, channels, period, first_channel, steps, scale, bias, y, n);
 }
 
 #else  // no AVX2 on this target: simd_level() never selects it
@@ -340,7 +354,8 @@ int64_t quantize_linear_run(const float*, const float*, const float*, bool, T*, 
 template <typename T>
 int64_t dequantize_linear_run(const T*, const float*, const T*, bool, float*, int64_t) { return 0; }
 int64_t threshold_run(const float*, const float*, int64_t, float, float, float*, int64_t) { return 0; }
-int64_t threshold_run_by_channel(const float*, const float*, int64_t, int64_t, int64_t, float, float, float*, int64_t) {
+int64_t threshold_run_by_channel(const float*, const float*, int64_t, int64_t, int64_t, int64_t, float, float, float*,
+                                 int64_t) {
   return 0;
 }
 

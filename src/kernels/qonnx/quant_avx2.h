@@ -32,9 +32,15 @@ int64_t dequantize_linear_run(const T* x, const float* s, const T* z, bool vary,
 // MultiThreshold in float32 against thresholds rounded up to float32 (see multithreshold.cc):
 // y = scale * count_t(v >= thr[t]) + bias with the same `steps` thresholds for every element.
 int64_t threshold_run(const float* v, const float* thr, int64_t steps, float scale, float bias, float* y, int64_t n);
-// Same where element i has channel (first_channel + i) % channels; table[t * (channels + 7) + j]
-// holds threshold t of channel j % channels (the 7 extra columns let 8 lanes read across the wrap).
-int64_t threshold_run_by_channel(const float* v, const float* table, int64_t channels, int64_t first_channel,
-                                 int64_t steps, float scale, float bias, float* y, int64_t n);
+// Same where element i has channel (first_channel + i) % channels, first_channel a multiple of
+// period = gcd(8, channels), so that every vector of 8 elements starts at such a channel c, whose
+// thresholds are the block at blocks[(c / period) * threshold_block_floats(steps)] (32-byte aligned):
+// with t the thresholds of lane l's channel (c + l) % channels sorted ascending (NaN last), h = steps / 2
+// and half = threshold_split_half(steps), float [r * 8 + l] of the block is t[h] for r = 0,
+// t[r - 1] for r = 1..half and t[h + r - half] for r = half + 1..2 * half (NaN past either part's end).
+inline int64_t threshold_split_half(int64_t steps) { return steps / 2; }  // the upper part is never longer
+inline int64_t threshold_block_floats(int64_t steps) { return (1 + 2 * threshold_split_half(steps)) * 8; }
+int64_t threshold_run_by_channel(const float* v, const float* blocks, int64_t channels, int64_t period,
+                                 int64_t first_channel, int64_t steps, float scale, float bias, float* y, int64_t n);
 
 }  // namespace qonnx::kernels::avx2

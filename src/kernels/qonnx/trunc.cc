@@ -15,12 +15,14 @@
 namespace qonnx::kernels {
 namespace {
 
-Status check_input_count(const exec::KernelContext& ctx, size_t expected) {
+// Trunc v1 takes 5 inputs, v2 takes 6.
+Status check_input_count(const exec::KernelContext& ctx, int version) {
+  const size_t expected = version == 1 ? 5 : 6;
   if (ctx.num_inputs() == expected) return Status::ok();
   return ctx.error(Code::kInvalidModel,
                    "Trunc version {} takes {} inputs, got {} (Trunc v1 has X, scale, zeropt, in_bitwidth, "
                    "out_bitwidth; v2 adds out_scale and needs the domain imported at version 2)",
-                   ctx.op_version(), expected, ctx.num_inputs());
+                   version, expected, ctx.num_inputs());
 }
 
 // v1 over one run: t = rne(x/s + z) / shift; y = (mode(t) - z) * s.
@@ -61,16 +63,18 @@ void trunc_v1_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, c
   const bool simd = simd_level() == SimdLevel::kAvx2;
   fast::with_mode(mode, [&](auto mode_c) {
     constexpr RoundingMode M = decltype(mode_c)::value;
-    std::vector<float> bx, bs, bz;
-    fast::for_each_run<3>(out_dims, {&x.dims(), &scale.dims(), &zeropt.dims()}, [&](const fast::Run<3>& r) {
-      const bool vary = !(r.stride[0] == 1 && r.stride[1] == 0 && r.stride[2] == 0);
-      const float* xo = vary ? fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx) : xs + r.offset[0];
-      const float* so = vary ? fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs) : ss + r.offset[1];
-      const float* zo = vary ? fast::run_operand(zs, r.offset[2], r.stride[2], r.len, bz) : zs + r.offset[2];
-      float* yo = y + r.out_offset;
-      const int64_t i = simd ? avx2::trunc_v1_run(M, xo, so, zo, vary, inv_shift, yo, r.len) : 0;
-      if (vary) trunc_v1_run<M, false>(xo + i, so + i, zo + i, shift, yo + i, r.len - i);
-      else trunc_v1_run<M, true>(xo + i, so, zo, shift, yo + i, r.len - i);
+    fast::parallel_for_each_run<3>(out_dims, {&x.dims(), &scale.dims(), &zeropt.dims()}, [&] {
+      return [&, bx = std::vector<float>(), bs = std::vector<float>(),
+              bz = std::vector<float>()](const fast::Run<3>& r) mutable {
+        const bool vary = !(r.stride[0] == 1 && r.stride[1] == 0 && r.stride[2] == 0);
+        const float* xo = vary ? fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx) : xs + r.offset[0];
+        const float* so = vary ? fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs) : ss + r.offset[1];
+        const float* zo = vary ? fast::run_operand(zs, r.offset[2], r.stride[2], r.len, bz) : zs + r.offset[2];
+        float* yo = y + r.out_offset;
+        const int64_t i = simd ? avx2::trunc_v1_run(M, xo, so, zo, vary, inv_shift, yo, r.len) : 0;
+        if (vary) trunc_v1_run<M, false>(xo + i, so + i, zo + i, shift, yo + i, r.len - i);
+        else trunc_v1_run<M, true>(xo + i, so, zo, shift, yo + i, r.len - i);
+      };
     });
   });
 }
@@ -84,21 +88,22 @@ void trunc_v2_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, c
   const bool simd = simd_level() == SimdLevel::kAvx2;
   fast::with_mode(mode, [&](auto mode_c) {
     constexpr RoundingMode M = decltype(mode_c)::value;
-    std::vector<float> bx, bs, bz, bo, bk;
-    fast::for_each_run<4>(out_dims, {&x.dims(), &scale.dims(), &zeropt.dims(), &out_scale.dims()},
-                          [&](const fast::Run<4>& r) {
-      const bool vary = !(r.stride[0] == 1 && r.stride[1] == 0 && r.stride[2] == 0 && r.stride[3] == 0);
-      const float* xo = vary ? fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx) : xs + r.offset[0];
-      const float* so = vary ? fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs) : ss + r.offset[1];
-      const float* zo = vary ? fast::run_operand(zs, r.offset[2], r.stride[2], r.len, bz) : zs + r.offset[2];
-      const float* oo = vary ? fast::run_operand(os, r.offset[3], r.stride[3], r.len, bo) : os + r.offset[3];
-      bk.resize(static_cast<size_t>(vary ? r.len : 1));
-      for (size_t i = 0; i < bk.size(); ++i) bk[i] = trunc_v2_step(oo[i], so[i]);
-      const float* ko = bk.data();
-      float* yo = y + r.out_offset;
-      const int64_t i = simd ? avx2::trunc_v2_run(M, xo, so, zo, oo, ko, vary, range.min, range.max, yo, r.len) : 0;
-      if (vary) trunc_v2_run<M, false>(xo + i, so + i, zo + i, oo + i, ko + i, range.min, range.max, yo + i, r.len - i);
-      else trunc_v2_run<M, true>(xo + i, so, zo, oo, ko, range.min, range.max, yo + i, r.len - i);
+    fast::parallel_for_each_run<4>(out_dims, {&x.dims(), &scale.dims(), &zeropt.dims(), &out_scale.dims()}, [&] {
+      return [&, bx = std::vector<float>(), bs = std::vector<float>(), bz = std::vector<float>(),
+              bo = std::vector<float>(), bk = std::vector<float>()](const fast::Run<4>& r) mutable {
+        const bool vary = !(r.stride[0] == 1 && r.stride[1] == 0 && r.stride[2] == 0 && r.stride[3] == 0);
+        const float* xo = vary ? fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx) : xs + r.offset[0];
+        const float* so = vary ? fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs) : ss + r.offset[1];
+        const float* zo = vary ? fast::run_operand(zs, r.offset[2], r.stride[2], r.len, bz) : zs + r.offset[2];
+        const float* oo = vary ? fast::run_operand(os, r.offset[3], r.stride[3], r.len, bo) : os + r.offset[3];
+        bk.resize(static_cast<size_t>(vary ? r.len : 1));
+        for (size_t i = 0; i < bk.size(); ++i) bk[i] = trunc_v2_step(oo[i], so[i]);
+        const float* ko = bk.data();
+        float* yo = y + r.out_offset;
+        const int64_t i = simd ? avx2::trunc_v2_run(M, xo, so, zo, oo, ko, vary, range.min, range.max, yo, r.len) : 0;
+        if (vary) trunc_v2_run<M, false>(xo + i, so + i, zo + i, oo + i, ko + i, range.min, range.max, yo + i, r.len - i);
+        else trunc_v2_run<M, true>(xo + i, so, zo, oo, ko, range.min, range.max, yo + i, r.len - i);
+      };
     });
   });
 }
@@ -117,7 +122,7 @@ Result<TruncAttrs> trunc_attrs(const ir::Node& node, int64_t) {
 }
 
 Status trunc_v1(exec::KernelContext& ctx, const TruncAttrs& attrs) {
-  QONNX_RETURN_IF_ERROR(check_input_count(ctx, 5));
+  QONNX_RETURN_IF_ERROR(check_input_count(ctx, 1));
   QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
   QONNX_ASSIGN_OR_RETURN(Tensor scale, scale_input(ctx, 1, "scale"));
   QONNX_ASSIGN_OR_RETURN(Tensor zeropt, zero_point_input(ctx, 2, "zeropt"));
@@ -131,7 +136,7 @@ Status trunc_v1(exec::KernelContext& ctx, const TruncAttrs& attrs) {
 }
 
 Status trunc_v2(exec::KernelContext& ctx, const TruncAttrs& attrs) {
-  QONNX_RETURN_IF_ERROR(check_input_count(ctx, 6));
+  QONNX_RETURN_IF_ERROR(check_input_count(ctx, 2));
   QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
   QONNX_ASSIGN_OR_RETURN(Tensor scale, scale_input(ctx, 1, "scale"));
   QONNX_ASSIGN_OR_RETURN(Tensor zeropt, zero_point_input(ctx, 2, "zeropt"));
@@ -151,10 +156,14 @@ Status trunc_v2(exec::KernelContext& ctx, const TruncAttrs& attrs) {
 }  // namespace
 
 void register_trunc_kernels(exec::KernelRegistry& r) {
-  // The empty domain has no QONNX versioning: Trunc there is always version 1.
-  add_general_op(r, "Trunc", {1, exec::kNoUpperVersion}, exec::typed_kernel<TruncAttrs, trunc_attrs, trunc_v1>());
-  for (const std::string& d : dialect::general_domain_spellings())
-    r.add(d, "Trunc", {2, exec::kNoUpperVersion}, exec::typed_kernel<TruncAttrs, trunc_attrs, trunc_v2>());
+  const exec::Kernel v1 = exec::typed_kernel<TruncAttrs, trunc_attrs, trunc_v1>();
+  const exec::Kernel v2 = exec::typed_kernel<TruncAttrs, trunc_attrs, trunc_v2>();
+  for (const std::string& d : dialect::general_domain_spellings()) {
+    r.add(d, "Trunc", {1, 1}, v1);
+    r.add(d, "Trunc", {2, exec::kNoUpperVersion}, v2);
+  }
+  // The default domain's version is the ONNX opset, not QONNX's: Trunc there is always version 1.
+  r.add("", "Trunc", {1, exec::kNoUpperVersion}, v1);
 }
 
 }  // namespace qonnx::kernels

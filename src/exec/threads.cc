@@ -1,0 +1,122 @@
+// The persistent worker pool behind parallel_for. Starting a thread per parallel_for cost some 20 us
+// and a page-faulting stack each time; the workers here are started once (lazily, up to the thread
+// count asked for) and sleep on a condition variable between jobs.
+#include "qonnx/exec/threads.h"
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace qonnx::exec {
+namespace {
+
+thread_local bool in_share = false;  // set while this thread runs a share: nested jobs run inline
+
+// One parallel_for call. Lives on the caller's stack: the caller returns only when every share is done
+// and no worker is still inside.
+struct Job {
+  detail::ShareFn share;
+  void* context;
+  int64_t shares;
+  std::atomic<int64_t> next{0};  // the next unclaimed share
+  int64_t unfinished;            // guarded by the pool's mutex, as is workers_inside
+  int workers_inside = 0;
+};
+
+// Runs unclaimed shares of `job` until none is left; returns how many this thread ran.
+int64_t claim_shares(Job& job) {
+  in_share = true;
+  int64_t ran = 0;
+  for (int64_t s; (s = job.next.fetch_add(1, std::memory_order_relaxed)) < job.shares; ++ran)
+    job.share(job.context, s, job.shares);
+  in_share = false;
+  return ran;
+}
+
+class WorkerPool {
+ public:
+  ~WorkerPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+  // False when another thread is using the pool (the caller then runs the job alone).
+  bool run(int64_t shares, int helpers, detail::ShareFn share, void* context) {
+    std::unique_lock<std::mutex> busy(busy_, std::try_to_lock);
+    if (!busy.owns_lock()) return false;
+    Job job;
+    job.share = share, job.context = context, job.shares = shares, job.unfinished = shares;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      while (static_cast<int>(workers_.size()) < helpers) workers_.emplace_back([this] { work(); });
+      job_ = &job;
+      wanted_ = helpers;
+    }
+    if (helpers == static_cast<int>(workers_.size())) {
+      wake_.notify_all();
+    } else {
+      for (int i = 0; i < helpers; ++i) wake_.notify_one();
+    }
+    const int64_t ran = claim_shares(job);
+    std::unique_lock<std::mutex> lock(mutex_);
+    job.unfinished -= ran;
+    done_.wait(lock, [&] { return job.unfinished == 0 && job.workers_inside == 0; });
+    job_ = nullptr;  // workers woken from now on go back to sleep
+    wanted_ = 0;
+    return true;
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      Job* job;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return stopping_ || (job_ != nullptr && wanted_ > 0); });
+        if (stopping_) return;
+        job = job_;
+        --wanted_;
+        ++job->workers_inside;
+      }
+      const int64_t ran = claim_shares(*job);
+      std::lock_guard<std::mutex> lock(mutex_);
+      job->unfinished -= ran;
+      if (--job->workers_inside == 0 && job->unfinished == 0) done_.notify_one();
+    }
+  }
+
+  std::mutex busy_;   // held by the thread whose job the pool runs
+  std::mutex mutex_;  // guards the members below and a job's counters
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> workers_;
+  bool stopping_ = false;
+  Job* job_ = nullptr;  // the job workers may join
+  int wanted_ = 0;      // workers still to join it
+};
+
+WorkerPool& pool() {
+  static WorkerPool p;
+  return p;
+}
+
+}  // namespace
+
+void set_threads(int n) {
+  if (n <= 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  detail::thread_count().store(n, std::memory_order_relaxed);
+}
+
+namespace detail {
+
+void run_shares(int64_t shares, int helpers, ShareFn share, void* context) {
+  if (helpers <= 0 || in_share || !pool().run(shares, helpers, share, context))
+    for (int64_t s = 0; s < shares; ++s) share(context, s, shares);
+}
+
+}  // namespace detail
+}  // namespace qonnx::exec
