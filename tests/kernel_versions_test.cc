@@ -1,8 +1,12 @@
 // Kernels with one registry entry per range of ONNX op versions (issue 12 item 5): each version
 // behaves per its own spec, versions before the op's first have no kernel, and attributes are
 // parsed and checked once at plan time with errors naming the node and the attribute.
+#include <utility>
+#include <vector>
+
 #include <gtest/gtest.h>
 
+#include "qonnx/exec/kernel.h"
 #include "support/test_util.h"
 
 namespace qonnx::test {
@@ -257,6 +261,39 @@ TEST(KernelVersions, SliceAttributesThenInputs) {
   EXPECT_EQ(values_f32(run_ok("Slice", {x}, attrs, 9)), (std::vector<float>{2, 3, 5, 6}));
   expect_error(run_op("Slice", {x}, attrs, 10), Code::kInvalidModel, "starts");
   EXPECT_EQ(values_f32(run_ok("Slice", {x, i64({1}, {0}), i64({1}, {1})}, nullptr, 10)), (std::vector<float>{1, 2, 3}));
+}
+
+// Every default-domain op of these kernel files: its ranges are contiguous from its first version
+// with a kernel (the op's first ONNX version unless noted) to the newest opset.
+TEST(KernelVersions, RangesAreContiguousFromTheFirstVersionToTheNewest) {
+  const std::vector<std::pair<const char*, int>> first_versions = {
+      {"Resize", 10}, {"Upsample", 7} /* Upsample-1: height_scale/width_scale */, {"Gather", 1},
+      {"GatherElements", 11}, {"GatherND", 11}, {"Scatter", 9}, {"ScatterElements", 11}, {"ScatterND", 11},
+      {"OneHot", 9}, {"Compress", 9}, {"NonZero", 9}, {"Reshape", 1}, {"Flatten", 1}, {"Squeeze", 1},
+      {"Unsqueeze", 1}, {"Concat", 1}, {"Split", 2} /* Split-1: sizes as attribute or input */, {"Shape", 1},
+      {"Size", 1}, {"Expand", 8}, {"Tile", 6} /* Tile-1: tiles and axis inputs */, {"DepthToSpace", 1},
+      {"SpaceToDepth", 1}, {"Slice", 1}, {"Pad", 2} /* Pad-1: `paddings` */, {"Trilu", 14}, {"ReverseSequence", 10},
+      {"Constant", 1}, {"ConstantOfShape", 9}, {"Range", 11}, {"EyeLike", 9}, {"ArgMax", 1}, {"ArgMin", 1},
+      {"CumSum", 11}, {"TopK", 1}, {"Einsum", 12}, {"Transpose", 1}, {"Equal", 1}, {"Less", 1}, {"Greater", 1},
+      {"And", 1}, {"Or", 1}, {"Xor", 1}, {"LessOrEqual", 12}, {"GreaterOrEqual", 12}, {"Not", 1}, {"BitShift", 11},
+      {"BitwiseAnd", 18}, {"BitwiseOr", 18}, {"BitwiseXor", 18}, {"BitwiseNot", 18}, {"IsNaN", 9}, {"IsInf", 10},
+      {"Add", 1}, {"Sub", 1}, {"Mul", 1}, {"Div", 1}, {"Pow", 1}, {"Mod", 10}, {"Max", 1}, {"Min", 1}, {"Sum", 1},
+      {"Mean", 1}, {"Where", 9}, {"Neg", 1}, {"Abs", 1}, {"Sign", 9}, {"Sqrt", 1}, {"Reciprocal", 1}, {"Exp", 1},
+      {"Log", 1}, {"Erf", 9}, {"Floor", 1}, {"Ceil", 1}, {"Round", 11}, {"Sin", 7}, {"Cos", 7}, {"Tan", 7},
+      {"Asin", 7}, {"Acos", 7}, {"Atan", 7}, {"Sinh", 9}, {"Cosh", 9}, {"Asinh", 9}, {"Acosh", 9}, {"Atanh", 9},
+      {"If", 1}, {"Loop", 1}, {"Scan", 8}, {"Det", 11}, {"Identity", 1}, {"Softmax", 1}, {"LogSoftmax", 1},
+      {"Hardmax", 1}, {"Cast", 6} /* Cast-1: `to` as a string */, {"CastLike", 15}, {"QuantizeLinear", 10},
+      {"DequantizeLinear", 10}, {"DynamicQuantizeLinear", 11}, {"Relu", 1}, {"Sigmoid", 1}, {"Tanh", 1},
+      {"HardSwish", 14}, {"Softplus", 1}, {"Softsign", 1}, {"Mish", 18}, {"Gelu", 20}, {"Celu", 12},
+      {"ThresholdedRelu", 10}, {"Shrink", 9}, {"ReduceSum", 1}, {"ReduceMax", 1}, {"ReduceMean", 1}};
+  const exec::KernelRegistry& r = exec::KernelRegistry::global();
+  for (const auto& [op, first] : first_versions) {
+    const std::vector<exec::VersionRange> ranges = r.version_ranges("", op);
+    ASSERT_FALSE(ranges.empty()) << op;
+    EXPECT_EQ(ranges.front().since, first) << op;
+    for (size_t i = 1; i < ranges.size(); ++i) EXPECT_EQ(ranges[i].since, ranges[i - 1].until + 1) << op << " range " << i;
+    EXPECT_EQ(ranges.back().until, exec::kNoUpperVersion) << op;
+  }
 }
 
 }  // namespace
