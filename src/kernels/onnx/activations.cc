@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
 
@@ -31,22 +32,37 @@ struct ShrinkAttrs {
   float lambd, bias;
 };
 
-Result<Alpha> leaky_relu_attrs(const ir::Node& node, int64_t) { return Alpha{node.attr_float("alpha", 0.01f)}; }
-Result<Alpha> elu_attrs(const ir::Node& node, int64_t) { return Alpha{node.attr_float("alpha", 1.0f)}; }
-Result<Alpha> thresholded_relu_attrs(const ir::Node& node, int64_t) { return Alpha{node.attr_float("alpha", 1.0f)}; }
-Result<Alpha> celu_attrs(const ir::Node& node, int64_t) {
-  const float alpha = node.attr_float("alpha", 1.0f);
-  if (alpha == 0.0f) return Status(Code::kInvalidModel, "Celu alpha must not be 0");
+// Two FLOAT attributes with their defaults.
+Result<std::pair<float, float>> float_attrs(const ir::Node& node, const char* a, float a_default, const char* b,
+                                            float b_default) {
+  QONNX_ASSIGN_OR_RETURN(const float va, float_attr(node, a, a_default));
+  QONNX_ASSIGN_OR_RETURN(const float vb, float_attr(node, b, b_default));
+  return std::make_pair(va, vb);
+}
+
+Result<Alpha> alpha_attr(const ir::Node& node, float fallback) {
+  QONNX_ASSIGN_OR_RETURN(const float alpha, float_attr(node, "alpha", fallback));
   return Alpha{alpha};
 }
+Result<Alpha> leaky_relu_attrs(const ir::Node& node, int64_t) { return alpha_attr(node, 0.01f); }
+Result<Alpha> elu_attrs(const ir::Node& node, int64_t) { return alpha_attr(node, 1.0f); }
+Result<Alpha> thresholded_relu_attrs(const ir::Node& node, int64_t) { return alpha_attr(node, 1.0f); }
+Result<Alpha> celu_attrs(const ir::Node& node, int64_t) {
+  QONNX_ASSIGN_OR_RETURN(const Alpha a, alpha_attr(node, 1.0f));
+  if (a.alpha == 0.0f) return Status(Code::kInvalidModel, "Celu alpha must not be 0");
+  return a;
+}
 Result<SeluAttrs> selu_attrs(const ir::Node& node, int64_t) {
-  return SeluAttrs{node.attr_float("alpha", 1.67326319217681884765625f), node.attr_float("gamma", 1.05070102214813232421875f)};
+  QONNX_ASSIGN_OR_RETURN(auto v, float_attrs(node, "alpha", 1.67326319217681884765625f, "gamma", 1.05070102214813232421875f));
+  return SeluAttrs{v.first, v.second};
 }
 Result<AlphaBeta> hard_sigmoid_attrs(const ir::Node& node, int64_t) {
-  return AlphaBeta{node.attr_float("alpha", 0.2f), node.attr_float("beta", 0.5f)};
+  QONNX_ASSIGN_OR_RETURN(auto v, float_attrs(node, "alpha", 0.2f, "beta", 0.5f));
+  return AlphaBeta{v.first, v.second};
 }
 Result<ShrinkAttrs> shrink_attrs(const ir::Node& node, int64_t) {
-  return ShrinkAttrs{node.attr_float("lambd", 0.5f), node.attr_float("bias", 0.0f)};
+  QONNX_ASSIGN_OR_RETURN(auto v, float_attrs(node, "lambd", 0.5f, "bias", 0.0f));
+  return ShrinkAttrs{v.first, v.second};
 }
 
 Status leaky_relu(exec::KernelContext& ctx, const Alpha& attrs) {
@@ -127,16 +143,26 @@ Status mish(exec::KernelContext& ctx) {
   return unary_kernel<kFloats>(ctx, [](auto v) { return v * std::tanh(v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v))); });
 }
 
+// Gelu's `approximate`: "none" (the normal CDF) or "tanh".
+struct GeluAttrs {
+  bool tanh;
+};
+
+Result<GeluAttrs> gelu_attrs(const ir::Node& node, int64_t) {
+  QONNX_ASSIGN_OR_RETURN(const std::string approximate, string_attr(node, "approximate", "none"));
+  if (approximate != "none" && approximate != "tanh")
+    return Status(Code::kInvalidModel, fmt::format("Gelu approximate '{}' is not 'none' or 'tanh'", approximate));
+  return GeluAttrs{approximate == "tanh"};
+}
+
 // Gelu (opset 20): x * Phi(x) with the normal CDF (approximate "none"), or its tanh approximation.
-Status gelu(exec::KernelContext& ctx) {
-  const std::string approximate = ctx.attr_string("approximate", "none");
-  if (approximate == "tanh")
+Status gelu(exec::KernelContext& ctx, const GeluAttrs& attrs) {
+  if (attrs.tanh)
     return unary_kernel<kFloats>(ctx, [](auto v) {
       using C = decltype(v);
       const C k = static_cast<C>(0.7978845608028654);  // sqrt(2 / pi)
       return static_cast<C>(0.5) * v * (static_cast<C>(1) + std::tanh(k * (v + static_cast<C>(0.044715) * v * v * v)));
     });
-  if (approximate != "none") return ctx.error(Code::kInvalidModel, "Gelu approximate '{}' is not 'none' or 'tanh'", approximate);
   return unary_kernel<kFloats>(ctx, [](auto v) {
     using C = decltype(v);
     return static_cast<C>(0.5) * v * (static_cast<C>(1) + std::erf(v * static_cast<C>(0.7071067811865476)));  // 1 / sqrt(2)
@@ -231,8 +257,9 @@ struct ClipAttrs {
 };
 
 Result<ClipAttrs> clip_attrs(const ir::Node& node, int64_t) {
-  return ClipAttrs{node.attr_float("min", std::numeric_limits<float>::lowest()),
-                   node.attr_float("max", std::numeric_limits<float>::max())};
+  QONNX_ASSIGN_OR_RETURN(auto v, float_attrs(node, "min", std::numeric_limits<float>::lowest(), "max",
+                                             std::numeric_limits<float>::max()));
+  return ClipAttrs{v.first, v.second};
 }
 
 Status clip_by_attributes(exec::KernelContext& ctx, const ClipAttrs& attrs) {
@@ -312,21 +339,22 @@ Status dropout(exec::KernelContext& ctx) {
 
 void register_activation_kernels(exec::KernelRegistry& r) {
   constexpr int kLatest = exec::kNoUpperVersion;
-  r.add("", "Relu", 6, relu);
+  // Relu, Sigmoid and Tanh 1 also had `consumed_inputs` (an in-place hint, not read).
+  r.add("", "Relu", {1, kLatest}, relu);
   r.add("", "LeakyRelu", {6, kLatest}, exec::typed_kernel<Alpha, leaky_relu_attrs, leaky_relu>());
   r.add("", "PRelu", {6, 6}, exec::Kernel{prelu<true>, nullptr, {}});
   r.add("", "PRelu", {7, kLatest}, exec::Kernel{prelu<false>, nullptr, {}});
   r.add("", "Elu", {6, kLatest}, exec::typed_kernel<Alpha, elu_attrs, elu>());
   r.add("", "Selu", {6, kLatest}, exec::typed_kernel<SeluAttrs, selu_attrs, selu>());
   r.add("", "Celu", {12, kLatest}, exec::typed_kernel<Alpha, celu_attrs, celu>());
-  r.add("", "Sigmoid", 6, sigmoid);
+  r.add("", "Sigmoid", {1, kLatest}, sigmoid);
   r.add("", "HardSigmoid", {6, kLatest}, exec::typed_kernel<AlphaBeta, hard_sigmoid_attrs, hard_sigmoid>());
-  r.add("", "HardSwish", 14, hard_swish);
-  r.add("", "Tanh", 6, tanh);
-  r.add("", "Softplus", 1, softplus);
-  r.add("", "Mish", 18, mish);
-  r.add("", "Gelu", 20, gelu);
-  r.add("", "Softsign", 1, softsign);
+  r.add("", "HardSwish", {14, kLatest}, hard_swish);
+  r.add("", "Tanh", {1, kLatest}, tanh);
+  r.add("", "Softplus", {1, kLatest}, softplus);
+  r.add("", "Mish", {18, kLatest}, mish);
+  r.add("", "Gelu", {20, kLatest}, exec::typed_kernel<GeluAttrs, gelu_attrs, gelu>());
+  r.add("", "Softsign", {1, kLatest}, softsign);
   r.add("", "ThresholdedRelu", {10, kLatest}, exec::typed_kernel<Alpha, thresholded_relu_attrs, thresholded_relu>());
   r.add("", "Shrink", {9, kLatest}, exec::typed_kernel<ShrinkAttrs, shrink_attrs, shrink>());
   // Clip's bounds moved from attributes to inputs at 11.

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
 
@@ -111,10 +112,12 @@ Result<Tensor> cast_to(const exec::KernelContext& ctx, const Tensor& x, DType to
 template <int kSince>
 Result<CastAttrs> prepare_cast(const ir::Node& node, int64_t /*version*/) {
   CastAttrs a;
-  if constexpr (kSince >= 19) a.saturate = node.attr_int("saturate", 1) != 0;
+  if constexpr (kSince >= 19) {
+    QONNX_ASSIGN_OR_RETURN(a.saturate, flag_attr(node, "saturate", true));
+  }
   if (node.op_type() == "CastLike") return a;
   if (!node.has_attr("to")) return Status(Code::kInvalidModel, "Cast needs attribute 'to'");
-  const int64_t to = node.attr_int("to", 0);
+  QONNX_ASSIGN_OR_RETURN(const int64_t to, int_attr(node, "to", 0));
   if (to <= 0 || to > INT32_MAX || !dtype_known(static_cast<int32_t>(to)))
     return Status(Code::kUnsupported, fmt::format("Cast to data type {} is not supported", to));
   a.to = static_cast<DType>(to);

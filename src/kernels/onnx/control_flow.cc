@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/axis.h"
 #include "kernels/onnx/onnx_kernels.h"
 
@@ -78,14 +79,21 @@ Result<Tensor> stack(const std::vector<Tensor>& parts, size_t axis) {
   return out;
 }
 
-// A scan output of zero iterations: [0] with the body's declared element type.
-Tensor empty_scan_output(const exec::KernelContext& ctx, size_t body_output) {
-  const ir::Graph* body = ctx.node().body("body");
-  DType dtype = DType::kFloat;
-  if (body && body_output < body->outputs().size())
-    if (auto type = body->type_of(body->outputs()[body_output]); type && type->dtype != DType::kUndefined)
-      dtype = type->dtype;
-  return Tensor(dtype, {0});
+// The declared element types of the outputs of `node`'s body (float where not declared), read at
+// plan time: a scan output of zero iterations is [0] of that type.
+std::vector<DType> body_output_dtypes(const ir::Node& node) {
+  std::vector<DType> dtypes;
+  if (const ir::Graph* body = node.body("body")) {
+    for (const auto* output : body->outputs()) {
+      auto type = body->type_of(output);
+      dtypes.push_back(type && type->dtype != DType::kUndefined ? type->dtype : DType::kFloat);
+    }
+  }
+  return dtypes;
+}
+
+Tensor empty_scan_output(const std::vector<DType>& body_outputs, size_t body_output) {
+  return Tensor(body_output < body_outputs.size() ? body_outputs[body_output] : DType::kFloat, {0});
 }
 
 Status if_kernel(exec::KernelContext& ctx) {
@@ -98,7 +106,13 @@ Status if_kernel(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
-Status loop_kernel(exec::KernelContext& ctx) {
+struct LoopAttrs {
+  std::vector<DType> body_outputs;
+};
+
+Result<LoopAttrs> loop_attrs(const ir::Node& node, int64_t) { return LoopAttrs{body_output_dtypes(node)}; }
+
+Status loop_kernel(exec::KernelContext& ctx, const LoopAttrs& attrs) {
   const Tensor* max_trip = ctx.input(0);
   int64_t trips = 0;
   if (max_trip) {
@@ -140,7 +154,7 @@ Status loop_kernel(exec::KernelContext& ctx) {
   for (size_t k = 0; k < carried; ++k) ctx.set_output(k, std::move(state[k]));
   for (size_t k = 0; k < scanned; ++k) {
     if (scans[k].empty()) {
-      ctx.set_output(carried + k, empty_scan_output(ctx, 1 + carried + k));
+      ctx.set_output(carried + k, empty_scan_output(attrs.body_outputs, 1 + carried + k));
       continue;
     }
     QONNX_ASSIGN_OR_RETURN(Tensor stacked, stack(scans[k], 0));
@@ -153,6 +167,7 @@ Status loop_kernel(exec::KernelContext& ctx) {
 struct ScanSpec {
   std::vector<int64_t> input_axes, input_reverse, output_axes, output_reverse;
   size_t scan_outputs = 0;
+  const std::vector<DType>* body_outputs = nullptr;
 };
 
 Result<std::vector<Tensor>> scan_once(const exec::KernelContext& ctx, std::vector<Tensor> states,
@@ -190,7 +205,7 @@ Result<std::vector<Tensor>> scan_once(const exec::KernelContext& ctx, std::vecto
   std::vector<Tensor> result = std::move(states);
   for (size_t k = 0; k < spec.scan_outputs; ++k) {
     if (scans[k].empty()) {
-      result.push_back(empty_scan_output(ctx, n_states + k));
+      result.push_back(empty_scan_output(*spec.body_outputs, n_states + k));
       continue;
     }
     if (k < spec.output_reverse.size() && spec.output_reverse[k] == 1) std::reverse(scans[k].begin(), scans[k].end());
@@ -208,16 +223,26 @@ Result<std::vector<Tensor>> scan_once(const exec::KernelContext& ctx, std::vecto
 struct ScanAttrs {
   int64_t num_scan_inputs;
   std::vector<int64_t> input_axes, input_directions, output_axes, output_directions;
+  std::vector<DType> body_outputs;
 };
 
 Result<ScanAttrs> scan9_attrs(const ir::Node& node, int64_t) {
-  return ScanAttrs{node.attr_int("num_scan_inputs", 0), node.attr_ints("scan_input_axes"),
-                   node.attr_ints("scan_input_directions"), node.attr_ints("scan_output_axes"),
-                   node.attr_ints("scan_output_directions")};
+  ScanAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.num_scan_inputs, int_attr(node, "num_scan_inputs", 0));
+  QONNX_ASSIGN_OR_RETURN(a.input_axes, ints_attr(node, "scan_input_axes"));
+  QONNX_ASSIGN_OR_RETURN(a.input_directions, ints_attr(node, "scan_input_directions"));
+  QONNX_ASSIGN_OR_RETURN(a.output_axes, ints_attr(node, "scan_output_axes"));
+  QONNX_ASSIGN_OR_RETURN(a.output_directions, ints_attr(node, "scan_output_directions"));
+  a.body_outputs = body_output_dtypes(node);
+  return a;
 }
 
 Result<ScanAttrs> scan8_attrs(const ir::Node& node, int64_t) {
-  return ScanAttrs{node.attr_int("num_scan_inputs", 0), {}, node.attr_ints("directions"), {}, {}};
+  ScanAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.num_scan_inputs, int_attr(node, "num_scan_inputs", 0));
+  QONNX_ASSIGN_OR_RETURN(a.input_directions, ints_attr(node, "directions"));
+  a.body_outputs = body_output_dtypes(node);
+  return a;
 }
 
 // Scan 9+: inputs are the initial states, then num_scan_inputs scanned tensors.
@@ -228,7 +253,7 @@ Status scan9_kernel(exec::KernelContext& ctx, const ScanAttrs& attrs) {
   const size_t n_states = ctx.num_inputs() - static_cast<size_t>(n_scan);
   if (ctx.num_outputs() < n_states) return ctx.error(Code::kInvalidModel, "fewer outputs than states");
   ScanSpec spec{attrs.input_axes, attrs.input_directions, attrs.output_axes, attrs.output_directions,
-                ctx.num_outputs() - n_states};
+                ctx.num_outputs() - n_states, &attrs.body_outputs};
   std::vector<Tensor> states, inputs;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     QONNX_ASSIGN_OR_RETURN(const Tensor* t, ctx.required(i, i < n_states ? "initial state" : "scan input"));
@@ -246,7 +271,7 @@ Status scan8_kernel(exec::KernelContext& ctx, const ScanAttrs& attrs) {
     return ctx.error(Code::kInvalidModel, "num_scan_inputs {} does not fit {} inputs", n_scan, ctx.num_inputs());
   const size_t n_states = ctx.num_inputs() - 1 - static_cast<size_t>(n_scan);
   if (ctx.num_outputs() < n_states) return ctx.error(Code::kInvalidModel, "fewer outputs than states");
-  ScanSpec spec{{}, attrs.input_directions, {}, {}, ctx.num_outputs() - n_states};
+  ScanSpec spec{{}, attrs.input_directions, {}, {}, ctx.num_outputs() - n_states, &attrs.body_outputs};
   std::vector<const Tensor*> all;
   int64_t batch = -1;
   for (size_t i = 1; i < ctx.num_inputs(); ++i) {
@@ -283,8 +308,9 @@ Status scan8_kernel(exec::KernelContext& ctx, const ScanAttrs& attrs) {
 }  // namespace
 
 void register_control_flow_kernels(exec::KernelRegistry& r) {
-  r.add("", "If", 1, if_kernel);
-  r.add("", "Loop", 1, loop_kernel);
+  // If and Loop: later versions only widened the types.
+  r.add("", "If", {1, exec::kNoUpperVersion}, if_kernel);
+  r.add("", "Loop", {1, exec::kNoUpperVersion}, exec::typed_kernel<LoopAttrs, loop_attrs, loop_kernel>());
   r.add("", "Scan", {8, 8}, exec::typed_kernel<ScanAttrs, scan8_attrs, scan8_kernel>());
   r.add("", "Scan", {9, exec::kNoUpperVersion}, exec::typed_kernel<ScanAttrs, scan9_attrs, scan9_kernel>());
 }

@@ -57,6 +57,6 @@ Status det(exec::KernelContext& ctx) {
 
 }  // namespace
 
-void register_det_kernels(exec::KernelRegistry& r) { r.add("", "Det", 11, det); }
+void register_det_kernels(exec::KernelRegistry& r) { r.add("", "Det", {11, exec::kNoUpperVersion}, det); }
 
 }  // namespace qonnx::kernels

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/dtype_dispatch.h"
 
@@ -47,10 +48,21 @@ struct EinsumPlan {
   std::vector<std::vector<int64_t>> strides;  // [operand][loop position]
 };
 
-Result<EinsumPlan> plan_einsum(const exec::KernelContext& ctx) {
-  std::string eq;
-  for (char c : ctx.attr_string("equation", "")) if (!std::isspace(static_cast<unsigned char>(c))) eq += c;
-  if (eq.empty()) return ctx.error(Code::kInvalidModel, "attribute equation is required");
+// The equation without white space, required.
+struct EinsumAttrs {
+  std::string equation;
+};
+
+Result<EinsumAttrs> prepare_einsum(const ir::Node& node, int64_t) {
+  EinsumAttrs a;
+  QONNX_ASSIGN_OR_RETURN(const std::string equation, string_attr(node, "equation", ""));
+  for (char c : equation)
+    if (!std::isspace(static_cast<unsigned char>(c))) a.equation += c;
+  if (a.equation.empty()) return Status(Code::kInvalidModel, "attribute equation is required");
+  return a;
+}
+
+Result<EinsumPlan> plan_einsum(const exec::KernelContext& ctx, const std::string& eq) {
   const size_t arrow = eq.find("->");
   const std::string lhs = eq.substr(0, arrow);
   std::vector<std::vector<int>> terms;
@@ -198,7 +210,7 @@ void run_einsum(const EinsumPlan& p, const std::vector<const T*>& ops, T* out) {
   }
 }
 
-Status einsum(exec::KernelContext& ctx) {
+Status einsum(exec::KernelContext& ctx, const EinsumAttrs& attrs) {
   if (ctx.num_inputs() == 0) return ctx.error(Code::kInvalidModel, "Einsum needs at least one input");
   QONNX_ASSIGN_OR_RETURN(const Tensor* first, ctx.required(0, "Inputs"));
   const DType dt = first->dtype();
@@ -208,7 +220,7 @@ Status einsum(exec::KernelContext& ctx) {
       return ctx.input_error(Code::kInvalidModel, i, "type {} differs from input #0's {}", dtype_name(x->dtype()),
                              dtype_name(dt));
   }
-  QONNX_ASSIGN_OR_RETURN(EinsumPlan plan, plan_einsum(ctx));
+  QONNX_ASSIGN_OR_RETURN(EinsumPlan plan, plan_einsum(ctx, attrs.equation));
   // float16 / bfloat16 compute in float.
   const DType ct = (dt == DType::kFloat16 || dt == DType::kBFloat16) ? DType::kFloat : dt;
   std::vector<Tensor> converted;
@@ -237,6 +249,8 @@ Status einsum(exec::KernelContext& ctx) {
 
 }  // namespace
 
-void register_einsum_kernels(exec::KernelRegistry& r) { r.add("", "Einsum", 12, einsum); }
+void register_einsum_kernels(exec::KernelRegistry& r) {
+  r.add("", "Einsum", {12, exec::kNoUpperVersion}, exec::typed_kernel<EinsumAttrs, prepare_einsum, einsum>());
+}
 
 }  // namespace qonnx::kernels

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
 
@@ -76,11 +77,11 @@ struct MinOp {
 
 // C = op(A, B) for two inputs of one dtype in Set.
 template <unsigned Set, typename Op>
-Status arithmetic(exec::KernelContext& ctx, Op op) {
+Status arithmetic(exec::KernelContext& ctx, Op op, const LegacyBroadcast& lb = {}) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* a, ctx.required(0, "A"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* b_in, ctx.required(1, "B"));
   QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 0, 1));
-  QONNX_ASSIGN_OR_RETURN(const Tensor b, legacy_broadcast_operand(ctx, *a, *b_in));
+  QONNX_ASSIGN_OR_RETURN(const Tensor b, legacy_broadcast_operand(ctx, lb, *a, *b_in));
   QONNX_ASSIGN_OR_RETURN(Dims dims, elementwise_output_dims(ctx, {a, &b}));
   Tensor out = ctx.output_buffer(a->dtype(), dims, {0, 1});
   QONNX_RETURN_IF_ERROR(visit_types<Set>(ctx, 0, a->dtype(), [&](auto tag) {
@@ -91,15 +92,24 @@ Status arithmetic(exec::KernelContext& ctx, Op op) {
   return Status::ok();
 }
 
-Status add(exec::KernelContext& ctx) { return arithmetic<kNumeric>(ctx, AddOp{}); }
-Status sub(exec::KernelContext& ctx) { return arithmetic<kNumeric>(ctx, SubOp{}); }
-Status mul(exec::KernelContext& ctx) { return arithmetic<kNumeric>(ctx, MulOp{}); }
-Status div(exec::KernelContext& ctx) { return arithmetic<kNumeric>(ctx, DivOp{}); }
+Status add(exec::KernelContext& ctx, const LegacyBroadcast& lb) { return arithmetic<kNumeric>(ctx, AddOp{}, lb); }
+Status sub(exec::KernelContext& ctx, const LegacyBroadcast& lb) { return arithmetic<kNumeric>(ctx, SubOp{}, lb); }
+Status mul(exec::KernelContext& ctx, const LegacyBroadcast& lb) { return arithmetic<kNumeric>(ctx, MulOp{}, lb); }
+Status div(exec::KernelContext& ctx, const LegacyBroadcast& lb) { return arithmetic<kNumeric>(ctx, DivOp{}, lb); }
 
 // fmod=0: the result takes the divisor's sign (Python's %), integers only; fmod=1: C fmod, the
 // dividend's sign. Integer modulo by zero gives 0 instead of trapping.
-Status mod(exec::KernelContext& ctx) {
-  const bool c_fmod = ctx.attr_int("fmod", 0) != 0;
+struct ModAttrs {
+  bool c_fmod;
+};
+
+Result<ModAttrs> prepare_mod(const ir::Node& node, int64_t) {
+  QONNX_ASSIGN_OR_RETURN(const bool c_fmod, flag_attr(node, "fmod", false));
+  return ModAttrs{c_fmod};
+}
+
+Status mod(exec::KernelContext& ctx, const ModAttrs& attrs) {
+  const bool c_fmod = attrs.c_fmod;
   if (!c_fmod && ctx.input(0) && dtype_is_float(ctx.input(0)->dtype()))
     return ctx.error(Code::kInvalidModel, "Mod on floating-point inputs requires fmod=1");
   return arithmetic<kNumeric>(ctx, [c_fmod](auto x, auto y) {
@@ -138,10 +148,10 @@ T int_power(T base, int64_t e) {
 
 // Pow(X, Y) -> X's dtype. Same float types compute in that type; integer pairs exactly; mixed pairs
 // in double and convert back (numpy promotes them to float64, and ONNX casts the result to X's type).
-Status pow(exec::KernelContext& ctx) {
+Status pow(exec::KernelContext& ctx, const LegacyBroadcast& lb) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* y_in, ctx.required(1, "Y"));
-  QONNX_ASSIGN_OR_RETURN(const Tensor y, legacy_broadcast_operand(ctx, *x, *y_in));
+  QONNX_ASSIGN_OR_RETURN(const Tensor y, legacy_broadcast_operand(ctx, lb, *x, *y_in));
   QONNX_ASSIGN_OR_RETURN(Dims dims, elementwise_output_dims(ctx, {x, &y}));
   const DType xt = x->dtype(), yt = y.dtype();
   if (!dtype_is_float(xt) && !dtype_is_integer(xt)) return unsupported_type(ctx, 0, xt);
@@ -245,21 +255,20 @@ Status where(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_elementwise_kernels(exec::KernelRegistry& r) {
-  // 7: numpy broadcasting replaced the broadcast/axis attributes (see legacy_broadcast_operand).
-  for (int since : {1, 7}) {
-    r.add("", "Add", since, add);
-    r.add("", "Sub", since, sub);
-    r.add("", "Mul", since, mul);
-    r.add("", "Div", since, div);
-    r.add("", "Pow", since, pow);
-  }
-  r.add("", "Mod", 10, mod);
-  // Max/Min/Sum/Mean before 8 required equal shapes; broadcasting them is a superset.
-  r.add("", "Max", 6, max);
-  r.add("", "Min", 6, min);
-  r.add("", "Sum", 6, sum);
-  r.add("", "Mean", 6, mean);
-  r.add("", "Where", 9, where);
+  add_binary_op<add>(r, "Add");
+  add_binary_op<sub>(r, "Sub");
+  add_binary_op<mul>(r, "Mul");
+  add_binary_op<div>(r, "Div");
+  add_binary_op<pow>(r, "Pow");
+  constexpr int kLatest = exec::kNoUpperVersion;
+  r.add("", "Mod", {10, kLatest}, exec::typed_kernel<ModAttrs, prepare_mod, mod>());
+  // Max/Min/Sum/Mean before 8 required equal shapes; broadcasting them is a superset. Version 1 also
+  // had `consumed_inputs` (an in-place hint, not read).
+  r.add("", "Max", {1, kLatest}, max);
+  r.add("", "Min", {1, kLatest}, min);
+  r.add("", "Sum", {1, kLatest}, sum);
+  r.add("", "Mean", {1, kLatest}, mean);
+  r.add("", "Where", {9, kLatest}, where);
 }
 
 }  // namespace qonnx::kernels

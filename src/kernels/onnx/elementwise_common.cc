@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/axis.h"
 #include "kernels/onnx/element_copy.h"
 
@@ -26,13 +27,24 @@ Result<Dims> elementwise_output_dims(const exec::KernelContext& ctx, const std::
   return out;
 }
 
-Result<Tensor> legacy_broadcast_operand(const exec::KernelContext& ctx, const Tensor& a, const Tensor& b) {
-  if (ctx.op_version() >= 7 || ctx.attr_int("broadcast", 0) == 0 || !ctx.has_attr("axis")) return b;
+Result<LegacyBroadcast> prepare_legacy_broadcast(const ir::Node& node, int64_t) {
+  LegacyBroadcast lb;
+  QONNX_ASSIGN_OR_RETURN(const bool broadcast, flag_attr(node, "broadcast", false));
+  lb.at_axis = broadcast && node.has_attr("axis");
+  if (lb.at_axis) {
+    QONNX_ASSIGN_OR_RETURN(lb.axis, int_attr(node, "axis", 0));
+  }
+  return lb;
+}
+
+Result<Tensor> legacy_broadcast_operand(const exec::KernelContext& ctx, const LegacyBroadcast& lb, const Tensor& a,
+                                        const Tensor& b) {
+  if (!lb.at_axis) return b;
   const int64_t rank = static_cast<int64_t>(a.rank()), b_rank = static_cast<int64_t>(b.rank());
   int64_t axis;
-  if (!normalize_axis(ctx.attr_int("axis", 0), rank, &axis) || axis + b_rank > rank)
+  if (!normalize_axis(lb.axis, rank, &axis) || axis + b_rank > rank)
     return ctx.input_error(Code::kInvalidModel, 1, "shape {} does not fit input #0's {} at axis {}",
-                           dims_to_string(b.dims()), dims_to_string(a.dims()), ctx.attr_int("axis", 0));
+                           dims_to_string(b.dims()), dims_to_string(a.dims()), lb.axis);
   Dims dims = b.dims();
   dims.resize(static_cast<size_t>(rank - axis), 1);
   return b.reshaped(dims);

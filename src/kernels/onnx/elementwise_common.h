@@ -83,9 +83,24 @@ Status require_same_dtype(const exec::KernelContext& ctx, size_t i, size_t j);
 Result<Dims> elementwise_output_dims(const exec::KernelContext& ctx, const std::vector<const Tensor*>& inputs);
 
 // Before opset 7, binary ops broadcast B onto A only with attribute broadcast=1, B's dims matching
-// A's starting at attribute `axis` (default: trailing, as numpy). Returns B reshaped so that numpy
-// broadcasting gives that result (a view); B itself from opset 7 or without `axis`.
-Result<Tensor> legacy_broadcast_operand(const exec::KernelContext& ctx, const Tensor& a, const Tensor& b);
+// A's starting at attribute `axis` (default: trailing, as numpy). Parsed once per node.
+struct LegacyBroadcast {
+  bool at_axis = false;  // broadcast=1 and an axis given
+  int64_t axis = 0;
+};
+Result<LegacyBroadcast> prepare_legacy_broadcast(const ir::Node& node, int64_t version);
+// B reshaped so that numpy broadcasting gives the legacy result (a view); B itself without an axis
+// (and from opset 7, where `lb` is the default).
+Result<Tensor> legacy_broadcast_operand(const exec::KernelContext& ctx, const LegacyBroadcast& lb, const Tensor& a,
+                                        const Tensor& b);
+
+// Registers a binary op: versions 1..6 with their broadcast/axis attributes parsed once per node,
+// from 7 (numpy broadcasting, no attributes) as a kernel without state.
+template <Status (*Fn)(exec::KernelContext&, const LegacyBroadcast&)>
+void add_binary_op(exec::KernelRegistry& r, const char* op) {
+  r.add("", op, {1, 6}, exec::typed_kernel<LegacyBroadcast, prepare_legacy_broadcast, Fn>());
+  r.add("", op, {7, exec::kNoUpperVersion}, +[](exec::KernelContext& ctx) { return Fn(ctx, LegacyBroadcast{}); });
+}
 
 // out[k] = f(x[k]); In and Out are storage types.
 // Split between threads by element ranges; f is copied into each share so that its captures are

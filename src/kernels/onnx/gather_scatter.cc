@@ -1,8 +1,10 @@
 // Indexed data movement: Gather, GatherElements, GatherND, ScatterElements (and the older
 // Scatter), ScatterND, OneHot, Compress, NonZero. Every index is range-checked before use.
+#include <optional>
 #include <type_traits>
 
 #include "qonnx/exec/dtype_dispatch.h"
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/axes.h"
 #include "kernels/onnx/compute_type.h"
 #include "kernels/onnx/element_copy.h"
@@ -27,9 +29,23 @@ Status wrap_index(const exec::KernelContext& ctx, size_t input, int64_t* v, int6
   return Status::ok();
 }
 
-Result<int64_t> axis_attr(const exec::KernelContext& ctx, int64_t rank) {
-  int64_t axis = ctx.attr_int("axis", 0);
-  if (!normalize_axis(axis, rank, &axis)) return ctx.error(Code::kInvalidModel, "axis {} is out of range for rank {}", axis, rank);
+// The `axis` attribute (default 0; Compress: absent means flatten the input).
+struct AxisAttrs {
+  std::optional<int64_t> axis;
+};
+
+Result<AxisAttrs> prepare_axis(const ir::Node& node, int64_t) {
+  AxisAttrs a;
+  if (node.has_attr("axis")) {
+    QONNX_ASSIGN_OR_RETURN(a.axis, int_attr(node, "axis", 0));
+  }
+  return a;
+}
+
+Result<int64_t> normalized_axis(const exec::KernelContext& ctx, const AxisAttrs& attrs, int64_t rank) {
+  const int64_t given = attrs.axis.value_or(0);
+  int64_t axis = 0;
+  if (!normalize_axis(given, rank, &axis)) return ctx.error(Code::kInvalidModel, "axis {} is out of range for rank {}", given, rank);
   return axis;
 }
 
@@ -39,11 +55,11 @@ int64_t prod(const Dims& d, size_t from, size_t to) {
   return p;
 }
 
-Status gather(exec::KernelContext& ctx) {
+Status gather(exec::KernelContext& ctx, const AxisAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* ind, ctx.required(1, "indices"));
   if (x->rank() == 0) return ctx.input_error(Code::kInvalidModel, 0, "data must have rank >= 1");
-  QONNX_ASSIGN_OR_RETURN(int64_t axis, axis_attr(ctx, static_cast<int64_t>(x->rank())));
+  QONNX_ASSIGN_OR_RETURN(int64_t axis, normalized_axis(ctx, attrs, static_cast<int64_t>(x->rank())));
   QONNX_ASSIGN_OR_RETURN(std::vector<int64_t> idx, index_values(ctx, 1));
   const size_t ax = static_cast<size_t>(axis);
   const int64_t dim = x->dim(ax);
@@ -89,12 +105,12 @@ Status for_each_element_index(const exec::KernelContext& ctx, size_t input, cons
   return Status::ok();
 }
 
-Status gather_elements(exec::KernelContext& ctx) {
+Status gather_elements(exec::KernelContext& ctx, const AxisAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* ind, ctx.required(1, "indices"));
   if (x->rank() == 0 || ind->rank() != x->rank())
     return ctx.input_error(Code::kInvalidModel, 1, "indices rank {} must equal data rank {} (>= 1)", ind->rank(), x->rank());
-  QONNX_ASSIGN_OR_RETURN(int64_t axis, axis_attr(ctx, static_cast<int64_t>(x->rank())));
+  QONNX_ASSIGN_OR_RETURN(int64_t axis, normalized_axis(ctx, attrs, static_cast<int64_t>(x->rank())));
   QONNX_ASSIGN_OR_RETURN(std::vector<int64_t> idx, index_values(ctx, 1));
   Tensor out(x->dtype(), ind->dims());
   const ElementCopier copier(*x, out);
@@ -104,11 +120,25 @@ Status gather_elements(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
-Status gather_nd(exec::KernelContext& ctx) {
+// GatherND-11 has no batch dimensions; GatherND-12 reads `batch_dims`.
+struct GatherNdAttrs {
+  int64_t batch_dims = 0;
+};
+
+template <bool BatchDims>
+Result<GatherNdAttrs> prepare_gather_nd(const ir::Node& node, int64_t) {
+  GatherNdAttrs a;
+  if (BatchDims) {
+    QONNX_ASSIGN_OR_RETURN(a.batch_dims, int_attr(node, "batch_dims", 0));
+  }
+  return a;
+}
+
+Status gather_nd(exec::KernelContext& ctx, const GatherNdAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* ind, ctx.required(1, "indices"));
   QONNX_ASSIGN_OR_RETURN(std::vector<int64_t> idx, index_values(ctx, 1));
-  const int64_t b = ctx.op_version() >= 12 ? ctx.attr_int("batch_dims", 0) : 0;
+  const int64_t b = attrs.batch_dims;
   const int64_t r = static_cast<int64_t>(x->rank()), q = static_cast<int64_t>(ind->rank());
   if (r < 1 || q < 1) return ctx.error(Code::kInvalidModel, "data and indices must have rank >= 1");
   if (b < 0 || b >= std::min(r, q)) return ctx.error(Code::kInvalidModel, "batch_dims {} must be in [0, min(rank(data), rank(indices)))", b);
@@ -153,8 +183,6 @@ class Scatterer {
 
   Status check(const exec::KernelContext& ctx) const {
     if (reduction_ == "none") return Status::ok();
-    if (reduction_ != "add" && reduction_ != "mul" && reduction_ != "max" && reduction_ != "min")
-      return ctx.error(Code::kInvalidModel, "reduction '{}' is not none, add, mul, max or min", reduction_);
     if (out_.dtype() == DType::kString || out_.dtype() == DType::kBool || !exec::visit_dtype(out_.dtype(), [](auto) {}))
       return ctx.error(Code::kUnsupported, "reduction '{}' on {} is not supported", reduction_, dtype_name(out_.dtype()));
     return Status::ok();
@@ -189,11 +217,25 @@ class Scatterer {
   std::string reduction_;
 };
 
-std::string reduction_attr(const exec::KernelContext& ctx) {
-  return ctx.op_version() >= 16 ? ctx.attr_string("reduction", "none") : "none";
+// Scatter's combining of updates: none before 16 (and in Scatter); add and mul from 16; max and min from 18.
+enum class Reductions { kNone, kAddMul, kAddMulMaxMin };
+struct ScatterAttrs {
+  AxisAttrs axis;  // ScatterElements
+  std::string reduction = "none";
+};
+
+template <Reductions R>
+Result<ScatterAttrs> prepare_scatter(const ir::Node& node, int64_t version) {
+  ScatterAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.axis, prepare_axis(node, version));
+  if (R == Reductions::kNone) return a;
+  QONNX_ASSIGN_OR_RETURN(a.reduction, string_attr(node, "reduction", "none"));
+  if (R == Reductions::kAddMul) QONNX_RETURN_IF_ERROR(check_one_of("reduction", a.reduction, {"none", "add", "mul"}));
+  else QONNX_RETURN_IF_ERROR(check_one_of("reduction", a.reduction, {"none", "add", "mul", "max", "min"}));
+  return a;
 }
 
-Status scatter_elements(exec::KernelContext& ctx) {
+Status scatter_elements(exec::KernelContext& ctx, const ScatterAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* ind, ctx.required(1, "indices"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* upd, ctx.required(2, "updates"));
@@ -204,10 +246,10 @@ Status scatter_elements(exec::KernelContext& ctx) {
                            dims_to_string(ind->dims()));
   if (upd->dtype() != x->dtype())
     return ctx.input_error(Code::kInvalidModel, 2, "type {} differs from data's {}", dtype_name(upd->dtype()), dtype_name(x->dtype()));
-  QONNX_ASSIGN_OR_RETURN(int64_t axis, axis_attr(ctx, static_cast<int64_t>(x->rank())));
+  QONNX_ASSIGN_OR_RETURN(int64_t axis, normalized_axis(ctx, attrs.axis, static_cast<int64_t>(x->rank())));
   QONNX_ASSIGN_OR_RETURN(std::vector<int64_t> idx, index_values(ctx, 1));
   Tensor out = x->clone();
-  const Scatterer scatter(*upd, out, reduction_attr(ctx));
+  const Scatterer scatter(*upd, out, attrs.reduction);
   QONNX_RETURN_IF_ERROR(scatter.check(ctx));
   QONNX_RETURN_IF_ERROR(for_each_element_index(ctx, 1, x->dims(), ind->dims(), axis, idx,
                                                [&](int64_t p, int64_t off) { scatter.apply(off, p, 1); }));
@@ -215,7 +257,7 @@ Status scatter_elements(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
-Status scatter_nd(exec::KernelContext& ctx) {
+Status scatter_nd(exec::KernelContext& ctx, const ScatterAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* ind, ctx.required(1, "indices"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* upd, ctx.required(2, "updates"));
@@ -231,7 +273,7 @@ Status scatter_nd(exec::KernelContext& ctx) {
   if (upd->dtype() != x->dtype())
     return ctx.input_error(Code::kInvalidModel, 2, "type {} differs from data's {}", dtype_name(upd->dtype()), dtype_name(x->dtype()));
   Tensor out = x->clone();
-  const Scatterer scatter(*upd, out, reduction_attr(ctx));
+  const Scatterer scatter(*upd, out, attrs.reduction);
   QONNX_RETURN_IF_ERROR(scatter.check(ctx));
   const int64_t tuples = prod(ind->dims(), 0, ind->rank() - 1);
   const int64_t slice = prod(x->dims(), static_cast<size_t>(k), x->rank());
@@ -248,7 +290,17 @@ Status scatter_nd(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
-Status one_hot(exec::KernelContext& ctx) {
+// OneHot's axis defaults to -1 (the new innermost axis).
+struct OneHotAttrs {
+  int64_t axis;
+};
+
+Result<OneHotAttrs> prepare_one_hot(const ir::Node& node, int64_t) {
+  QONNX_ASSIGN_OR_RETURN(const int64_t axis, int_attr(node, "axis", -1));
+  return OneHotAttrs{axis};
+}
+
+Status one_hot(exec::KernelContext& ctx, const OneHotAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* ind, ctx.required(0, "indices"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* depth_t, ctx.required(1, "depth"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* values, ctx.required(2, "values"));
@@ -261,8 +313,9 @@ Status one_hot(exec::KernelContext& ctx) {
   if (!(depth_d >= 0 && depth_d < 1e12)) return ctx.input_error(Code::kInvalidModel, 1, "depth {} is invalid", depth_d);
   const int64_t depth = static_cast<int64_t>(depth_d);
   const int64_t out_rank = static_cast<int64_t>(ind->rank()) + 1;
-  int64_t axis = ctx.attr_int("axis", -1);
-  if (!normalize_axis(axis, out_rank, &axis)) return ctx.error(Code::kInvalidModel, "axis {} is out of range for rank {}", axis, out_rank);
+  int64_t axis = 0;
+  if (!normalize_axis(attrs.axis, out_rank, &axis))
+    return ctx.error(Code::kInvalidModel, "axis {} is out of range for rank {}", attrs.axis, out_rank);
   Dims out_dims = ind->dims();
   out_dims.insert(out_dims.begin() + axis, depth);
   QONNX_RETURN_IF_ERROR(check_output_dims(ctx, out_dims, values->dtype()));
@@ -283,16 +336,16 @@ Status one_hot(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
-Status compress(exec::KernelContext& ctx) {
+Status compress(exec::KernelContext& ctx, const AxisAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* cond, ctx.required(1, "condition"));
   if (cond->dtype() != DType::kBool || cond->rank() != 1)
     return ctx.input_error(Code::kInvalidModel, 1, "condition must be a 1-D bool tensor, got {} {}", dtype_name(cond->dtype()),
                            dims_to_string(cond->dims()));
-  const bool has_axis = ctx.has_attr("axis");
+  const bool has_axis = attrs.axis.has_value();
   const Tensor flat = has_axis ? *x : x->reshaped({x->numel()});
   if (flat.rank() == 0) return ctx.input_error(Code::kInvalidModel, 0, "input must have rank >= 1 when an axis is given");
-  QONNX_ASSIGN_OR_RETURN(int64_t axis, axis_attr(ctx, static_cast<int64_t>(flat.rank())));
+  QONNX_ASSIGN_OR_RETURN(int64_t axis, normalized_axis(ctx, attrs, static_cast<int64_t>(flat.rank())));
   const size_t ax = static_cast<size_t>(axis);
   const int64_t dim = flat.dim(ax);
   std::vector<int64_t> keep;
@@ -352,18 +405,23 @@ Status non_zero(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_gather_scatter_kernels(exec::KernelRegistry& r) {
-  r.add("", "Gather", 1, gather);
-  r.add("", "GatherElements", 11, gather_elements);
-  r.add("", "GatherND", 11, gather_nd);
-  r.add("", "GatherND", 12, gather_nd);
-  r.add("", "Scatter", 9, scatter_elements);
-  r.add("", "ScatterElements", 11, scatter_elements);
-  r.add("", "ScatterElements", 16, scatter_elements);
-  r.add("", "ScatterND", 11, scatter_nd);
-  r.add("", "ScatterND", 16, scatter_nd);
-  r.add("", "OneHot", 9, one_hot);
-  r.add("", "Compress", 9, compress);
-  r.add("", "NonZero", 9, non_zero);
+  constexpr int kLatest = exec::kNoUpperVersion;
+  r.add("", "Gather", {1, kLatest}, exec::typed_kernel<AxisAttrs, prepare_axis, gather>());
+  r.add("", "GatherElements", {11, kLatest}, exec::typed_kernel<AxisAttrs, prepare_axis, gather_elements>());
+  r.add("", "GatherND", {11, 11}, exec::typed_kernel<GatherNdAttrs, prepare_gather_nd<false>, gather_nd>());
+  r.add("", "GatherND", {12, kLatest}, exec::typed_kernel<GatherNdAttrs, prepare_gather_nd<true>, gather_nd>());
+  // Scatter is deprecated from 11 (ScatterElements-11 replaces it); later opsets still run it.
+  r.add("", "Scatter", {9, kLatest}, exec::typed_kernel<ScatterAttrs, prepare_scatter<Reductions::kNone>, scatter_elements>());
+  r.add("", "ScatterElements", {11, 15}, exec::typed_kernel<ScatterAttrs, prepare_scatter<Reductions::kNone>, scatter_elements>());
+  r.add("", "ScatterElements", {16, 17}, exec::typed_kernel<ScatterAttrs, prepare_scatter<Reductions::kAddMul>, scatter_elements>());
+  r.add("", "ScatterElements", {18, kLatest},
+        exec::typed_kernel<ScatterAttrs, prepare_scatter<Reductions::kAddMulMaxMin>, scatter_elements>());
+  r.add("", "ScatterND", {11, 15}, exec::typed_kernel<ScatterAttrs, prepare_scatter<Reductions::kNone>, scatter_nd>());
+  r.add("", "ScatterND", {16, 17}, exec::typed_kernel<ScatterAttrs, prepare_scatter<Reductions::kAddMul>, scatter_nd>());
+  r.add("", "ScatterND", {18, kLatest}, exec::typed_kernel<ScatterAttrs, prepare_scatter<Reductions::kAddMulMaxMin>, scatter_nd>());
+  r.add("", "OneHot", {9, kLatest}, exec::typed_kernel<OneHotAttrs, prepare_one_hot, one_hot>());
+  r.add("", "Compress", {9, kLatest}, exec::typed_kernel<AxisAttrs, prepare_axis, compress>());
+  r.add("", "NonZero", {9, kLatest}, non_zero);
 }
 
 }  // namespace qonnx::kernels

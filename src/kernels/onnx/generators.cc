@@ -3,6 +3,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/axes.h"
 #include "kernels/onnx/element_copy.h"
 #include "kernels/onnx/onnx_kernels.h"
@@ -11,42 +12,71 @@
 namespace qonnx::kernels {
 namespace {
 
-Status constant(exec::KernelContext& ctx) {
+// Constant's value, built once per node from its one value attribute: `value` (1 on), `sparse_value`
+// (11 on; not supported), value_float(s)/value_int(s)/value_string(s) (12 on).
+struct ConstantAttrs {
+  Tensor value;
+};
+
+template <bool ScalarAndListValues>
+Result<ConstantAttrs> prepare_constant(const ir::Node& node, int64_t) {
+  std::vector<const char*> names = {"value", "sparse_value"};
+  if (ScalarAndListValues)
+    names.insert(names.end(), {"value_float", "value_floats", "value_int", "value_ints", "value_string", "value_strings"});
   int given = 0;
-  for (const char* n : {"value", "sparse_value", "value_float", "value_floats", "value_int", "value_ints", "value_string",
-                        "value_strings"})
-    given += ctx.has_attr(n) ? 1 : 0;
-  if (given != 1) return ctx.error(Code::kInvalidModel, "Constant needs exactly one value attribute, got {}", given);
-  Tensor out;
-  if (ctx.has_attr("value")) {
-    QONNX_ASSIGN_OR_RETURN(out, ctx.node().attr_tensor("value"));
-  } else if (ctx.has_attr("sparse_value")) {
-    return ctx.error(Code::kUnsupported, "sparse_value constants are not supported");
-  } else if (ctx.has_attr("value_float")) {
-    out = Tensor::scalar<float>(DType::kFloat, ctx.attr_float("value_float", 0.0f));
-  } else if (ctx.has_attr("value_int")) {
-    out = Tensor::scalar<int64_t>(DType::kInt64, ctx.attr_int("value_int", 0));
-  } else if (ctx.has_attr("value_floats")) {
-    std::vector<float> v = ctx.attr_floats("value_floats");
-    out = Tensor(DType::kFloat, {static_cast<int64_t>(v.size())});
-    std::copy(v.begin(), v.end(), out.data<float>());
-  } else if (ctx.has_attr("value_ints")) {
-    std::vector<int64_t> v = ctx.attr_ints("value_ints");
-    out = Tensor(DType::kInt64, {static_cast<int64_t>(v.size())});
-    std::copy(v.begin(), v.end(), out.data<int64_t>());
-  } else if (ctx.has_attr("value_string")) {
-    out = Tensor(DType::kString, {});
-    out.strings()[0] = ctx.attr_string("value_string", "");
+  for (const char* n : names) given += node.has_attr(n) ? 1 : 0;
+  if (given != 1) return Status(Code::kInvalidModel, fmt::format("Constant needs exactly one value attribute, got {}", given));
+  ConstantAttrs a;
+  if (node.has_attr("value")) {
+    QONNX_ASSIGN_OR_RETURN(a.value, node.attr_tensor("value"));
+  } else if (node.has_attr("sparse_value")) {
+    return Status(Code::kUnsupported, "sparse_value constants are not supported");
+  } else if (node.has_attr("value_float")) {
+    QONNX_ASSIGN_OR_RETURN(const float v, float_attr(node, "value_float", 0.0f));
+    a.value = Tensor::scalar<float>(DType::kFloat, v);
+  } else if (node.has_attr("value_int")) {
+    QONNX_ASSIGN_OR_RETURN(const int64_t v, int_attr(node, "value_int", 0));
+    a.value = Tensor::scalar<int64_t>(DType::kInt64, v);
+  } else if (node.has_attr("value_floats")) {
+    QONNX_ASSIGN_OR_RETURN(const std::vector<float> v, floats_attr(node, "value_floats"));
+    a.value = Tensor(DType::kFloat, {static_cast<int64_t>(v.size())});
+    std::copy(v.begin(), v.end(), a.value.data<float>());
+  } else if (node.has_attr("value_ints")) {
+    QONNX_ASSIGN_OR_RETURN(const std::vector<int64_t> v, ints_attr(node, "value_ints"));
+    a.value = Tensor(DType::kInt64, {static_cast<int64_t>(v.size())});
+    std::copy(v.begin(), v.end(), a.value.data<int64_t>());
+  } else if (node.has_attr("value_string")) {
+    a.value = Tensor(DType::kString, {});
+    QONNX_ASSIGN_OR_RETURN(a.value.strings()[0], string_attr(node, "value_string", ""));
   } else {
-    std::vector<std::string> v = ctx.node().attr_strings("value_strings");
-    out = Tensor(DType::kString, {static_cast<int64_t>(v.size())});
-    out.strings() = v;
+    std::vector<std::string> v = node.attr_strings("value_strings");
+    a.value = Tensor(DType::kString, {static_cast<int64_t>(v.size())});
+    a.value.strings() = v;
   }
-  ctx.set_output(0, std::move(out));
+  return a;
+}
+
+Status constant(exec::KernelContext& ctx, const ConstantAttrs& attrs) {
+  ctx.set_output(0, attrs.value.clone());  // the caller may write into its outputs
   return Status::ok();
 }
 
-Status constant_of_shape(exec::KernelContext& ctx) {
+// ConstantOfShape's one-element `value` (float 0 when absent).
+struct ConstantOfShapeAttrs {
+  Tensor value;
+};
+
+Result<ConstantOfShapeAttrs> prepare_constant_of_shape(const ir::Node& node, int64_t) {
+  ConstantOfShapeAttrs a{Tensor::scalar<float>(DType::kFloat, 0.0f)};
+  if (node.has_attr("value")) {
+    QONNX_ASSIGN_OR_RETURN(a.value, node.attr_tensor("value"));
+    if (a.value.numel() != 1)
+      return Status(Code::kInvalidModel, fmt::format("attribute 'value' must hold one element, got {}", a.value.numel()));
+  }
+  return a;
+}
+
+Status constant_of_shape(exec::KernelContext& ctx, const ConstantOfShapeAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* shape, ctx.required(0, "input"));
   auto dims = read_ints(*shape);
   if (!dims || shape->rank() > 1)
@@ -54,11 +84,7 @@ Status constant_of_shape(exec::KernelContext& ctx) {
                            dims_to_string(shape->dims()));
   for (int64_t d : *dims)
     if (d < 0) return ctx.input_error(Code::kInvalidModel, 0, "shape {} has a negative dim", dims_to_string(*dims));
-  Tensor value = Tensor::scalar<float>(DType::kFloat, 0.0f);
-  if (ctx.has_attr("value")) {
-    QONNX_ASSIGN_OR_RETURN(value, ctx.node().attr_tensor("value"));
-    if (value.numel() != 1) return ctx.error(Code::kInvalidModel, "attribute 'value' must hold one element, got {}", value.numel());
-  }
+  const Tensor& value = attrs.value;
   QONNX_RETURN_IF_ERROR(check_output_dims(ctx, *dims, value.dtype()));
   Tensor out(value.dtype(), *dims);
   const ElementCopier copier(value, out);
@@ -120,9 +146,10 @@ Status check_eye_like_dtype(DType dtype) {
 }
 
 Result<EyeLikeAttrs> eye_like_attrs(const ir::Node& node, int64_t) {
-  EyeLikeAttrs a{std::nullopt, node.attr_int("k", 0)};
+  EyeLikeAttrs a{std::nullopt, 0};
+  QONNX_ASSIGN_OR_RETURN(a.k, int_attr(node, "k", 0));
   if (node.has_attr("dtype")) {
-    const int64_t dtype_attr = node.attr_int("dtype", 0);
+    QONNX_ASSIGN_OR_RETURN(const int64_t dtype_attr, int_attr(node, "dtype", 0));
     if (dtype_attr < 0 || dtype_attr > INT32_MAX || !dtype_known(static_cast<int32_t>(dtype_attr)))
       return Status(Code::kInvalidModel, fmt::format("unknown dtype {}", dtype_attr));
     a.dtype = static_cast<DType>(dtype_attr);
@@ -154,10 +181,11 @@ Status eye_like(exec::KernelContext& ctx, const EyeLikeAttrs& attrs) {
 }  // namespace
 
 void register_generator_kernels(exec::KernelRegistry& r) {
-  r.add("", "Constant", 1, constant);
-  r.add("", "Constant", 12, constant);
-  r.add("", "ConstantOfShape", 9, constant_of_shape);
-  r.add("", "Range", 11, range);
+  r.add("", "Constant", {1, 11}, exec::typed_kernel<ConstantAttrs, prepare_constant<false>, constant>());
+  r.add("", "Constant", {12, exec::kNoUpperVersion}, exec::typed_kernel<ConstantAttrs, prepare_constant<true>, constant>());
+  r.add("", "ConstantOfShape", {9, exec::kNoUpperVersion},
+        exec::typed_kernel<ConstantOfShapeAttrs, prepare_constant_of_shape, constant_of_shape>());
+  r.add("", "Range", {11, exec::kNoUpperVersion}, range);
   r.add("", "EyeLike", {9, exec::kNoUpperVersion}, exec::typed_kernel<EyeLikeAttrs, eye_like_attrs, eye_like>());
 }
 

@@ -14,9 +14,9 @@ Status identity(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_identity_kernels(exec::KernelRegistry& r) {
-  r.add("", "Identity", 1, identity);
+  r.add("", "Identity", {1, exec::kNoUpperVersion}, identity);
   // qonnx's cleanup leaves Identity nodes in the general domain.
-  add_general_op(r, "Identity", 1, identity);
+  add_general_op(r, "Identity", {1, exec::kNoUpperVersion}, exec::Kernel{identity, nullptr, {}});
 }
 
 }  // namespace qonnx::kernels

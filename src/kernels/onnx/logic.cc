@@ -4,6 +4,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
 
@@ -12,11 +13,11 @@ namespace {
 
 // bool C = cmp(A, B) for two inputs of one dtype (numbers, bool or strings).
 template <typename Cmp>
-Status compare(exec::KernelContext& ctx, Cmp cmp) {
+Status compare(exec::KernelContext& ctx, Cmp cmp, const LegacyBroadcast& lb = {}) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* a, ctx.required(0, "A"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* b_in, ctx.required(1, "B"));
   QONNX_RETURN_IF_ERROR(require_same_dtype(ctx, 0, 1));
-  QONNX_ASSIGN_OR_RETURN(const Tensor b, legacy_broadcast_operand(ctx, *a, *b_in));
+  QONNX_ASSIGN_OR_RETURN(const Tensor b, legacy_broadcast_operand(ctx, lb, *a, *b_in));
   QONNX_ASSIGN_OR_RETURN(Dims dims, elementwise_output_dims(ctx, {a, &b}));
   Tensor out(DType::kBool, dims);
   if (a->dtype() == DType::kString) {
@@ -34,17 +35,17 @@ Status compare(exec::KernelContext& ctx, Cmp cmp) {
   return Status::ok();
 }
 
-Status equal(exec::KernelContext& ctx) {
-  return compare(ctx, [](const auto& x, const auto& y) { return x == y; });
+Status equal(exec::KernelContext& ctx, const LegacyBroadcast& lb) {
+  return compare(ctx, [](const auto& x, const auto& y) { return x == y; }, lb);
 }
-Status less(exec::KernelContext& ctx) {
-  return compare(ctx, [](const auto& x, const auto& y) { return x < y; });
+Status less(exec::KernelContext& ctx, const LegacyBroadcast& lb) {
+  return compare(ctx, [](const auto& x, const auto& y) { return x < y; }, lb);
 }
 Status less_or_equal(exec::KernelContext& ctx) {
   return compare(ctx, [](const auto& x, const auto& y) { return x <= y; });
 }
-Status greater(exec::KernelContext& ctx) {
-  return compare(ctx, [](const auto& x, const auto& y) { return x > y; });
+Status greater(exec::KernelContext& ctx, const LegacyBroadcast& lb) {
+  return compare(ctx, [](const auto& x, const auto& y) { return x > y; }, lb);
 }
 Status greater_or_equal(exec::KernelContext& ctx) {
   return compare(ctx, [](const auto& x, const auto& y) { return x >= y; });
@@ -52,12 +53,12 @@ Status greater_or_equal(exec::KernelContext& ctx) {
 
 // bool C = op(A, B) for two bool inputs.
 template <typename Op>
-Status logical(exec::KernelContext& ctx, Op op) {
+Status logical(exec::KernelContext& ctx, Op op, const LegacyBroadcast& lb) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* a, ctx.required(0, "A"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* b_in, ctx.required(1, "B"));
   if (a->dtype() != DType::kBool) return unsupported_type(ctx, 0, a->dtype());
   if (b_in->dtype() != DType::kBool) return unsupported_type(ctx, 1, b_in->dtype());
-  QONNX_ASSIGN_OR_RETURN(const Tensor b, legacy_broadcast_operand(ctx, *a, *b_in));
+  QONNX_ASSIGN_OR_RETURN(const Tensor b, legacy_broadcast_operand(ctx, lb, *a, *b_in));
   QONNX_ASSIGN_OR_RETURN(Dims dims, elementwise_output_dims(ctx, {a, &b}));
   Tensor out(DType::kBool, dims);
   apply_binary<bool, bool, bool>(*a, b, out, op);
@@ -65,14 +66,14 @@ Status logical(exec::KernelContext& ctx, Op op) {
   return Status::ok();
 }
 
-Status logical_and(exec::KernelContext& ctx) {
-  return logical(ctx, [](bool x, bool y) { return x && y; });
+Status logical_and(exec::KernelContext& ctx, const LegacyBroadcast& lb) {
+  return logical(ctx, [](bool x, bool y) { return x && y; }, lb);
 }
-Status logical_or(exec::KernelContext& ctx) {
-  return logical(ctx, [](bool x, bool y) { return x || y; });
+Status logical_or(exec::KernelContext& ctx, const LegacyBroadcast& lb) {
+  return logical(ctx, [](bool x, bool y) { return x || y; }, lb);
 }
-Status logical_xor(exec::KernelContext& ctx) {
-  return logical(ctx, [](bool x, bool y) { return x != y; });
+Status logical_xor(exec::KernelContext& ctx, const LegacyBroadcast& lb) {
+  return logical(ctx, [](bool x, bool y) { return x != y; }, lb);
 }
 
 Status logical_not(exec::KernelContext& ctx) {
@@ -90,7 +91,7 @@ struct ShiftDirection {
 };
 
 Result<ShiftDirection> shift_direction(const ir::Node& node, int64_t) {
-  const std::string direction = node.attr_string("direction", "");
+  QONNX_ASSIGN_OR_RETURN(const std::string direction, string_attr(node, "direction", ""));
   if (direction != "LEFT" && direction != "RIGHT")
     return Status(Code::kInvalidModel,
                   fmt::format("attribute 'direction' must be \"LEFT\" or \"RIGHT\", got \"{}\"", direction));
@@ -163,7 +164,10 @@ struct InfSigns {
 };
 
 Result<InfSigns> inf_signs(const ir::Node& node, int64_t) {
-  return InfSigns{node.attr_int("detect_negative", 1) != 0, node.attr_int("detect_positive", 1) != 0};
+  InfSigns signs;
+  QONNX_ASSIGN_OR_RETURN(signs.negative, flag_attr(node, "detect_negative", true));
+  QONNX_ASSIGN_OR_RETURN(signs.positive, flag_attr(node, "detect_positive", true));
+  return signs;
 }
 
 Status is_inf(exec::KernelContext& ctx, const InfSigns& signs) {
@@ -175,24 +179,23 @@ Status is_inf(exec::KernelContext& ctx, const InfSigns& signs) {
 
 void register_logic_kernels(exec::KernelRegistry& r) {
   // 7: numpy broadcasting replaced the broadcast/axis attributes (see legacy_broadcast_operand).
-  for (int since : {1, 7}) {
-    r.add("", "Equal", since, equal);
-    r.add("", "Less", since, less);
-    r.add("", "Greater", since, greater);
-    r.add("", "And", since, logical_and);
-    r.add("", "Or", since, logical_or);
-    r.add("", "Xor", since, logical_xor);
-  }
-  r.add("", "LessOrEqual", 12, less_or_equal);
-  r.add("", "GreaterOrEqual", 12, greater_or_equal);
-  r.add("", "Not", 1, logical_not);
-  r.add("", "BitShift", {11, exec::kNoUpperVersion}, exec::typed_kernel<ShiftDirection, shift_direction, bit_shift>());
-  r.add("", "BitwiseAnd", 18, bitwise_and);
-  r.add("", "BitwiseOr", 18, bitwise_or);
-  r.add("", "BitwiseXor", 18, bitwise_xor);
-  r.add("", "BitwiseNot", 18, bitwise_not);
-  r.add("", "IsNaN", 9, is_nan);
-  r.add("", "IsInf", {10, exec::kNoUpperVersion}, exec::typed_kernel<InfSigns, inf_signs, is_inf>());
+  add_binary_op<equal>(r, "Equal");
+  add_binary_op<less>(r, "Less");
+  add_binary_op<greater>(r, "Greater");
+  add_binary_op<logical_and>(r, "And");
+  add_binary_op<logical_or>(r, "Or");
+  add_binary_op<logical_xor>(r, "Xor");
+  constexpr int kLatest = exec::kNoUpperVersion;
+  r.add("", "LessOrEqual", {12, kLatest}, less_or_equal);
+  r.add("", "GreaterOrEqual", {12, kLatest}, greater_or_equal);
+  r.add("", "Not", {1, kLatest}, logical_not);
+  r.add("", "BitShift", {11, kLatest}, exec::typed_kernel<ShiftDirection, shift_direction, bit_shift>());
+  r.add("", "BitwiseAnd", {18, kLatest}, bitwise_and);
+  r.add("", "BitwiseOr", {18, kLatest}, bitwise_or);
+  r.add("", "BitwiseXor", {18, kLatest}, bitwise_xor);
+  r.add("", "BitwiseNot", {18, kLatest}, bitwise_not);
+  r.add("", "IsNaN", {9, kLatest}, is_nan);
+  r.add("", "IsInf", {10, kLatest}, exec::typed_kernel<InfSigns, inf_signs, is_inf>());
 }
 
 }  // namespace qonnx::kernels

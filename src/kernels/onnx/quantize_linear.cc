@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "kernels/onnx/quantize_util.h"
 #include "kernels/qonnx/fast_kernels.h"
@@ -41,7 +42,7 @@ struct ParamLayout {
 // per tensor for one value, per axis for a 1-D tensor along `axis` (opset 13+), blocked along
 // `axis` when `block_size` is set (opset 21+: scale has x's rank, ceil(dim / block_size) at the axis).
 Result<ParamLayout> param_layout(const exec::KernelContext& ctx, const Tensor& x, const Tensor& scale,
-                                 const Tensor* zp, bool per_axis, int64_t block_size) {
+                                 const Tensor* zp, bool per_axis, int64_t axis_attr, int64_t block_size) {
   if (!dtype_is_float(scale.dtype()))
     return ctx.input_error(Code::kInvalidModel, 1, "scale must be a float type, got {}", dtype_name(scale.dtype()));
   if (zp && zp->dims() != scale.dims() && !(zp->numel() == 1 && scale.numel() == 1))
@@ -54,7 +55,7 @@ Result<ParamLayout> param_layout(const exec::KernelContext& ctx, const Tensor& x
     return ctx.input_error(Code::kInvalidModel, 1, "scale must be a scalar before opset 13, got shape {}",
                            dims_to_string(scale.dims()));
   const int64_t rank = static_cast<int64_t>(x.rank());
-  int64_t axis = ctx.attr_int("axis", 1);
+  int64_t axis = axis_attr;
   if (axis < -rank || axis >= rank)
     return ctx.error(Code::kInvalidModel, "axis {} is out of range for input rank {}", axis, rank);
   if (axis < 0) axis += rank;
@@ -201,6 +202,7 @@ bool quantized_type_in_version(DType t) {
 }
 
 struct QdqAttrs {
+  int64_t axis = 1;  // per-axis scales (13 on)
   bool saturate = true;
   int64_t block_size = 0;
   DType output_dtype = DType::kUndefined;  // QuantizeLinear-21 without a zero point
@@ -209,10 +211,15 @@ struct QdqAttrs {
 template <int kSince>
 Result<QdqAttrs> prepare_qdq(const ir::Node& node, int64_t /*version*/) {
   QdqAttrs a;
-  if constexpr (kSince >= 19) a.saturate = node.attr_int("saturate", 1) != 0;
+  if constexpr (kSince >= 13) {
+    QONNX_ASSIGN_OR_RETURN(a.axis, int_attr(node, "axis", 1));
+  }
+  if constexpr (kSince >= 19) {
+    QONNX_ASSIGN_OR_RETURN(a.saturate, flag_attr(node, "saturate", true));
+  }
   if constexpr (kSince >= 21) {
-    a.block_size = node.attr_int("block_size", 0);
-    const int64_t out = node.attr_int("output_dtype", 0);
+    QONNX_ASSIGN_OR_RETURN(a.block_size, int_attr(node, "block_size", 0));
+    QONNX_ASSIGN_OR_RETURN(const int64_t out, int_attr(node, "output_dtype", 0));
     if (out != 0) {
       if (out < 0 || out > INT32_MAX || !dtype_known(static_cast<int32_t>(out)))
         return Status(Code::kInvalidModel, fmt::format("attribute 'output_dtype': {} is not a data type", out));
@@ -240,7 +247,7 @@ Status quantize_linear(exec::KernelContext& ctx, const QdqAttrs& attrs) {
                      dtype_name(attrs.output_dtype), dtype_name(zp->dtype()));
   if (!quantized_type_in_version<kSince>(out_type))
     return ctx.error(Code::kUnsupported, "QuantizeLinear-{} to {} is not supported", kSince, dtype_name(out_type));
-  QONNX_ASSIGN_OR_RETURN(ParamLayout layout, param_layout(ctx, *x, *scale, zp, kSince >= 13, attrs.block_size));
+  QONNX_ASSIGN_OR_RETURN(ParamLayout layout, param_layout(ctx, *x, *scale, zp, kSince >= 13, attrs.axis, attrs.block_size));
   if (!dtype_is_float(x->dtype()) && !dtype_is_integer(x->dtype()))
     return ctx.input_error(Code::kUnsupported, 0, "type {} is not supported", dtype_name(x->dtype()));
   QONNX_ASSIGN_OR_RETURN(Tensor xf, exec::cast_tensor(*x, DType::kFloat));
@@ -293,7 +300,7 @@ Status dequantize_linear(exec::KernelContext& ctx, const QdqAttrs& attrs) {
   if (zp && zp->dtype() != x->dtype())
     return ctx.input_error(Code::kInvalidModel, 2, "zero point type {} differs from x's {}", dtype_name(zp->dtype()),
                            dtype_name(x->dtype()));
-  QONNX_ASSIGN_OR_RETURN(ParamLayout layout, param_layout(ctx, *x, *scale, zp, kSince >= 13, attrs.block_size));
+  QONNX_ASSIGN_OR_RETURN(ParamLayout layout, param_layout(ctx, *x, *scale, zp, kSince >= 13, attrs.axis, attrs.block_size));
   QONNX_ASSIGN_OR_RETURN(std::vector<float> ss, float_values(ctx, 1, *scale));
   const int64_t n = x->numel();
   Tensor y(DType::kFloat, x->dims());
@@ -373,7 +380,7 @@ void register_quantize_linear_kernels(exec::KernelRegistry& r) {
   add_qdq<13>(r, 18);
   add_qdq<19>(r, 20);
   add_qdq<21>(r, exec::kNoUpperVersion);
-  r.add("", "DynamicQuantizeLinear", 11, dynamic_quantize_linear);
+  r.add("", "DynamicQuantizeLinear", {11, exec::kNoUpperVersion}, dynamic_quantize_linear);
 }
 
 }  // namespace qonnx::kernels

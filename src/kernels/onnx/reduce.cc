@@ -5,10 +5,12 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <type_traits>
 
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/dtype_dispatch.h"
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/axes.h"
 #include "kernels/onnx/compute_type.h"
 #include "kernels/onnx/element_copy.h"
@@ -35,9 +37,13 @@ template <bool AxesFromInput, bool Bools>
 Result<ReduceAttrs> prepare_reduce(const ir::Node& node, int64_t) {
   ReduceAttrs a;
   a.axes_from_input = AxesFromInput;
-  if (!AxesFromInput) a.axes = node.attr_ints("axes");
-  a.keepdims = node.attr_int("keepdims", 1) != 0;
-  a.noop_with_empty_axes = AxesFromInput && node.attr_int("noop_with_empty_axes", 0) != 0;
+  if (!AxesFromInput) {
+    QONNX_ASSIGN_OR_RETURN(a.axes, ints_attr(node, "axes"));
+  }
+  QONNX_ASSIGN_OR_RETURN(a.keepdims, flag_attr(node, "keepdims", true));
+  if (AxesFromInput) {
+    QONNX_ASSIGN_OR_RETURN(a.noop_with_empty_axes, flag_attr(node, "noop_with_empty_axes", false));
+  }
   a.bools = Bools;
   return a;
 }
@@ -234,15 +240,33 @@ AxisSplit split_at(const Dims& d, size_t axis) {
   return s;
 }
 
+// ArgMax/ArgMin: axis and keepdims; select_last_index from 12 (the first extreme before).
+struct ArgAttrs {
+  int64_t axis;
+  bool keepdims;
+  bool select_last_index;
+};
+
+template <bool SelectLastIndex>
+Result<ArgAttrs> prepare_arg(const ir::Node& node, int64_t) {
+  ArgAttrs a{0, true, false};
+  QONNX_ASSIGN_OR_RETURN(a.axis, int_attr(node, "axis", 0));
+  QONNX_ASSIGN_OR_RETURN(a.keepdims, flag_attr(node, "keepdims", true));
+  if (SelectLastIndex) {
+    QONNX_ASSIGN_OR_RETURN(a.select_last_index, flag_attr(node, "select_last_index", false));
+  }
+  return a;
+}
+
 template <bool kMax>
-Status arg_extreme(exec::KernelContext& ctx) {
+Status arg_extreme(exec::KernelContext& ctx, const ArgAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
   const int64_t rank = static_cast<int64_t>(x->rank());
-  int64_t axis = ctx.attr_int("axis", 0);
+  int64_t axis = attrs.axis;
   if (!normalize_axis(axis, std::max<int64_t>(rank, 1), &axis) || rank == 0)
-    return ctx.error(Code::kInvalidModel, "axis {} is out of range for rank {}", ctx.attr_int("axis", 0), rank);
-  const bool keepdims = ctx.attr_int("keepdims", 1) != 0;
-  const bool last = ctx.op_version() >= 12 && ctx.attr_int("select_last_index", 0) != 0;
+    return ctx.error(Code::kInvalidModel, "axis {} is out of range for rank {}", attrs.axis, rank);
+  const bool keepdims = attrs.keepdims;
+  const bool last = attrs.select_last_index;
   const AxisSplit s = split_at(x->dims(), static_cast<size_t>(axis));
   if (s.dim == 0 && x->numel() == 0 && s.outer * s.inner > 0)
     return ctx.input_error(Code::kInvalidModel, 0, "cannot take the arg{} of an empty axis", kMax ? "max" : "min");
@@ -280,7 +304,18 @@ Status arg_extreme(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
-Status cum_sum(exec::KernelContext& ctx) {
+struct CumSumAttrs {
+  bool exclusive, reverse;
+};
+
+Result<CumSumAttrs> prepare_cum_sum(const ir::Node& node, int64_t) {
+  CumSumAttrs a{false, false};
+  QONNX_ASSIGN_OR_RETURN(a.exclusive, flag_attr(node, "exclusive", false));
+  QONNX_ASSIGN_OR_RETURN(a.reverse, flag_attr(node, "reverse", false));
+  return a;
+}
+
+Status cum_sum(exec::KernelContext& ctx, const CumSumAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "x"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* axis_t, ctx.required(1, "axis"));
   auto axis_v = read_ints(*axis_t);
@@ -290,7 +325,7 @@ Status cum_sum(exec::KernelContext& ctx) {
   int64_t axis = (*axis_v)[0];
   if (rank == 0 || !normalize_axis(axis, rank, &axis))
     return ctx.input_error(Code::kInvalidModel, 1, "axis {} is out of range for rank {}", (*axis_v)[0], rank);
-  const bool exclusive = ctx.attr_int("exclusive", 0) != 0, reverse = ctx.attr_int("reverse", 0) != 0;
+  const bool exclusive = attrs.exclusive, reverse = attrs.reverse;
   const AxisSplit s = split_at(x->dims(), static_cast<size_t>(axis));
   Tensor out(x->dtype(), x->dims());
   bool ok = exec::visit_dtype(x->dtype(), [&](auto tag) {
@@ -322,11 +357,33 @@ Status cum_sum(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
-Status top_k(exec::KernelContext& ctx) {
+// TopK: k as attribute (1..9) or input #1 (10 on); `largest` from 11 (always largest before).
+// The output is always sorted, which `sorted` = 0 (11 on) allows.
+enum class TopKForm { kAttribute, kInput, kInputLargest };
+struct TopKAttrs {
+  std::optional<int64_t> k;  // kAttribute
+  int64_t axis;
+  bool largest = true;
+};
+
+template <TopKForm Form>
+Result<TopKAttrs> prepare_top_k(const ir::Node& node, int64_t) {
+  TopKAttrs a{std::nullopt, -1, true};
+  QONNX_ASSIGN_OR_RETURN(a.axis, int_attr(node, "axis", -1));
+  if (Form == TopKForm::kAttribute) {
+    QONNX_ASSIGN_OR_RETURN(a.k, int_attr(node, "k", -1));
+  }
+  if (Form == TopKForm::kInputLargest) {
+    QONNX_ASSIGN_OR_RETURN(a.largest, flag_attr(node, "largest", true));
+  }
+  return a;
+}
+
+Status top_k(exec::KernelContext& ctx, const TopKAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   int64_t k = 0;
-  if (ctx.op_version() < 10) {
-    k = ctx.attr_int("k", -1);
+  if (attrs.k) {
+    k = *attrs.k;
   } else {
     QONNX_ASSIGN_OR_RETURN(const Tensor* kt, ctx.required(1, "K"));
     auto v = read_ints(*kt);
@@ -334,12 +391,12 @@ Status top_k(exec::KernelContext& ctx) {
     k = (*v)[0];
   }
   const int64_t rank = static_cast<int64_t>(x->rank());
-  int64_t axis = ctx.attr_int("axis", -1);
+  int64_t axis = attrs.axis;
   if (rank == 0 || !normalize_axis(axis, rank, &axis))
-    return ctx.error(Code::kInvalidModel, "axis {} is out of range for rank {}", ctx.attr_int("axis", -1), rank);
+    return ctx.error(Code::kInvalidModel, "axis {} is out of range for rank {}", attrs.axis, rank);
   const AxisSplit s = split_at(x->dims(), static_cast<size_t>(axis));
   if (k < 0 || k > s.dim) return ctx.error(Code::kInvalidModel, "k = {} is outside [0, {}] (axis size)", k, s.dim);
-  const bool largest = ctx.op_version() < 11 || ctx.attr_int("largest", 1) != 0;
+  const bool largest = attrs.largest;
   Dims out_dims = x->dims();
   out_dims[static_cast<size_t>(axis)] = k;
   Tensor values(x->dtype(), out_dims), indices(DType::kInt64, out_dims);
@@ -391,9 +448,9 @@ void add_reduce(exec::KernelRegistry& r, const char* op) {
   r.add("", op, {1, since - 1}, exec::typed_kernel<ReduceAttrs, prepare_reduce<false, false>, reduce<K>>());
   if constexpr (K == Reduce::kMax || K == Reduce::kMin) {
     r.add("", op, {since, 19}, exec::typed_kernel<ReduceAttrs, prepare_reduce<true, false>, reduce<K>>());
-    r.add("", op, {20}, exec::typed_kernel<ReduceAttrs, prepare_reduce<true, true>, reduce<K>>());
+    r.add("", op, {20, exec::kNoUpperVersion}, exec::typed_kernel<ReduceAttrs, prepare_reduce<true, true>, reduce<K>>());
   } else {
-    r.add("", op, {since}, exec::typed_kernel<ReduceAttrs, prepare_reduce<true, false>, reduce<K>>());
+    r.add("", op, {since, exec::kNoUpperVersion}, exec::typed_kernel<ReduceAttrs, prepare_reduce<true, false>, reduce<K>>());
   }
 }
 
@@ -410,14 +467,16 @@ void register_reduce_kernels(exec::KernelRegistry& r) {
   add_reduce<Reduce::kLogSum>(r, "ReduceLogSum");
   add_reduce<Reduce::kLogSumExp>(r, "ReduceLogSumExp");
   add_reduce<Reduce::kSumSquare>(r, "ReduceSumSquare");
-  r.add("", "ArgMax", 1, arg_extreme<true>);
-  r.add("", "ArgMax", 12, arg_extreme<true>);
-  r.add("", "ArgMin", 1, arg_extreme<false>);
-  r.add("", "ArgMin", 12, arg_extreme<false>);
-  r.add("", "CumSum", 11, cum_sum);
-  r.add("", "TopK", 1, top_k);
-  r.add("", "TopK", 10, top_k);
-  r.add("", "TopK", 11, top_k);
+  using exec::typed_kernel;
+  constexpr int kLatest = exec::kNoUpperVersion;
+  r.add("", "ArgMax", {1, 11}, typed_kernel<ArgAttrs, prepare_arg<false>, arg_extreme<true>>());
+  r.add("", "ArgMax", {12, kLatest}, typed_kernel<ArgAttrs, prepare_arg<true>, arg_extreme<true>>());
+  r.add("", "ArgMin", {1, 11}, typed_kernel<ArgAttrs, prepare_arg<false>, arg_extreme<false>>());
+  r.add("", "ArgMin", {12, kLatest}, typed_kernel<ArgAttrs, prepare_arg<true>, arg_extreme<false>>());
+  r.add("", "CumSum", {11, kLatest}, typed_kernel<CumSumAttrs, prepare_cum_sum, cum_sum>());
+  r.add("", "TopK", {1, 9}, typed_kernel<TopKAttrs, prepare_top_k<TopKForm::kAttribute>, top_k>());
+  r.add("", "TopK", {10, 10}, typed_kernel<TopKAttrs, prepare_top_k<TopKForm::kInput>, top_k>());
+  r.add("", "TopK", {11, kLatest}, typed_kernel<TopKAttrs, prepare_top_k<TopKForm::kInputLargest>, top_k>());
 }
 
 }  // namespace qonnx::kernels

@@ -4,9 +4,11 @@
 // 4 for cubic). Nearest only moves elements (every dtype); linear and cubic compute in double and
 // convert back, applying the axes one after the other.
 #include <cmath>
+#include <optional>
 #include <type_traits>
 
 #include "qonnx/exec/dtype_dispatch.h"
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/axes.h"
 #include "kernels/onnx/compute_type.h"
 #include "kernels/onnx/element_copy.h"
@@ -188,18 +190,10 @@ Status interpolate(const exec::KernelContext& ctx, const Tensor& x, const std::v
   return st;
 }
 
-// Resizes x given per-axis scales and output dims (roi as [starts..., ends...] or empty).
+// Resizes x given per-axis scales and output dims (roi as [starts..., ends...] or empty); the
+// modes in `p` were checked at plan time.
 Status run_resize(exec::KernelContext& ctx, const Tensor& x, const std::vector<double>& scales, const Dims& out_dims,
                   const std::vector<double>& roi, const ResizeParams& p) {
-  if (p.mode != "nearest" && p.mode != "linear" && p.mode != "cubic")
-    return ctx.error(Code::kInvalidModel, "mode '{}' is not nearest, linear or cubic", p.mode);
-  static const char* kCoords[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
-                                  "tf_half_pixel_for_nn", "tf_crop_and_resize"};
-  if (std::find(std::begin(kCoords), std::end(kCoords), p.coord) == std::end(kCoords))
-    return ctx.error(Code::kInvalidModel, "coordinate_transformation_mode '{}' is not supported", p.coord);
-  static const char* kNearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil", "simple"};
-  if (std::find(std::begin(kNearest), std::end(kNearest), p.nearest) == std::end(kNearest))
-    return ctx.error(Code::kInvalidModel, "nearest_mode '{}' is not supported", p.nearest);
   QONNX_RETURN_IF_ERROR(check_output_dims(ctx, out_dims, x.dtype()));
   const size_t rank = x.rank();
   if (p.coord == "tf_crop_and_resize" && roi.size() != 2 * rank)
@@ -256,38 +250,73 @@ Result<std::vector<double>> float_values(const exec::KernelContext& ctx, size_t 
   return v;
 }
 
-ResizeParams params_from_attrs(const exec::KernelContext& ctx) {
+// Resize's forms: scales only, asymmetric nearest "simple" (10); roi/scales/sizes and the coordinate
+// modes (11..17); the axes, antialias and keep_aspect_ratio_policy attributes (18); the
+// half_pixel_symmetric coordinate mode (19 on).
+enum class ResizeForm { kScales, kRoiScalesSizes, kAxes, kHalfPixelSymmetric };
+
+struct ResizeAttrs {
+  ResizeForm form;
   ResizeParams p;
-  p.mode = ctx.attr_string("mode", "nearest");
-  if (ctx.op_version() < 11) {
+  std::optional<std::vector<int64_t>> axes;  // from 18, when given: the axes roi/scales/sizes refer to
+  std::string policy = "stretch";            // keep_aspect_ratio_policy, from 18
+};
+
+template <ResizeForm Form>
+Result<ResizeAttrs> prepare_resize(const ir::Node& node, int64_t) {
+  ResizeAttrs a{Form, {}, std::nullopt, "stretch"};
+  ResizeParams& p = a.p;
+  QONNX_ASSIGN_OR_RETURN(p.mode, string_attr(node, "mode", "nearest"));
+  if (Form == ResizeForm::kScales) {
+    QONNX_RETURN_IF_ERROR(check_one_of("mode", p.mode, {"nearest", "linear"}));
     p.coord = "asymmetric";
     p.nearest = "simple";
-    return p;
+    return a;
   }
-  p.coord = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
-  p.nearest = ctx.attr_string("nearest_mode", "round_prefer_floor");
-  p.cubic_a = ctx.attr_float("cubic_coeff_a", -0.75f);
-  p.exclude_outside = ctx.attr_int("exclude_outside", 0) != 0;
-  p.extrapolation = ctx.attr_float("extrapolation_value", 0.0f);
-  return p;
+  QONNX_RETURN_IF_ERROR(check_one_of("mode", p.mode, {"nearest", "linear", "cubic"}));
+  QONNX_ASSIGN_OR_RETURN(p.coord, string_attr(node, "coordinate_transformation_mode", "half_pixel"));
+  if (Form == ResizeForm::kHalfPixelSymmetric) {
+    QONNX_RETURN_IF_ERROR(check_one_of("coordinate_transformation_mode", p.coord,
+                                       {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+                                        "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"}));
+  } else {
+    QONNX_RETURN_IF_ERROR(check_one_of("coordinate_transformation_mode", p.coord,
+                                       {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                                        "tf_half_pixel_for_nn", "tf_crop_and_resize"}));
+  }
+  QONNX_ASSIGN_OR_RETURN(p.nearest, string_attr(node, "nearest_mode", "round_prefer_floor"));
+  QONNX_RETURN_IF_ERROR(check_one_of("nearest_mode", p.nearest, {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}));
+  // cubic_a and extrapolation are doubles in ResizeParams; the attributes are floats.
+  QONNX_ASSIGN_OR_RETURN(const float cubic_a, float_attr(node, "cubic_coeff_a", -0.75f));
+  QONNX_ASSIGN_OR_RETURN(const float extrapolation, float_attr(node, "extrapolation_value", 0.0f));
+  p.cubic_a = cubic_a;
+  p.extrapolation = extrapolation;
+  QONNX_ASSIGN_OR_RETURN(p.exclude_outside, flag_attr(node, "exclude_outside", false));
+  if (Form == ResizeForm::kRoiScalesSizes) return a;
+  QONNX_ASSIGN_OR_RETURN(const bool antialias, flag_attr(node, "antialias", false));
+  if (antialias) return Status(Code::kUnsupported, "Resize with antialias is not supported");
+  if (node.has_attr("axes")) {
+    QONNX_ASSIGN_OR_RETURN(a.axes, ints_attr(node, "axes"));
+  }
+  QONNX_ASSIGN_OR_RETURN(a.policy, string_attr(node, "keep_aspect_ratio_policy", "stretch"));
+  QONNX_RETURN_IF_ERROR(check_one_of("keep_aspect_ratio_policy", a.policy, {"stretch", "not_larger", "not_smaller"}));
+  return a;
 }
 
-Status resize(exec::KernelContext& ctx) {
+Status resize(exec::KernelContext& ctx, const ResizeAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
-  const ResizeParams p = params_from_attrs(ctx);
+  const ResizeParams& p = attrs.p;
   const size_t rank = x->rank();
-  if (ctx.op_version() < 11) {
+  if (attrs.form == ResizeForm::kScales) {
     QONNX_ASSIGN_OR_RETURN(std::vector<double> scales, float_values(ctx, 1, "scales"));
     if (scales.size() != rank) return ctx.input_error(Code::kInvalidModel, 1, "scales has {} entries for rank {}", scales.size(), rank);
     QONNX_ASSIGN_OR_RETURN(Dims out_dims, dims_from_scales(ctx, 1, *x, scales));
     return run_resize(ctx, *x, scales, out_dims, {}, p);
   }
-  if (ctx.op_version() >= 18 && ctx.attr_int("antialias", 0) != 0)
-    return ctx.error(Code::kUnsupported, "Resize with antialias is not supported");
-  // Axes the roi/scales/sizes refer to (all axes before opset 18).
+  // Axes the roi/scales/sizes refer to (all axes unless the attribute names some).
   std::vector<int64_t> axes;
-  if (ctx.op_version() >= 18 && ctx.has_attr("axes")) {
-    axes = ctx.attr_ints("axes");
+  if (attrs.axes) {
+    axes = *attrs.axes;
     if (!normalize_axes(&axes, static_cast<int64_t>(rank)))
       return ctx.error(Code::kInvalidModel, "axes {} are out of range or repeated for rank {}", dims_to_string(axes), rank);
   } else {
@@ -323,14 +352,14 @@ Status resize(exec::KernelContext& ctx) {
       return ctx.input_error(Code::kInvalidModel, 3, "sizes must be {} int64 values", axes.size());
     for (int64_t s : *given)
       if (s < 0) return ctx.input_error(Code::kInvalidModel, 3, "sizes {} has a negative entry", dims_to_string(*given));
-    const std::string policy = ctx.op_version() >= 18 ? ctx.attr_string("keep_aspect_ratio_policy", "stretch") : "stretch";
+    const std::string& policy = attrs.policy;
     if (policy == "stretch") {
       for (size_t i = 0; i < axes.size(); ++i) {
         const size_t a = static_cast<size_t>(axes[i]);
         out_dims[a] = (*given)[i];
         scales[a] = x->dim(a) == 0 ? 1.0 : static_cast<double>(out_dims[a]) / static_cast<double>(x->dim(a));
       }
-    } else if (policy == "not_larger" || policy == "not_smaller") {
+    } else {  // not_larger, not_smaller
       double s = policy == "not_larger" ? INFINITY : 0.0;
       for (size_t i = 0; i < axes.size(); ++i) {
         if (x->dim(static_cast<size_t>(axes[i])) == 0)
@@ -342,42 +371,58 @@ Status resize(exec::KernelContext& ctx) {
         scales[static_cast<size_t>(a)] = s;
         out_dims[static_cast<size_t>(a)] = static_cast<int64_t>(std::round(s * static_cast<double>(x->dim(static_cast<size_t>(a)))));
       }
-    } else {
-      return ctx.error(Code::kInvalidModel, "keep_aspect_ratio_policy '{}' is not stretch, not_larger or not_smaller", policy);
     }
   }
   return run_resize(ctx, *x, scales, out_dims, roi, p);
 }
 
-Status upsample(exec::KernelContext& ctx) {
-  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
+// Upsample's scales: the attribute (7, 8) or input #1 (9 on).
+struct UpsampleAttrs {
   ResizeParams p;
-  p.mode = ctx.attr_string("mode", "nearest");
-  p.coord = "asymmetric";
-  p.nearest = "simple";
-  if (p.mode != "nearest" && p.mode != "linear") return ctx.error(Code::kInvalidModel, "mode '{}' is not nearest or linear", p.mode);
+  std::optional<std::vector<double>> scales;  // the attribute's (7, 8)
+};
+
+template <bool ScalesInput>
+Result<UpsampleAttrs> prepare_upsample(const ir::Node& node, int64_t) {
+  UpsampleAttrs a;
+  QONNX_ASSIGN_OR_RETURN(a.p.mode, string_attr(node, "mode", "nearest"));
+  QONNX_RETURN_IF_ERROR(check_one_of("mode", a.p.mode, {"nearest", "linear"}));
+  a.p.coord = "asymmetric";
+  a.p.nearest = "simple";
+  if (!ScalesInput) {
+    a.scales.emplace();
+    QONNX_ASSIGN_OR_RETURN(const std::vector<float> scales, floats_attr(node, "scales"));
+    a.scales->assign(scales.begin(), scales.end());
+  }
+  return a;
+}
+
+Status upsample(exec::KernelContext& ctx, const UpsampleAttrs& attrs) {
+  QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   std::vector<double> scales;
-  if (ctx.op_version() < 9) {
-    for (float s : ctx.attr_floats("scales")) scales.push_back(s);
+  if (attrs.scales) {
+    scales = *attrs.scales;
   } else {
     QONNX_ASSIGN_OR_RETURN(scales, float_values(ctx, 1, "scales"));
   }
   if (scales.size() != x->rank())
     return ctx.error(Code::kInvalidModel, "scales has {} entries for rank {}", scales.size(), x->rank());
   QONNX_ASSIGN_OR_RETURN(Dims out_dims, dims_from_scales(ctx, 1, *x, scales));
-  return run_resize(ctx, *x, scales, out_dims, {}, p);
+  return run_resize(ctx, *x, scales, out_dims, {}, attrs.p);
 }
 
 }  // namespace
 
 void register_resize_kernels(exec::KernelRegistry& r) {
-  r.add("", "Resize", 10, resize);
-  r.add("", "Resize", 11, resize);
-  r.add("", "Resize", 13, resize);
-  r.add("", "Resize", 18, resize);
-  r.add("", "Resize", 19, resize);
-  r.add("", "Upsample", 7, upsample);
-  r.add("", "Upsample", 9, upsample);
+  using F = ResizeForm;
+  r.add("", "Resize", {10, 10}, exec::typed_kernel<ResizeAttrs, prepare_resize<F::kScales>, resize>());
+  r.add("", "Resize", {11, 17}, exec::typed_kernel<ResizeAttrs, prepare_resize<F::kRoiScalesSizes>, resize>());
+  r.add("", "Resize", {18, 18}, exec::typed_kernel<ResizeAttrs, prepare_resize<F::kAxes>, resize>());
+  r.add("", "Resize", {19, exec::kNoUpperVersion},
+        exec::typed_kernel<ResizeAttrs, prepare_resize<F::kHalfPixelSymmetric>, resize>());
+  // Upsample-1 (height_scale/width_scale) has no kernel; deprecated from 10, still run as Upsample-9.
+  r.add("", "Upsample", {7, 8}, exec::typed_kernel<UpsampleAttrs, prepare_upsample<false>, upsample>());
+  r.add("", "Upsample", {9, exec::kNoUpperVersion}, exec::typed_kernel<UpsampleAttrs, prepare_upsample<true>, upsample>());
 }
 
 }  // namespace qonnx::kernels

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "qonnx/exec/broadcast.h"
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/axes.h"
 #include "kernels/onnx/element_copy.h"
 #include "kernels/onnx/onnx_kernels.h"
@@ -22,16 +23,36 @@ Result<std::vector<int64_t>> int_list_input(const exec::KernelContext& ctx, size
   return *v;
 }
 
-Status reshape(exec::KernelContext& ctx) {
+// Reshape's target: the `shape` attribute (1..4) or input #1 (5 on); a 0 copies the input's dim
+// unless `allowzero` (14 on) is set.
+enum class ReshapeForm { kAttribute, kInput, kInputAllowZero };
+struct ReshapeAttrs {
+  std::optional<std::vector<int64_t>> shape;  // kAttribute
+  bool allow_zero = false;
+};
+
+template <ReshapeForm Form>
+Result<ReshapeAttrs> prepare_reshape(const ir::Node& node, int64_t) {
+  ReshapeAttrs a;
+  if (Form == ReshapeForm::kAttribute) {
+    if (!node.has_attr("shape")) return Status(Code::kInvalidModel, "attribute 'shape' is required");
+    QONNX_ASSIGN_OR_RETURN(a.shape, ints_attr(node, "shape"));
+  }
+  if (Form == ReshapeForm::kInputAllowZero) {
+    QONNX_ASSIGN_OR_RETURN(a.allow_zero, flag_attr(node, "allowzero", false));
+  }
+  return a;
+}
+
+Status reshape(exec::KernelContext& ctx, const ReshapeAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
   std::vector<int64_t> shape;
-  if (ctx.op_version() < 5) {
-    if (!ctx.has_attr("shape")) return ctx.error(Code::kInvalidModel, "attribute 'shape' is required");
-    shape = ctx.attr_ints("shape");
+  if (attrs.shape) {
+    shape = *attrs.shape;
   } else {
     QONNX_ASSIGN_OR_RETURN(shape, int_list_input(ctx, 1, "shape"));
   }
-  const bool allow_zero = ctx.op_version() >= 14 && ctx.attr_int("allowzero", 0) != 0;
+  const bool allow_zero = attrs.allow_zero;
   Dims out(shape.size());
   int infer_at = -1;
   int64_t known = 1;
@@ -69,33 +90,66 @@ Status reshape(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
-Status flatten(exec::KernelContext& ctx) {
+// An `axis` attribute with the op's default (Flatten 1; Concat-1..3 1, from 4 required).
+struct AxisAttr {
+  int64_t axis;
+};
+
+template <int64_t Default>
+Result<AxisAttr> prepare_axis(const ir::Node& node, int64_t) {
+  QONNX_ASSIGN_OR_RETURN(const int64_t axis, int_attr(node, "axis", Default));
+  return AxisAttr{axis};
+}
+
+Result<AxisAttr> prepare_required_axis(const ir::Node& node, int64_t) {
+  if (!node.has_attr("axis")) return Status(Code::kInvalidModel, "attribute 'axis' is required");
+  QONNX_ASSIGN_OR_RETURN(const int64_t axis, int_attr(node, "axis", 0));
+  return AxisAttr{axis};
+}
+
+Status flatten(exec::KernelContext& ctx, const AxisAttr& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
   const int64_t rank = static_cast<int64_t>(x->rank());
-  int64_t axis = ctx.attr_int("axis", 1);
+  int64_t axis = attrs.axis;
   if (axis < 0) axis += rank;
-  if (axis < 0 || axis > rank) return ctx.error(Code::kInvalidModel, "axis {} is out of range for rank {}", ctx.attr_int("axis", 1), rank);
+  if (axis < 0 || axis > rank) return ctx.error(Code::kInvalidModel, "axis {} is out of range for rank {}", attrs.axis, rank);
   int64_t outer = checked_numel(Dims(x->dims().begin(), x->dims().begin() + axis));
   int64_t inner = checked_numel(Dims(x->dims().begin() + axis, x->dims().end()));
   ctx.set_output(0, x->reshaped({outer, inner}));
   return Status::ok();
 }
 
-// Axes from the attribute (before opset 13) or input #1 (from 13); *given tells whether any were supplied.
-Result<std::vector<int64_t>> axes_attr_or_input(const exec::KernelContext& ctx, bool* given) {
-  if (ctx.op_version() < 13) {
-    *given = ctx.has_attr("axes");
-    return ctx.attr_ints("axes");
+// Squeeze/Unsqueeze axes: the attribute (1..12) or input #1 (13 on).
+struct AxesAttrs {
+  std::optional<std::vector<int64_t>> axes;  // the attribute's, when given (1..12)
+  bool from_input = false;
+};
+
+template <bool FromInput>
+Result<AxesAttrs> prepare_axes(const ir::Node& node, int64_t) {
+  AxesAttrs a;
+  a.from_input = FromInput;
+  if (!FromInput && node.has_attr("axes")) {
+    QONNX_ASSIGN_OR_RETURN(a.axes, ints_attr(node, "axes"));
+  }
+  return a;
+}
+
+// The axes of `attrs` or input #1; *given tells whether any were supplied.
+Result<std::vector<int64_t>> axes_attr_or_input(const exec::KernelContext& ctx, const AxesAttrs& attrs, bool* given) {
+  if (!attrs.from_input) {
+    *given = attrs.axes.has_value();
+    return attrs.axes.value_or(std::vector<int64_t>{});
   }
   *given = ctx.input(1) != nullptr;
   if (!*given) return std::vector<int64_t>{};
   return int_list_input(ctx, 1, "axes");
 }
 
-Status squeeze(exec::KernelContext& ctx) {
+Status squeeze(exec::KernelContext& ctx, const AxesAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
   bool given = false;
-  QONNX_ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_attr_or_input(ctx, &given));
+  QONNX_ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_attr_or_input(ctx, attrs, &given));
   const int64_t rank = static_cast<int64_t>(x->rank());
   std::vector<bool> drop(x->rank(), false);
   if (!given || axes.empty()) {
@@ -117,10 +171,10 @@ Status squeeze(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
-Status unsqueeze(exec::KernelContext& ctx) {
+Status unsqueeze(exec::KernelContext& ctx, const AxesAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
   bool given = false;
-  QONNX_ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_attr_or_input(ctx, &given));
+  QONNX_ASSIGN_OR_RETURN(std::vector<int64_t> axes, axes_attr_or_input(ctx, attrs, &given));
   if (!given) return ctx.error(Code::kInvalidModel, "axes are required");
   const int64_t out_rank = static_cast<int64_t>(x->rank() + axes.size());
   if (!normalize_axes(&axes, out_rank))
@@ -134,13 +188,11 @@ Status unsqueeze(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
-Status concat(exec::KernelContext& ctx) {
+Status concat(exec::KernelContext& ctx, const AxisAttr& attrs) {
   if (ctx.num_inputs() == 0) return ctx.error(Code::kInvalidModel, "Concat needs at least one input");
   QONNX_ASSIGN_OR_RETURN(const Tensor* first, ctx.required(0, "inputs"));
-  // 'axis' is required from opset 4; before, it defaults to 1.
-  if (ctx.op_version() >= 4 && !ctx.has_attr("axis")) return ctx.error(Code::kInvalidModel, "attribute 'axis' is required");
   const int64_t rank = static_cast<int64_t>(first->rank());
-  int64_t axis = ctx.attr_int("axis", 1);
+  int64_t axis = attrs.axis;
   if (rank == 0) return ctx.input_error(Code::kInvalidModel, 0, "Concat inputs must have rank >= 1");
   if (!normalize_axis(axis, rank, &axis)) return ctx.error(Code::kInvalidModel, "axis {} is out of range for rank {}", axis, rank);
   const size_t ax = static_cast<size_t>(axis);
@@ -188,9 +240,14 @@ struct SplitAttrs {
 
 template <SplitForm Form>
 Result<SplitAttrs> prepare_split(const ir::Node& node, int64_t) {
-  SplitAttrs a{Form, node.attr_int("axis", 0), {}, std::nullopt};
-  if (Form == SplitForm::kAttribute) a.sizes = node.attr_ints("split");
-  if (Form == SplitForm::kInputOrNumOutputs && node.has_attr("num_outputs")) a.num_outputs = node.attr_int("num_outputs", 0);
+  SplitAttrs a{Form, 0, {}, std::nullopt};
+  QONNX_ASSIGN_OR_RETURN(a.axis, int_attr(node, "axis", 0));
+  if (Form == SplitForm::kAttribute) {
+    QONNX_ASSIGN_OR_RETURN(a.sizes, ints_attr(node, "split"));
+  }
+  if (Form == SplitForm::kInputOrNumOutputs && node.has_attr("num_outputs")) {
+    QONNX_ASSIGN_OR_RETURN(a.num_outputs, int_attr(node, "num_outputs", 0));
+  }
   return a;
 }
 
@@ -242,18 +299,31 @@ Status split(exec::KernelContext& ctx, const SplitAttrs& attrs) {
   return Status::ok();
 }
 
-Status shape(exec::KernelContext& ctx) {
+// Shape-15 slices the shape by `start` and `end`; before 15 it is the whole shape.
+struct ShapeAttrs {
+  int64_t start = 0;
+  std::optional<int64_t> end;  // default: the rank
+};
+
+template <bool Slice>
+Result<ShapeAttrs> prepare_shape(const ir::Node& node, int64_t) {
+  ShapeAttrs a;
+  if (!Slice) return a;
+  QONNX_ASSIGN_OR_RETURN(a.start, int_attr(node, "start", 0));
+  if (node.has_attr("end")) {
+    QONNX_ASSIGN_OR_RETURN(a.end, int_attr(node, "end", 0));
+  }
+  return a;
+}
+
+Status shape(exec::KernelContext& ctx, const ShapeAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
   const int64_t rank = static_cast<int64_t>(x->rank());
-  int64_t start = 0, end = rank;
-  if (ctx.op_version() >= 15) {
-    start = ctx.attr_int("start", 0);
-    end = ctx.attr_int("end", rank);
-    if (start < 0) start += rank;
-    if (end < 0) end += rank;
-    start = std::clamp<int64_t>(start, 0, rank);
-    end = std::clamp<int64_t>(end, 0, rank);
-  }
+  int64_t start = attrs.start, end = attrs.end.value_or(rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, 0, rank);
   const int64_t n = std::max<int64_t>(0, end - start);
   Tensor out(DType::kInt64, {n});
   for (int64_t i = 0; i < n; ++i) out.data<int64_t>()[i] = x->dim(static_cast<size_t>(start + i));
@@ -309,30 +379,45 @@ Status tile(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
+// DepthToSpace / SpaceToDepth: `blocksize`, and DepthToSpace's `mode` (DCR or CRD, from 11; DCR before).
+struct BlockAttrs {
+  int64_t blocksize;
+  bool crd = false;
+};
+
+template <bool Mode>
+Result<BlockAttrs> prepare_block(const ir::Node& node, int64_t) {
+  BlockAttrs a{0};
+  QONNX_ASSIGN_OR_RETURN(a.blocksize, int_attr(node, "blocksize", 0));
+  if (a.blocksize <= 0)
+    return Status(Code::kInvalidModel, fmt::format("attribute 'blocksize' must be positive, got {}", a.blocksize));
+  if (Mode) {
+    QONNX_ASSIGN_OR_RETURN(const std::string mode, string_attr(node, "mode", "DCR"));
+    QONNX_RETURN_IF_ERROR(check_one_of("mode", mode, {"DCR", "CRD"}));
+    a.crd = mode == "CRD";
+  }
+  return a;
+}
+
 // DepthToSpace / SpaceToDepth are a reshape to 6-D, a transpose and a reshape back.
-Status depth_to_space(exec::KernelContext& ctx) {
+Status depth_to_space(exec::KernelContext& ctx, const BlockAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
-  const int64_t b = ctx.attr_int("blocksize", 0);
-  const std::string mode = ctx.op_version() >= 11 ? ctx.attr_string("mode", "DCR") : "DCR";
+  const int64_t b = attrs.blocksize;
   if (x->rank() != 4) return ctx.input_error(Code::kInvalidModel, 0, "input must be 4-D, got {}", dims_to_string(x->dims()));
-  if (b <= 0) return ctx.error(Code::kInvalidModel, "blocksize must be positive, got {}", b);
   const int64_t n = x->dim(0), c = x->dim(1), h = x->dim(2), w = x->dim(3);
   if (b > INT32_MAX || c % (b * b) != 0)
     return ctx.input_error(Code::kInvalidModel, 0, "channels {} are not divisible by blocksize^2 ({})", c, b);
   const int64_t c_out = c / (b * b);
-  Tensor t;
-  if (mode == "DCR") t = transposed(x->reshaped({n, b, b, c_out, h, w}), {0, 3, 4, 1, 5, 2});
-  else if (mode == "CRD") t = transposed(x->reshaped({n, c_out, b, b, h, w}), {0, 1, 4, 2, 5, 3});
-  else return ctx.error(Code::kInvalidModel, "mode '{}' is not DCR or CRD", mode);
+  const Tensor t = attrs.crd ? transposed(x->reshaped({n, c_out, b, b, h, w}), {0, 1, 4, 2, 5, 3})
+                             : transposed(x->reshaped({n, b, b, c_out, h, w}), {0, 3, 4, 1, 5, 2});
   ctx.set_output(0, t.reshaped({n, c_out, h * b, w * b}));
   return Status::ok();
 }
 
-Status space_to_depth(exec::KernelContext& ctx) {
+Status space_to_depth(exec::KernelContext& ctx, const BlockAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
-  const int64_t b = ctx.attr_int("blocksize", 0);
+  const int64_t b = attrs.blocksize;
   if (x->rank() != 4) return ctx.input_error(Code::kInvalidModel, 0, "input must be 4-D, got {}", dims_to_string(x->dims()));
-  if (b <= 0) return ctx.error(Code::kInvalidModel, "blocksize must be positive, got {}", b);
   const int64_t n = x->dim(0), c = x->dim(1), h = x->dim(2), w = x->dim(3);
   if (b > INT32_MAX || h % b != 0 || w % b != 0)
     return ctx.input_error(Code::kInvalidModel, 0, "spatial dims {}x{} are not divisible by blocksize {}", h, w, b);
@@ -344,27 +429,31 @@ Status space_to_depth(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_shape_kernels(exec::KernelRegistry& r) {
-  r.add("", "Reshape", 1, reshape);
-  r.add("", "Reshape", 5, reshape);
-  r.add("", "Reshape", 14, reshape);
-  r.add("", "Flatten", 1, flatten);
-  r.add("", "Squeeze", 1, squeeze);
-  r.add("", "Squeeze", 13, squeeze);
-  r.add("", "Unsqueeze", 1, unsqueeze);
-  r.add("", "Unsqueeze", 13, unsqueeze);
-  r.add("", "Concat", 1, concat);
-  r.add("", "Concat", 4, concat);
-  r.add("", "Split", {2, 12}, exec::typed_kernel<SplitAttrs, prepare_split<SplitForm::kAttribute>, split>());
-  r.add("", "Split", {13, 17}, exec::typed_kernel<SplitAttrs, prepare_split<SplitForm::kInputOrEqual>, split>());
-  r.add("", "Split", {18}, exec::typed_kernel<SplitAttrs, prepare_split<SplitForm::kInputOrNumOutputs>, split>());
-  r.add("", "Shape", 1, shape);
-  r.add("", "Shape", 15, shape);
-  r.add("", "Size", 1, size);
-  r.add("", "Expand", 8, expand);
-  r.add("", "Tile", 6, tile);
-  r.add("", "DepthToSpace", 1, depth_to_space);
-  r.add("", "DepthToSpace", 11, depth_to_space);
-  r.add("", "SpaceToDepth", 1, space_to_depth);
+  using exec::typed_kernel;
+  constexpr int kLatest = exec::kNoUpperVersion;
+  r.add("", "Reshape", {1, 4}, typed_kernel<ReshapeAttrs, prepare_reshape<ReshapeForm::kAttribute>, reshape>());
+  r.add("", "Reshape", {5, 13}, typed_kernel<ReshapeAttrs, prepare_reshape<ReshapeForm::kInput>, reshape>());
+  r.add("", "Reshape", {14, kLatest}, typed_kernel<ReshapeAttrs, prepare_reshape<ReshapeForm::kInputAllowZero>, reshape>());
+  r.add("", "Flatten", {1, kLatest}, typed_kernel<AxisAttr, prepare_axis<1>, flatten>());
+  r.add("", "Squeeze", {1, 12}, typed_kernel<AxesAttrs, prepare_axes<false>, squeeze>());
+  r.add("", "Squeeze", {13, kLatest}, typed_kernel<AxesAttrs, prepare_axes<true>, squeeze>());
+  r.add("", "Unsqueeze", {1, 12}, typed_kernel<AxesAttrs, prepare_axes<false>, unsqueeze>());
+  r.add("", "Unsqueeze", {13, kLatest}, typed_kernel<AxesAttrs, prepare_axes<true>, unsqueeze>());
+  r.add("", "Concat", {1, 3}, typed_kernel<AxisAttr, prepare_axis<1>, concat>());
+  r.add("", "Concat", {4, kLatest}, typed_kernel<AxisAttr, prepare_required_axis, concat>());
+  // Split-1 (sizes as attribute or input #1) has no kernel.
+  r.add("", "Split", {2, 12}, typed_kernel<SplitAttrs, prepare_split<SplitForm::kAttribute>, split>());
+  r.add("", "Split", {13, 17}, typed_kernel<SplitAttrs, prepare_split<SplitForm::kInputOrEqual>, split>());
+  r.add("", "Split", {18, kLatest}, typed_kernel<SplitAttrs, prepare_split<SplitForm::kInputOrNumOutputs>, split>());
+  r.add("", "Shape", {1, 14}, typed_kernel<ShapeAttrs, prepare_shape<false>, shape>());
+  r.add("", "Shape", {15, kLatest}, typed_kernel<ShapeAttrs, prepare_shape<true>, shape>());
+  r.add("", "Size", {1, kLatest}, size);
+  r.add("", "Expand", {8, kLatest}, expand);
+  // Tile-1 (tiles and axis as inputs) has no kernel.
+  r.add("", "Tile", {6, kLatest}, tile);
+  r.add("", "DepthToSpace", {1, 10}, typed_kernel<BlockAttrs, prepare_block<false>, depth_to_space>());
+  r.add("", "DepthToSpace", {11, kLatest}, typed_kernel<BlockAttrs, prepare_block<true>, depth_to_space>());
+  r.add("", "SpaceToDepth", {1, kLatest}, typed_kernel<BlockAttrs, prepare_block<false>, space_to_depth>());
 }
 
 }  // namespace qonnx::kernels

@@ -1,5 +1,8 @@
 // Slice, Pad, Trilu and ReverseSequence: index remapping on bytes, for every dtype.
+#include <optional>
+
 #include "qonnx/exec/dtype_dispatch.h"
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/axes.h"
 #include "kernels/onnx/element_copy.h"
 #include "kernels/onnx/onnx_kernels.h"
@@ -19,16 +22,35 @@ Result<std::vector<int64_t>> optional_ints(const exec::KernelContext& ctx, size_
   return *v;
 }
 
-Status slice(exec::KernelContext& ctx) {
+// Slice-1..9 take starts, ends and axes as attributes; from 10 they (and steps) are inputs.
+struct SliceAttrs {
+  bool from_inputs;
+  std::vector<int64_t> starts, ends;
+  std::optional<std::vector<int64_t>> axes;
+};
+
+template <bool FromInputs>
+Result<SliceAttrs> prepare_slice(const ir::Node& node, int64_t) {
+  SliceAttrs a{FromInputs, {}, {}, std::nullopt};
+  if (FromInputs) return a;
+  QONNX_ASSIGN_OR_RETURN(a.starts, ints_attr(node, "starts"));
+  QONNX_ASSIGN_OR_RETURN(a.ends, ints_attr(node, "ends"));
+  if (node.has_attr("axes")) {
+    QONNX_ASSIGN_OR_RETURN(a.axes, ints_attr(node, "axes"));
+  }
+  return a;
+}
+
+Status slice(exec::KernelContext& ctx, const SliceAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
   const int64_t rank = static_cast<int64_t>(x->rank());
   std::vector<int64_t> starts, ends, axes, steps;
   bool has_axes = false, has_steps = false;
-  if (ctx.op_version() < 10) {
-    starts = ctx.attr_ints("starts");
-    ends = ctx.attr_ints("ends");
-    has_axes = ctx.has_attr("axes");
-    axes = ctx.attr_ints("axes");
+  if (!attrs.from_inputs) {
+    starts = attrs.starts;
+    ends = attrs.ends;
+    has_axes = attrs.axes.has_value();
+    axes = attrs.axes.value_or(std::vector<int64_t>{});
   } else {
     bool given = false;
     QONNX_ASSIGN_OR_RETURN(starts, optional_ints(ctx, 1, "starts", &given));
@@ -112,13 +134,14 @@ struct PadAttrs {
 
 template <PadForm Form>
 Result<PadAttrs> prepare_pad(const ir::Node& node, int64_t) {
-  PadAttrs a{Form, node.attr_string("mode", "constant"), {}, 0.0f};
+  PadAttrs a{Form, "constant", {}, 0.0f};
+  QONNX_ASSIGN_OR_RETURN(a.mode, string_attr(node, "mode", "constant"));
   const bool wrap = Form == PadForm::kInputsAxesWrap;
   if (a.mode != "constant" && a.mode != "reflect" && a.mode != "edge" && !(a.mode == "wrap" && wrap))
     return Status(Code::kInvalidModel, fmt::format("mode '{}' is not constant, reflect, edge{}", a.mode, wrap ? " or wrap" : ""));
   if (Form == PadForm::kAttributes) {
-    a.pads = node.attr_ints("pads");
-    a.value = node.attr_float("value", 0.0f);
+    QONNX_ASSIGN_OR_RETURN(a.pads, ints_attr(node, "pads"));
+    QONNX_ASSIGN_OR_RETURN(a.value, float_attr(node, "value", 0.0f));
   }
   return a;
 }
@@ -191,7 +214,17 @@ Status pad(exec::KernelContext& ctx, const PadAttrs& attrs) {
   return Status::ok();
 }
 
-Status trilu(exec::KernelContext& ctx) {
+// Trilu's `upper` (default 1).
+struct TriluAttrs {
+  bool upper;
+};
+
+Result<TriluAttrs> prepare_trilu(const ir::Node& node, int64_t) {
+  QONNX_ASSIGN_OR_RETURN(const bool upper, flag_attr(node, "upper", true));
+  return TriluAttrs{upper};
+}
+
+Status trilu(exec::KernelContext& ctx, const TriluAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
   if (x->rank() < 2) return ctx.input_error(Code::kInvalidModel, 0, "input must have rank >= 2, got {}", dims_to_string(x->dims()));
   if (x->dtype() == DType::kString) return ctx.error(Code::kUnsupported, "Trilu on strings is not supported");
@@ -201,7 +234,7 @@ Status trilu(exec::KernelContext& ctx) {
     if (!v || v->size() != 1) return ctx.input_error(Code::kInvalidModel, 1, "k must be one int64 value");
     k = (*v)[0];
   }
-  const bool upper = ctx.attr_int("upper", 1) != 0;
+  const bool upper = attrs.upper;
   const int64_t rows = x->dim(x->rank() - 2), cols = x->dim(x->rank() - 1);
   // Clamp k so that j - i comparisons below cannot overflow.
   k = std::clamp<int64_t>(k, -rows - 1, cols + 1);
@@ -221,13 +254,25 @@ Status trilu(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
-Status reverse_sequence(exec::KernelContext& ctx) {
+struct ReverseSequenceAttrs {
+  int64_t batch_axis, time_axis;
+};
+
+Result<ReverseSequenceAttrs> prepare_reverse_sequence(const ir::Node& node, int64_t) {
+  ReverseSequenceAttrs a{1, 0};
+  QONNX_ASSIGN_OR_RETURN(a.batch_axis, int_attr(node, "batch_axis", 1));
+  QONNX_ASSIGN_OR_RETURN(a.time_axis, int_attr(node, "time_axis", 0));
+  if (!((a.batch_axis == 0 && a.time_axis == 1) || (a.batch_axis == 1 && a.time_axis == 0)))
+    return Status(Code::kInvalidModel, fmt::format("attributes 'batch_axis'/'time_axis' must be 0/1 or 1/0, got {}/{}",
+                                                   a.batch_axis, a.time_axis));
+  return a;
+}
+
+Status reverse_sequence(exec::KernelContext& ctx, const ReverseSequenceAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* lens_t, ctx.required(1, "sequence_lens"));
   if (x->rank() < 2) return ctx.input_error(Code::kInvalidModel, 0, "input must have rank >= 2, got {}", dims_to_string(x->dims()));
-  const int64_t batch_axis = ctx.attr_int("batch_axis", 1), time_axis = ctx.attr_int("time_axis", 0);
-  if (!((batch_axis == 0 && time_axis == 1) || (batch_axis == 1 && time_axis == 0)))
-    return ctx.error(Code::kInvalidModel, "batch_axis/time_axis must be 0/1 or 1/0, got {}/{}", batch_axis, time_axis);
+  const int64_t batch_axis = attrs.batch_axis, time_axis = attrs.time_axis;
   const int64_t batch = x->dim(static_cast<size_t>(batch_axis)), time = x->dim(static_cast<size_t>(time_axis));
   auto lens = read_ints(*lens_t);
   if (!lens || lens_t->rank() != 1 || static_cast<int64_t>(lens->size()) != batch)
@@ -251,14 +296,15 @@ Status reverse_sequence(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_slice_pad_kernels(exec::KernelRegistry& r) {
-  r.add("", "Slice", 1, slice);
-  r.add("", "Slice", 10, slice);
+  r.add("", "Slice", {1, 9}, exec::typed_kernel<SliceAttrs, prepare_slice<false>, slice>());
+  r.add("", "Slice", {10, exec::kNoUpperVersion}, exec::typed_kernel<SliceAttrs, prepare_slice<true>, slice>());
   r.add("", "Pad", {2, 10}, exec::typed_kernel<PadAttrs, prepare_pad<PadForm::kAttributes>, pad>());
   r.add("", "Pad", {11, 17}, exec::typed_kernel<PadAttrs, prepare_pad<PadForm::kInputs>, pad>());
   r.add("", "Pad", {18, 18}, exec::typed_kernel<PadAttrs, prepare_pad<PadForm::kInputsAxes>, pad>());
-  r.add("", "Pad", {19}, exec::typed_kernel<PadAttrs, prepare_pad<PadForm::kInputsAxesWrap>, pad>());
-  r.add("", "Trilu", 14, trilu);
-  r.add("", "ReverseSequence", 10, reverse_sequence);
+  r.add("", "Pad", {19, exec::kNoUpperVersion}, exec::typed_kernel<PadAttrs, prepare_pad<PadForm::kInputsAxesWrap>, pad>());
+  r.add("", "Trilu", {14, exec::kNoUpperVersion}, exec::typed_kernel<TriluAttrs, prepare_trilu, trilu>());
+  r.add("", "ReverseSequence", {10, exec::kNoUpperVersion},
+        exec::typed_kernel<ReverseSequenceAttrs, prepare_reverse_sequence, reverse_sequence>());
 }
 
 }  // namespace qonnx::kernels

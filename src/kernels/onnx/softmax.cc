@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/axis.h"
 #include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
@@ -44,7 +45,8 @@ struct SoftmaxAttrs {
 
 template <bool SingleAxis>
 Result<SoftmaxAttrs> prepare_softmax(const ir::Node& node, int64_t) {
-  return SoftmaxAttrs{SingleAxis, node.attr_int("axis", SingleAxis ? -1 : 1)};
+  QONNX_ASSIGN_OR_RETURN(const int64_t axis, int_attr(node, "axis", SingleAxis ? -1 : 1));
+  return SoftmaxAttrs{SingleAxis, axis};
 }
 
 template <Kind K>

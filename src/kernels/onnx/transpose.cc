@@ -4,7 +4,9 @@
 #include <cstring>
 #include <functional>
 #include <numeric>
+#include <optional>
 
+#include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/axes.h"
 #include "kernels/onnx/element_copy.h"
 #include "kernels/onnx/onnx_kernels.h"
@@ -141,13 +143,26 @@ Tensor transposed(const Tensor& x, const std::vector<int64_t>& perm) {
 
 namespace {
 
-Status transpose(exec::KernelContext& ctx) {
+// `perm`, when given (else the axes reversed).
+struct TransposeAttrs {
+  std::optional<std::vector<int64_t>> perm;
+};
+
+Result<TransposeAttrs> prepare_transpose(const ir::Node& node, int64_t) {
+  TransposeAttrs a;
+  if (node.has_attr("perm")) {
+    QONNX_ASSIGN_OR_RETURN(a.perm, ints_attr(node, "perm"));
+  }
+  return a;
+}
+
+Status transpose(exec::KernelContext& ctx, const TransposeAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "data"));
   const int64_t rank = static_cast<int64_t>(x->rank());
   std::vector<int64_t> perm(x->rank());
   std::iota(perm.rbegin(), perm.rend(), 0);
-  if (ctx.has_attr("perm")) {
-    perm = ctx.attr_ints("perm");
+  if (attrs.perm) {
+    perm = *attrs.perm;
     std::vector<int64_t> check = perm;
     // perm entries must be a permutation of 0..rank-1 (negative entries are not allowed).
     bool ok = static_cast<int64_t>(perm.size()) == rank &&
@@ -162,7 +177,9 @@ Status transpose(exec::KernelContext& ctx) {
 
 }  // namespace
 
-void register_transpose_kernels(exec::KernelRegistry& r) { r.add("", "Transpose", 1, transpose); }
+void register_transpose_kernels(exec::KernelRegistry& r) {
+  r.add("", "Transpose", {1, exec::kNoUpperVersion}, exec::typed_kernel<TransposeAttrs, prepare_transpose, transpose>());
+}
 
 void transpose_inner_serial(const float* src, float* dst, int64_t rows, int64_t src_ld, int64_t cols) {
   transpose_rows(src, dst, rows, cols, src_ld, 0, rows);

@@ -72,29 +72,29 @@ QONNX_UNARY(atanh, kFloats, std::atanh(v))
 }  // namespace
 
 void register_unary_kernels(exec::KernelRegistry& r) {
-  // Versions 6 and 13 only widened the type lists.
-  r.add("", "Neg", 6, neg);
-  r.add("", "Abs", 6, abs);
-  r.add("", "Sign", 9, sign_kernel);
-  r.add("", "Sqrt", 6, sqrt);
-  r.add("", "Reciprocal", 6, reciprocal);
-  r.add("", "Exp", 6, exp);
-  r.add("", "Log", 6, log);
-  r.add("", "Erf", 9, erf);
-  r.add("", "Floor", 6, floor);
-  r.add("", "Ceil", 6, ceil);
-  r.add("", "Round", 11, round);
-  r.add("", "Sin", 7, sin);
-  r.add("", "Cos", 7, cos);
-  r.add("", "Tan", 7, tan);
-  r.add("", "Asin", 7, asin);
-  r.add("", "Acos", 7, acos);
-  r.add("", "Atan", 7, atan);
-  r.add("", "Sinh", 9, sinh);
-  r.add("", "Cosh", 9, cosh);
-  r.add("", "Asinh", 9, asinh);
-  r.add("", "Acosh", 9, acosh);
-  r.add("", "Atanh", 9, atanh);
+  // Version 1 also had `consumed_inputs` (an in-place hint, not read); 6 and 13 only widened the types.
+  r.add("", "Neg", {1, exec::kNoUpperVersion}, neg);
+  r.add("", "Abs", {1, exec::kNoUpperVersion}, abs);
+  r.add("", "Sign", {9, exec::kNoUpperVersion}, sign_kernel);
+  r.add("", "Sqrt", {1, exec::kNoUpperVersion}, sqrt);
+  r.add("", "Reciprocal", {1, exec::kNoUpperVersion}, reciprocal);
+  r.add("", "Exp", {1, exec::kNoUpperVersion}, exp);
+  r.add("", "Log", {1, exec::kNoUpperVersion}, log);
+  r.add("", "Erf", {9, exec::kNoUpperVersion}, erf);
+  r.add("", "Floor", {1, exec::kNoUpperVersion}, floor);
+  r.add("", "Ceil", {1, exec::kNoUpperVersion}, ceil);
+  r.add("", "Round", {11, exec::kNoUpperVersion}, round);
+  r.add("", "Sin", {7, exec::kNoUpperVersion}, sin);
+  r.add("", "Cos", {7, exec::kNoUpperVersion}, cos);
+  r.add("", "Tan", {7, exec::kNoUpperVersion}, tan);
+  r.add("", "Asin", {7, exec::kNoUpperVersion}, asin);
+  r.add("", "Acos", {7, exec::kNoUpperVersion}, acos);
+  r.add("", "Atan", {7, exec::kNoUpperVersion}, atan);
+  r.add("", "Sinh", {9, exec::kNoUpperVersion}, sinh);
+  r.add("", "Cosh", {9, exec::kNoUpperVersion}, cosh);
+  r.add("", "Asinh", {9, exec::kNoUpperVersion}, asinh);
+  r.add("", "Acosh", {9, exec::kNoUpperVersion}, acosh);
+  r.add("", "Atanh", {9, exec::kNoUpperVersion}, atanh);
 }
 
 }  // namespace qonnx::kernels
