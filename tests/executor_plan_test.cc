@@ -240,15 +240,15 @@ TEST(KernelRegistry, VersionRangesSelectTheEntryAndNameTheGaps) {
   EXPECT_EQ(r.find("my.domain", "Scale", 13)->versions.since, 13);
   std::string message = r.unsupported("my.domain", "Scale", 11).to_string();
   EXPECT_NE(message.find("supported versions are 1 to 10, 13 and later"), std::string::npos) << message;
-  // The old form: each entry runs until the next one starts.
-  exec::KernelRegistry old;
+  // Adjacent ranges read as one in the message.
+  exec::KernelRegistry adjacent;
   exec::KernelFn plain = [](exec::KernelContext&) { return Status::ok(); };
-  old.add("", "Relu", 6, plain);
-  old.add("", "Relu", 14, plain);
-  EXPECT_EQ(old.find("", "Relu", 5), nullptr);
-  EXPECT_EQ(old.find("", "Relu", 13)->versions.since, 6);
-  EXPECT_EQ(old.find("", "Relu", 20)->versions.since, 14);
-  message = old.unsupported("", "Relu", 5).to_string();
+  adjacent.add("", "Relu", {6, 13}, plain);
+  adjacent.add("", "Relu", {14, exec::kNoUpperVersion}, plain);
+  EXPECT_EQ(adjacent.find("", "Relu", 5), nullptr);
+  EXPECT_EQ(adjacent.find("", "Relu", 13)->versions.since, 6);
+  EXPECT_EQ(adjacent.find("", "Relu", 20)->versions.since, 14);
+  message = adjacent.unsupported("", "Relu", 5).to_string();
   EXPECT_NE(message.find("supported versions are 6 and later"), std::string::npos) << message;
 }
 

@@ -1,10 +1,13 @@
 // Kernels with one registry entry per range of ONNX op versions (issue 12 item 5): each version
 // behaves per its own spec, versions before the op's first have no kernel, and attributes are
 // parsed and checked once at plan time with errors naming the node and the attribute.
+#include <cstdio>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <onnx/defs/schema.h>
 
 #include "qonnx/exec/kernel.h"
 #include "support/test_util.h"
@@ -294,6 +297,46 @@ TEST(KernelVersions, RangesAreContiguousFromTheFirstVersionToTheNewest) {
     for (size_t i = 1; i < ranges.size(); ++i) EXPECT_EQ(ranges[i].since, ranges[i - 1].until + 1) << op << " range " << i;
     EXPECT_EQ(ranges.back().until, exec::kNoUpperVersion) << op;
   }
+}
+
+// The version of the ONNX schema in force at `version`, or 0 when the op does not exist yet.
+int schema_since(const std::string& op, int version) {
+  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(op, version, "");
+  return s ? s->SinceVersion() : 0;
+}
+
+int library_newest_opset() { return onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at("").second; }
+
+// Every default-domain range starts where ONNX defines a version of the op and ends where a later
+// version changes it (or stays open), and no two ranges overlap: checked against the installed ONNX
+// library's schemas (up to its newest opset; qonnx-cc's own 18..21 entries for overlap only).
+TEST(KernelVersions, DefaultDomainRangesFollowOnnxVersions) {
+  const exec::KernelRegistry& registry = exec::KernelRegistry::global();
+  const int newest = library_newest_opset();
+  int checked_ops = 0, checked_ranges = 0;
+  for (const std::string& op : registry.ops_in_domain("")) {
+    const std::vector<exec::VersionRange> ranges = registry.version_ranges("", op);
+    ASSERT_FALSE(ranges.empty()) << op;
+    for (size_t k = 0; k + 1 < ranges.size(); ++k)
+      EXPECT_LT(ranges[k].until, ranges[k + 1].since) << op << ": ranges starting at " << ranges[k].since << " and "
+                                                      << ranges[k + 1].since << " overlap";
+    if (schema_since(op, newest) == 0) continue;  // not an ONNX op (QONNX ops allowed in the default domain)
+    ++checked_ops;
+    for (const exec::VersionRange& r : ranges) {
+      ++checked_ranges;
+      if (r.since <= newest) {
+        EXPECT_EQ(schema_since(op, r.since), r.since)
+            << op << ": a kernel range starts at " << r.since << ", which is not a version of the op in ONNX";
+      }
+      if (r.until < exec::kNoUpperVersion && r.until < newest) {
+        EXPECT_EQ(schema_since(op, r.until + 1), r.until + 1)
+            << op << ": a kernel range ends at " << r.until << " but ONNX changes the op only later";
+      }
+    }
+  }
+  std::printf("kernel version ranges: %d ONNX ops, %d ranges checked against ONNX opset <= %d\n", checked_ops,
+              checked_ranges, newest);
+  EXPECT_GE(checked_ops, 140);
 }
 
 }  // namespace

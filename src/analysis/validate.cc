@@ -43,7 +43,7 @@ Status check_quant_parameters(const ir::Model& model) {
       constants[i] = t.value();
       ins[i] = &constants[i];
     }
-    exec::KernelContext ctx(*node, model.op_version(node->domain()), ins);
+    exec::KernelContext ctx(*node, ins);
     auto with_node = [&](Status st) { return std::move(st).with_context(node->describe()); };
     const std::string& op = node->op_type();
     if (ins.size() > 1 && ins[1]) {

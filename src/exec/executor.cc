@@ -56,7 +56,7 @@ Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prep
                                          const TypeCheck& type_check, const BodyRunner* bodies = nullptr,
                                          uint64_t dying_inputs = 0, BufferPool* pool = nullptr) {
   if (type_check) QONNX_RETURN_IF_ERROR(type_check(inputs, nullptr));
-  KernelContext ctx(node, version, std::move(inputs), prepared);
+  KernelContext ctx(node, std::move(inputs), prepared);
   ctx.set_body_runner(bodies);
   ctx.set_buffer_pool(pool);
   for (size_t i = 0; i < 64; ++i)

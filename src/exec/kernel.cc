@@ -38,12 +38,6 @@ Tensor KernelContext::output_buffer(DType dtype, const Dims& dims, std::initiali
   return Tensor::uninitialized(dtype, dims);
 }
 
-void KernelRegistry::add(const std::string& domain, const std::string& op_type, int since_version, KernelFn fn) {
-  Kernel k;
-  k.run = fn;
-  add(domain, op_type, VersionRange{since_version, kNoUpperVersion}, k);
-}
-
 void KernelRegistry::add(const std::string& domain, const std::string& op_type, VersionRange versions, Kernel kernel) {
   kernel.versions = versions;
   kernels_[KernelKey{ir::canonical_domain(domain), op_type}][versions.since] = kernel;

@@ -28,7 +28,7 @@ bool all_zero(const Tensor& t) {
 // Integer codes and parameters of a Quant or BipolarQuant node with constant inputs.
 Result<std::pair<Tensor, kernels::QuantParams>> integer_codes(const ir::Model& model, const ir::Node& node,
                                                                const std::vector<const Tensor*>& inputs) {
-  exec::KernelContext ctx(node, model.op_version(node.domain()), inputs);
+  exec::KernelContext ctx(node, inputs);
   QONNX_ASSIGN_OR_RETURN(Tensor x, kernels::float_input(ctx, 0, "X"));
   kernels::QuantParams p;
   if (node.op_type() != "BipolarQuant") {

@@ -228,7 +228,7 @@ class LowerQuant : public pass::Pass {
       ++left_;
       return false;
     }
-    exec::KernelContext kctx(*node, model.op_version(node->domain()), ptrs);
+    exec::KernelContext kctx(*node, ptrs);
     int64_t x_rank = -1;
     if (auto t = g.type_of(node->input(0)); t && t->has_shape) x_rank = static_cast<int64_t>(t->dims.size());
     if (!ptrs.empty() && ptrs[0]) x_rank = static_cast<int64_t>(ptrs[0]->rank());
@@ -656,7 +656,8 @@ class LowerQuant : public pass::Pass {
   // Trunc as float ops with the kernel's own constants (k and z/k precomputed in float32).
   Status lower_trunc(ir::Model& model, ir::Node* node, const exec::KernelContext& kctx, pass::PassContext& ctx) {
     ir::Graph& g = *node->graph();
-    const bool v2 = kctx.op_version() >= 2 && node->inputs().size() == 6;
+    const int64_t version = ir::canonical_domain(node->domain()).empty() ? 1 : model.op_version(node->domain());
+    const bool v2 = version >= 2 && node->inputs().size() == 6;
     if (kctx.input(0)) {
       std::vector<const Tensor*> ins;
       for (size_t i = 0; i < kctx.num_inputs(); ++i) ins.push_back(kctx.input(i));
@@ -671,7 +672,7 @@ class LowerQuant : public pass::Pass {
     QONNX_ASSIGN_OR_RETURN(int in_bits, kernels::bitwidth_input(kctx, 3, "in_bitwidth"));
     QONNX_ASSIGN_OR_RETURN(RoundingMode mode, kernels::rounding_attr(*node, "FLOOR"));
     if (!v2 && node->inputs().size() != 5)
-      return Status(Code::kInvalidModel, fmt::format("Trunc version {} takes 5 inputs, got {}", kctx.op_version(), node->inputs().size()));
+      return Status(Code::kInvalidModel, fmt::format("Trunc version {} takes 5 inputs, got {}", version, node->inputs().size()));
     Tensor out_scale, k;
     int out_bits;
     if (v2) {
@@ -703,7 +704,7 @@ class LowerQuant : public pass::Pass {
       });
     }
     const kernels::IntRange range =
-        kernels::quant_int_range(out_bits, kctx.attr_int("signed", 1) != 0, kctx.attr_int("narrow", 0) != 0);
+        kernels::quant_int_range(out_bits, node->attr_int("signed", 1) != 0, node->attr_int("narrow", 0) != 0);
     ctx.record(*node, "lowered", fmt::format("exact float emulation of Trunc v{}{}", v2 ? 2 : 1,
                                              scale.numel() == 1 && out_scale.numel() <= 1 ? "" : " (per-channel)"));
     // `node` and `kctx` are gone once the emitter exists.

@@ -39,13 +39,13 @@ using PreparedState = std::shared_ptr<const void>;
 
 class KernelContext {
  public:
-  KernelContext(const ir::Node& node, int64_t op_version, std::vector<const Tensor*> inputs,
-                const void* prepared = nullptr)
-      : node_(node), op_version_(op_version), inputs_(std::move(inputs)), outputs_(node.outputs().size()),
-        prepared_(prepared) {}
+  // No version and no attribute access: a kernel's version range and its plan-time state (parsed
+  // attributes) say everything a run may depend on.
+  KernelContext(const ir::Node& node, std::vector<const Tensor*> inputs, const void* prepared = nullptr)
+      : node_(node), inputs_(std::move(inputs)), outputs_(node.outputs().size()), prepared_(prepared) {}
 
+  // The node, for error messages and for passes that inspect it (kernels read attributes at plan time).
   const ir::Node& node() const { return node_; }
-  int64_t op_version() const { return op_version_; }
   // The struct the kernel's prepare function made for this node (typed_kernel passes it to Run).
   const void* prepared() const { return prepared_; }
 
@@ -72,18 +72,6 @@ class KernelContext {
   // Set by the executor: where output_buffer finds released buffers (none: always a new one).
   void set_buffer_pool(BufferPool* pool) { pool_ = pool; }
 
-  // Attribute shortcuts.
-  int64_t attr_int(const std::string& n, int64_t d) const { return node_.attr_int(n, d); }
-  float attr_float(const std::string& n, float d) const { return node_.attr_float(n, d); }
-  std::string attr_string(const std::string& n, const std::string& d) const { return node_.attr_string(n, d); }
-  std::vector<int64_t> attr_ints(const std::string& n, const std::vector<int64_t>& d = {}) const {
-    return node_.attr_ints(n, d);
-  }
-  std::vector<float> attr_floats(const std::string& n, const std::vector<float>& d = {}) const {
-    return node_.attr_floats(n, d);
-  }
-  bool has_attr(const std::string& n) const { return node_.has_attr(n); }
-
   // Runs a body of this node (error when the node is evaluated outside the executor).
   void set_body_runner(const BodyRunner* runner) { bodies_ = runner; }
   Result<std::vector<Tensor>> run_body(const std::string& attribute, const std::vector<Tensor>& inputs) const;
@@ -101,7 +89,6 @@ class KernelContext {
 
  private:
   const ir::Node& node_;
-  int64_t op_version_;
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor> outputs_;
   const void* prepared_ = nullptr;
@@ -156,10 +143,8 @@ using TypeCheckFactory = std::function<TypeCheck(const ir::Node& node, int64_t v
 
 class KernelRegistry {
  public:
-  // Registers `fn` for versions >= since_version of (domain, op_type) (until a later entry takes over).
-  // "" and "ai.onnx" are one domain.
-  void add(const std::string& domain, const std::string& op_type, int since_version, KernelFn fn);
-  // Registers `kernel` for the versions in `versions` (kernel.versions is overwritten).
+  // Registers `kernel` for the versions in `versions` (kernel.versions is overwritten). "" and "ai.onnx"
+  // are one domain.
   void add(const std::string& domain, const std::string& op_type, VersionRange versions, Kernel kernel);
   // A kernel without attributes (nothing to prepare) for the versions in `versions`.
   void add(const std::string& domain, const std::string& op_type, VersionRange versions, KernelFn fn) {

@@ -20,8 +20,8 @@ namespace {
 // qonnx runs these nodes in onnxruntime with the default-domain opset set to this domain's version
 // (1 when the model does not import the domain). onnxruntime has these kernels from opset 7 on, and
 // before 7 BatchNormalization defaulted to training mode, so the channels-first kernels run with
-// their opset-7 semantics (for BatchNormalization: spatial honoured, no is_test).
-constexpr int64_t kChannelsFirstOpset = 7;
+// their opset-7 semantics (for BatchNormalization: spatial honoured, no is_test; the registrations
+// below prepare them so).
 
 // Reads `t` as (outer, a, b) and returns it as (outer, b, a) with the given dims.
 Tensor swap_inner_axes(const Tensor& t, int64_t outer, int64_t a, int64_t b, Dims out_dims) {
@@ -83,7 +83,7 @@ Status run_channels_first(exec::KernelContext& ctx, size_t transposed_inputs, si
     inputs.push_back(in);
   }
 
-  exec::KernelContext inner(ctx.node(), kChannelsFirstOpset, std::move(inputs));
+  exec::KernelContext inner(ctx.node(), std::move(inputs));
   Status st = run_nchw(inner);
   if (!st.is_ok()) return st.with_context(fmt::format("channels_last {} on the channels-first data", op));
   const Tensor& y = inner.outputs()[0];

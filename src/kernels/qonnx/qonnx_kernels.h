@@ -8,7 +8,6 @@ namespace qonnx::kernels {
 // Registers `kernel` for `versions` (or `fn` from `since_version` on) in every spelling of the QONNX
 // general domain, and in the default domain where the dialect allows the op there (2021 exports).
 void add_general_op(exec::KernelRegistry& r, const std::string& op_type, exec::VersionRange versions, exec::Kernel kernel);
-void add_general_op(exec::KernelRegistry& r, const std::string& op_type, int since_version, exec::KernelFn fn);
 
 void register_quant_kernels(exec::KernelRegistry& r);
 void register_trunc_kernels(exec::KernelRegistry& r);

@@ -9,10 +9,6 @@ void add_general_op(exec::KernelRegistry& r, const std::string& op_type, exec::V
   if (dialect::classify("", op_type) != dialect::Op::kNone) r.add("", op_type, versions, kernel);
 }
 
-void add_general_op(exec::KernelRegistry& r, const std::string& op_type, int since_version, exec::KernelFn fn) {
-  add_general_op(r, op_type, {since_version, exec::kNoUpperVersion}, exec::Kernel{fn, nullptr, {}});
-}
-
 void register_qonnx_kernels(exec::KernelRegistry& r) {
   register_quant_kernels(r);
   register_trunc_kernels(r);
