@@ -1,5 +1,6 @@
 // Plan once, run many: constant subgraphs run at plan time, in-place reuse of dying buffers, typed
 // kernels with version ranges, and the dataset mode of `exec` (library and CLI).
+#include <cmath>
 #include <filesystem>
 #include <string>
 
@@ -142,6 +143,37 @@ TEST(ExecutorPlan, AConstantNodeThatFailsAtPlanTimeFailsEachRunAsBefore) {
 }
 
 // --- released buffers reused across steps and runs
+
+// Gemm transB with a constant B transposes it once and keeps it: the bits of every run equal those of
+// the same Gemm whose B is fed (repacked per panel), run after run.
+TEST(ExecutorPlan, GemmKeepsAConstantTransposedWeight) {
+  const Tensor w = f32({37, 53}, [] {
+    std::vector<float> v(37 * 53);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.37f * static_cast<float>(i)) * 1.7f;
+    return v;
+  }());
+  auto model = [&](bool constant) {
+    io::ModelBuilder m(13);
+    m.input("x", DType::kFloat, {3, 53}).output("y", DType::kFloat, {3, 37});
+    if (constant) m.initializer("W", w);
+    else m.input("W", DType::kFloat, {37, 53});
+    m.initializer("C", f32({37}, std::vector<float>(37, 0.125f)));
+    m.node("Gemm", {"x", "W", "C"}, {"y"}).attr("transB", 1).attr("alpha", 0.75f);
+    return m.build().value();
+  };
+  const ir::Model with_constant = model(true), with_input = model(false);
+  auto constant_exec = exec::Executor::create(with_constant).value();
+  auto input_exec = exec::Executor::create(with_input).value();
+  for (int run = 0; run < 3; ++run) {
+    std::vector<float> xs(3 * 53);
+    for (size_t i = 0; i < xs.size(); ++i) xs[i] = std::cos(0.11f * static_cast<float>(i + 31 * run));
+    const Tensor x = f32({3, 53}, xs);
+    auto a = constant_exec.run({{"x", x}});
+    auto b = input_exec.run({{"x", x}, {"W", w}});
+    ASSERT_TRUE(a.is_ok() && b.is_ok()) << (a.is_ok() ? b.status().to_string() : a.status().to_string());
+    EXPECT_EQ(values_f32(a->outputs[0]), values_f32(b->outputs[0])) << "run " << run;
+  }
+}
 
 TEST(BufferPool, KeepsUniqueLargeBuffersByDtypeAndCountAndForgetsUnusedOnes) {
   exec::BufferPool pool;

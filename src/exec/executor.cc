@@ -54,13 +54,16 @@ namespace {
 Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prepared, const ir::Node& node,
                                          int64_t version, std::vector<const Tensor*> inputs,
                                          const TypeCheck& type_check, const BodyRunner* bodies = nullptr,
-                                         uint64_t dying_inputs = 0, BufferPool* pool = nullptr) {
+                                         uint64_t dying_inputs = 0, BufferPool* pool = nullptr,
+                                         uint64_t constant_inputs = 0) {
   if (type_check) QONNX_RETURN_IF_ERROR(type_check(inputs, nullptr));
   KernelContext ctx(node, std::move(inputs), prepared);
   ctx.set_body_runner(bodies);
   ctx.set_buffer_pool(pool);
-  for (size_t i = 0; i < 64; ++i)
+  for (size_t i = 0; i < 64; ++i) {
     if (dying_inputs >> i & 1u) ctx.set_input_dies(i);
+    if (constant_inputs >> i & 1u) ctx.set_input_constant(i);
+  }
   Status st;
   try {
     st = kernel.run(ctx);
@@ -143,6 +146,7 @@ struct Executor::Plan {
     TypeCheck type_check;                      // checked on every run; empty: no schema known
     std::vector<int> release;                  // value ids whose last use is this step
     uint64_t dying_inputs = 0;                 // bit k: input k is read for the last time here
+    uint64_t constant_inputs = 0;              // bit k: input k is a plan-time constant
     std::vector<std::shared_ptr<Plan>> bodies;  // parallel to node->bodies()
   };
   const ir::Graph* graph = nullptr;
@@ -204,7 +208,9 @@ Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const 
     int64_t version = model.op_version(node->domain());
     TypeCheck type_check = registry.type_check(*node, version);
     if (fold_at_plan_time(*plan, *node, k, version, type_check)) continue;
-    Executor::Plan::Step step{node, k.kernel, std::move(k.state), version, std::move(type_check), {}, 0, {}};
+    Executor::Plan::Step step{node, k.kernel, std::move(k.state), version, std::move(type_check), {}, 0, 0, {}};
+    for (size_t i = 0; i < node->inputs().size() && i < 64; ++i)
+      if (fixed_at_plan_time(*plan, node->inputs()[i])) step.constant_inputs |= uint64_t{1} << i;
     for (const auto& body : node->bodies()) {
       auto sub = make_plan(model, *body.graph, registry, {});
       if (!sub.is_ok()) return std::move(sub).status().with_context(fmt::format("body '{}'", body.attribute)).with_context(node->describe());
@@ -311,7 +317,8 @@ Status run_steps(const Executor::Plan& plan, Frame& frame) {
     StepBodies bodies(step, frame);
     QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
                            invoke_kernel(*step.kernel, step.prepared.get(), node, step.version, ins, step.type_check,
-                                         step.bodies.empty() ? nullptr : &bodies, step.dying_inputs, frame.pool));
+                                         step.bodies.empty() ? nullptr : &bodies, step.dying_inputs, frame.pool,
+                                         step.constant_inputs));
     for (size_t k = 0; k < node.outputs().size(); ++k)
       if (const ir::Value* v = node.outputs()[k]) frame.set(v, std::move(outs[k]));
     for (int id : step.release) frame.pool->give(std::exchange(frame.values[static_cast<size_t>(id)], Tensor()));

@@ -3,8 +3,10 @@
 #include "qonnx/schemas/schemas.h"
 
 #include <algorithm>
-#include <map>
+#include <array>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <onnx/defs/data_type_utils.h>
@@ -15,10 +17,20 @@
 namespace qonnx::schemas {
 namespace {
 
+// The library's interned type string of a tensor of `dtype` (one it knows: library_knows_type). Built
+// once: the lookup formats and hashes a string, and every kernel run checks its types.
 onnx::DataType type_of(DType dtype) {
-  onnx::TypeProto t;
-  t.mutable_tensor_type()->set_elem_type(static_cast<int32_t>(dtype));
-  return onnx::Utils::DataTypeUtils::ToType(t);
+  static const std::array<onnx::DataType, 64> table = [] {
+    std::array<onnx::DataType, 64> types{};
+    for (int d = 0; d < static_cast<int>(types.size()); ++d) {
+      if (!library_knows_type(static_cast<DType>(d))) continue;
+      onnx::TypeProto t;
+      t.mutable_tensor_type()->set_elem_type(d);
+      types[static_cast<size_t>(d)] = onnx::Utils::DataTypeUtils::ToType(t);
+    }
+    return types;
+  }();
+  return table[static_cast<size_t>(dtype)];
 }
 
 // The newest version the installed ONNX library has schemas for, per domain (0: unknown domain).
@@ -35,21 +47,38 @@ std::string allowed_list(const onnx::DataTypeSet& types) {
   return fmt::format("{}", fmt::join(names, ", "));
 }
 
-struct Binding {
+// One actual input or output of the node, checked against its formal parameter.
+struct Actual {
+  bool is_output;
+  size_t index;
+  const onnx::OpSchema::FormalParameter* formal;
   DType dtype;
-  std::string where;  // "input #1 'B'"
 };
 
-// Checks one actual tensor against formal parameter `p` at opset `version`, and binds p's type
-// parameter to its type.
-Status check_one(const onnx::OpSchema& schema, int64_t version, const ir::Node& node, const onnx::OpSchema::FormalParameter& p,
-                 DType dtype, const std::string& where, bool bind, std::map<std::string, Binding>& bound) {
+// "input #1 'B' (B)", for messages only (built when a check fails: the checks run on every kernel run).
+std::string describe(const ir::Node& node, const Actual& a) {
+  const ir::Value* v = a.is_output ? (a.index < node.outputs().size() ? node.output(a.index) : nullptr)
+                                   : (a.index < node.inputs().size() ? node.input(a.index) : nullptr);
+  return fmt::format("{} #{} '{}' ({})", a.is_output ? "output" : "input", a.index, v ? v->name() : std::string(),
+                     a.formal->GetName());
+}
+
+// Type parameter -> the first actual bound to it (few per op: a vector).
+using Bindings = std::vector<std::pair<const std::string*, Actual>>;
+
+// Checks one actual tensor against its formal parameter at opset `version`, and binds the formal's
+// type parameter to its type.
+Status check_one(const onnx::OpSchema& schema, int64_t version, const ir::Node& node, const Actual& actual, bool bind,
+                 Bindings& bound) {
+  const onnx::OpSchema::FormalParameter& p = *actual.formal;
+  const DType dtype = actual.dtype;
   const std::string& param = p.GetTypeStr();
   const auto& params = schema.typeConstraintParams();
   const bool is_type_parameter = std::any_of(params.begin(), params.end(), [&](const auto& c) { return c.type_param_str == param; });
-  const std::string constraint = is_type_parameter ? fmt::format("type parameter {}", param) : param;
   const bool widened = version > schema.SinceVersion() && widened_type_allows(schema.Name(), version, p.GetName(), dtype);
   if (!widened && (!library_knows_type(dtype) || p.GetTypes().count(type_of(dtype)) == 0)) {
+    const std::string where = describe(node, actual);
+    const std::string constraint = is_type_parameter ? fmt::format("type parameter {}", param) : param;
     const std::string at = version > newest_known_version(schema.domain())
                                ? fmt::format("v{}, with the types opsets up to {} add", schema.SinceVersion(), version)
                                : fmt::format("v{}", schema.SinceVersion());
@@ -59,14 +88,17 @@ Status check_one(const onnx::OpSchema& schema, int64_t version, const ir::Node& 
         .with_context(node.describe());
   }
   if (!bind || !is_type_parameter) return Status::ok();
-  auto [it, fresh] = bound.emplace(param, Binding{dtype, where});
-  if (!fresh && it->second.dtype != dtype)
-    return Status(Code::kInvalidModel,
-                  fmt::format("{} is {} but {} is {}: {} binds both to its type parameter {}, which must be one type",
-                              where, dtype_name(dtype), it->second.where, dtype_name(it->second.dtype), schema.Name(),
-                              param))
-        .with_context(node.describe());
-  return Status::ok();
+  auto it = std::find_if(bound.begin(), bound.end(), [&](const auto& b) { return *b.first == param; });
+  if (it == bound.end()) {
+    bound.emplace_back(&param, actual);
+    return Status::ok();
+  }
+  if (it->second.dtype == dtype) return Status::ok();
+  return Status(Code::kInvalidModel,
+                fmt::format("{} is {} but {} is {}: {} binds both to its type parameter {}, which must be one type",
+                            describe(node, actual), dtype_name(dtype), describe(node, it->second),
+                            dtype_name(it->second.dtype), schema.Name(), param))
+      .with_context(node.describe());
 }
 
 // Formal parameter for actual position i (the last one repeats when variadic); nullptr past the end.
@@ -99,13 +131,12 @@ const onnx::OpSchema* constraint_schema(const ir::Node& node, int64_t version) {
 
 Status check_type_constraints_of(const onnx::OpSchema& schema, int64_t version, const ir::Node& node,
                               const std::vector<const Tensor*>& inputs, const std::vector<Tensor>* outputs) {
-  std::map<std::string, Binding> bound;
+  Bindings bound;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto* p = formal_at(schema.inputs(), i);
     if (!p || !inputs[i] || !inputs[i]->defined()) continue;
-    const ir::Value* v = i < node.inputs().size() ? node.input(i) : nullptr;
-    std::string where = fmt::format("input #{} '{}' ({})", i, v ? v->name() : std::string(), p->GetName());
-    QONNX_RETURN_IF_ERROR(check_one(schema, version, node, *p, inputs[i]->dtype(), where, binds(schema.inputs(), i), bound));
+    QONNX_RETURN_IF_ERROR(
+        check_one(schema, version, node, Actual{false, i, p, inputs[i]->dtype()}, binds(schema.inputs(), i), bound));
   }
   // Old exports give Constant-1 (float types only) int64 values that every runtime accepts: outputs of
   // nodes without inputs are not checked.
@@ -113,9 +144,8 @@ Status check_type_constraints_of(const onnx::OpSchema& schema, int64_t version, 
   for (size_t k = 0; k < outputs->size(); ++k) {
     const auto* p = formal_at(schema.outputs(), k);
     if (!p || !(*outputs)[k].defined()) continue;
-    const ir::Value* v = k < node.outputs().size() ? node.output(k) : nullptr;
-    std::string where = fmt::format("output #{} '{}' ({})", k, v ? v->name() : std::string(), p->GetName());
-    QONNX_RETURN_IF_ERROR(check_one(schema, version, node, *p, (*outputs)[k].dtype(), where, binds(schema.outputs(), k), bound));
+    QONNX_RETURN_IF_ERROR(
+        check_one(schema, version, node, Actual{true, k, p, (*outputs)[k].dtype()}, binds(schema.outputs(), k), bound));
   }
   return Status::ok();
 }

@@ -69,6 +69,11 @@ class KernelContext {
   Tensor output_buffer(DType dtype, const Dims& dims, std::initializer_list<size_t> reuse = {}) const;
   // Set by the executor: input i's value is not read after this node (a candidate for output_buffer).
   void set_input_dies(size_t i) { dying_ |= uint64_t{1} << i; }
+  // Set by the executor: input i is a plan-time constant (an initializer or a folded result), the same
+  // tensor at the same address in every run, so a kernel may keep something derived from it (a
+  // repacked weight) in its plan-time state.
+  void set_input_constant(size_t i) { constant_ |= uint64_t{1} << i; }
+  bool input_is_constant(size_t i) const { return i < 64 && (constant_ >> i & 1u); }
   // Set by the executor: where output_buffer finds released buffers (none: always a new one).
   void set_buffer_pool(BufferPool* pool) { pool_ = pool; }
 
@@ -92,7 +97,8 @@ class KernelContext {
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor> outputs_;
   const void* prepared_ = nullptr;
-  uint64_t dying_ = 0;  // bit i: input i dies here (inputs past 63 are never reused)
+  uint64_t dying_ = 0;     // bit i: input i dies here (inputs past 63 are never reused)
+  uint64_t constant_ = 0;  // bit i: input i is a plan-time constant
   BufferPool* pool_ = nullptr;
   const BodyRunner* bodies_ = nullptr;
 };

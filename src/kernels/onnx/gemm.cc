@@ -2,11 +2,14 @@
 // (unidirectionally) to the output. C is optional (required before opset 11; accepted missing anyway).
 // Before opset 7 C broadcasts only with the `broadcast` attribute set; from 7 whenever its shape allows.
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
 #include "kernels/onnx/attr_check.h"
 #include "kernels/onnx/gemm_core.h"
+#include "kernels/onnx/transpose.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/dtype_dispatch.h"
@@ -72,10 +75,33 @@ void run_gemm(const T* a, const T* b, const T* c, const Dims& c_dims, bool trans
   }
 }
 
+// The k x n transpose of a constant float B stored n x k (transB weights), made on the first run
+// and read in place by the later ones (instead of repacking every panel every run). The product
+// reads the same values in the same order, so the bits are those of the transposing source.
+class TransposedConstant {
+ public:
+  const float* get(const float* b, int64_t n, int64_t k) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (source_ != b || rows_ != n || cols_ != k) {
+      data_.resize(static_cast<size_t>(n * k));
+      transpose_inner(b, data_.data(), 1, n, k, sizeof(float));
+      source_ = b, rows_ = n, cols_ = k;
+    }
+    return data_.data();
+  }
+
+ private:
+  std::mutex mutex_;
+  const float* source_ = nullptr;
+  int64_t rows_ = 0, cols_ = 0;
+  std::vector<float> data_;
+};
+
 struct GemmAttrs {
   bool trans_a, trans_b;
   float alpha, beta;
   bool c_broadcasts;  // false: C must have the output's shape (Gemm-1..6 with broadcast=0)
+  std::shared_ptr<TransposedConstant> constant_b;  // B^T once B is known to be a plan-time constant
 };
 
 template <bool BroadcastAttribute>
@@ -86,6 +112,7 @@ Result<GemmAttrs> prepare_gemm(const ir::Node& node, int64_t) {
   QONNX_ASSIGN_OR_RETURN(a.alpha, float_attr(node, "alpha", 1.0f));
   QONNX_ASSIGN_OR_RETURN(a.beta, float_attr(node, "beta", 1.0f));
   a.c_broadcasts = true;  // from 7 on C always broadcasts
+  a.constant_b = std::make_shared<TransposedConstant>();
   if (BroadcastAttribute) {
     QONNX_ASSIGN_OR_RETURN(a.c_broadcasts, flag_attr(node, "broadcast", false));
   }
@@ -138,6 +165,12 @@ Status gemm(exec::KernelContext& ctx, const GemmAttrs& attrs) {
     return Status::ok();
   }
   Tensor y(dt, out_dims);
+  if (dt == DType::kFloat && trans_b && ctx.input_is_constant(1)) {
+    run_gemm<float>(a->data<float>(), attrs.constant_b->get(b->data<float>(), n, k), c ? c->data<float>() : nullptr,
+                    c ? c->dims() : Dims{}, trans_a, false, alpha, beta, m, k, n, y.data<float>());
+    ctx.set_output(0, std::move(y));
+    return Status::ok();
+  }
   bool supported = false;
   exec::visit_dtype(dt, [&](auto tag) {
     using T = decltype(tag);
