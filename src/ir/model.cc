@@ -197,12 +197,14 @@ Graph* Graph::parent() const { return owner_ ? owner_->graph_ : nullptr; }
 void Graph::visit_graphs(const std::function<void(Graph&)>& fn) {
   fn(*this);
   // The callback may have removed nodes (and their bodies): walk what is left afterwards.
+  if (nodes_with_bodies_ == 0) return;
   for (const auto& n : nodes_)
     for (const auto& b : n->bodies_) b.graph->visit_graphs(fn);
 }
 
 void Graph::visit_graphs(const std::function<void(const Graph&)>& fn) const {
   fn(*this);
+  if (nodes_with_bodies_ == 0) return;
   for (const auto& n : nodes_)
     for (const auto& b : n->bodies_) static_cast<const Graph&>(*b.graph).visit_graphs(fn);
 }
@@ -219,6 +221,7 @@ Graph* Graph::add_body(Node* node, const std::string& attribute, int index) {
   auto body = std::make_unique<Graph>();
   body->owner_ = node;
   Graph* raw = body.get();
+  if (node->bodies_.empty()) ++node->graph_->nodes_with_bodies_;
   node->bodies_.push_back(Node::Body{attribute, index, std::move(body)});
   return raw;
 }
@@ -331,6 +334,7 @@ void Graph::remove_node(Node* node) {
       v->producer_ = nullptr;
       v->producer_output_ = -1;
     }
+  if (!node->bodies_.empty()) --g.nodes_with_bodies_;
   g.nodes_.erase(node->position_);
 }
 
@@ -521,34 +525,32 @@ int Graph::annotation_position(const std::string& tensor) const {
   return it == annotation_index_.end() ? -1 : it->second;
 }
 
-std::string Graph::finn_datatype(const std::string& tensor) const {
+std::string Graph::annotation(const std::string& tensor, const std::string& key) const {
   int pos = annotation_position(tensor);
   if (pos < 0) return "";
   for (const auto& kv : rest_->quantization_annotation(pos).quant_parameter_tensor_names())
-    if (kv.key() == "finn_datatype") return kv.value();
+    if (kv.key() == key) return kv.value();
   return "";
 }
 
-void Graph::set_finn_datatype(const std::string& tensor, const std::string& datatype) {
+void Graph::set_annotation(const std::string& tensor, const std::string& key, const std::string& value) {
   int pos = annotation_position(tensor);
+  onnx::TensorAnnotation* qa = nullptr;
   if (pos >= 0) {
-    auto* qa = rest_->mutable_quantization_annotation(pos);
+    qa = rest_->mutable_quantization_annotation(pos);
     for (auto& kv : *qa->mutable_quant_parameter_tensor_names())
-      if (kv.key() == "finn_datatype") {
-        kv.set_value(datatype);
+      if (kv.key() == key) {
+        kv.set_value(value);
         return;
       }
-    auto* kv = qa->add_quant_parameter_tensor_names();
-    kv->set_key("finn_datatype");
-    kv->set_value(datatype);
-    return;
+  } else {
+    qa = rest_->add_quantization_annotation();
+    qa->set_tensor_name(tensor);
+    annotation_index_.emplace(tensor, rest_->quantization_annotation_size() - 1);
   }
-  auto* qa = rest_->add_quantization_annotation();
-  qa->set_tensor_name(tensor);
   auto* kv = qa->add_quant_parameter_tensor_names();
-  kv->set_key("finn_datatype");
-  kv->set_value(datatype);
-  annotation_index_.emplace(tensor, rest_->quantization_annotation_size() - 1);
+  kv->set_key(key);
+  kv->set_value(value);
 }
 
 void Graph::add_input(Value* value, std::unique_ptr<onnx::ValueInfoProto> info) {

@@ -237,9 +237,15 @@ class Graph {
   Status rename_value(Value* value, const std::string& name);
   void set_node_name(Node* node, const std::string& name);
 
+  // The value under `key` in the tensor's quantization annotation ("" when none); setting adds the
+  // annotation or the key as needed. Indexed: O(log n) per call.
+  std::string annotation(const std::string& tensor, const std::string& key) const;
+  void set_annotation(const std::string& tensor, const std::string& key, const std::string& value);
   // qonnx's finn_datatype annotation of a tensor ("" when none).
-  std::string finn_datatype(const std::string& tensor) const;
-  void set_finn_datatype(const std::string& tensor, const std::string& datatype);
+  std::string finn_datatype(const std::string& tensor) const { return annotation(tensor, "finn_datatype"); }
+  void set_finn_datatype(const std::string& tensor, const std::string& datatype) {
+    set_annotation(tensor, "finn_datatype", datatype);
+  }
 
   // Value infos (graph input/output/value_info protos), by value name.
   const onnx::ValueInfoProto* input_info(size_t i) const;
@@ -269,6 +275,7 @@ class Graph {
   bool name_taken(const std::string& name) const;
   Node* owner_ = nullptr;
   std::list<std::unique_ptr<Node>> nodes_;
+  int nodes_with_bodies_ = 0;  // so that walking the bodies of a flat graph costs nothing
   std::vector<std::unique_ptr<Value>> values_;
   std::map<std::string, Value*> by_name_;
   std::vector<Value*> inputs_;
