@@ -337,7 +337,7 @@ void add_exec_command(CLI::App& app, int& exit_code) {
                 "Check that tensors annotated with a finn_datatype hold allowed values (exit 7 if not)");
   cmd->add_option("--repeat", o->repeat, "Then run N more times on the same inputs; print min/median ms to stderr")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--threads", o->threads, "Threads for MatMul/Gemm/Conv (0 = all cores); outputs do not depend on it")
+  cmd->add_option("--threads", o->threads, "Threads for GEMM, convolution, elementwise and quantization kernels (0 = all cores); outputs do not depend on it")
       ->default_val(1)->check(CLI::NonNegativeNumber);
   cmd->add_option("--batch-size", o->batch_size,
                   "Dataset mode: every --input holds N samples along axis 0; run B at a time, write DIR/output_K.npy "

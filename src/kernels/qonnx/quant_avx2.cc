@@ -261,26 +261,27 @@ QONNX_AVX2 int64_t threshold_by_channel_loop(const float* v, const float* blocks
   const __m256 vscale = _mm256_set1_ps(scale), vbias = _mm256_set1_ps(bias);
   const int64_t half = threshold_split_half(steps), block_floats = threshold_block_floats(steps);
   const __m256i above_middle = _mm256_set1_epi32(static_cast<int32_t>(steps / 2 + 1));
-  int64_t c = first_channel;
-  auto advance = [channels](int64_t ch) {  // (ch + 8) % channels without a division
-    for (ch += kLanes; ch >= channels;) ch -= channels;
-    return ch;
+  // The block of the vector's first channel c, followed without a division: c advances by 8 and
+  // wraps at `channels`, its block offset by 8 / period blocks, wrapping at channels / period.
+  const int64_t stride = kLanes / period * block_floats, wrap = channels / period * block_floats;
+  int64_t at = first_channel / period * block_floats;
+  auto advance = [stride, wrap](int64_t offset) {
+    for (offset += stride; offset >= wrap;) offset -= wrap;
+    return offset;
   };
   int64_t i = 0;
   for (; i + 2 * kLanes <= n; i += 2 * kLanes) {
-    const int64_t c2 = advance(c);
-    const __m256i first = threshold_count_block(_mm256_loadu_ps(v + i), blocks + c / period * block_floats, half, above_middle);
-    const __m256i second =
-        threshold_count_block(_mm256_loadu_ps(v + i + kLanes), blocks + c2 / period * block_floats, half, above_middle);
+    const int64_t at2 = advance(at);
+    const __m256i first = threshold_count_block(_mm256_loadu_ps(v + i), blocks + at, half, above_middle);
+    const __m256i second = threshold_count_block(_mm256_loadu_ps(v + i + kLanes), blocks + at2, half, above_middle);
     _mm256_storeu_ps(y + i, threshold_output(first, vscale, vbias));
     _mm256_storeu_ps(y + i + kLanes, threshold_output(second, vscale, vbias));
-    c = advance(c2);
+    at = advance(at2);
   }
   for (; i + kLanes <= n; i += kLanes) {
-    _mm256_storeu_ps(
-        y + i, threshold_output(threshold_count_block(_mm256_loadu_ps(v + i), blocks + c / period * block_floats, half, above_middle),
-                                vscale, vbias));
-    c = advance(c);
+    _mm256_storeu_ps(y + i, threshold_output(threshold_count_block(_mm256_loadu_ps(v + i), blocks + at, half, above_middle),
+                                             vscale, vbias));
+    at = advance(at);
   }
   return i;
 }
