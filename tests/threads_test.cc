@@ -218,6 +218,15 @@ TEST_F(ThreadsTest, BinaryElementwise) {
   expect_identical("PRelu", {a, column});
 }
 
+// Data movement by axis tables splits rows between threads; nearest upsampling copies repeated rows.
+TEST_F(ThreadsTest, ResizePadAndSliceByRows) {
+  const Tensor x = random_f32({2, 3, 17, 13}, 36);
+  expect_identical("Resize", {x, Tensor(), f32({4}, {1, 1, 3, 2.5f})},
+                   [](io::NodeBuilder& n) { n.attr("mode", std::string("nearest")); });
+  expect_identical("Pad", {x, i64({8}, {0, 1, 2, 3, 0, 0, 1, 2})});
+  expect_identical("Slice", {x, i64({2}, {1, 2}), i64({2}, {15, 12}), i64({2}, {2, 3}), i64({2}, {2, 3})});
+}
+
 TEST_F(ThreadsTest, NestedParallelForRunsInline) {
   exec::set_threads(4);
   std::vector<int> hits(64 * 37, 0);
