@@ -60,10 +60,8 @@ Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prep
   KernelContext ctx(node, std::move(inputs), prepared);
   ctx.set_body_runner(bodies);
   ctx.set_buffer_pool(pool);
-  for (size_t i = 0; i < 64; ++i) {
-    if (dying_inputs >> i & 1u) ctx.set_input_dies(i);
-    if (constant_inputs >> i & 1u) ctx.set_input_constant(i);
-  }
+  ctx.set_dying_inputs(dying_inputs);
+  ctx.set_constant_inputs(constant_inputs);
   Status st;
   try {
     st = kernel.run(ctx);

@@ -67,12 +67,13 @@ class KernelContext {
   // before writing element i of the output); else a buffer released earlier (the executor's pool),
   // else a new one. One output per call.
   Tensor output_buffer(DType dtype, const Dims& dims, std::initializer_list<size_t> reuse = {}) const;
-  // Set by the executor: input i's value is not read after this node (a candidate for output_buffer).
-  void set_input_dies(size_t i) { dying_ |= uint64_t{1} << i; }
-  // Set by the executor: input i is a plan-time constant (an initializer or a folded result), the same
-  // tensor at the same address in every run, so a kernel may keep something derived from it (a
-  // repacked weight) in its plan-time state.
-  void set_input_constant(size_t i) { constant_ |= uint64_t{1} << i; }
+  // Set by the executor, bit i for input i: its value is not read after this node (a candidate for
+  // output_buffer).
+  void set_dying_inputs(uint64_t mask) { dying_ = mask; }
+  // Set by the executor, bit i for input i: a plan-time constant (an initializer or a folded result),
+  // the same tensor at the same address in every run, so a kernel may keep something derived from it
+  // (a repacked weight) in its plan-time state.
+  void set_constant_inputs(uint64_t mask) { constant_ = mask; }
   bool input_is_constant(size_t i) const { return i < 64 && (constant_ >> i & 1u); }
   // Set by the executor: where output_buffer finds released buffers (none: always a new one).
   void set_buffer_pool(BufferPool* pool) { pool_ = pool; }

@@ -550,8 +550,7 @@ void depthwise_channels_last_f32(const ConvShape& s, const float* x, const float
         }
         float* yp = y + (n * s.out_size + pos0 + j) * channels;
         depthwise_position_f32(taps.data(), s.kernel_size, w, channels, yp);
-        if (bias)
-          for (int64_t c = 0; c < channels; ++c) yp[c] += bias[c];
+        if (bias) add_bias_channels_last(yp, 1, channels, bias);
       }
     }
   });

@@ -79,8 +79,8 @@ void threshold_avx2(const float* v, int64_t outer, int64_t channels, int64_t inn
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t base = r * inner, c = r % channels;
         const int64_t done = avx2::threshold_run(v + base, up.data() + c * steps, steps, scale, bias, y + base, inner);
-        threshold_rows(v + base + done, 0, 1, 1, inner - done, thr + c * steps, true, steps, scale, bias,
-                       y + base + done);
+        for (int64_t i = base + done; i < base + inner; ++i)
+          y[i] = threshold_one(v[i], thr + c * steps, steps, scale, bias);
       }
     });
   } else if (inner == 1) {
