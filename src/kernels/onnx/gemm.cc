@@ -17,12 +17,11 @@
 namespace qonnx::kernels {
 namespace {
 
-// Row-major copy of the transpose of a rows x cols matrix.
+// Row-major copy of the transpose of a rows x cols matrix (the kernels' blocked transpose).
 template <typename T>
 std::vector<T> transposed(const T* src, int64_t rows, int64_t cols) {
   std::vector<T> out(static_cast<size_t>(rows * cols));
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) out[static_cast<size_t>(c * rows + r)] = src[r * cols + c];
+  transpose_inner(src, out.data(), 1, rows, cols, sizeof(T));
   return out;
 }
 
