@@ -62,8 +62,8 @@ void BM_Copy(benchmark::State& state) {
 }
 BENCHMARK(BM_Copy)->Unit(benchmark::kMillisecond);
 
-QuantParams quant_params(bool per_channel_scale, RoundingMode mode) {
-  QuantParams p;
+quant::QuantParams quant_params(bool per_channel_scale, quant::RoundingMode mode) {
+  quant::QuantParams p;
   p.scale = per_channel_scale ? per_channel(0.03125f) : scalar(0.03125f);
   p.zeropt = scalar(0.0f);
   p.bits = 8;
@@ -75,28 +75,28 @@ QuantParams quant_params(bool per_channel_scale, RoundingMode mode) {
 
 void BM_Quant_PerTensor(benchmark::State& state) {
   const Tensor& x = input_x();
-  QuantParams p = quant_params(false, static_cast<RoundingMode>(state.range(0)));
+  quant::QuantParams p = quant_params(false, static_cast<quant::RoundingMode>(state.range(0)));
   std::vector<float> y(static_cast<size_t>(kN));
   for (auto _ : state) {
     quant_into(kDims, x, p, y.data());
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
-  state.SetLabel(rounding_mode_name(p.mode));
+  state.SetLabel(quant::rounding_mode_name(p.mode));
   set_bytes(state, kN * 4, kN * 4);
 }
 BENCHMARK(BM_Quant_PerTensor)->DenseRange(0, 6)->Unit(benchmark::kMillisecond);
 
 void BM_Quant_PerChannel(benchmark::State& state) {
   const Tensor& x = input_x();
-  QuantParams p = quant_params(true, static_cast<RoundingMode>(state.range(0)));
+  quant::QuantParams p = quant_params(true, static_cast<quant::RoundingMode>(state.range(0)));
   std::vector<float> y(static_cast<size_t>(kN));
   for (auto _ : state) {
     quant_into(kDims, x, p, y.data());
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
-  state.SetLabel(rounding_mode_name(p.mode));
+  state.SetLabel(quant::rounding_mode_name(p.mode));
   set_bytes(state, kN * 4, kN * 4);
 }
 BENCHMARK(BM_Quant_PerChannel)->Arg(0)->Arg(2)->Unit(benchmark::kMillisecond);
@@ -104,14 +104,14 @@ BENCHMARK(BM_Quant_PerChannel)->Arg(0)->Arg(2)->Unit(benchmark::kMillisecond);
 // The former implementation: per-element broadcast walk, switch on the mode per element.
 void BM_Quant_PerTensor_Scalar(benchmark::State& state) {
   const Tensor& x = input_x();
-  QuantParams p = quant_params(false, RoundingMode::kRound);
+  quant::QuantParams p = quant_params(false, quant::RoundingMode::kRound);
   std::vector<float> y(static_cast<size_t>(kN));
-  const IntRange range = quant_int_range(p.bits, p.is_signed, p.narrow);
+  const quant::IntRange range = quant::quant_int_range(p.bits, p.is_signed, p.narrow);
   for (auto _ : state) {
     const float *xs = x.data<float>(), *ss = p.scale.data<float>(), *zs = p.zeropt.data<float>();
     exec::for_each_broadcast<3>(kDims, {&x.dims(), &p.scale.dims(), &p.zeropt.dims()}, [&](int64_t o, const auto& off) {
       const float s = ss[off[1]], z = zs[off[2]];
-      y[static_cast<size_t>(o)] = (quant_code(xs[off[0]], s, z, range, p) - z) * s;
+      y[static_cast<size_t>(o)] = (quant::quant_code(xs[off[0]], s, z, range, p) - z) * s;
     });
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
@@ -139,7 +139,7 @@ void BM_Trunc(benchmark::State& state) {
   Tensor s = state.range(0) ? per_channel(0.03125f) : scalar(0.03125f), z = scalar(0.0f);
   std::vector<float> y(static_cast<size_t>(kN));
   for (auto _ : state) {
-    trunc_v1_into(kDims, x, s, z, 8, 4, RoundingMode::kFloor, y.data());
+    trunc_v1_into(kDims, x, s, z, 8, 4, quant::RoundingMode::kFloor, y.data());
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
@@ -208,7 +208,7 @@ BENCHMARK(BM_MultiThreshold)->Args({0, 3})->Args({0, 15})->Args({1, 3})->Args({1
 // The portable path (what a CPU without AVX2, or QONNX_SIMD=portable, runs), for comparison.
 void BM_Quant_PerTensor_Portable_Scalar(benchmark::State& state) {
   const Tensor& x = input_x();
-  QuantParams p = quant_params(false, RoundingMode::kRound);
+  quant::QuantParams p = quant_params(false, quant::RoundingMode::kRound);
   std::vector<float> y(static_cast<size_t>(kN));
   const SimdLevel previous = set_simd_level(SimdLevel::kPortable);
   for (auto _ : state) {

@@ -17,6 +17,7 @@
 #include <map>
 #include <string>
 
+#include "qonnx/targets/target.h"
 #include "qonnx/analysis/summary.h"
 #include "qonnx/analysis/validate.h"
 #include "qonnx/exec/executor.h"
@@ -142,12 +143,12 @@ inline int exec_one(const uint8_t* data, size_t size) {
 inline int convert_one(const uint8_t* data, size_t size) {
   init();
   if (size < 1) return 0;
-  static const std::vector<std::string> targets = pass::target_names();
+  static const std::vector<std::string> targets = targets::TargetRegistry::global().names();
   const std::string& target = targets[data[0] % targets.size()];
   std::string bytes(reinterpret_cast<const char*>(data + 1), size - 1);
   auto model = io::load_model_from_bytes(bytes, base_dir());
   if (!model.is_ok() || model->graph().node_count() > kMaxNodes) return 0;
-  auto text = pass::target_pipeline(target);
+  auto text = targets::pipeline_text(target);
   if (!text.is_ok()) invariant_failed("target", text.status().to_string());
   auto pipeline = pass::parse_pipeline(text.value());
   if (!pipeline.is_ok()) invariant_failed("pipeline", pipeline.status().to_string());

@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "qonnx/dialect/target_ops.h"
 #include "qonnx/kernels/ascend.h"
-#include "qonnx/kernels/rounding.h"
 #include "support/test_util.h"
 
 namespace qonnx::test {
@@ -136,8 +136,8 @@ TEST(AscendFp19Exhaustive, RoundHalfEvenMatchesDoubleArithmeticSample) {
 Result<std::vector<Tensor>> trans_quant(std::vector<Tensor> inputs, int64_t round_mode = 0) {
   NodeCase c;
   c.op = "TransQuantParamV2";
-  c.domain = ascend::kAscendDomain;
-  c.imports = {{ascend::kAscendDomain, ascend::kAscendDomainVersion}};
+  c.domain = dialect::kAscendDomain;
+  c.imports = {{dialect::kAscendDomain, dialect::kAscendDomainVersion}};
   c.inputs = std::move(inputs);
   c.attrs = [=](io::NodeBuilder& n) { n.attr("round_mode", round_mode); };
   return run_node(c);
@@ -163,8 +163,8 @@ TEST(TransQuantParamV2, WorkedWordsThroughTheKernel) {
 TEST(TransQuantParamV2, DefaultRoundModeIsTruncation) {
   NodeCase c;
   c.op = "TransQuantParamV2";
-  c.domain = ascend::kAscendDomain;
-  c.imports = {{ascend::kAscendDomain, 1}};
+  c.domain = dialect::kAscendDomain;
+  c.imports = {{dialect::kAscendDomain, 1}};
   c.inputs = {f32({1}, {0.3f})};
   auto r = run_node(c);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
@@ -231,7 +231,7 @@ struct QbmmAttrs {
 Result<std::vector<Tensor>> qbmm(std::vector<Tensor> inputs, QbmmAttrs attrs) {
   NodeCase c;
   c.op = "QuantBatchMatMul";
-  c.domain = ascend::kQuantBatchMatMulDomain;
+  c.domain = dialect::kQuantBatchMatMulDomain;
   c.opset = 16;  // ATC reads ai.onnx::8..16::QuantBatchMatMul
   c.inputs = std::move(inputs);
   c.attrs = [=](io::NodeBuilder& n) {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "qonnx/targets/target.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/io/model_builder.h"
 #include "qonnx/io/model_io.h"
@@ -45,7 +46,7 @@ TEST(InitializerInputs, AreConstantsByDefaultAndLeaveTheGraphInputs) {
     auto m = brevitas_style().build().value();
     ASSERT_EQ(m.graph().inputs().size(), 4u);
     pass::PassContext ctx;
-    auto r = run_passes(m, pass::target_pipeline(target).value(), ctx);
+    auto r = run_passes(m, targets::pipeline_text(target).value(), ctx);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     ASSERT_EQ(m.graph().inputs().size(), 1u);
     EXPECT_EQ(m.graph().inputs()[0]->name(), "x");
@@ -95,7 +96,7 @@ TEST(InitializerInputs, QuantizerAndDequantizeParameterSubgraphsFold) {
   b.node("Quant", {"x", "s", "z", "bw"}, {"y"}, kQ);
   auto m = b.build().value();
   pass::PassContext ctx;
-  auto r = run_passes(m, pass::target_pipeline("qdq").value(), ctx);
+  auto r = run_passes(m, targets::pipeline_text("qdq").value(), ctx);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(quantizers(m), 0);
   EXPECT_TRUE(ctx.diagnostics().empty()) << ctx.diagnostics().front().message;

@@ -15,7 +15,7 @@
 #include "kernels/qonnx/fast_math.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/kernels/quant.h"
-#include "qonnx/kernels/rounding.h"
+#include "qonnx/quant/rounding.h"
 #include "support/simd_levels.h"
 
 namespace qonnx::kernels {
@@ -28,9 +28,9 @@ class FastPath : public ::testing::TestWithParam<SimdLevel> {
 INSTANTIATE_TEST_SUITE_P(Levels, FastPath, ::testing::ValuesIn(test::simd_levels()),
                          [](const auto& info) { return test::simd_level_param_name(info.param); });
 
-const RoundingMode kModes[] = {RoundingMode::kRound, RoundingMode::kCeil,   RoundingMode::kFloor,
-                               RoundingMode::kUp,    RoundingMode::kDown,   RoundingMode::kHalfUp,
-                               RoundingMode::kHalfDown};
+const quant::RoundingMode kModes[] = {quant::RoundingMode::kRound, quant::RoundingMode::kCeil,   quant::RoundingMode::kFloor,
+                               quant::RoundingMode::kUp,    quant::RoundingMode::kDown,   quant::RoundingMode::kHalfUp,
+                               quant::RoundingMode::kHalfDown};
 
 uint32_t bits(float f) {
   uint32_t u;
@@ -56,8 +56,8 @@ float from_bits(uint32_t u) {
 
 template <typename F>
 void for_each_mode(F&& f) {
-  for (RoundingMode m : kModes) {
-    SCOPED_TRACE(rounding_mode_name(m));
+  for (quant::RoundingMode m : kModes) {
+    SCOPED_TRACE(quant::rounding_mode_name(m));
     fast::with_mode(m, [&](auto mode_c) { f(m, mode_c); });
   }
 }
@@ -89,17 +89,17 @@ TEST(FastRounding, PrimitivesMatchLibmOnASweepOfAllFloatBitPatterns) {
     if (!signaling_nan) v.push_back(from_bits(b));
   }
   std::vector<float> fast_out(v.size()), ref(v.size());
-  for_each_mode([&](RoundingMode m, auto mode_c) {
-    constexpr RoundingMode M = decltype(mode_c)::value;
+  for_each_mode([&](quant::RoundingMode m, auto mode_c) {
+    constexpr quant::RoundingMode M = decltype(mode_c)::value;
     for (size_t i = 0; i < v.size(); ++i) {
       fast_out[i] = fast::round_mode<M>(v[i]);
-      ref[i] = apply_rounding(m, v[i]);
+      ref[i] = quant::apply_rounding(m, v[i]);
     }
     EXPECT_TRUE(same_bits(fast_out.data(), ref.data(), static_cast<int64_t>(v.size())));
   });
   for (size_t i = 0; i < v.size(); ++i) {
     fast_out[i] = fast::round_half_even_f(v[i]);
-    ref[i] = round_half_even(v[i]);
+    ref[i] = quant::round_half_even(v[i]);
   }
   EXPECT_TRUE(same_bits(fast_out.data(), ref.data(), static_cast<int64_t>(v.size())));
 }
@@ -146,13 +146,13 @@ const Layout kLayouts[] = {
 };
 
 // Quant reference: quant_code() element by element through the plain broadcast walk.
-std::vector<float> quant_reference(const Dims& out, const Tensor& x, const QuantParams& p) {
-  const IntRange range = quant_int_range(p.bits, p.is_signed, p.narrow);
+std::vector<float> quant_reference(const Dims& out, const Tensor& x, const quant::QuantParams& p) {
+  const quant::IntRange range = quant::quant_int_range(p.bits, p.is_signed, p.narrow);
   std::vector<float> y(static_cast<size_t>(checked_numel(out)));
   const float *xs = x.data<float>(), *ss = p.scale.data<float>(), *zs = p.zeropt.data<float>();
   exec::for_each_broadcast<3>(out, {&x.dims(), &p.scale.dims(), &p.zeropt.dims()}, [&](int64_t o, const auto& off) {
     const float s = ss[off[1]], z = zs[off[2]];
-    y[static_cast<size_t>(o)] = (quant_code(xs[off[0]], s, z, range, p) - z) * s;
+    y[static_cast<size_t>(o)] = (quant::quant_code(xs[off[0]], s, z, range, p) - z) * s;
   });
   return y;
 }
@@ -172,7 +172,7 @@ TEST_P(FastPath, QuantMatchesScalarReferenceForEveryModeLayoutAndRange) {
         zvals.push_back(static_cast<float>(i % 4) - 1.0f + (i % 5 == 0 ? 0.5f : 0.0f));  // -1, 0, 1, 2, some .5
       }
       for (bool zero_zp : {true, false}) {
-        QuantParams p;
+        quant::QuantParams p;
         p.scale = make(l.param, svals);
         p.zeropt = zero_zp ? make(l.param, {0.0f}) : make(l.param, zvals);
         for (int bits_ : {1, 2, 4, 8, 16, 32})
@@ -181,7 +181,7 @@ TEST_P(FastPath, QuantMatchesScalarReferenceForEveryModeLayoutAndRange) {
               p.bits = bits_;
               p.is_signed = sgn;
               p.narrow = narrow;
-              for_each_mode([&](RoundingMode m, auto) {
+              for_each_mode([&](quant::RoundingMode m, auto) {
                 p.mode = m;
                 std::vector<float> ref = quant_reference(out, x, p);
                 std::vector<float> y(ref.size());
@@ -224,27 +224,27 @@ TEST_P(FastPath, TruncV1AndV2MatchScalarReference) {
     Tensor so = make(l.param, {1.0f, 2.0f, 0.7f});
     const float *xs = x.data<float>(), *ss = s.data<float>(), *zs = z.data<float>(), *os = so.data<float>();
     std::vector<float> ref(static_cast<size_t>(checked_numel(out))), y(ref.size());
-    for_each_mode([&](RoundingMode mode, auto) {
+    for_each_mode([&](quant::RoundingMode mode, auto) {
       for (int in_bits : {8, 12}) {
         const int out_bits = 4;
         const float shift = std::ldexp(1.0f, in_bits - out_bits);
         exec::for_each_broadcast<3>(out, {&x.dims(), &s.dims(), &z.dims()}, [&](int64_t o, const auto& off) {
           float sv = ss[off[1]], zv = zs[off[2]];
-          float t = round_half_even(xs[off[0]] / sv + zv) / shift;
-          ref[static_cast<size_t>(o)] = (apply_rounding(mode, t) - zv) * sv;
+          float t = quant::round_half_even(xs[off[0]] / sv + zv) / shift;
+          ref[static_cast<size_t>(o)] = (quant::apply_rounding(mode, t) - zv) * sv;
         });
         trunc_v1_into(out, x, s, z, in_bits, out_bits, mode, y.data());
         ASSERT_TRUE(same_bits(y.data(), ref.data(), static_cast<int64_t>(ref.size()))) << "v1 in_bits " << in_bits;
       }
       for (bool sgn : {true, false}) {
-        const IntRange range = quant_int_range(4, sgn, false);
+        const quant::IntRange range = quant::quant_int_range(4, sgn, false);
         exec::for_each_broadcast<4>(out, {&x.dims(), &s.dims(), &z.dims(), &so.dims()}, [&](int64_t o, const auto& off) {
           float sv = ss[off[1]], zv = zs[off[2]], sov = os[off[3]];
-          float k = std::ldexp(1.0f, static_cast<int>(round_half_even(std::log2(sov / sv))));
-          float t = round_half_even(xs[off[0]] / sv + zv) / k;
+          float k = std::ldexp(1.0f, static_cast<int>(quant::round_half_even(std::log2(sov / sv))));
+          float t = quant::round_half_even(xs[off[0]] / sv + zv) / k;
           if (t > range.max) t = range.max;
           if (t < range.min) t = range.min;
-          ref[static_cast<size_t>(o)] = (apply_rounding(mode, t) - zv / k) * sov;
+          ref[static_cast<size_t>(o)] = (quant::apply_rounding(mode, t) - zv / k) * sov;
         });
         trunc_v2_into(out, x, s, z, so, range, mode, y.data());
         ASSERT_TRUE(same_bits(y.data(), ref.data(), static_cast<int64_t>(ref.size()))) << "v2 signed " << sgn;
@@ -273,7 +273,7 @@ void check_quantize_linear(DType dt, std::mt19937& rng) {
       const double hi = static_cast<double>(std::numeric_limits<T>::max());
       for (int64_t e = 0; e < n; ++e) {
         const size_t p = static_cast<size_t>(cnt == 1 ? 0 : (e / inner) % cnt);
-        double v = static_cast<double>(round_half_even(x[static_cast<size_t>(e)] / s[p])) + static_cast<double>(zf[p]);
+        double v = static_cast<double>(quant::round_half_even(x[static_cast<size_t>(e)] / s[p])) + static_cast<double>(zf[p]);
         ref[static_cast<size_t>(e)] = std::isnan(v) ? T(0) : static_cast<T>(std::clamp(v, lo, hi));
       }
       quantize_linear_into(x.data(), n, s.data(), zf.data(), cnt, inner, dt, y.data());

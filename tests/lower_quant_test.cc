@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "qonnx/targets/target.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/io/model_builder.h"
 #include "qonnx/pass/pass.h"
@@ -54,7 +55,7 @@ void expect_bit_exact(const QuantCase& c, const std::string& expected_form, cons
   Tensor x = tie_rich_input();
   auto original = quant_model(c, x).build().value();
   auto lowered = quant_model(c, x).build().value();
-  auto pipeline = pass::parse_pipeline(pass::target_pipeline(target).value());
+  auto pipeline = pass::parse_pipeline(targets::pipeline_text(target).value());
   ASSERT_TRUE(pipeline.is_ok());
   pass::PassContext ctx;
   auto r = pass::run_pipeline(lowered, pipeline.value(), ctx);
@@ -127,7 +128,7 @@ TEST(LowerQuant, FloatFormsKeepNaN) {
   x.data<float>()[5] = std::nanf("");
   auto lowered = quant_model(c, x).build().value();
   pass::PassContext ctx;
-  ASSERT_TRUE(pass::run_pipeline(lowered, pass::parse_pipeline(pass::target_pipeline("qdq").value()).value(), ctx).is_ok());
+  ASSERT_TRUE(pass::run_pipeline(lowered, pass::parse_pipeline(targets::pipeline_text("qdq").value()).value(), ctx).is_ok());
   auto r = exec::Executor::create(lowered).value().run({{"x", x}});
   ASSERT_TRUE(r.is_ok());
   EXPECT_TRUE(std::isnan(r->outputs[0].data<float>()[5]));
@@ -248,7 +249,7 @@ TEST(LowerQuant, TruncBothVersions) {
     auto original = b.build().value();
     auto lowered = b.build().value();
     pass::PassContext ctx;
-    ASSERT_TRUE(pass::run_pipeline(lowered, pass::parse_pipeline(pass::target_pipeline("qdq").value()).value(), ctx).is_ok());
+    ASSERT_TRUE(pass::run_pipeline(lowered, pass::parse_pipeline(targets::pipeline_text("qdq").value()).value(), ctx).is_ok());
     Tensor x = tie_rich_input().reshaped({24});
     auto a = exec::Executor::create(original).value().run({{"x", x}});
     auto c = exec::Executor::create(lowered).value().run({{"x", x}});

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "qonnx/targets/target.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/exec/executor.h"
@@ -173,7 +174,7 @@ std::vector<ClassCase> all_cases() {
 
 Result<ir::Model> lower_qdq(const io::ModelBuilder& b, pass::PassContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(ir::Model m, b.build());
-  QONNX_ASSIGN_OR_RETURN(auto pipeline, pass::parse_pipeline(pass::target_pipeline("qdq").value()));
+  QONNX_ASSIGN_OR_RETURN(auto pipeline, pass::parse_pipeline(targets::pipeline_text("qdq").value()));
   QONNX_RETURN_IF_ERROR(pass::run_pipeline(m, pipeline, ctx).status());
   return m;
 }

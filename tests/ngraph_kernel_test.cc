@@ -5,20 +5,21 @@
 
 #include <gtest/gtest.h>
 
+#include "qonnx/dialect/target_ops.h"
 #include "qonnx/kernels/ngraph.h"
 #include "support/test_util.h"
 
 namespace qonnx::test {
 namespace {
 
-using kernels::kNGraphDomain;
+using dialect::kNGraphDomain;
 
 Result<std::vector<Tensor>> ngraph_node(const std::string& op, std::vector<Tensor> inputs,
                                         std::function<void(io::NodeBuilder&)> attrs) {
   NodeCase c;
   c.op = op;
   c.domain = kNGraphDomain;
-  c.imports = {{kNGraphDomain, kernels::kNGraphDomainVersion}};
+  c.imports = {{kNGraphDomain, dialect::kNGraphDomainVersion}};
   c.inputs = std::move(inputs);
   c.attrs = std::move(attrs);
   return run_node(c);
@@ -85,15 +86,15 @@ TEST(NGraphQuantize, HalfModesUseFloatFormulas) {
 
 // Every QONNX mode maps to an nGraph mode computing the same function.
 TEST(NGraphQuantize, QonnxModeMapping) {
-  using kernels::RoundingMode;
-  const RoundingMode modes[] = {RoundingMode::kRound, RoundingMode::kCeil,   RoundingMode::kFloor,
-                                RoundingMode::kUp,    RoundingMode::kDown,   RoundingMode::kHalfUp,
-                                RoundingMode::kHalfDown};
-  for (RoundingMode m : modes) {
+  using quant::RoundingMode;
+  const quant::RoundingMode modes[] = {quant::RoundingMode::kRound, quant::RoundingMode::kCeil,   quant::RoundingMode::kFloor,
+                                quant::RoundingMode::kUp,    quant::RoundingMode::kDown,   quant::RoundingMode::kHalfUp,
+                                quant::RoundingMode::kHalfDown};
+  for (quant::RoundingMode m : modes) {
     const auto ng = kernels::ngraph_round_mode_for(m);
     for (float t = -5.0f; t <= 5.0f; t += 0.125f)
-      EXPECT_EQ(kernels::apply_ngraph_rounding(ng, t), kernels::apply_rounding(m, t))
-          << kernels::rounding_mode_name(m) << " " << t;
+      EXPECT_EQ(kernels::apply_ngraph_rounding(ng, t), quant::apply_rounding(m, t))
+          << quant::rounding_mode_name(m) << " " << t;
   }
   EXPECT_STREQ(kernels::ngraph_round_mode_name(kernels::NGraphRoundMode::kNearestUpward), "ROUND_NEAREST_UPWARD");
   EXPECT_FALSE(kernels::ngraph_round_mode_from_int(9).has_value());

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "qonnx/targets/target.h"
 #include "qonnx/analysis/equivalence.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/io/model_builder.h"
@@ -195,7 +196,7 @@ TEST(Pipeline, FailingPassNamesPassAndNode) {
 }
 
 TEST(Pipeline, FoldTargetIsDeterministicAndIdempotent) {
-  auto target = pass::target_pipeline("fold");
+  auto target = targets::pipeline_text("fold");
   ASSERT_TRUE(target.is_ok());
   auto m1 = quant_mlp(1.0f).build().value();
   auto m2 = quant_mlp(1.0f).build().value();

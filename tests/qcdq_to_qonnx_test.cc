@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "qonnx/targets/target.h"
 #include "qonnx/analysis/equivalence.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/exec/dtype_dispatch.h"
@@ -206,8 +207,8 @@ TEST(QcdqToQonnx, SharedModelsRoundTripThroughQdq) {
     auto reference = io::load_model(path).value();
     ASSERT_TRUE(run_passes(reference, "freeze-initializer-inputs,fold-constants{skip-quantizers=1}").is_ok());
     auto m = io::load_model(path).value();
-    ASSERT_TRUE(run_passes(m, pass::target_pipeline("qdq").value()).is_ok());
-    ASSERT_TRUE(run_passes(m, pass::target_pipeline("qonnx").value()).is_ok());
+    ASSERT_TRUE(run_passes(m, targets::pipeline_text("qdq").value()).is_ok());
+    ASSERT_TRUE(run_passes(m, targets::pipeline_text("qonnx").value()).is_ok());
     EXPECT_EQ(quantizers(reference), quantizers(m));
     restored += static_cast<int>(quantizers(m).size());
     auto checks = analysis::check_equivalence(original, m, {1, 5, 0.0, 0.0});

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "qonnx/dialect/qonnx_dialect.h"
-#include "qonnx/kernels/rounding.h"
+#include "qonnx/quant/rounding.h"
 #include "support/test_util.h"
 
 namespace qonnx::test {
@@ -51,15 +51,15 @@ TEST(QuantKernel, RoundingTable) {
 // The kernels accept exactly the dialect's rounding-mode names, in any case, and nothing else.
 TEST(QuantKernel, RoundingModesAreTheDialectsNames) {
   for (const std::string& name : dialect::rounding_mode_names()) {
-    auto mode = kernels::parse_rounding_mode(name);
+    auto mode = quant::parse_rounding_mode(name);
     ASSERT_TRUE(mode.has_value()) << name;
-    EXPECT_EQ(name == "HALF_EVEN" ? std::string("ROUND") : name, kernels::rounding_mode_name(*mode));
+    EXPECT_EQ(name == "HALF_EVEN" ? std::string("ROUND") : name, quant::rounding_mode_name(*mode));
     std::string lower = name;
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    EXPECT_EQ(kernels::parse_rounding_mode(lower), mode) << lower;
+    EXPECT_EQ(quant::parse_rounding_mode(lower), mode) << lower;
   }
-  EXPECT_FALSE(kernels::parse_rounding_mode("NEAREST").has_value());
-  EXPECT_FALSE(kernels::parse_rounding_mode("").has_value());
+  EXPECT_FALSE(quant::parse_rounding_mode("NEAREST").has_value());
+  EXPECT_FALSE(quant::parse_rounding_mode("").has_value());
   expect_error(quant(f32({1}, {1}), f32s(1), f32s(0), f32s(8), 1, 0, "NEAREST"), Code::kUnsupported,
                "accepted: ROUND, HALF_EVEN, CEIL, FLOOR, UP, DOWN, HALF_UP, HALF_DOWN");
 }

@@ -16,7 +16,7 @@
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/kernels/quant.h"
-#include "qonnx/kernels/rounding.h"
+#include "qonnx/quant/rounding.h"
 #include "support/simd_levels.h"
 #include "support/test_util.h"
 
@@ -27,9 +27,9 @@ using test::ScopedSimdLevel;
 
 const float kInf = std::numeric_limits<float>::infinity();
 const float kNan = std::numeric_limits<float>::quiet_NaN();
-const RoundingMode kModes[] = {RoundingMode::kRound, RoundingMode::kCeil,   RoundingMode::kFloor,
-                               RoundingMode::kUp,    RoundingMode::kDown,   RoundingMode::kHalfUp,
-                               RoundingMode::kHalfDown};
+const quant::RoundingMode kModes[] = {quant::RoundingMode::kRound, quant::RoundingMode::kCeil,   quant::RoundingMode::kFloor,
+                               quant::RoundingMode::kUp,    quant::RoundingMode::kDown,   quant::RoundingMode::kHalfUp,
+                               quant::RoundingMode::kHalfDown};
 
 class QuantSimd : public ::testing::Test {
  protected:
@@ -138,14 +138,14 @@ TEST_F(QuantSimd, QuantEveryModeWidthAndLayoutIsBitIdentical) {
         zv.push_back(static_cast<float>(i % 5) - 2.0f + (i % 4 == 3 ? 0.5f : 0.0f));
       }
       for (bool zero_zp : {true, false}) {
-        QuantParams p;
+        quant::QuantParams p;
         p.scale = tensor(l.param, sv);
         p.zeropt = zero_zp ? tensor(l.param, {0.0f}) : tensor(l.param, zv);
         for (int b = 1; b <= 32; ++b)
           for (bool sgn : {true, false})
             for (bool narrow : {false, true})
-              for (RoundingMode m : kModes) {
-                if (b == 1 && sgn && m != RoundingMode::kRound) continue;  // bipolar ignores the mode
+              for (quant::RoundingMode m : kModes) {
+                if (b == 1 && sgn && m != quant::RoundingMode::kRound) continue;  // bipolar ignores the mode
                 p.bits = b;
                 p.is_signed = sgn;
                 p.narrow = narrow;
@@ -153,7 +153,7 @@ TEST_F(QuantSimd, QuantEveryModeWidthAndLayoutIsBitIdentical) {
                 auto [simd, portable] = both_paths<float>(static_cast<size_t>(checked_numel(out)),
                                                           [&](float* y) { quant_into(out, x, p, y); });
                 ASSERT_TRUE(same_bits(simd, portable))
-                    << dims_to_string(l.x) << " vs " << dims_to_string(l.param) << " " << rounding_mode_name(m)
+                    << dims_to_string(l.x) << " vs " << dims_to_string(l.param) << " " << quant::rounding_mode_name(m)
                     << " bits " << b << " signed " << sgn << " narrow " << narrow << " zp0 " << zero_zp;
               }
       }
@@ -172,14 +172,14 @@ TEST_F(QuantSimd, RoundingOfEveryFloatClassIsBitIdentical) {
     v.push_back(f);
   }
   Tensor x = tensor({static_cast<int64_t>(v.size())}, v);
-  QuantParams p;
+  quant::QuantParams p;
   p.scale = tensor({}, {1.0f});
   p.zeropt = tensor({}, {0.0f});
   p.bits = 32;
-  for (RoundingMode m : kModes) {
+  for (quant::RoundingMode m : kModes) {
     p.mode = m;
     auto [simd, portable] = both_paths<float>(v.size(), [&](float* y) { quant_into(x.dims(), x, p, y); });
-    EXPECT_TRUE(same_bits(simd, portable)) << rounding_mode_name(m);
+    EXPECT_TRUE(same_bits(simd, portable)) << quant::rounding_mode_name(m);
   }
 }
 
@@ -195,12 +195,12 @@ TEST_F(QuantSimd, BipolarQuantAndTruncAreBitIdentical) {
     auto [bs, bp] = both_paths<float>(n, [&](float* y) { bipolar_quant_into(out, x, s, y); });
     ASSERT_TRUE(same_bits(bs, bp)) << "BipolarQuant " << dims_to_string(l.x);
     Tensor s_pos = tensor(l.param, {0.25f, 0.5f, 0.3f});
-    for (RoundingMode m : kModes) {
+    for (quant::RoundingMode m : kModes) {
       for (int in_bits : {1, 4, 8, 32}) {
         for (int out_bits : {1, 4, 8, 32}) {
           auto [ts, tp] = both_paths<float>(
               n, [&](float* y) { trunc_v1_into(out, x, s_pos, z, in_bits, out_bits, m, y); });
-          ASSERT_TRUE(same_bits(ts, tp)) << "Trunc v1 " << dims_to_string(l.x) << " " << rounding_mode_name(m) << " "
+          ASSERT_TRUE(same_bits(ts, tp)) << "Trunc v1 " << dims_to_string(l.x) << " " << quant::rounding_mode_name(m) << " "
                                          << in_bits << "->" << out_bits;
         }
       }
@@ -211,9 +211,9 @@ TEST_F(QuantSimd, BipolarQuantAndTruncAreBitIdentical) {
         for (int out_bits : {1, 2, 8, 32})
           for (bool sgn : {true, false})
             for (bool narrow : {false, true}) {
-              const IntRange range = quant_int_range(out_bits, sgn, narrow);
+              const quant::IntRange range = quant::quant_int_range(out_bits, sgn, narrow);
               auto [ts, tp] = both_paths<float>(n, [&](float* y) { trunc_v2_into(out, x, s_pos, z, so, range, m, y); });
-              ASSERT_TRUE(same_bits(ts, tp)) << "Trunc v2 " << dims_to_string(l.x) << " " << rounding_mode_name(m)
+              ASSERT_TRUE(same_bits(ts, tp)) << "Trunc v2 " << dims_to_string(l.x) << " " << quant::rounding_mode_name(m)
                                              << " out_scale " << so_base << " bits " << out_bits << " signed " << sgn
                                              << " narrow " << narrow;
             }
@@ -313,12 +313,12 @@ TEST_F(QuantSimd, KernelsThroughTheRegistryGiveTheSameBitsOnBothPaths) {
   Tensor scale = tensor({1, 3, 1}, {0.5f, 0.25f, 0.375f});
   Tensor zeropt = tensor({1, 3, 1}, {0.0f, 1.0f, -2.0f});
   std::vector<test::NodeCase> cases;
-  for (RoundingMode m : kModes) {
+  for (quant::RoundingMode m : kModes) {
     test::NodeCase c;
     c.op = "Quant";
     c.domain = general;
     c.inputs = {x, scale, zeropt, test::f32s(4.0f)};
-    c.attrs = [m](io::NodeBuilder& n) { n.attr("rounding_mode", rounding_mode_name(m)).attr("narrow", 1); };
+    c.attrs = [m](io::NodeBuilder& n) { n.attr("rounding_mode", quant::rounding_mode_name(m)).attr("narrow", 1); };
     cases.push_back(c);
   }
   test::NodeCase bipolar;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include "qonnx/targets/target.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/io/model_builder.h"
 #include "qonnx/io/model_io.h"
@@ -235,17 +236,17 @@ TEST(UpgradeOpset21, CustomDomainOpsUnknownToTheLibraryPassThrough) {
 }
 
 TEST(UpgradeOpset21, TargetsAndTheirRange) {
-  const std::string qdq21 = pass::target_pipeline("qdq", 21).value();
+  const std::string qdq21 = targets::pipeline_text("qdq", 21).value();
   EXPECT_NE(qdq21.find("upgrade-opset{version=17},fold-constants{skip-quantizers=1},infer-shapes,upgrade-opset{version=21},"
                        "lower-quant{target=qdq}"),
             std::string::npos)
       << qdq21;
-  EXPECT_NE(pass::target_pipeline("qdq", 15).value().find("upgrade-opset{version=15},fold-constants"), std::string::npos);
-  EXPECT_EQ(pass::target_pipeline("qdq").value(), pass::target_pipeline("qdq", 13).value());
-  for (int64_t bad : {12, 22}) EXPECT_EQ(pass::target_pipeline("ascend", bad).status().code(), Code::kUsage) << bad;
-  EXPECT_EQ(pass::target_pipeline("fold").value().find("upgrade-opset"), std::string::npos);
-  EXPECT_EQ(pass::target_pipeline("fold", 21).value().rfind("freeze-initializer-inputs,upgrade-opset{version=17},", 0), 0u);
-  for (const char* t : {"qdq", "ngraph", "ascend", "fold", "qonnx"}) EXPECT_TRUE(pass::parse_pipeline(pass::target_pipeline(t, 21).value()).is_ok()) << t;
+  EXPECT_NE(targets::pipeline_text("qdq", 15).value().find("upgrade-opset{version=15},fold-constants"), std::string::npos);
+  EXPECT_EQ(targets::pipeline_text("qdq").value(), targets::pipeline_text("qdq", 13).value());
+  for (int64_t bad : {12, 22}) EXPECT_EQ(targets::pipeline_text("ascend", bad).status().code(), Code::kUsage) << bad;
+  EXPECT_EQ(targets::pipeline_text("fold").value().find("upgrade-opset"), std::string::npos);
+  EXPECT_EQ(targets::pipeline_text("fold", 21).value().rfind("freeze-initializer-inputs,upgrade-opset{version=17},", 0), 0u);
+  for (const char* t : {"qdq", "ngraph", "ascend", "fold", "qonnx"}) EXPECT_TRUE(pass::parse_pipeline(targets::pipeline_text(t, 21).value()).is_ok()) << t;
 }
 
 // The type check above the library's opsets: the library's newest schema plus the 18..21 widenings.

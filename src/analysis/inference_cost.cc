@@ -29,9 +29,9 @@ namespace {
 // Ops qonnx counts as free (data movement, elementwise, quantizers).
 bool zero_cost(const std::string& op) {
   static const std::set<std::string> kOps = {
-      "MaxPool", "AveragePool", "Quant", "QuantizeLinear", "DequantizeLinear", "Reshape", "Concat", "Transpose", "Div",
+      "MaxPool", "AveragePool", dialect::kQuantOp, "QuantizeLinear", "DequantizeLinear", "Reshape", "Concat", "Transpose", "Div",
       "Mul", "Add", "Sub", "BatchNormalization", "Relu", "Elu", "Selu", "Sigmoid", "Identity", "Flatten", "Pad", "Clip",
-      "Trunc"};
+      dialect::kTruncOp};
   return kOps.count(op) > 0;
 }
 
@@ -50,7 +50,7 @@ class NodeCoster {
     if (extended && op == "ConvTranspose") return some(n, conv_transpose(n));
     if (extended && op == "GlobalAveragePool") return some(n, global_average_pool(n));
     if (extended && op == "Resize") return some(n, upsample(n));
-    if (extended && op == "MultiThreshold") return some(n, multithreshold(n));
+    if (extended && op == dialect::kMultiThresholdOp) return some(n, multithreshold(n));
     return std::optional<NodeCost>();
   }
 

@@ -93,9 +93,10 @@ ModelSummary summarize(const ir::Model& model) {
       q.domain = node->domain();
       q.is_signed = node->attr_int("signed", 1) != 0;
       q.narrow = node->attr_int("narrow", 0) != 0;
-      bool trunc = node->op_type() == "Trunc";
-      q.rounding_mode = node->op_type() == "BipolarQuant" ? "-" : node->attr_string("rounding_mode", trunc ? "FLOOR" : "ROUND");
-      if (node->op_type() == "FloatQuant") {
+      const dialect::Op op = dialect::classify(*node);
+      const bool trunc = op == dialect::Op::kTrunc;
+      q.rounding_mode = op == dialect::Op::kBipolarQuant ? "-" : node->attr_string("rounding_mode", trunc ? "FLOOR" : "ROUND");
+      if (op == dialect::Op::kFloatQuant) {
         // Minifloat: inputs X, scale, exponent_bitwidth, mantissa_bitwidth, exponent_bias, max_val.
         auto e = constant_input(graph, *node, 2), m = constant_input(graph, *node, 3);
         if (e && m && e->numel() == 1 && m->numel() == 1)
@@ -110,14 +111,14 @@ ModelSummary summarize(const ir::Model& model) {
         s.quant_nodes.push_back(std::move(q));
         continue;
       }
-      if (node->op_type() == "BipolarQuant") {
+      if (op == dialect::Op::kBipolarQuant) {
         q.bitwidth = 1;
       } else {
         size_t bw_index = trunc ? node->inputs().size() - 1 : 3;
         if (auto bw = constant_input(graph, *node, bw_index); bw && bw->numel() == 1) q.bitwidth = exec::element_as_double(*bw, 0);
       }
       describe_scale(graph, *node, q);
-      if (node->op_type() == "BipolarQuant") q.zero_point = "none";
+      if (op == dialect::Op::kBipolarQuant) q.zero_point = "none";
       else describe_zero_point(graph, *node, q);
       s.quant_nodes.push_back(std::move(q));
     }

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <onnx/defs/schema.h>
 
-#include "kernels/qonnx/params.h"
+#include "qonnx/quant/params.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/onnxlib/onnx_library.h"
 #include "qonnx/support/log.h"
@@ -43,24 +43,24 @@ Status check_quant_parameters(const ir::Model& model) {
       constants[i] = t.value();
       ins[i] = &constants[i];
     }
-    exec::KernelContext ctx(*node, ins);
+    const quant::NodeInputs ctx(*node, ins);
     auto with_node = [&](Status st) { return std::move(st).with_context(node->describe()); };
-    const std::string& op = node->op_type();
+    const dialect::Op op = dialect::classify(*node);
     if (ins.size() > 1 && ins[1]) {
-      auto s = kernels::scale_input(ctx, 1, "scale");
+      auto s = quant::scale_input(ctx, 1, "scale");
       if (!s.is_ok()) return with_node(s.status());
     }
-    if (op == "BipolarQuant") continue;
+    if (op == dialect::Op::kBipolarQuant) continue;
     std::vector<std::pair<size_t, const char*>> bit_inputs;
-    if (op == "Trunc") bit_inputs = {{3, "in_bitwidth"}, {ins.size() - 1, "out_bitwidth"}};
+    if (op == dialect::Op::kTrunc) bit_inputs = {{3, "in_bitwidth"}, {ins.size() - 1, "out_bitwidth"}};
     else bit_inputs = {{3, "bitwidth"}};
     for (auto [i, what] : bit_inputs) {
       if (i < ins.size() && ins[i]) {
-        auto b = kernels::bitwidth_input(ctx, i, what);
+        auto b = quant::bitwidth_input(ctx, i, what);
         if (!b.is_ok()) return with_node(b.status());
       }
     }
-    auto mode = kernels::rounding_attr(*node, op == "Trunc" ? "FLOOR" : "ROUND");
+    auto mode = quant::rounding_attr(*node, op == dialect::Op::kTrunc ? "FLOOR" : "ROUND");
     if (!mode.is_ok()) return with_node(mode.status());
   }
   return Status::ok();

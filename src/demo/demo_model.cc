@@ -35,15 +35,15 @@ Result<ir::Model> build_demo_model() {
   b.initializer("zero", Tensor::scalar<float>(DType::kFloat, 0.0f));
   b.initializer("bits8", Tensor::scalar<float>(DType::kFloat, 8.0f));
   b.initializer("bits4", Tensor::scalar<float>(DType::kFloat, 4.0f));
-  b.node("Quant", {"x", "act_scale", "zero", "bits8"}, {"x_q"}, q).attr("signed", 1).attr("narrow", 0).attr("rounding_mode", "ROUND");
-  b.node("Quant", {"w1", "w1_scale", "zero", "bits4"}, {"w1_q"}, q).attr("signed", 1).attr("narrow", 1).attr("rounding_mode", "ROUND");
+  b.node(dialect::kQuantOp, {"x", "act_scale", "zero", "bits8"}, {"x_q"}, q).attr("signed", 1).attr("narrow", 0).attr("rounding_mode", "ROUND");
+  b.node(dialect::kQuantOp, {"w1", "w1_scale", "zero", "bits4"}, {"w1_q"}, q).attr("signed", 1).attr("narrow", 1).attr("rounding_mode", "ROUND");
   b.node("MatMul", {"x_q", "w1_q"}, {"h1"});
   b.node("Add", {"h1", "b1"}, {"h1b"});
   b.node("Relu", {"h1b"}, {"h1r"});
-  b.node("Quant", {"h1r", "relu_scale", "zero", "bits8"}, {"h1_q"}, q).attr("signed", 0).attr("narrow", 0).attr("rounding_mode", "ROUND");
-  b.node("Trunc", {"h1_q", "relu_scale", "zero", "bits8", "trunc_out_scale", "bits4"}, {"h1_t"}, q)
+  b.node(dialect::kQuantOp, {"h1r", "relu_scale", "zero", "bits8"}, {"h1_q"}, q).attr("signed", 0).attr("narrow", 0).attr("rounding_mode", "ROUND");
+  b.node(dialect::kTruncOp, {"h1_q", "relu_scale", "zero", "bits8", "trunc_out_scale", "bits4"}, {"h1_t"}, q)
       .attr("rounding_mode", "FLOOR").attr("signed", 0).attr("narrow", 0);
-  b.node("BipolarQuant", {"w2", "w2_scale"}, {"w2_q"}, q);
+  b.node(dialect::kBipolarQuantOp, {"w2", "w2_scale"}, {"w2_q"}, q);
   b.node("MatMul", {"h1_t", "w2_q"}, {"y"});
   b.annotate("x_q", "SCALEDINT<8>");
   b.annotate("w1_q", "SCALEDINT<4>");

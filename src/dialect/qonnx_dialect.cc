@@ -17,18 +17,18 @@ bool is_general_domain(const std::string& domain) {
 }
 
 const std::vector<std::string>& general_op_types() {
-  static const std::vector<std::string> ops = {"Quant", "IntQuant", "BipolarQuant", "Trunc", "FloatQuant", "MultiThreshold"};
+  static const std::vector<std::string> ops = {kQuantOp, kIntQuantOp, kBipolarQuantOp, kTruncOp, kFloatQuantOp, kMultiThresholdOp};
   return ops;
 }
 
 namespace {
 
 Op general_op(const std::string& op_type) {
-  if (op_type == "Quant" || op_type == "IntQuant") return Op::kQuant;
-  if (op_type == "BipolarQuant") return Op::kBipolarQuant;
-  if (op_type == "Trunc") return Op::kTrunc;
-  if (op_type == "FloatQuant") return Op::kFloatQuant;
-  if (op_type == "MultiThreshold") return Op::kMultiThreshold;
+  if (op_type == kQuantOp || op_type == kIntQuantOp) return Op::kQuant;
+  if (op_type == kBipolarQuantOp) return Op::kBipolarQuant;
+  if (op_type == kTruncOp) return Op::kTrunc;
+  if (op_type == kFloatQuantOp) return Op::kFloatQuant;
+  if (op_type == kMultiThresholdOp) return Op::kMultiThreshold;
   return Op::kNone;
 }
 

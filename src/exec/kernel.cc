@@ -14,10 +14,12 @@ Result<std::vector<Tensor>> KernelContext::run_body(const std::string& attribute
   return bodies_->run(attribute, inputs);
 }
 
-std::string KernelContext::input_label(size_t i) const {
-  const ir::Value* v = node_.input(i);
+std::string input_label(const ir::Node& node, size_t i) {
+  const ir::Value* v = node.input(i);
   return v ? fmt::format("input #{} '{}'", i, v->name()) : fmt::format("input #{}", i);
 }
+
+std::string KernelContext::input_label(size_t i) const { return exec::input_label(node_, i); }
 
 Result<const Tensor*> KernelContext::required(size_t i, const char* what) const {
   const Tensor* t = input(i);

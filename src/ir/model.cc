@@ -717,4 +717,49 @@ int64_t Model::op_version(const std::string& domain) const {
   return opset(domain).value_or(1);
 }
 
+namespace {
+
+const char* attr_type_name(int type) {
+  switch (type) {
+    case onnx::AttributeProto::FLOAT: return "FLOAT";
+    case onnx::AttributeProto::INT: return "INT";
+    case onnx::AttributeProto::STRING: return "STRING";
+    case onnx::AttributeProto::TENSOR: return "TENSOR";
+    case onnx::AttributeProto::GRAPH: return "GRAPH";
+    case onnx::AttributeProto::FLOATS: return "FLOATS";
+    case onnx::AttributeProto::INTS: return "INTS";
+    case onnx::AttributeProto::STRINGS: return "STRINGS";
+    default: return "another type";
+  }
+}
+
+Status check_attr_type(const Node& node, const std::string& name, int want) {
+  const int type = node.attr_type(name);
+  if (type == onnx::AttributeProto::UNDEFINED || type == want) return Status::ok();
+  return Status(Code::kInvalidModel, fmt::format("attribute '{}' must be {}, got {}", name, attr_type_name(want), attr_type_name(type)));
+}
+
+}  // namespace
+
+template <>
+Result<int64_t> Node::attr<int64_t>(const std::string& name, const int64_t& fallback) const {
+  QONNX_RETURN_IF_ERROR(check_attr_type(*this, name, onnx::AttributeProto::INT));
+  return attr_int(name, fallback);
+}
+template <>
+Result<bool> Node::attr<bool>(const std::string& name, const bool& fallback) const {
+  QONNX_ASSIGN_OR_RETURN(const int64_t v, attr<int64_t>(name, fallback ? 1 : 0));
+  return v != 0;
+}
+template <>
+Result<float> Node::attr<float>(const std::string& name, const float& fallback) const {
+  QONNX_RETURN_IF_ERROR(check_attr_type(*this, name, onnx::AttributeProto::FLOAT));
+  return attr_float(name, fallback);
+}
+template <>
+Result<std::string> Node::attr<std::string>(const std::string& name, const std::string& fallback) const {
+  QONNX_RETURN_IF_ERROR(check_attr_type(*this, name, onnx::AttributeProto::STRING));
+  return attr_string(name, fallback);
+}
+
 }  // namespace qonnx::ir

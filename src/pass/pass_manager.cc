@@ -398,58 +398,30 @@ Result<bool> run_pipeline(ir::Model& model, const std::vector<PipelineItem>& ite
   return any;
 }
 
-// ---- Named pipelines -------------------------------------------------------------------------
+// ---- Pipelines built in code -----------------------------------------------------------------
 
-namespace {
-// "{upgrade}" stands for the opset step (target_pipeline).
-const std::vector<std::pair<std::string, std::string>>& targets() {
-  static const std::vector<std::pair<std::string, std::string>> t = {
-      {"qdq", "freeze-initializer-inputs,{upgrade},lower-quant{target=qdq},lower-custom-ops,fold-constants,cleanup,infer-shapes"},
-      {"ngraph", "freeze-initializer-inputs,{upgrade},lower-quant{target=ngraph},lower-custom-ops,fold-constants,cleanup,infer-shapes"},
-      {"fold", "freeze-initializer-inputs,fold-quant-weights,fold-constants,cleanup,infer-shapes"},
-      // QuantBatchMatMul takes int8 codes, so no int4/int16 containers at opsets >= 21.
-      {"ascend", "freeze-initializer-inputs,{upgrade},lower-quant{target=qdq,byte-codes=1},lower-custom-ops,fold-constants,"
-                 "cleanup,infer-shapes,ascend-quant-matmul,fold-constants,cleanup,infer-shapes"},
-      {"qonnx", "freeze-initializer-inputs,fold-constants{skip-quantizers=1},infer-shapes,qcdq-to-qonnx,cleanup,infer-shapes"},
-  };
-  return t;
-}
-
-constexpr int64_t kDefaultTargetOpset = 13;
-// The newest opset of the ONNX library qonnx-cc builds against (Debian's ONNX 1.12): its converter
-// and shape inference run up to here, upgrade-opset's own adapters above.
-constexpr int64_t kLibraryOpset = 17;
-constexpr int64_t kNewestTargetOpset = 21;
-
-std::string upgrade_step(int64_t opset) {
-  const std::string prepared = "fold-constants{skip-quantizers=1},infer-shapes";
-  if (opset <= kLibraryOpset) return fmt::format("upgrade-opset{{version={}}},{}", opset, prepared);
-  return fmt::format("upgrade-opset{{version={}}},{},upgrade-opset{{version={}}}", kLibraryOpset, prepared, opset);
-}
-}  // namespace
-
-Result<std::string> target_pipeline(const std::string& target, int64_t opset) {
-  if (opset != 0 && (opset < kDefaultTargetOpset || opset > kNewestTargetOpset))
-    return Status(Code::kUsage, fmt::format("target opset {} is outside {}..{}", opset, kDefaultTargetOpset, kNewestTargetOpset));
-  for (const auto& [name, pipeline] : targets()) {
-    if (name != target) continue;
-    const size_t at = pipeline.find("{upgrade}");
-    if (at == std::string::npos) {
-      // fold and qonnx keep the model's opset unless one is asked for: then the same step comes first.
-      if (opset == 0) return pipeline;
-      const std::string first = "freeze-initializer-inputs,";
-      return first + upgrade_step(opset) + "," + pipeline.substr(first.size());
-    }
-    if (opset == 0) opset = kDefaultTargetOpset;
-    return pipeline.substr(0, at) + upgrade_step(opset) + pipeline.substr(at + std::string("{upgrade}").size());
+PipelineBuilder& PipelineBuilder::add(const std::string& pass, const PassOptions& options) {
+  if (!status_.is_ok()) return *this;
+  std::unique_ptr<Pass> instance = registry_.create(pass);
+  if (!instance) {
+    status_ = Status(Code::kUsage, fmt::format("unknown pass '{}'", pass));
+    return *this;
   }
-  return Status(Code::kUsage, fmt::format("unknown target '{}' (targets: {})", target, fmt::join(target_names(), ", ")));
+  if (Status st = instance->configure(options); !st.is_ok()) {
+    status_ = std::move(st);
+    return *this;
+  }
+  PipelineItem item;
+  item.pass = pass;
+  item.options = options;
+  item.instance = std::move(instance);
+  items_.push_back(std::move(item));
+  return *this;
 }
 
-std::vector<std::string> target_names() {
-  std::vector<std::string> out;
-  for (const auto& [name, p] : targets()) out.push_back(name);
-  return out;
+Result<std::vector<PipelineItem>> PipelineBuilder::build() {
+  QONNX_RETURN_IF_ERROR(status_);
+  return std::move(items_);
 }
 
 Result<bool> for_each_graph(ir::Model& model, const std::function<Result<bool>(ir::Graph&)>& fn) {

@@ -35,6 +35,7 @@
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
+#include "qonnx/dialect/target_ops.h"
 #include "passes/passes.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/kernels/ascend.h"
@@ -329,10 +330,10 @@ class AscendQuantMatMul : public pass::Pass {
         ++left_;
         continue;
       }
-      if (*emit_ == "ascend" && !model.opset(ascend::kAscendDomain)) {
+      if (*emit_ == "ascend" && !model.opset(dialect::kAscendDomain)) {
         auto* op = model.mutable_header().add_opset_import();
-        op->set_domain(ascend::kAscendDomain);
-        op->set_version(ascend::kAscendDomainVersion);
+        op->set_domain(dialect::kAscendDomain);
+        op->set_version(dialect::kAscendDomainVersion);
       }
       Status st = *emit_ == "ascend" ? rewrite(g, m, ctx) : rewrite_as_reference(g, m);
       if (!st.is_ok()) return std::move(st).with_context(node->describe());
@@ -517,7 +518,7 @@ class AscendQuantMatMul : public pass::Pass {
       QONNX_ASSIGN_OR_RETURN(ir::Value* offset_v, site.constant("offset", offset));
       tqp_inputs.push_back(offset_v);
     }
-    QONNX_ASSIGN_OR_RETURN(ir::Node* tqp, site.node("scale_words", "TransQuantParamV2", tqp_inputs, false, ascend::kAscendDomain));
+    QONNX_ASSIGN_OR_RETURN(ir::Node* tqp, site.node("scale_words", dialect::kTransQuantParamV2, tqp_inputs, false, dialect::kAscendDomain));
     tqp->set_attr_int("round_mode", round_mode_);
 
     std::vector<ir::Value*> inputs = {x1, x2, tqp->output(0)};
@@ -530,7 +531,7 @@ class AscendQuantMatMul : public pass::Pass {
       inputs.push_back(bias_v);
     }
     const bool qbmm_last = !needs_cast && !float_bias_add;
-    QONNX_ASSIGN_OR_RETURN(ir::Node* qbmm, site.node("quant_matmul", "QuantBatchMatMul", inputs, qbmm_last, ascend::kQuantBatchMatMulDomain));
+    QONNX_ASSIGN_OR_RETURN(ir::Node* qbmm, site.node("quant_matmul", dialect::kQuantBatchMatMul, inputs, qbmm_last, dialect::kQuantBatchMatMulDomain));
     qbmm->set_attr_int("dtype", gemm_dtype);
     qbmm->set_attr_int("transpose_x1", m.transpose_x1 ? 1 : 0);
     qbmm->set_attr_int("transpose_x2", m.w.transposed ? 1 : 0);

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "qonnx/dialect/qonnx_dialect.h"
-#include "kernels/qonnx/params.h"
+#include "qonnx/quant/params.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/kernels/quant.h"
@@ -14,7 +14,7 @@
 namespace qonnx::passes {
 namespace {
 
-std::string integer_datatype(const kernels::QuantParams& p) {
+std::string integer_datatype(const quant::QuantParams& p) {
   if (p.bits == 1) return p.is_signed ? "BIPOLAR" : "BINARY";
   return fmt::format("{}INT{}", p.is_signed ? "" : "U", p.bits);
 }
@@ -26,26 +26,16 @@ bool all_zero(const Tensor& t) {
 }
 
 // Integer codes and parameters of a Quant or BipolarQuant node with constant inputs.
-Result<std::pair<Tensor, kernels::QuantParams>> integer_codes(const ir::Model& model, const ir::Node& node,
-                                                               const std::vector<const Tensor*>& inputs) {
-  exec::KernelContext ctx(node, inputs);
-  QONNX_ASSIGN_OR_RETURN(Tensor x, kernels::float_input(ctx, 0, "X"));
-  kernels::QuantParams p;
-  if (node.op_type() != "BipolarQuant") {
-    QONNX_ASSIGN_OR_RETURN(p, kernels::read_quant_params(ctx));
-    QONNX_ASSIGN_OR_RETURN(Tensor codes, kernels::quant_codes(ctx, x, p));
+Result<std::pair<Tensor, quant::QuantParams>> integer_codes(const ir::Node& node, const std::vector<const Tensor*>& inputs) {
+  const quant::NodeInputs in(node, inputs);
+  QONNX_ASSIGN_OR_RETURN(Tensor x, quant::float_input(in, 0, "X"));
+  if (dialect::classify(node) == dialect::Op::kBipolarQuant) {
+    QONNX_ASSIGN_OR_RETURN(quant::QuantParams p, quant::read_bipolar_params(in));
+    QONNX_ASSIGN_OR_RETURN(Tensor codes, quant::bipolar_codes(in, x, p.scale));
     return std::make_pair(std::move(codes), std::move(p));
   }
-  // BipolarQuant compares x itself with 0 (no division by the scale).
-  QONNX_ASSIGN_OR_RETURN(p.scale, kernels::scale_input(ctx, 1, "scale"));
-  p.zeropt = Tensor::scalar<float>(DType::kFloat, 0.0f);
-  p.bits = 1;
-  QONNX_ASSIGN_OR_RETURN(Dims dims, exec::broadcast_input_dims(ctx, {{0, &x}, {1, &p.scale}}));
-  Tensor codes(DType::kFloat, dims);
-  float* cs = codes.data<float>();
-  const float* xs = x.data<float>();
-  exec::for_each_broadcast<2>(dims, {&x.dims(), &p.scale.dims()},
-                              [&](int64_t o, const auto& off) { cs[o] = xs[off[0]] >= 0.0f ? 1.0f : -1.0f; });
+  QONNX_ASSIGN_OR_RETURN(quant::QuantParams p, quant::read_quant_params(in));
+  QONNX_ASSIGN_OR_RETURN(Tensor codes, kernels::quant_codes(in, x, p));
   return std::make_pair(std::move(codes), std::move(p));
 }
 
@@ -71,7 +61,7 @@ class FoldQuantWeights : public pass::Pass {
       if (!inputs) continue;
       std::vector<const Tensor*> ptrs;
       for (const auto& t : *inputs) ptrs.push_back(t.defined() ? &t : nullptr);
-      if (*mode_ == "int" && node->op_type() != "Trunc") {
+      if (*mode_ == "int" && dialect::classify(*node) != dialect::Op::kTrunc) {
         QONNX_RETURN_IF_ERROR(fold_to_integers(model, node, ptrs, ctx));
       } else {
         QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, exec::evaluate_node(model, *node, ptrs, ctx.registry()));
@@ -89,7 +79,7 @@ class FoldQuantWeights : public pass::Pass {
   Status fold_to_integers(ir::Model& model, ir::Node* node, const std::vector<const Tensor*>& inputs,
                           pass::PassContext& ctx) {
     ir::Graph& g = *node->graph();
-    auto codes = integer_codes(model, *node, inputs);
+    auto codes = integer_codes(*node, inputs);
     if (!codes.is_ok()) return std::move(codes).status().with_context(node->describe());
     auto& [q, p] = codes.value();
     std::string datatype = integer_datatype(p);

@@ -13,7 +13,6 @@
 
 #include <fmt/format.h>
 
-#include "kernels/qonnx/params.h"
 #include "passes/node_emitter.h"
 #include "passes/passes.h"
 #include "passes/quant_annotation.h"
@@ -296,7 +295,7 @@ class QcdqToQonnx : public pass::Pass {
     auto checked = check_weights(model, g, dq, values, scale.value(), zero_point.value(), format, ctx);
     if (!checked.is_ok()) return leave(dq, ctx, checked.status().message());
     if (!checked.value()) return leave(dq, ctx, fmt::format("Quant ({}) does not reproduce the dequantized weights exactly", format.text()));
-    ctx.record(*dq, "converted", fmt::format("{} ({}) on the dequantized weights", format.bipolar ? "BipolarQuant" : "Quant", format.text()));
+    ctx.record(*dq, "converted", fmt::format("{} ({}) on the dequantized weights", format.bipolar ? dialect::kBipolarQuantOp : dialect::kQuantOp, format.text()));
     ++weights_;
     NodeEmitter e(g, dq);
     QONNX_ASSIGN_OR_RETURN(ir::Value* w, e.constant("float", values));
@@ -311,7 +310,7 @@ class QcdqToQonnx : public pass::Pass {
                              const Tensor& zero_point, const QuantFormat& f, pass::PassContext& ctx) {
     // A detached node to evaluate: added, evaluated and removed again.
     const std::string name = g.unique_name(dq->name() + "_exactness_check");
-    QONNX_ASSIGN_OR_RETURN(ir::Node* probe, g.insert_node(dq, name, f.bipolar ? "BipolarQuant" : "Quant", dialect::kGeneralDomain,
+    QONNX_ASSIGN_OR_RETURN(ir::Node* probe, g.insert_node(dq, name, f.bipolar ? dialect::kBipolarQuantOp : dialect::kQuantOp, dialect::kGeneralDomain,
                                                          {}, {name}));
     set_quant_attrs(*probe, f);
     Tensor bits = Tensor::scalar<float>(DType::kFloat, static_cast<float>(f.bits));
@@ -348,7 +347,7 @@ class QcdqToQonnx : public pass::Pass {
       QONNX_ASSIGN_OR_RETURN(ir::Value* b, emitter->constant("bitwidth", Tensor::scalar<float>(DType::kFloat, static_cast<float>(f.bits))));
       ins.insert(ins.end(), {z, b});
     }
-    return emitter->finish("quant", f.bipolar ? "BipolarQuant" : "Quant", ins, [&](ir::Node& n) { set_quant_attrs(n, f); },
+    return emitter->finish("quant", f.bipolar ? dialect::kBipolarQuantOp : dialect::kQuantOp, ins, [&](ir::Node& n) { set_quant_attrs(n, f); },
                            dialect::kGeneralDomain);
   }
 

@@ -6,6 +6,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
 
+#include "qonnx/dialect/target_ops.h"
 #include "qonnx/kernels/ascend.h"
 #include "qonnx/schemas/schemas.h"
 
@@ -69,11 +70,11 @@ void register_ascend_schemas() {
   std::call_once(once, [] {
     namespace ascend = kernels::ascend;
     auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
-    if (ranges.Map().count(ascend::kAscendDomain) == 0)
-      ranges.AddDomainToVersion(ascend::kAscendDomain, ascend::kAscendDomainVersion, ascend::kAscendDomainVersion);
+    if (ranges.Map().count(dialect::kAscendDomain) == 0)
+      ranges.AddDomainToVersion(dialect::kAscendDomain, dialect::kAscendDomainVersion, dialect::kAscendDomainVersion);
     {
       onnx::OpSchema s;
-      s.SetName("TransQuantParamV2").SetDomain(ascend::kAscendDomain).SinceVersion(ascend::kAscendDomainVersion);
+      s.SetName(dialect::kTransQuantParamV2).SetDomain(dialect::kAscendDomain).SinceVersion(dialect::kAscendDomainVersion);
       s.SetDoc("Ascend TransQuantParamV2: float32 scale [and offset] to the uint64 words QuantBatchMatMul reads.");
       s.Input(0, "scale", "(t,) or (1, n)", "T").Output(0, "y", "uint64 words", "W");
       s.Input(1, "offset", "(t,) or (1, n)", "T", onnx::OpSchema::Optional);
@@ -85,7 +86,7 @@ void register_ascend_schemas() {
     {
       // The default domain, where Ascend's ONNX parser looks for it (opsets 8..16).
       onnx::OpSchema s;
-      s.SetName("QuantBatchMatMul").SetDomain(ascend::kQuantBatchMatMulDomain).SinceVersion(1);
+      s.SetName(dialect::kQuantBatchMatMul).SetDomain(dialect::kQuantBatchMatMulDomain).SinceVersion(1);
       s.SetDoc("Ascend QuantBatchMatMul: int8 x int8 (+ int32 bias) scaled by TransQuantParamV2 words.");
       s.Input(0, "x1", "int8 (..., m, k)", "I").Input(1, "x2", "int8 (..., k, n)", "I");
       s.Input(2, "scale", "TransQuantParamV2 words", "W");

@@ -4,6 +4,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
 
+#include "qonnx/dialect/target_ops.h"
 #include "qonnx/kernels/ngraph.h"
 #include "qonnx/schemas/schemas.h"
 
@@ -34,15 +35,15 @@ void add(onnx::OpSchema schema) { onnx::OpSchemaRegistry::OpSchemaRegisterOnce o
 void register_ngraph_schemas() {
   static std::once_flag once;
   std::call_once(once, [] {
-    const char* domain = kernels::kNGraphDomain;
-    const int version = kernels::kNGraphDomainVersion;
+    const char* domain = dialect::kNGraphDomain;
+    const int version = dialect::kNGraphDomainVersion;
     auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
     if (ranges.Map().count(domain) == 0) ranges.AddDomainToVersion(domain, version, version);
     const std::vector<std::string> reals = {"tensor(float)", "tensor(float16)", "tensor(bfloat16)"};
     const std::vector<std::string> quants = {"tensor(int8)", "tensor(uint8)", "tensor(int32)"};
     {
       onnx::OpSchema s;
-      s.SetName("Quantize").SetDomain(domain).SinceVersion(version);
+      s.SetName(dialect::kNGraphQuantize).SetDomain(domain).SinceVersion(version);
       s.SetDoc("nGraph Quantize: round_mode(input / scale) + zero_point, saturated to `type`.");
       s.Input(0, "input", "real values", "T").Input(1, "scale", "input's dims at axes", "T");
       s.Input(2, "zero_point", "input's dims at axes", "Q").Output(0, "output", "quantized values", "Q");
@@ -55,7 +56,7 @@ void register_ngraph_schemas() {
     }
     {
       onnx::OpSchema s;
-      s.SetName("Dequantize").SetDomain(domain).SinceVersion(version);
+      s.SetName(dialect::kNGraphDequantize).SetDomain(domain).SinceVersion(version);
       s.SetDoc("nGraph Dequantize: (input - zero_point) * scale in float32.");
       s.Input(0, "input", "quantized values", "Q").Input(1, "scale", "input's dims at axes", "T");
       s.Input(2, "zero_point", "input's dims at axes", "Q").Output(0, "output", "real values", "T");

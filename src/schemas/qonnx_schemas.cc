@@ -42,16 +42,16 @@ onnx::OpSchema quantizer(const char* name, const std::string& domain, int since,
 void register_domain(const std::string& d) {
   // IntQuant is qonnx's other name for Quant. Without a schema, ONNX's version converter stops at the
   // first IntQuant it meets (an unordered_map::at inside the library).
-  for (const char* name : {"Quant", "IntQuant"}) {
+  for (const char* name : {dialect::kQuantOp, dialect::kIntQuantOp}) {
     auto s = quantizer(name, d, 1, {"X", "scale", "zeropt", "bitwidth"});
     s.Attr("signed", "", onnx::AttributeProto::INT, static_cast<int64_t>(1));
     s.Attr("narrow", "", onnx::AttributeProto::INT, static_cast<int64_t>(0));
     s.Attr("rounding_mode", "", onnx::AttributeProto::STRING, std::string("ROUND"));
     add(s);
   }
-  add(quantizer("BipolarQuant", d, 1, {"X", "scale"}));
+  add(quantizer(dialect::kBipolarQuantOp, d, 1, {"X", "scale"}));
   {
-    auto s = quantizer("Trunc", d, 1, {"X", "scale", "zeropt", "in_bitwidth", "out_bitwidth"});
+    auto s = quantizer(dialect::kTruncOp, d, 1, {"X", "scale", "zeropt", "in_bitwidth", "out_bitwidth"});
     s.Attr("rounding_mode", "", onnx::AttributeProto::STRING, std::string("FLOOR"));
     // Exports that leave the domain unimported (so version 1) carry v2's attributes; v1 ignores them.
     s.Attr("signed", "", onnx::AttributeProto::INT, static_cast<int64_t>(1));
@@ -60,14 +60,14 @@ void register_domain(const std::string& d) {
   }
   if (ir::is_default_domain(d)) return;  // the default domain carries only the 2021 quantizers, Trunc v1
   {
-    auto s = quantizer("Trunc", d, 2, {"X", "scale", "zeropt", "in_bitwidth", "out_scale", "out_bitwidth"});
+    auto s = quantizer(dialect::kTruncOp, d, 2, {"X", "scale", "zeropt", "in_bitwidth", "out_scale", "out_bitwidth"});
     s.Attr("rounding_mode", "", onnx::AttributeProto::STRING, std::string("FLOOR"));
     s.Attr("signed", "", onnx::AttributeProto::INT, static_cast<int64_t>(1));
     s.Attr("narrow", "", onnx::AttributeProto::INT, static_cast<int64_t>(0));
     add(s);
   }
   {
-    auto s = quantizer("FloatQuant", d, 1, {"X", "scale", "exponent_bitwidth", "mantissa_bitwidth", "exponent_bias", "max_val"});
+    auto s = quantizer(dialect::kFloatQuantOp, d, 1, {"X", "scale", "exponent_bitwidth", "mantissa_bitwidth", "exponent_bias", "max_val"});
     s.Attr("has_inf", "", onnx::AttributeProto::INT, static_cast<int64_t>(0));
     s.Attr("has_nan", "", onnx::AttributeProto::INT, static_cast<int64_t>(0));
     s.Attr("has_subnormal", "", onnx::AttributeProto::INT, static_cast<int64_t>(1));
@@ -78,7 +78,7 @@ void register_domain(const std::string& d) {
   }
   {
     // float64 inputs give a float64 output, as in qonnx's numpy code.
-    auto s = quantizer("MultiThreshold", d, 1, {"v", "thresholds"}, {"tensor(float)", "tensor(double)"});
+    auto s = quantizer(dialect::kMultiThresholdOp, d, 1, {"v", "thresholds"}, {"tensor(float)", "tensor(double)"});
     s.Attr("out_dtype", "", onnx::AttributeProto::STRING, std::string(""));
     s.Attr("out_scale", "", onnx::AttributeProto::FLOAT, 1.0f);
     s.Attr("out_bias", "", onnx::AttributeProto::FLOAT, 0.0f);
@@ -99,8 +99,6 @@ void register_qonnx_schemas() {
     }
     // 2021 Brevitas exports put Quant/BipolarQuant/Trunc in the default domain.
     register_domain("");
-    register_ngraph_schemas();
-    register_ascend_schemas();
   });
 }
 

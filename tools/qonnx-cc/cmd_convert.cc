@@ -16,6 +16,7 @@
 #include "qonnx/pass/pass.h"
 #include "qonnx/support/json.h"
 #include "qonnx/support/log.h"
+#include "qonnx/targets/target.h"
 
 namespace qonnx::cli {
 
@@ -115,8 +116,14 @@ class StrictTypeCheck : public pass::Instrumentation {
     if (!changed || model.opset("").value_or(1) > onnxlib::onnx_library_opset()) return Status::ok();
     Status st = onnxlib::onnx_check_types(model);
     if (st.is_ok()) return st;
+    failed_ = true;
     return Status(Code::kFailed, fmt::format("the model it leaves fails ONNX's strict type and shape check: {}", st.message()));
   }
+  // Whether the pipeline stopped because of this check (not because of a pass's own error).
+  bool failed() const { return failed_; }
+
+ private:
+  bool failed_ = false;
 };
 
 // The pass after which the result first fails ONNX's strict type check: the pipeline runs again from
@@ -130,9 +137,7 @@ Status blame_type_error(const ConvertOptions& o, const std::vector<pass::Pipelin
   pass::PassContext ctx;
   StrictTypeCheck check;
   auto ran = pass::run_pipeline(model.value(), pipeline, ctx, {&check});
-  if (!ran.is_ok() && ran.status().code() == Code::kFailed &&
-      ran.status().message().find("strict type and shape check") != std::string::npos)
-    return std::move(ran).status();
+  if (!ran.is_ok() && check.failed()) return std::move(ran).status();
   return final_error;
 }
 
@@ -152,59 +157,16 @@ Status validate_result(const ConvertOptions& o, const std::vector<pass::Pipeline
                           Status(Code::kFailed, fmt::format("the result fails ONNX's strict type and shape check: {}", st.message())));
 }
 
-// FP19 keeps 10 mantissa bits: a scale rounded either way is within 2^-10 of itself (docs/ascend.md).
-constexpr double kFp19RelativeBound = 1.0 / 1024;
-
-bool uses_pass(const std::vector<pass::PipelineItem>& items, const std::string& name) {
-  return std::any_of(items.begin(), items.end(),
-                     [&](const pass::PipelineItem& i) { return i.pass == name || uses_pass(i.group, name); });
-}
-
-// The Ascend result's exact reference: the same pipeline on the input, with ascend-quant-matmul
-// emitting QuantBatchMatMul's arithmetic in standard ops with each scale replaced by its FP19 value.
-Result<ir::Model> fp19_reference(const ConvertOptions& o, const std::string& pipeline_text) {
-  QONNX_ASSIGN_OR_RETURN(std::vector<pass::PipelineItem> pipeline, pass::parse_pipeline(pipeline_text));
-  QONNX_RETURN_IF_ERROR(pass::set_pass_option(pipeline, "ascend-quant-matmul", "emit", "fp19-reference").status());
-  QONNX_ASSIGN_OR_RETURN(ir::Model model, io::load_model(o.input));
-  pass::PassContext ctx;
-  // The conversion itself has printed the passes' warnings already.
-  const auto level = log::level();
-  if (level < log::Level::kError) log::set_level(log::Level::kError);
-  auto ran = pass::run_pipeline(model, pipeline, ctx);
-  log::set_level(level);
-  QONNX_RETURN_IF_ERROR(ran.status());
-  return model;
-}
-
-// One line per output of a --check comparison.
-// "check NAME: ok over N runs[ against X]: max abs error A, max rel error R, ..." (`against` is "" or
-// " against X"). `judged`: ok/MISMATCH by the tolerances, else "reported"; `beyond` names what the
-// counted elements are beyond.
-void print_checks(const std::vector<analysis::OutputCheck>& checks, int runs, const char* against, const std::string& beyond,
-                  bool judged = true) {
-  for (const auto& c : checks) {
-    if (!c.problem.empty()) {
-      std::printf("check %s: MISMATCH%s: %s\n", c.name.c_str(), against, c.problem.c_str());
-      continue;
-    }
-    const double share = c.elements > 0 ? 100.0 * static_cast<double>(c.mismatches) / static_cast<double>(c.elements) : 0.0;
-    std::printf("check %s: %s over %d runs%s: max abs error %.6g, max rel error %.6g, %lld of %lld elements (%.3g%%) %s\n",
-                c.name.c_str(), !judged ? "reported" : c.ok ? "ok" : "MISMATCH", runs, against, c.max_abs_error, c.max_rel_error,
-                static_cast<long long>(c.mismatches), static_cast<long long>(c.elements), share, beyond.c_str());
-  }
-}
-
 int run_convert(ConvertOptions o) {
   auto start = std::chrono::steady_clock::now();
-  std::string pipeline_text = o.passes;
-  if (pipeline_text.empty()) {
-    auto t = pass::target_pipeline(o.target, o.target_opset);
-    if (!t.is_ok()) return report(t.status());
-    pipeline_text = t.value();
-  }
-  auto pipeline = pass::parse_pipeline(pipeline_text);
+  const targets::TargetRegistry& target_registry = targets::TargetRegistry::global();
+  const targets::Target* target = o.passes.empty() ? target_registry.find(o.target) : nullptr;
+  if (o.passes.empty() && !target) return report(Status(Code::kUsage, fmt::format("unknown target '{}'", o.target)));
+  auto pipeline = target ? target->pipeline({o.target_opset}, pass::PassRegistry::global()) : pass::parse_pipeline(o.passes);
   if (!pipeline.is_ok()) return report(pipeline.status());
-  // Shortcut flags set an option on every instance of the pass they belong to.
+  // The check of a hand-written pipeline: its owner's (ascend-quant-matmul: the FP19 reference), else
+  // the default output comparison.
+  const targets::Target* checker = target ? target : target_registry.owner_of(pipeline.value());
   // Shortcut flags set an option of every entry of their pass, inside fixpoint groups too.
   auto set_option = [&](const char* flag, const char* pass, const char* key, const std::string& value) {
     auto used = pass::set_pass_option(pipeline.value(), pass, key, value);
@@ -253,7 +215,7 @@ int run_convert(ConvertOptions o) {
   std::vector<pass::Instrumentation*> hooks = {&timing};
   if (!o.print_ir_after.empty()) hooks.push_back(&print_ir);
   if (Status st = run_on_input(model, o.input, pipeline.value(), ctx, hooks); !st.is_ok()) return report(st);
-  if (o.passes.empty() && o.target != "fold" && o.target != "qonnx") {
+  if (target && target->standard_onnx_result()) {
     // A QONNX op in a qdq/ngraph/ascend result makes it unloadable for onnxruntime: never silent.
     if (auto left = qonnx_ops_left(model, ctx); !left.empty()) {
       std::string what = fmt::format("the {} result still holds {} QONNX op(s) that standard ONNX runtimes cannot run: {}",
@@ -268,59 +230,23 @@ int run_convert(ConvertOptions o) {
   if (Status st = validate_result(o, pipeline.value(), model); !st.is_ok()) return report(std::move(st).with_context(o.input));
   double validate_secs = seconds_since(validate_start);
 
-  std::vector<std::pair<std::string, analysis::OutputCheck>> checks;
-  bool check_failed = false;
-  std::string check_failure = fmt::format("the converted model differs beyond atol {:g} / rtol {:g}", o.atol, o.rtol);
+  targets::CheckOutcome checked;
   if (o.check > 0) {
-    analysis::CheckOptions copts{o.check, o.seed, o.atol, o.rtol};
-    if (uses_pass(pipeline.value(), "ascend-quant-matmul")) {
-      // The rewrite must equal its FP19 reference bit for bit; the FP19 scales' distance from the
-      // float original is the hardware format's price: reported, an error only with --atol/--rtol.
-      auto reference = fp19_reference(o, canonical);
-      if (!reference.is_ok()) return report(std::move(reference).status().with_context("--check: building the FP19 reference"));
-      auto exact = analysis::check_equivalence(reference.value(), model, {o.check, o.seed, 0.0, 0.0});
-      if (!exact.is_ok()) return report(std::move(exact).status().with_context("--check against the FP19 reference"));
-      for (const auto& c : exact.value()) {
-        checks.emplace_back("fp19-reference", c);
-        if (!c.ok) {
-          check_failed = true;
-          check_failure = "the Ascend rewrite differs from its FP19 reference (the same scales rounded to FP19 in standard ops)";
-        }
-      }
-      // Unbounded, the count is of elements off by more than the FP19 scale rounding itself can explain
-      // (2^-10 relative): a quantization step that flipped upstream.
-      analysis::CheckOptions dopts = copts;
-      if (!o.tolerance_given) dopts.rtol = kFp19RelativeBound;
-      auto deviation = check_against_input(o.input, model, dopts);
-      if (!deviation.is_ok()) return report(deviation.status());
-      print_checks(deviation.value(), o.check, " against the original (FP19 deviation)",
-                   o.tolerance_given ? fmt::format("beyond atol {:g} / rtol {:g}", o.atol, o.rtol)
-                                     : fmt::format("beyond atol {:g} / rtol 2^-10 (a quantization step flipped upstream)", o.atol),
-                   o.tolerance_given);
-      print_checks(exact.value(), o.check, " against the FP19 reference", "differ");
-      for (const auto& c : deviation.value()) {
-        checks.emplace_back("original", c);
-        check_failed |= !c.ok && o.tolerance_given;
-      }
-      if (!o.tolerance_given)
-        std::printf("check: the FP19 deviation is reported, not checked (give --atol/--rtol to bound it)\n");
-    } else {
-      auto r = check_against_input(o.input, model, copts);
-      if (!r.is_ok()) return report(r.status());
-      print_checks(r.value(), o.check, "", fmt::format("beyond atol {:g} / rtol {:g}", o.atol, o.rtol));
-      for (const auto& c : r.value()) {
-        checks.emplace_back("original", c);
-        check_failed |= !c.ok;
-      }
-    }
+    targets::CheckRequest request{o.check, o.seed, o.atol, o.rtol, o.tolerance_given, &pipeline.value(),
+                                  [&] { return io::load_model(o.input); }};
+    auto outcome = checker ? checker->check(model, request) : targets::check_outputs_match(model, request);
+    if (!outcome.is_ok()) return report(outcome.status());
+    checked = std::move(outcome).value();
+    for (const std::string& line : checked.lines) std::printf("%s\n", line.c_str());
   }
+  const bool check_failed = checked.failed;
   auto save_start = std::chrono::steady_clock::now();
   if (!check_failed) {
     if (Status st = save_result(model, o.output, save); !st.is_ok()) return report(st);
   }
   double save_secs = seconds_since(save_start);
   if (!o.report.empty()) {
-    std::string json = make_report(o, canonical, ctx, timing.timings(), quantizers, checks);
+    std::string json = make_report(o, canonical, ctx, timing.timings(), quantizers, checked.checks);
     if (Status st = io::write_file_atomic(o.report, json); !st.is_ok()) return report(st);
   }
   if (o.timing) {
@@ -331,7 +257,7 @@ int run_convert(ConvertOptions o) {
   }
   if (o.stats) print_pass_counters(ctx);
   if (check_failed) {
-    std::fprintf(stderr, "qonnx-cc: error: --check: %s; nothing written\n", check_failure.c_str());
+    std::fprintf(stderr, "qonnx-cc: error: --check: %s; nothing written\n", checked.failure.c_str());
     return static_cast<int>(Code::kMismatch);
   }
   if (!o.depfile.empty()) {
@@ -359,7 +285,9 @@ void add_convert_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<ConvertOptions>();
   cmd->add_option("MODEL", o->input, "Input model (.onnx)")->required();
   cmd->add_option("-o,--output", o->output, "Output model (default: MODEL's folder, <stem>.<target>.onnx)");
-  cmd->add_option("--target", o->target, "Named pipeline")->check(CLI::IsMember(pass::target_names()))->default_val("qdq");
+  cmd->add_option("--target", o->target, "Named pipeline")
+      ->check(CLI::IsMember(targets::TargetRegistry::global().names()))
+      ->default_val("qdq");
   cmd->add_option("--passes", o->passes, "Textual pipeline, e.g. 'fold-constants,cleanup' (overrides --target)");
   cmd->add_flag("--strict", o->strict,
                 "A quantizer that cannot be lowered exactly, any QONNX op left in a qdq/ngraph/ascend result, or an op "
@@ -411,7 +339,8 @@ void add_list_passes_command(CLI::App& app, int& exit_code) {
       for (const pass::Statistic* s : p->statistics()) std::printf("    stat %s: %s\n", s->name().c_str(), s->help().c_str());
     }
     std::printf("\ntargets (--target):\n");
-    for (const auto& t : pass::target_names()) std::printf("  %-8s %s\n", t.c_str(), pass::target_pipeline(t).value().c_str());
+    for (const auto& t : targets::TargetRegistry::global().names())
+      std::printf("  %-8s %s\n", t.c_str(), targets::pipeline_text(t).value().c_str());
     exit_code = 0;
   });
 }

@@ -21,6 +21,14 @@ inline constexpr const char* kGeneralDomain = "qonnx.custom_op.general";
 // NHWC variants of Conv, MaxPool and BatchNormalization.
 inline constexpr const char* kChannelsLastDomain = "qonnx.custom_op.channels_last";
 
+// The op types of the general domain (IntQuant is an alias of Quant).
+inline constexpr const char* kQuantOp = "Quant";
+inline constexpr const char* kIntQuantOp = "IntQuant";
+inline constexpr const char* kBipolarQuantOp = "BipolarQuant";
+inline constexpr const char* kTruncOp = "Trunc";
+inline constexpr const char* kFloatQuantOp = "FloatQuant";
+inline constexpr const char* kMultiThresholdOp = "MultiThreshold";
+
 // Every spelling of the general domain seen in exports, canonical first: qonnx.custom_op.general,
 // finn.custom_op.general (legacy FINN), finn (bare, which qonnx maps to the general domain), onnx.brevitas.
 const std::vector<std::string>& general_domain_spellings();

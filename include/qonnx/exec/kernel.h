@@ -34,6 +34,9 @@ class BodyRunner {
 
 class BufferPool;
 
+// "input #i 'name'" (or "input #i" when omitted): how errors about a node's input name it.
+std::string input_label(const ir::Node& node, size_t i);
+
 // A kernel's plan-time state for one node (its parsed attributes); type-erased in the registry.
 using PreparedState = std::shared_ptr<const void>;
 
@@ -50,6 +53,8 @@ class KernelContext {
   const void* prepared() const { return prepared_; }
 
   size_t num_inputs() const { return inputs_.size(); }
+  // Every input, nullptr where omitted.
+  const std::vector<const Tensor*>& inputs() const { return inputs_; }
   // nullptr when the input is omitted ("" or past the end).
   const Tensor* input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
   // The input, or an error "input #i (what) is required".

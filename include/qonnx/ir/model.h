@@ -110,6 +110,11 @@ class Node {
   std::string describe() const;
 
   bool has_attr(const std::string& name) const;
+  // Typed attribute reading without INT <-> FLOAT coercion: `fallback` when absent, an error naming
+  // the attribute when it has another type (an untyped attribute is read as the wanted type).
+  // T: int64_t, float, bool (an INT flag), std::string.
+  template <class T>
+  Result<T> attr(const std::string& name, const T& fallback) const;
   int64_t attr_int(const std::string& name, int64_t fallback) const;
   float attr_float(const std::string& name, float fallback) const;
   std::string attr_string(const std::string& name, const std::string& fallback) const;
@@ -151,6 +156,15 @@ class Node {
   // Attributes, doc_string and unknown fields; input/output/name/op_type/domain are cleared.
   std::unique_ptr<onnx::NodeProto> rest_;
 };
+
+template <>
+Result<int64_t> Node::attr<int64_t>(const std::string& name, const int64_t& fallback) const;
+template <>
+Result<bool> Node::attr<bool>(const std::string& name, const bool& fallback) const;
+template <>
+Result<float> Node::attr<float>(const std::string& name, const float& fallback) const;
+template <>
+Result<std::string> Node::attr<std::string>(const std::string& name, const std::string& fallback) const;
 
 // One initializer. Its TensorProto is kept until the data is replaced, so untouched weights are
 // written back exactly as they came (same encoding, same fields).

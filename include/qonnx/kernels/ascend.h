@@ -2,7 +2,7 @@
 // reads it, shared by the kernels, the ascend-quant-matmul pass and `qonnx-cc trans-quant-param`.
 //
 // ONNX encoding:
-//   TransQuantParamV2(scale float32, [offset float32]) -> y uint64     domain kAscendDomain, version 1
+//   TransQuantParamV2(scale float32, [offset float32]) -> y uint64     domain dialect::kAscendDomain, version 1
 //     round_mode int, default 0 (0 truncate to FP19, 1 round half to even)
 //   QuantBatchMatMul(x1 int8, x2 int8, scale uint64|int64, [offset], [bias int32], [pertoken_scale]) -> y
 //     in the default ONNX domain: Ascend's ONNX parser (ATC) maps "ai.onnx::<8..16>::QuantBatchMatMul"
@@ -18,11 +18,6 @@
 #include "qonnx/support/status.h"
 
 namespace qonnx::kernels::ascend {
-
-inline constexpr const char* kAscendDomain = "qonnx_cc.ascend";
-inline constexpr int kAscendDomainVersion = 1;
-// QuantBatchMatMul lives in the default domain (see above).
-inline constexpr const char* kQuantBatchMatMulDomain = "";
 
 // Bit layout of a word.
 inline constexpr uint64_t kSignedFlagBit = uint64_t{1} << 46;  // int8 result is signed

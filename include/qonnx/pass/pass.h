@@ -218,13 +218,19 @@ std::string format_pipeline(const std::vector<PipelineItem>& items);
 Result<int> set_pass_option(std::vector<PipelineItem>& items, const std::string& pass, const std::string& key,
                             const std::string& value);
 
-// Named pipelines for `convert --target`, converting to default-domain opset `opset` (0: the target's
-// default, 13). Above the ONNX library's opset 17 the library's step comes first, with constant folding
-// and shape inference at 17, then upgrade-opset's own adapters to `opset`. fold and qonnx keep the
-// model's opset unless `opset` is given (then the same step runs first). An opset outside 13..21 is
-// a usage error.
-Result<std::string> target_pipeline(const std::string& target, int64_t opset = 0);
-std::vector<std::string> target_names();
+// Builds a pipeline in code (targets' named pipelines): each add() creates and configures an entry from
+// the registry; the first error (an unknown pass or option) is kept and returned by build().
+class PipelineBuilder {
+ public:
+  explicit PipelineBuilder(const PassRegistry& registry = PassRegistry::global()) : registry_(registry) {}
+  PipelineBuilder& add(const std::string& pass, const PassOptions& options = {});
+  Result<std::vector<PipelineItem>> build();
+
+ private:
+  const PassRegistry& registry_;
+  std::vector<PipelineItem> items_;
+  Status status_ = Status::ok();
+};
 
 // Hooks around every pass run: timing, IR printing and the verifier plug in here.
 class Instrumentation {

@@ -9,12 +9,13 @@
 #include <cmath>
 #include <vector>
 
+#include "qonnx/dialect/target_ops.h"
 #include "kernels/onnx/attr_check.h"
 #include "kernels/ascend/ascend_kernels.h"
 #include "kernels/onnx/gemm_core.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/kernels/ascend.h"
-#include "qonnx/kernels/rounding.h"
+#include "qonnx/quant/rounding.h"
 
 namespace qonnx::kernels {
 namespace {
@@ -164,7 +165,7 @@ Status quant_batch_matmul(exec::KernelContext& ctx, const QbmmAttrs& attrs) {
       case OutType::kBFloat16: y.data<uint16_t>()[e] = float_to_bfloat16(scaled); break;
       case OutType::kInt32: y.data<int32_t>()[e] = v; break;
       case OutType::kInt8: {
-        const float t = std::clamp(round_half_even(scaled), -256.0f, 255.0f);
+        const float t = std::clamp(quant::round_half_even(scaled), -256.0f, 255.0f);
         y.data<int8_t>()[e] = static_cast<int8_t>(std::clamp(static_cast<int32_t>(t) + w.offset, -128, 127));
         break;
       }
@@ -177,7 +178,7 @@ Status quant_batch_matmul(exec::KernelContext& ctx, const QbmmAttrs& attrs) {
 }  // namespace
 
 void register_quant_batch_matmul_kernels(exec::KernelRegistry& r) {
-  r.add(ascend::kQuantBatchMatMulDomain, "QuantBatchMatMul", {1, exec::kNoUpperVersion},
+  r.add(dialect::kQuantBatchMatMulDomain, dialect::kQuantBatchMatMul, {1, exec::kNoUpperVersion},
         exec::typed_kernel<QbmmAttrs, qbmm_attrs, quant_batch_matmul>());
 }
 

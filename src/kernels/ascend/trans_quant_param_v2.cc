@@ -4,10 +4,11 @@
 #include <cmath>
 #include <cstring>
 
+#include "qonnx/dialect/target_ops.h"
 #include "kernels/onnx/attr_check.h"
 #include "kernels/ascend/ascend_kernels.h"
 #include "qonnx/kernels/ascend.h"
-#include "qonnx/kernels/rounding.h"
+#include "qonnx/quant/rounding.h"
 #include "qonnx/support/log.h"
 
 namespace qonnx::kernels::ascend {
@@ -23,7 +24,7 @@ uint32_t fp19_round_half_even(uint32_t bits) {
 }
 
 int32_t trans_quant_offset(float offset) {
-  const float r = std::clamp(round_half_even(offset), -256.0f, 255.0f);
+  const float r = std::clamp(quant::round_half_even(offset), -256.0f, 255.0f);
   return static_cast<int32_t>(r);
 }
 
@@ -134,7 +135,7 @@ Status trans_quant_param_v2(exec::KernelContext& ctx, const RoundModeAttr& attrs
 }  // namespace
 
 void register_trans_quant_param_kernels(exec::KernelRegistry& r) {
-  r.add(ascend::kAscendDomain, "TransQuantParamV2", {ascend::kAscendDomainVersion, exec::kNoUpperVersion},
+  r.add(dialect::kAscendDomain, dialect::kTransQuantParamV2, {dialect::kAscendDomainVersion, exec::kNoUpperVersion},
         exec::typed_kernel<RoundModeAttr, round_mode_attr, trans_quant_param_v2>());
 }
 

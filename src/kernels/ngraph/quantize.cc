@@ -6,6 +6,7 @@
 #include <string>
 #include <type_traits>
 
+#include "qonnx/dialect/target_ops.h"
 #include "kernels/onnx/attr_check.h"
 #include "kernels/ngraph/ngraph_kernels.h"
 #include "kernels/onnx/axis.h"
@@ -35,15 +36,15 @@ const char* ngraph_round_mode_name(NGraphRoundMode mode) {
   return "?";
 }
 
-NGraphRoundMode ngraph_round_mode_for(RoundingMode mode) {
+NGraphRoundMode ngraph_round_mode_for(quant::RoundingMode mode) {
   switch (mode) {
-    case RoundingMode::kRound: return NGraphRoundMode::kNearestTowardEven;
-    case RoundingMode::kCeil: return NGraphRoundMode::kUp;
-    case RoundingMode::kFloor: return NGraphRoundMode::kDown;
-    case RoundingMode::kUp: return NGraphRoundMode::kTowardInfinity;
-    case RoundingMode::kDown: return NGraphRoundMode::kTowardZero;
-    case RoundingMode::kHalfUp: return NGraphRoundMode::kNearestTowardInfinity;
-    case RoundingMode::kHalfDown: return NGraphRoundMode::kNearestTowardZero;
+    case quant::RoundingMode::kRound: return NGraphRoundMode::kNearestTowardEven;
+    case quant::RoundingMode::kCeil: return NGraphRoundMode::kUp;
+    case quant::RoundingMode::kFloor: return NGraphRoundMode::kDown;
+    case quant::RoundingMode::kUp: return NGraphRoundMode::kTowardInfinity;
+    case quant::RoundingMode::kDown: return NGraphRoundMode::kTowardZero;
+    case quant::RoundingMode::kHalfUp: return NGraphRoundMode::kNearestTowardInfinity;
+    case quant::RoundingMode::kHalfDown: return NGraphRoundMode::kNearestTowardZero;
   }
   return NGraphRoundMode::kNearestTowardEven;
 }
@@ -218,9 +219,9 @@ Status dequantize(exec::KernelContext& ctx, const QuantizeAttrs& attrs) {
 }  // namespace
 
 void register_ngraph_kernels(exec::KernelRegistry& r) {
-  const exec::VersionRange versions{kNGraphDomainVersion, exec::kNoUpperVersion};
-  r.add(kNGraphDomain, "Quantize", versions, exec::typed_kernel<QuantizeAttrs, quantize_attrs, quantize>());
-  r.add(kNGraphDomain, "Dequantize", versions, exec::typed_kernel<QuantizeAttrs, dequantize_attrs, dequantize>());
+  const exec::VersionRange versions{dialect::kNGraphDomainVersion, exec::kNoUpperVersion};
+  r.add(dialect::kNGraphDomain, dialect::kNGraphQuantize, versions, exec::typed_kernel<QuantizeAttrs, quantize_attrs, quantize>());
+  r.add(dialect::kNGraphDomain, dialect::kNGraphDequantize, versions, exec::typed_kernel<QuantizeAttrs, dequantize_attrs, dequantize>());
 }
 
 }  // namespace qonnx::kernels

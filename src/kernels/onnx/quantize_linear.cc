@@ -18,7 +18,7 @@
 #include "kernels/qonnx/simd_dispatch.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/support/float8.h"
-#include "qonnx/kernels/rounding.h"
+#include "qonnx/quant/rounding.h"
 
 namespace qonnx::kernels {
 namespace {
@@ -355,11 +355,11 @@ Status dynamic_quantize_linear(exec::KernelContext& ctx) {
   }
   const float scale = (hi - lo) / 255.0f;
   float zero_point = 0.0f;
-  if (scale != 0.0f) zero_point = round_half_even(std::clamp(0.0f - lo / scale, 0.0f, 255.0f));
+  if (scale != 0.0f) zero_point = quant::round_half_even(std::clamp(0.0f - lo / scale, 0.0f, 255.0f));
   Tensor y(DType::kUInt8, x->dims());
   if (scale != 0.0f)
     store_saturated(&y, [&](int64_t e) {
-      return static_cast<double>(round_half_even(xv[e] / scale) + zero_point);
+      return static_cast<double>(quant::round_half_even(xv[e] / scale) + zero_point);
     });
   ctx.set_output(0, std::move(y));
   ctx.set_output(1, Tensor::scalar<float>(DType::kFloat, scale));

@@ -4,21 +4,21 @@
 #pragma once
 
 #include "qonnx/kernels/quant.h"
-#include "qonnx/kernels/rounding.h"
+#include "qonnx/quant/rounding.h"
 #include "qonnx/tensor.h"
 
 namespace qonnx::kernels {
 
 // Quant over the broadcast shape out_dims (x, p.scale, p.zeropt float32; y holds numel(out_dims)).
-void quant_into(const Dims& out_dims, const Tensor& x, const QuantParams& p, float* y);
+void quant_into(const Dims& out_dims, const Tensor& x, const quant::QuantParams& p, float* y);
 // BipolarQuant (x, scale float32).
 void bipolar_quant_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, float* y);
 // Trunc v1 (x, scale, zeropt float32).
 void trunc_v1_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, const Tensor& zeropt, int in_bits,
-                   int out_bits, RoundingMode mode, float* y);
+                   int out_bits, quant::RoundingMode mode, float* y);
 // Trunc v2 (x, scale, zeropt, out_scale float32; range at out_bits).
 void trunc_v2_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, const Tensor& zeropt,
-                   const Tensor& out_scale, IntRange range, RoundingMode mode, float* y);
+                   const Tensor& out_scale, quant::IntRange range, quant::RoundingMode mode, float* y);
 
 // QuantizeLinear / DequantizeLinear on float32 / integer data. The parameters of element e are
 // s[(e / inner) % count] (count 1: per tensor). out_type / in_type: int8, uint8, int16, uint16

@@ -20,7 +20,7 @@
 
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/threads.h"
-#include "qonnx/kernels/rounding.h"
+#include "qonnx/quant/rounding.h"
 #include "qonnx/tensor.h"
 
 // Always inlined so that the loops using them stay free of calls (and vectorise). Note: with GCC 12
@@ -64,30 +64,30 @@ QONNX_FAST_INLINE float round_half_even_f(float t) {
 QONNX_FAST_INLINE float sign_of_f(float t) { return t > 0.0f ? 1.0f : (t < 0.0f ? -1.0f : t); }
 
 // rounding.h's apply_rounding with the mode fixed at compile time.
-template <RoundingMode M>
+template <quant::RoundingMode M>
 QONNX_FAST_INLINE float round_mode(float t) {
-  if constexpr (M == RoundingMode::kRound) return round_half_even_f(t);
-  else if constexpr (M == RoundingMode::kCeil) return ceil_f(t);
-  else if constexpr (M == RoundingMode::kFloor) return floor_f(t);
-  else if constexpr (M == RoundingMode::kUp) return sign_of_f(t) * ceil_f(std::fabs(t));
-  else if constexpr (M == RoundingMode::kDown) return trunc_f(t);
-  else if constexpr (M == RoundingMode::kHalfUp) return sign_of_f(t) * floor_f(std::fabs(t) + 0.5f);
+  if constexpr (M == quant::RoundingMode::kRound) return round_half_even_f(t);
+  else if constexpr (M == quant::RoundingMode::kCeil) return ceil_f(t);
+  else if constexpr (M == quant::RoundingMode::kFloor) return floor_f(t);
+  else if constexpr (M == quant::RoundingMode::kUp) return sign_of_f(t) * ceil_f(std::fabs(t));
+  else if constexpr (M == quant::RoundingMode::kDown) return trunc_f(t);
+  else if constexpr (M == quant::RoundingMode::kHalfUp) return sign_of_f(t) * floor_f(std::fabs(t) + 0.5f);
   else return sign_of_f(t) * ceil_f(std::fabs(t) - 0.5f);
 }
 
 // Calls f(std::integral_constant<RoundingMode, mode>{}) once.
 template <typename F>
-decltype(auto) with_mode(RoundingMode mode, F&& f) {
+decltype(auto) with_mode(quant::RoundingMode mode, F&& f) {
   switch (mode) {
-    case RoundingMode::kRound: return f(std::integral_constant<RoundingMode, RoundingMode::kRound>{});
-    case RoundingMode::kCeil: return f(std::integral_constant<RoundingMode, RoundingMode::kCeil>{});
-    case RoundingMode::kFloor: return f(std::integral_constant<RoundingMode, RoundingMode::kFloor>{});
-    case RoundingMode::kUp: return f(std::integral_constant<RoundingMode, RoundingMode::kUp>{});
-    case RoundingMode::kDown: return f(std::integral_constant<RoundingMode, RoundingMode::kDown>{});
-    case RoundingMode::kHalfUp: return f(std::integral_constant<RoundingMode, RoundingMode::kHalfUp>{});
-    case RoundingMode::kHalfDown: break;
+    case quant::RoundingMode::kRound: return f(std::integral_constant<quant::RoundingMode, quant::RoundingMode::kRound>{});
+    case quant::RoundingMode::kCeil: return f(std::integral_constant<quant::RoundingMode, quant::RoundingMode::kCeil>{});
+    case quant::RoundingMode::kFloor: return f(std::integral_constant<quant::RoundingMode, quant::RoundingMode::kFloor>{});
+    case quant::RoundingMode::kUp: return f(std::integral_constant<quant::RoundingMode, quant::RoundingMode::kUp>{});
+    case quant::RoundingMode::kDown: return f(std::integral_constant<quant::RoundingMode, quant::RoundingMode::kDown>{});
+    case quant::RoundingMode::kHalfUp: return f(std::integral_constant<quant::RoundingMode, quant::RoundingMode::kHalfUp>{});
+    case quant::RoundingMode::kHalfDown: break;
   }
-  return f(std::integral_constant<RoundingMode, RoundingMode::kHalfDown>{});
+  return f(std::integral_constant<quant::RoundingMode, quant::RoundingMode::kHalfDown>{});
 }
 
 // One contiguous stretch of the output: `len` elements from out_offset; operand k starts at

@@ -12,6 +12,7 @@
 #include "kernels/qonnx/qonnx_kernels.h"
 #include "kernels/qonnx/quant_avx2.h"
 #include "kernels/qonnx/simd_dispatch.h"
+#include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/exec/threads.h"
 
@@ -196,7 +197,7 @@ Status multi_threshold(exec::KernelContext& ctx, const MultiThresholdAttrs& attr
 }  // namespace
 
 void register_multithreshold_kernels(exec::KernelRegistry& r) {
-  add_general_op(r, "MultiThreshold", {1, exec::kNoUpperVersion},
+  add_general_op(r, dialect::kMultiThresholdOp, {1, exec::kNoUpperVersion},
                  exec::typed_kernel<MultiThresholdAttrs, prepare_multi_threshold, multi_threshold>());
 }
 

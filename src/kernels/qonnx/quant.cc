@@ -1,46 +1,23 @@
 // Quant / IntQuant and BipolarQuant (SEMANTICS.md section 1).
+#include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/kernels/quant.h"
 
 #include "qonnx/exec/broadcast.h"
 #include "kernels/onnx/attr_check.h"
 #include "kernels/qonnx/fast_math.h"
 #include "kernels/qonnx/fast_kernels.h"
-#include "kernels/qonnx/params.h"
+#include "qonnx/quant/params.h"
 #include "kernels/qonnx/qonnx_kernels.h"
 #include "kernels/qonnx/quant_avx2.h"
 #include "kernels/qonnx/simd_dispatch.h"
 
 namespace qonnx::kernels {
 
-Result<QuantAttrs> read_quant_attrs(const ir::Node& node) {
-  QuantAttrs a;
-  QONNX_ASSIGN_OR_RETURN(a.mode, rounding_attr(node, "ROUND"));
-  QONNX_ASSIGN_OR_RETURN(a.is_signed, flag_attr(node, "signed", true));
-  QONNX_ASSIGN_OR_RETURN(a.narrow, flag_attr(node, "narrow", false));
-  return a;
-}
-
-Result<QuantParams> read_quant_params(const exec::KernelContext& ctx, const QuantAttrs& attrs) {
-  QuantParams p;
-  QONNX_ASSIGN_OR_RETURN(p.scale, scale_input(ctx, 1, "scale"));
-  QONNX_ASSIGN_OR_RETURN(p.zeropt, zero_point_input(ctx, 2, "zeropt"));
-  QONNX_ASSIGN_OR_RETURN(p.bits, bitwidth_input(ctx, 3, "bitwidth"));
-  p.mode = attrs.mode;
-  p.is_signed = attrs.is_signed;
-  p.narrow = attrs.narrow;
-  return p;
-}
-
-Result<QuantParams> read_quant_params(const exec::KernelContext& ctx) {
-  QONNX_ASSIGN_OR_RETURN(QuantAttrs attrs, read_quant_attrs(ctx.node()));
-  return read_quant_params(ctx, attrs);
-}
-
 namespace {
 
 // Quant over one run with the scale and zero point constant along it (per-tensor and per-channel
 // layouts). kCodes: write the integer codes instead of the dequantized values.
-template <RoundingMode M, bool kBipolar, bool kCodes>
+template <quant::RoundingMode M, bool kBipolar, bool kCodes>
 void quant_run_scalar(const float* x, float s, float z, float lo, float hi, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     float t = x[i] / s + z;
@@ -57,7 +34,7 @@ void quant_run_scalar(const float* x, float s, float z, float lo, float hi, floa
 }
 
 // Same with the scale and zero point varying along the run (per-element layouts).
-template <RoundingMode M, bool kBipolar, bool kCodes>
+template <quant::RoundingMode M, bool kBipolar, bool kCodes>
 void quant_run_array(const float* x, const float* s, const float* z, float lo, float hi, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     float t = x[i] / s[i] + z[i];
@@ -78,14 +55,14 @@ void quant_run_array(const float* x, const float* s, const float* z, float lo, f
 // y = Quant(x) (or its codes) over the broadcast shape out_dims; the same numbers as quant_code()
 // element by element, with the mode and layout dispatch outside the loops.
 template <bool kCodes>
-void quant_tensor(const Dims& out_dims, const Tensor& x, const QuantParams& p, float* y) {
-  const IntRange range = quant_int_range(p.bits, p.is_signed, p.narrow);
+void quant_tensor(const Dims& out_dims, const Tensor& x, const quant::QuantParams& p, float* y) {
+  const quant::IntRange range = quant::quant_int_range(p.bits, p.is_signed, p.narrow);
   const float* xs = x.data<float>();
   const float* ss = p.scale.data<float>();
   const float* zs = p.zeropt.data<float>();
   const bool simd = simd_level() == SimdLevel::kAvx2;
   auto body = [&](auto mode_c, auto bipolar_c) {
-    constexpr RoundingMode M = decltype(mode_c)::value;
+    constexpr quant::RoundingMode M = decltype(mode_c)::value;
     constexpr bool B = decltype(bipolar_c)::value;
     fast::parallel_for_each_run<3>(out_dims, {&x.dims(), &p.scale.dims(), &p.zeropt.dims()}, [&] {
       return [&, bx = std::vector<float>(), bs = std::vector<float>(),
@@ -102,26 +79,26 @@ void quant_tensor(const Dims& out_dims, const Tensor& x, const QuantParams& p, f
     });
   };
   if (p.bipolar()) {
-    body(std::integral_constant<RoundingMode, RoundingMode::kRound>{}, std::true_type{});
+    body(std::integral_constant<quant::RoundingMode, quant::RoundingMode::kRound>{}, std::true_type{});
   } else {
     fast::with_mode(p.mode, [&](auto mode_c) { body(mode_c, std::false_type{}); });
   }
 }
 
-void quant_into(const Dims& out_dims, const Tensor& x, const QuantParams& p, float* y) {
+void quant_into(const Dims& out_dims, const Tensor& x, const quant::QuantParams& p, float* y) {
   quant_tensor<false>(out_dims, x, p, y);
 }
 
 namespace {
 
-Result<QuantAttrs> prepare_quant(const ir::Node& node, int64_t) { return read_quant_attrs(node); }
+Result<quant::QuantAttrs> prepare_quant(const ir::Node& node, int64_t) { return quant::read_quant_attrs(node); }
 
-Status quant(exec::KernelContext& ctx, const QuantAttrs& attrs) {
-  QuantParams p;
+Status quant(exec::KernelContext& ctx, const quant::QuantAttrs& attrs) {
+  quant::QuantParams p;
   Dims out_dims;
   {
-    QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
-    QONNX_ASSIGN_OR_RETURN(p, read_quant_params(ctx, attrs));
+    QONNX_ASSIGN_OR_RETURN(Tensor x, quant::float_input(ctx, 0, "X"));
+    QONNX_ASSIGN_OR_RETURN(p, quant::read_quant_params(ctx, attrs));
     QONNX_ASSIGN_OR_RETURN(out_dims, exec::broadcast_input_dims(ctx, {{0, &x}, {1, &p.scale}, {2, &p.zeropt}}));
     if (ctx.input(0)->dtype() != DType::kFloat) {  // x is a converted copy
       Tensor y = Tensor::uninitialized(DType::kFloat, out_dims);
@@ -165,8 +142,8 @@ void bipolar_quant_into(const Dims& out_dims, const Tensor& x, const Tensor& sca
 namespace {
 
 Status bipolar_quant(exec::KernelContext& ctx) {
-  QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
-  QONNX_ASSIGN_OR_RETURN(Tensor scale, scale_input(ctx, 1, "scale"));
+  QONNX_ASSIGN_OR_RETURN(Tensor x, quant::float_input(ctx, 0, "X"));
+  QONNX_ASSIGN_OR_RETURN(Tensor scale, quant::scale_input(ctx, 1, "scale"));
   QONNX_ASSIGN_OR_RETURN(Dims out_dims, exec::broadcast_input_dims(ctx, {{0, &x}, {1, &scale}}));
   Tensor y = Tensor::uninitialized(DType::kFloat, out_dims);
   bipolar_quant_into(out_dims, x, scale, y.data<float>());
@@ -176,8 +153,13 @@ Status bipolar_quant(exec::KernelContext& ctx) {
 
 }  // namespace
 
-Result<Tensor> quant_codes(const exec::KernelContext& ctx, const Tensor& x, const QuantParams& p) {
-  QONNX_ASSIGN_OR_RETURN(Dims out_dims, exec::broadcast_input_dims(ctx, {{0, &x}, {1, &p.scale}, {2, &p.zeropt}}));
+Result<Tensor> quant_codes(const quant::NodeInputs& in, const Tensor& x, const quant::QuantParams& p) {
+  Dims out_dims = x.dims();
+  const std::pair<size_t, const Tensor*> params[] = {{1, &p.scale}, {2, &p.zeropt}};
+  for (const auto& [i, t] : params)
+    if (!exec::broadcast_dims(out_dims, t->dims(), &out_dims))
+      return in.input_error(Code::kInvalidModel, i, fmt::format("shape {} does not broadcast with {}", dims_to_string(t->dims()),
+                                                                dims_to_string(out_dims)));
   Tensor codes = Tensor::uninitialized(DType::kFloat, out_dims);
   quant_tensor<true>(out_dims, x, p, codes.data<float>());
   return codes;
@@ -186,9 +168,9 @@ Result<Tensor> quant_codes(const exec::KernelContext& ctx, const Tensor& x, cons
 void register_quant_kernels(exec::KernelRegistry& r) {
   // One version of each in the QONNX domains (and, for the ops known there, in the default domain).
   constexpr exec::VersionRange kAll{1, exec::kNoUpperVersion};
-  add_general_op(r, "Quant", kAll, exec::typed_kernel<QuantAttrs, prepare_quant, quant>());
-  add_general_op(r, "IntQuant", kAll, exec::typed_kernel<QuantAttrs, prepare_quant, quant>());
-  add_general_op(r, "BipolarQuant", kAll, exec::Kernel{bipolar_quant, nullptr, {}});
+  add_general_op(r, dialect::kQuantOp, kAll, exec::typed_kernel<quant::QuantAttrs, prepare_quant, quant>());
+  add_general_op(r, dialect::kIntQuantOp, kAll, exec::typed_kernel<quant::QuantAttrs, prepare_quant, quant>());
+  add_general_op(r, dialect::kBipolarQuantOp, kAll, exec::Kernel{bipolar_quant, nullptr, {}});
 }
 
 }  // namespace qonnx::kernels

@@ -47,14 +47,14 @@ QONNX_AVX2_INLINE __m256 sign_one(__m256 t) {
   return _mm256_or_ps(_mm256_and_ps(t, _mm256_set1_ps(-0.0f)), _mm256_set1_ps(1.0f));
 }
 
-template <RoundingMode M>
+template <quant::RoundingMode M>
 QONNX_AVX2_INLINE __m256 round_mode(__m256 t) {
-  if constexpr (M == RoundingMode::kRound) return round_even(t);
-  else if constexpr (M == RoundingMode::kCeil) return ceil_v(t);
-  else if constexpr (M == RoundingMode::kFloor) return floor_v(t);
-  else if constexpr (M == RoundingMode::kDown) return trunc_v(t);
-  else if constexpr (M == RoundingMode::kUp) return _mm256_mul_ps(sign_one(t), ceil_v(abs_v(t)));
-  else if constexpr (M == RoundingMode::kHalfUp)
+  if constexpr (M == quant::RoundingMode::kRound) return round_even(t);
+  else if constexpr (M == quant::RoundingMode::kCeil) return ceil_v(t);
+  else if constexpr (M == quant::RoundingMode::kFloor) return floor_v(t);
+  else if constexpr (M == quant::RoundingMode::kDown) return trunc_v(t);
+  else if constexpr (M == quant::RoundingMode::kUp) return _mm256_mul_ps(sign_one(t), ceil_v(abs_v(t)));
+  else if constexpr (M == quant::RoundingMode::kHalfUp)
     return _mm256_mul_ps(sign_one(t), floor_v(_mm256_add_ps(abs_v(t), _mm256_set1_ps(0.5f))));
   else return _mm256_mul_ps(sign_one(t), ceil_v(_mm256_sub_ps(abs_v(t), _mm256_set1_ps(0.5f))));
 }
@@ -69,7 +69,7 @@ QONNX_AVX2_INLINE __m256 param(const float* p, int64_t i) {
   else return _mm256_set1_ps(p[0]);
 }
 
-template <RoundingMode M, bool kBipolar, bool kCodes, bool kVary>
+template <quant::RoundingMode M, bool kBipolar, bool kCodes, bool kVary>
 QONNX_AVX2 int64_t quant_loop(const float* x, const float* s, const float* z, float lo, float hi, float* y, int64_t n) {
   const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
   const __m256 one = _mm256_set1_ps(1.0f), minus_one = _mm256_set1_ps(-1.0f);
@@ -85,7 +85,7 @@ QONNX_AVX2 int64_t quant_loop(const float* x, const float* s, const float* z, fl
   return i;
 }
 
-template <RoundingMode M, bool kBipolar>
+template <quant::RoundingMode M, bool kBipolar>
 int64_t quant_layouts(bool codes, bool vary, const float* x, const float* s, const float* z, float lo, float hi,
                       float* y, int64_t n) {
   if (codes) return vary ? quant_loop<M, kBipolar, true, true>(x, s, z, lo, hi, y, n)
@@ -106,7 +106,7 @@ QONNX_AVX2 int64_t bipolar_loop(const float* x, const float* s, float* y, int64_
   return i;
 }
 
-template <RoundingMode M, bool kVary>
+template <quant::RoundingMode M, bool kVary>
 QONNX_AVX2 int64_t trunc_v1_loop(const float* x, const float* s, const float* z, float inv_shift, float* y, int64_t n) {
   const __m256 vinv = _mm256_set1_ps(inv_shift);
   int64_t i = 0;
@@ -119,7 +119,7 @@ QONNX_AVX2 int64_t trunc_v1_loop(const float* x, const float* s, const float* z,
 }
 
 // kMulByInverse: k is one power of two whose inverse is representable (then t * (1/k) == t / k).
-template <RoundingMode M, bool kVary, bool kMulByInverse>
+template <quant::RoundingMode M, bool kVary, bool kMulByInverse>
 QONNX_AVX2 int64_t trunc_v2_loop(const float* x, const float* s, const float* z, const float* so, const float* k,
                                  float lo, float hi, float* y, int64_t n) {
   const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
@@ -288,9 +288,9 @@ QONNX_AVX2 int64_t threshold_by_channel_loop(const float* v, const float* blocks
 
 }  // namespace
 
-int64_t quant_run(RoundingMode mode, bool bipolar, bool codes, const float* x, const float* s, const float* z,
+int64_t quant_run(quant::RoundingMode mode, bool bipolar, bool codes, const float* x, const float* s, const float* z,
                   bool vary, float lo, float hi, float* y, int64_t n) {
-  if (bipolar) return quant_layouts<RoundingMode::kRound, true>(codes, vary, x, s, z, lo, hi, y, n);
+  if (bipolar) return quant_layouts<quant::RoundingMode::kRound, true>(codes, vary, x, s, z, lo, hi, y, n);
   return fast::with_mode(mode, [&](auto mode_c) {
     return quant_layouts<decltype(mode_c)::value, false>(codes, vary, x, s, z, lo, hi, y, n);
   });
@@ -300,21 +300,21 @@ int64_t bipolar_quant_run(const float* x, const float* s, bool vary, float* y, i
   return vary ? bipolar_loop<true>(x, s, y, n) : bipolar_loop<false>(x, s, y, n);
 }
 
-int64_t trunc_v1_run(RoundingMode mode, const float* x, const float* s, const float* z, bool vary, float inv_shift,
+int64_t trunc_v1_run(quant::RoundingMode mode, const float* x, const float* s, const float* z, bool vary, float inv_shift,
                      float* y, int64_t n) {
   return fast::with_mode(mode, [&](auto mode_c) {
-    constexpr RoundingMode M = decltype(mode_c)::value;
+    constexpr quant::RoundingMode M = decltype(mode_c)::value;
     return vary ? trunc_v1_loop<M, true>(x, s, z, inv_shift, y, n) : trunc_v1_loop<M, false>(x, s, z, inv_shift, y, n);
   });
 }
 
-int64_t trunc_v2_run(RoundingMode mode, const float* x, const float* s, const float* z, const float* so,
+int64_t trunc_v2_run(quant::RoundingMode mode, const float* x, const float* s, const float* z, const float* so,
                      const float* k, bool vary, float lo, float hi, float* y, int64_t n) {
   // k is 2^e (or 0, inf, NaN); 1/k is exact when both are finite and non-zero.
   const float inv = 1.0f / k[0];
   const bool mul_by_inverse = !vary && std::isfinite(k[0]) && k[0] != 0.0f && std::isfinite(inv);
   return fast::with_mode(mode, [&](auto mode_c) {
-    constexpr RoundingMode M = decltype(mode_c)::value;
+    constexpr quant::RoundingMode M = decltype(mode_c)::value;
     if (vary) return trunc_v2_loop<M, true, false>(x, s, z, so, k, lo, hi, y, n);
     if (mul_by_inverse) return trunc_v2_loop<M, false, true>(x, s, z, so, k, lo, hi, y, n);
     return trunc_v2_loop<M, false, false>(x, s, z, so, k, lo, hi, y, n);
@@ -344,11 +344,11 @@ int64_t threshold_run_by_channel(const float* v, const float* blocks, int64_t ch
 
 #else  // no AVX2 on this target: simd_level() never selects it
 
-int64_t quant_run(RoundingMode, bool, bool, const float*, const float*, const float*, bool, float, float, float*,
+int64_t quant_run(quant::RoundingMode, bool, bool, const float*, const float*, const float*, bool, float, float, float*,
                   int64_t) { return 0; }
 int64_t bipolar_quant_run(const float*, const float*, bool, float*, int64_t) { return 0; }
-int64_t trunc_v1_run(RoundingMode, const float*, const float*, const float*, bool, float, float*, int64_t) { return 0; }
-int64_t trunc_v2_run(RoundingMode, const float*, const float*, const float*, const float*, const float*, bool, float,
+int64_t trunc_v1_run(quant::RoundingMode, const float*, const float*, const float*, bool, float, float*, int64_t) { return 0; }
+int64_t trunc_v2_run(quant::RoundingMode, const float*, const float*, const float*, const float*, const float*, bool, float,
                      float, float*, int64_t) { return 0; }
 template <typename T>
 int64_t quantize_linear_run(const float*, const float*, const float*, bool, T*, int64_t) { return 0; }

@@ -6,20 +6,20 @@
 
 #include <cstdint>
 
-#include "qonnx/kernels/rounding.h"
+#include "qonnx/quant/rounding.h"
 
 namespace qonnx::kernels::avx2 {
 
 // Quant: t = x/s + z; q = bipolar ? (t >= 0 ? 1 : -1) : mode(clamp(t, lo, hi)); y = codes ? q : (q - z) * s.
-int64_t quant_run(RoundingMode mode, bool bipolar, bool codes, const float* x, const float* s, const float* z,
+int64_t quant_run(quant::RoundingMode mode, bool bipolar, bool codes, const float* x, const float* s, const float* z,
                   bool vary, float lo, float hi, float* y, int64_t n);
 // BipolarQuant: y = (x >= 0 ? 1 : -1) * s.
 int64_t bipolar_quant_run(const float* x, const float* s, bool vary, float* y, int64_t n);
 // Trunc v1: y = (mode(rne(x/s + z) / shift) - z) * s, with inv_shift = 1/shift (a power of two).
-int64_t trunc_v1_run(RoundingMode mode, const float* x, const float* s, const float* z, bool vary, float inv_shift,
+int64_t trunc_v1_run(quant::RoundingMode mode, const float* x, const float* s, const float* z, bool vary, float inv_shift,
                      float* y, int64_t n);
 // Trunc v2: t = clamp(rne(x/s + z) / k, lo, hi); y = (mode(t) - z/k) * so.
-int64_t trunc_v2_run(RoundingMode mode, const float* x, const float* s, const float* z, const float* so,
+int64_t trunc_v2_run(quant::RoundingMode mode, const float* x, const float* s, const float* z, const float* so,
                      const float* k, bool vary, float lo, float hi, float* y, int64_t n);
 
 // QuantizeLinear: y = saturate(rne(x/s) + z), NaN -> 0, for T = int8, uint8, int16, uint16.

@@ -7,7 +7,7 @@
 #include "kernels/onnx/attr_check.h"
 #include "kernels/qonnx/fast_kernels.h"
 #include "kernels/qonnx/fast_math.h"
-#include "kernels/qonnx/params.h"
+#include "qonnx/quant/params.h"
 #include "kernels/qonnx/qonnx_kernels.h"
 #include "kernels/qonnx/quant_avx2.h"
 #include "kernels/qonnx/simd_dispatch.h"
@@ -27,7 +27,7 @@ Status check_input_count(const exec::KernelContext& ctx, int version) {
 }
 
 // v1 over one run: t = rne(x/s + z) / shift; y = (mode(t) - z) * s.
-template <RoundingMode M, bool kScalar>
+template <quant::RoundingMode M, bool kScalar>
 void trunc_v1_run(const float* x, const float* s, const float* z, float shift, float* y, int64_t n) {
   const float s0 = s[0], z0 = z[0];
   for (int64_t i = 0; i < n; ++i) {
@@ -38,7 +38,7 @@ void trunc_v1_run(const float* x, const float* s, const float* z, float shift, f
 }
 
 // v2 over one run (k precomputed: one value when kScalar).
-template <RoundingMode M, bool kScalar>
+template <quant::RoundingMode M, bool kScalar>
 void trunc_v2_run(const float* x, const float* s, const float* z, const float* so, const float* k, float lo, float hi,
                   float* y, int64_t n) {
   const float s0 = s[0], z0 = z[0], so0 = so[0], k0 = k[0];
@@ -55,7 +55,7 @@ void trunc_v2_run(const float* x, const float* s, const float* z, const float* s
 }  // namespace
 
 void trunc_v1_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, const Tensor& zeropt, int in_bits,
-                   int out_bits, RoundingMode mode, float* y) {
+                   int out_bits, quant::RoundingMode mode, float* y) {
   const float shift = std::ldexp(1.0f, in_bits - out_bits);
   const float inv_shift = std::ldexp(1.0f, out_bits - in_bits);  // exact: |in_bits - out_bits| <= 31
   const float* xs = x.data<float>();
@@ -63,7 +63,7 @@ void trunc_v1_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, c
   const float* zs = zeropt.data<float>();
   const bool simd = simd_level() == SimdLevel::kAvx2;
   fast::with_mode(mode, [&](auto mode_c) {
-    constexpr RoundingMode M = decltype(mode_c)::value;
+    constexpr quant::RoundingMode M = decltype(mode_c)::value;
     fast::parallel_for_each_run<3>(out_dims, {&x.dims(), &scale.dims(), &zeropt.dims()}, [&] {
       return [&, bx = std::vector<float>(), bs = std::vector<float>(),
               bz = std::vector<float>()](const fast::Run<3>& r) mutable {
@@ -81,14 +81,14 @@ void trunc_v1_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, c
 }
 
 void trunc_v2_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, const Tensor& zeropt,
-                   const Tensor& out_scale, IntRange range, RoundingMode mode, float* y) {
+                   const Tensor& out_scale, quant::IntRange range, quant::RoundingMode mode, float* y) {
   const float* xs = x.data<float>();
   const float* ss = scale.data<float>();
   const float* zs = zeropt.data<float>();
   const float* os = out_scale.data<float>();
   const bool simd = simd_level() == SimdLevel::kAvx2;
   fast::with_mode(mode, [&](auto mode_c) {
-    constexpr RoundingMode M = decltype(mode_c)::value;
+    constexpr quant::RoundingMode M = decltype(mode_c)::value;
     fast::parallel_for_each_run<4>(out_dims, {&x.dims(), &scale.dims(), &zeropt.dims(), &out_scale.dims()}, [&] {
       return [&, bx = std::vector<float>(), bs = std::vector<float>(), bz = std::vector<float>(),
               bo = std::vector<float>(), bk = std::vector<float>()](const fast::Run<4>& r) mutable {
@@ -98,7 +98,7 @@ void trunc_v2_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, c
         const float* zo = vary ? fast::run_operand(zs, r.offset[2], r.stride[2], r.len, bz) : zs + r.offset[2];
         const float* oo = vary ? fast::run_operand(os, r.offset[3], r.stride[3], r.len, bo) : os + r.offset[3];
         bk.resize(static_cast<size_t>(vary ? r.len : 1));
-        for (size_t i = 0; i < bk.size(); ++i) bk[i] = trunc_v2_step(oo[i], so[i]);
+        for (size_t i = 0; i < bk.size(); ++i) bk[i] = quant::trunc_v2_step(oo[i], so[i]);
         const float* ko = bk.data();
         float* yo = y + r.out_offset;
         const int64_t i = simd ? avx2::trunc_v2_run(M, xo, so, zo, oo, ko, vary, range.min, range.max, yo, r.len) : 0;
@@ -113,12 +113,12 @@ namespace {
 
 // Trunc's attributes, parsed once per node (v1 reads only the rounding mode).
 struct TruncAttrs {
-  RoundingMode mode;
+  quant::RoundingMode mode;
   bool is_signed, narrow;
 };
 
 Result<TruncAttrs> trunc_attrs(const ir::Node& node, int64_t) {
-  QONNX_ASSIGN_OR_RETURN(RoundingMode mode, rounding_attr(node, "FLOOR"));
+  QONNX_ASSIGN_OR_RETURN(quant::RoundingMode mode, quant::rounding_attr(node, "FLOOR"));
   QONNX_ASSIGN_OR_RETURN(const bool is_signed, flag_attr(node, "signed", true));
   QONNX_ASSIGN_OR_RETURN(const bool narrow, flag_attr(node, "narrow", false));
   return TruncAttrs{mode, is_signed, narrow};
@@ -126,11 +126,11 @@ Result<TruncAttrs> trunc_attrs(const ir::Node& node, int64_t) {
 
 Status trunc_v1(exec::KernelContext& ctx, const TruncAttrs& attrs) {
   QONNX_RETURN_IF_ERROR(check_input_count(ctx, 1));
-  QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
-  QONNX_ASSIGN_OR_RETURN(Tensor scale, scale_input(ctx, 1, "scale"));
-  QONNX_ASSIGN_OR_RETURN(Tensor zeropt, zero_point_input(ctx, 2, "zeropt"));
-  QONNX_ASSIGN_OR_RETURN(int in_bits, bitwidth_input(ctx, 3, "in_bitwidth"));
-  QONNX_ASSIGN_OR_RETURN(int out_bits, bitwidth_input(ctx, 4, "out_bitwidth"));
+  QONNX_ASSIGN_OR_RETURN(Tensor x, quant::float_input(ctx, 0, "X"));
+  QONNX_ASSIGN_OR_RETURN(Tensor scale, quant::scale_input(ctx, 1, "scale"));
+  QONNX_ASSIGN_OR_RETURN(Tensor zeropt, quant::zero_point_input(ctx, 2, "zeropt"));
+  QONNX_ASSIGN_OR_RETURN(int in_bits, quant::bitwidth_input(ctx, 3, "in_bitwidth"));
+  QONNX_ASSIGN_OR_RETURN(int out_bits, quant::bitwidth_input(ctx, 4, "out_bitwidth"));
   QONNX_ASSIGN_OR_RETURN(Dims out_dims, exec::broadcast_input_dims(ctx, {{0, &x}, {1, &scale}, {2, &zeropt}}));
   Tensor y(DType::kFloat, out_dims);
   trunc_v1_into(out_dims, x, scale, zeropt, in_bits, out_bits, attrs.mode, y.data<float>());
@@ -140,14 +140,14 @@ Status trunc_v1(exec::KernelContext& ctx, const TruncAttrs& attrs) {
 
 Status trunc_v2(exec::KernelContext& ctx, const TruncAttrs& attrs) {
   QONNX_RETURN_IF_ERROR(check_input_count(ctx, 2));
-  QONNX_ASSIGN_OR_RETURN(Tensor x, float_input(ctx, 0, "X"));
-  QONNX_ASSIGN_OR_RETURN(Tensor scale, scale_input(ctx, 1, "scale"));
-  QONNX_ASSIGN_OR_RETURN(Tensor zeropt, zero_point_input(ctx, 2, "zeropt"));
-  QONNX_ASSIGN_OR_RETURN(int in_bits, bitwidth_input(ctx, 3, "in_bitwidth"));
+  QONNX_ASSIGN_OR_RETURN(Tensor x, quant::float_input(ctx, 0, "X"));
+  QONNX_ASSIGN_OR_RETURN(Tensor scale, quant::scale_input(ctx, 1, "scale"));
+  QONNX_ASSIGN_OR_RETURN(Tensor zeropt, quant::zero_point_input(ctx, 2, "zeropt"));
+  QONNX_ASSIGN_OR_RETURN(int in_bits, quant::bitwidth_input(ctx, 3, "in_bitwidth"));
   (void)in_bits;  // validated, otherwise unused in v2
-  QONNX_ASSIGN_OR_RETURN(Tensor out_scale, scale_input(ctx, 4, "out_scale"));
-  QONNX_ASSIGN_OR_RETURN(int out_bits, bitwidth_input(ctx, 5, "out_bitwidth"));
-  const IntRange range = quant_int_range(out_bits, attrs.is_signed, attrs.narrow);
+  QONNX_ASSIGN_OR_RETURN(Tensor out_scale, quant::scale_input(ctx, 4, "out_scale"));
+  QONNX_ASSIGN_OR_RETURN(int out_bits, quant::bitwidth_input(ctx, 5, "out_bitwidth"));
+  const quant::IntRange range = quant::quant_int_range(out_bits, attrs.is_signed, attrs.narrow);
   QONNX_ASSIGN_OR_RETURN(Dims out_dims,
                          exec::broadcast_input_dims(ctx, {{0, &x}, {1, &scale}, {2, &zeropt}, {4, &out_scale}}));
   Tensor y(DType::kFloat, out_dims);
@@ -162,11 +162,11 @@ void register_trunc_kernels(exec::KernelRegistry& r) {
   const exec::Kernel v1 = exec::typed_kernel<TruncAttrs, trunc_attrs, trunc_v1>();
   const exec::Kernel v2 = exec::typed_kernel<TruncAttrs, trunc_attrs, trunc_v2>();
   for (const std::string& d : dialect::general_domain_spellings()) {
-    r.add(d, "Trunc", {1, 1}, v1);
-    r.add(d, "Trunc", {2, exec::kNoUpperVersion}, v2);
+    r.add(d, dialect::kTruncOp, {1, 1}, v1);
+    r.add(d, dialect::kTruncOp, {2, exec::kNoUpperVersion}, v2);
   }
   // The default domain's version is the ONNX opset, not QONNX's: Trunc there is always version 1.
-  r.add("", "Trunc", {1, exec::kNoUpperVersion}, v1);
+  r.add("", dialect::kTruncOp, {1, exec::kNoUpperVersion}, v1);
 }
 
 }  // namespace qonnx::kernels

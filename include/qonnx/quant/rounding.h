@@ -1,4 +1,4 @@
-// The rounding modes shared by Quant, Trunc and the nGraph target (SEMANTICS.md section 1),
+// Rounding modes and integer bounds of the QONNX quantizers (SEMANTICS.md section 1),
 // as exact float32 formulas.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-namespace qonnx::kernels {
+namespace qonnx::quant {
 
 enum class RoundingMode { kRound, kCeil, kFloor, kUp, kDown, kHalfUp, kHalfDown };
 
@@ -23,11 +23,6 @@ inline float round_half_even(float t) {
 }
 
 inline float sign_of(float t) { return t > 0.0f ? 1.0f : (t < 0.0f ? -1.0f : t); }
-
-// The two nGraph modes without a QONNX name, as nGraph evaluates them in float32:
-// nearest with ties toward +inf (ROUND_NEAREST_UPWARD) and toward -inf (ROUND_NEAREST_DOWNWARD).
-inline float round_half_upward(float t) { return std::floor(t + 0.5f); }
-inline float round_half_downward(float t) { return std::ceil(t - 0.5f); }
 
 inline float apply_rounding(RoundingMode mode, float t) {
   switch (mode) {
@@ -49,4 +44,4 @@ struct IntRange {
 };
 IntRange quant_int_range(int bitwidth, bool is_signed, bool narrow);
 
-}  // namespace qonnx::kernels
+}  // namespace qonnx::quant

@@ -1,10 +1,10 @@
-#include "qonnx/kernels/rounding.h"
+#include "qonnx/quant/rounding.h"
 
 #include <strings.h>
 
 #include "qonnx/dialect/qonnx_dialect.h"
 
-namespace qonnx::kernels {
+namespace qonnx::quant {
 
 std::optional<RoundingMode> parse_rounding_mode(const std::string& text) {
   // The dialect owns the accepted names; this maps them to the formulas.
@@ -40,4 +40,4 @@ IntRange quant_int_range(int bitwidth, bool is_signed, bool narrow) {
   return {0.0f, static_cast<float>(hi)};
 }
 
-}  // namespace qonnx::kernels
+}  // namespace qonnx::quant
