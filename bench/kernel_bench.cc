@@ -12,8 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "kernels/onnx/quantize_linear.h"
 #include "kernels/qonnx/fast_kernels.h"
-#include "kernels/qonnx/simd_dispatch.h"
+#include "kernels/isa/isa.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/io/model_builder.h"
@@ -210,13 +211,13 @@ void BM_Quant_PerTensor_Portable_Scalar(benchmark::State& state) {
   const Tensor& x = input_x();
   QuantParams p = quant_params(false, RoundingMode::kRound);
   std::vector<float> y(static_cast<size_t>(kN));
-  const SimdLevel previous = set_simd_level(SimdLevel::kPortable);
+  const isa::Isa previous = isa::use(isa::Family::kQuant, isa::Isa::kPortable);
   for (auto _ : state) {
     quant_into(kDims, x, p, y.data());
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
-  set_simd_level(previous);
+  isa::use(isa::Family::kQuant, previous);
   state.SetLabel("ROUND");
   set_bytes(state, kN * 4, kN * 4);
 }

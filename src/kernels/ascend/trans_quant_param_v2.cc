@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/onnx/attr_check.h"
+#include "kernels/common/attr_check.h"
 #include "kernels/ascend/ascend_kernels.h"
 #include "qonnx/kernels/ascend.h"
 #include "qonnx/kernels/rounding.h"
