@@ -16,12 +16,18 @@
 
 #include <benchmark/benchmark.h>
 
-#include "kernels/onnx/gemm_core.h"
+#include "kernels/common/gemm_core.h"
 #include "qonnx/exec/threads.h"
 
 namespace {
 
-using qonnx::kernels::FloatIsa;
+// The float family's instruction-set paths (kernels/isa).
+using FloatIsa = qonnx::kernels::isa::Isa;
+bool float_isa_supported(FloatIsa i) {
+  return qonnx::kernels::isa::supports(qonnx::kernels::isa::Family::kFloat, i, qonnx::kernels::isa::cpu_features());
+}
+void use_float_isa(FloatIsa i) { qonnx::kernels::isa::use(qonnx::kernels::isa::Family::kFloat, i); }
+const char* float_isa_name(FloatIsa i) { return qonnx::kernels::isa::name(i); }
 
 struct Shape {
   const char* what;
@@ -88,10 +94,10 @@ std::vector<Library> load_libraries() {
                       set});
   }
   for (FloatIsa isa : {FloatIsa::kAvx512, FloatIsa::kAvx2, FloatIsa::kPortable}) {
-    if (!qonnx::kernels::float_isa_supported(isa)) continue;
-    libs.push_back({std::string("qonnx-") + qonnx::kernels::float_isa_name(isa),
+    if (!float_isa_supported(isa)) continue;
+    libs.push_back({std::string("qonnx-") + float_isa_name(isa),
                     [isa](const Shape& s, const float* a, const float* b, float* c) {
-                      qonnx::kernels::use_float_isa(isa);
+                      use_float_isa(isa);
                       const qonnx::kernels::FloatRowMajorSource src(b, s.n);
                       qonnx::kernels::FloatGemm g;
                       g.m = s.m, g.n = s.n, g.k = s.k, g.a = a, g.lda = s.k, g.b = &src, g.c = c, g.ldc = s.n;

@@ -2,7 +2,7 @@
 // plain memory copy of the same bytes, one thread. Bytes per second counts bytes read + written, so
 // the copy and each kernel are compared on the memory traffic they need; bench/run_bench.sh prints
 // kernel / copy ratios. The loops are the ones the kernels run (kernels/qonnx/fast_kernels.h) on
-// preallocated outputs, on the best instruction set the CPU has (kernels/qonnx/simd_dispatch.h);
+// preallocated outputs, on the best instruction set the CPU has (kernels/isa/isa.h);
 // *_Scalar are the former per-element reference loop and the portable path, for comparison, and
 // *_Kernel goes through the registry (input checks + output allocation included).
 #include <benchmark/benchmark.h>
@@ -12,8 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "kernels/onnx/quantize_linear.h"
 #include "kernels/qonnx/fast_kernels.h"
-#include "kernels/qonnx/simd_dispatch.h"
+#include "kernels/isa/isa.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/io/model_builder.h"
@@ -210,13 +211,13 @@ void BM_Quant_PerTensor_Portable_Scalar(benchmark::State& state) {
   const Tensor& x = input_x();
   quant::QuantParams p = quant_params(false, quant::RoundingMode::kRound);
   std::vector<float> y(static_cast<size_t>(kN));
-  const SimdLevel previous = set_simd_level(SimdLevel::kPortable);
+  const isa::Isa previous = isa::use(isa::Family::kQuant, isa::Isa::kPortable);
   for (auto _ : state) {
     quant_into(kDims, x, p, y.data());
     benchmark::DoNotOptimize(y.data());
     benchmark::ClobberMemory();
   }
-  set_simd_level(previous);
+  isa::use(isa::Family::kQuant, previous);
   state.SetLabel("ROUND");
   set_bytes(state, kN * 4, kN * 4);
 }

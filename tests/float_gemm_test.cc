@@ -16,15 +16,23 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "kernels/onnx/gemm_core.h"
-#include "kernels/onnx/transpose.h"
+#include "kernels/common/gemm_core.h"
+#include "kernels/common/transpose.h"
 #include "qonnx/exec/threads.h"
 #include "support/test_util.h"
 
 namespace qonnx::test {
 namespace {
 
-using kernels::FloatIsa;
+// The float family's instruction-set paths (kernels/isa).
+using FloatIsa = kernels::isa::Isa;
+bool float_isa_supported(FloatIsa i) {
+  return kernels::isa::supports(kernels::isa::Family::kFloat, i, kernels::isa::cpu_features());
+}
+void use_float_isa(FloatIsa i) { kernels::isa::use(kernels::isa::Family::kFloat, i); }
+FloatIsa best_float_isa() { return kernels::isa::best(kernels::isa::Family::kFloat); }
+FloatIsa current_float_isa() { return kernels::isa::current(kernels::isa::Family::kFloat); }
+const char* float_isa_name(FloatIsa i) { return kernels::isa::name(i); }
 using Attrs = std::function<void(io::NodeBuilder&)>;
 
 std::vector<float> random_values(int64_t n, uint32_t seed) {
@@ -99,7 +107,7 @@ class FloatGemmTest : public ::testing::Test {
   void TearDown() override {
     exec::set_min_work_per_thread(exec::kDefaultMinWorkPerThread);
     exec::set_threads(1);
-    kernels::use_float_isa(kernels::best_float_isa());
+    use_float_isa(best_float_isa());
   }
 
   // Output #0 under every instruction set and threads 1-4: all equal, bit for bit, to `expected`
@@ -109,8 +117,8 @@ class FloatGemmTest : public ::testing::Test {
     Tensor first;
     bool have_first = false;
     for (FloatIsa isa : {FloatIsa::kPortable, FloatIsa::kAvx2, FloatIsa::kAvx512}) {
-      if (!kernels::float_isa_supported(isa)) continue;
-      kernels::use_float_isa(isa);
+      if (!float_isa_supported(isa)) continue;
+      use_float_isa(isa);
       for (int t : {1, 2, 3, 4}) {
         exec::set_threads(t);
         NodeCase c;
@@ -120,7 +128,7 @@ class FloatGemmTest : public ::testing::Test {
         auto r = run_node(c);
         ASSERT_TRUE(r.is_ok()) << op << ": " << r.status().to_string();
         const Tensor& y = r.value()[0];
-        const std::string where = std::string(kernels::float_isa_name(isa)) + ", threads " + std::to_string(t);
+        const std::string where = std::string(float_isa_name(isa)) + ", threads " + std::to_string(t);
         if (expected) {
           EXPECT_TRUE(same_bits(y, *expected)) << op << " differs from the reference (" << where << ")";
         }
@@ -147,9 +155,9 @@ class FloatGemmTest : public ::testing::Test {
 };
 
 TEST_F(FloatGemmTest, PortableAlwaysAvailable) {
-  EXPECT_TRUE(kernels::float_isa_supported(FloatIsa::kPortable));
-  kernels::use_float_isa(FloatIsa::kPortable);
-  EXPECT_EQ(kernels::current_float_isa(), FloatIsa::kPortable);
+  EXPECT_TRUE(float_isa_supported(FloatIsa::kPortable));
+  use_float_isa(FloatIsa::kPortable);
+  EXPECT_EQ(current_float_isa(), FloatIsa::kPortable);
 }
 
 TEST_F(FloatGemmTest, MatMulOddShapesMatchTheFmaOrder) {
@@ -288,14 +296,14 @@ TEST_F(FloatGemmTest, CoreAccumulatesIntoStridedC) {
       ref[static_cast<size_t>(i * ldc + j)] = acc;
     }
   for (FloatIsa isa : {FloatIsa::kPortable, FloatIsa::kAvx2, FloatIsa::kAvx512}) {
-    if (!kernels::float_isa_supported(isa)) continue;
-    kernels::use_float_isa(isa);
+    if (!float_isa_supported(isa)) continue;
+    use_float_isa(isa);
     for (int t : {1, 2, 3}) {
       exec::set_threads(t);
       std::vector<float> c = c0;
       kernels::gemm_accumulate<float, float>(m, n, k, a.data(), lda, b.data(), ldb, c.data(), ldc);
       EXPECT_EQ(std::memcmp(c.data(), ref.data(), c.size() * sizeof(float)), 0)
-          << kernels::float_isa_name(isa) << ", threads " << t;
+          << float_isa_name(isa) << ", threads " << t;
     }
   }
 }
@@ -316,20 +324,20 @@ class ChannelsLastNative : public FloatGemmTest {
       first_inputs.push_back(i == 0 && transpose_w ? nhwc_to_nchw(params[i]) : params[i]);
     std::vector<Tensor> last_inputs{x};
     last_inputs.insert(last_inputs.end(), params.begin(), params.end());
-    kernels::use_float_isa(kernels::best_float_isa());
+    use_float_isa(best_float_isa());
     exec::set_threads(1);
     auto want = run_node(NodeCase{op, "", 13, {}, first_inputs, attrs});
     ASSERT_TRUE(want.is_ok()) << want.status().to_string();
     const Tensor expected = nchw_to_nhwc(want.value()[0]);
     for (FloatIsa isa : {FloatIsa::kPortable, FloatIsa::kAvx2, FloatIsa::kAvx512}) {
-      if (!kernels::float_isa_supported(isa)) continue;
-      kernels::use_float_isa(isa);
+      if (!float_isa_supported(isa)) continue;
+      use_float_isa(isa);
       for (int t : {1, 2, 3, 4}) {
         exec::set_threads(t);
         auto got = run_node(NodeCase{op, kChannelsLast, 13, {}, last_inputs, attrs});
         ASSERT_TRUE(got.is_ok()) << got.status().to_string();
         EXPECT_TRUE(got.value()[0].identical(expected))
-            << op << " " << dims_to_string(x.dims()) << " isa " << kernels::float_isa_name(isa) << " threads " << t;
+            << op << " " << dims_to_string(x.dims()) << " isa " << float_isa_name(isa) << " threads " << t;
       }
     }
   }

@@ -1,6 +1,6 @@
-// The vectorised quantization loops (kernels/qonnx/fast_math.h, fast_kernels.h) against plain
-// scalar references written element by element from SEMANTICS.md, bit for bit, for every rounding
-// mode and parameter layout, on random, tie-rich and special (NaN, inf, -0.0, huge, subnormal) data,
+// The vectorised quantization loops (kernels/common/fast_math.h, kernels/qonnx/fast_kernels.h,
+// kernels/onnx/quantize_linear.h) against plain scalar references written element by element from
+// SEMANTICS.md, bit for bit, for every rounding mode and parameter layout, on random, tie-rich and special (NaN, inf, -0.0, huge, subnormal) data,
 // on every instruction-set path (portable and AVX2: the FastPath tests run once per level).
 #include <gtest/gtest.h>
 
@@ -11,8 +11,9 @@
 #include <random>
 #include <vector>
 
+#include "kernels/onnx/quantize_linear.h"
 #include "kernels/qonnx/fast_kernels.h"
-#include "kernels/qonnx/fast_math.h"
+#include "kernels/common/fast_math.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/kernels/quant.h"
 #include "qonnx/quant/rounding.h"
@@ -21,7 +22,7 @@
 namespace qonnx::kernels {
 namespace {
 
-class FastPath : public ::testing::TestWithParam<SimdLevel> {
+class FastPath : public ::testing::TestWithParam<isa::Isa> {
  protected:
   test::ScopedSimdLevel level_{GetParam()};
 };

@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/onnx/quantize_linear.h"
 #include "kernels/qonnx/fast_kernels.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/dtype_dispatch.h"
@@ -34,7 +35,7 @@ const quant::RoundingMode kModes[] = {quant::RoundingMode::kRound, quant::Roundi
 class QuantSimd : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (simd_level_supported() == SimdLevel::kPortable) GTEST_SKIP() << "this CPU has no AVX2: one path only";
+    if (isa::best(isa::Family::kQuant) == isa::Isa::kPortable) GTEST_SKIP() << "this CPU has no AVX2: one path only";
   }
 };
 
@@ -60,11 +61,11 @@ template <typename T, typename F>
 std::pair<std::vector<T>, std::vector<T>> both_paths(size_t n, F&& f) {
   std::vector<T> portable(n, T(77)), simd(n, T(99));
   {
-    ScopedSimdLevel level(SimdLevel::kPortable);
+    ScopedSimdLevel level(isa::Isa::kPortable);
     f(portable.data());
   }
   {
-    ScopedSimdLevel level(SimdLevel::kAvx2);
+    ScopedSimdLevel level(isa::Isa::kAvx2);
     f(simd.data());
   }
   return {simd, portable};
@@ -356,14 +357,14 @@ TEST_F(QuantSimd, KernelsThroughTheRegistryGiveTheSameBitsOnBothPaths) {
 
   for (const test::NodeCase& c : cases) {
     SCOPED_TRACE(c.op);
-    auto run = [&](SimdLevel level) {
+    auto run = [&](isa::Isa level) {
       ScopedSimdLevel scoped(level);
       auto r = test::run_node(c);
       EXPECT_TRUE(r.is_ok()) << r.status().to_string();
       return r.is_ok() ? exec::cast_tensor(r.value()[0], DType::kFloat).value() : Tensor();
     };
-    const Tensor a = run(SimdLevel::kAvx2);
-    const Tensor b = run(SimdLevel::kPortable);
+    const Tensor a = run(isa::Isa::kAvx2);
+    const Tensor b = run(isa::Isa::kPortable);
     ASSERT_EQ(a.numel(), b.numel());
     EXPECT_TRUE(same_bits(test::values_f32(a), test::values_f32(b)));
   }

@@ -14,8 +14,8 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/onnx/gemm_core.h"
-#include "kernels/qonnx/fast_math.h"
+#include "kernels/common/gemm_core.h"
+#include "kernels/common/fast_math.h"
 #include "qonnx/exec/threads.h"
 #include "support/test_util.h"
 

@@ -3,7 +3,7 @@
 // elementwise, so transposing its inputs first gives the same values. Unlike qonnx, a parameter whose
 // rank differs from the permutation's and that is not a single value (it would broadcast differently
 // after the transpose) leaves the pair alone, and so does a Quant read by other nodes too.
-#include "kernels/onnx/transpose.h"
+#include "qonnx/kernels/transpose.h"
 #include "passes/passes.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 

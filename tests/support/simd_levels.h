@@ -1,39 +1,41 @@
-// Running the quantization kernels on each instruction-set path (kernels/qonnx/simd_dispatch.h).
+// Running the quantization kernels on each instruction-set path (kernels/isa/isa.h, family kQuant).
 #pragma once
 
 #include <ostream>
 #include <string>
 #include <vector>
 
-#include "kernels/qonnx/simd_dispatch.h"
+#include "kernels/isa/isa.h"
 
 namespace qonnx::test {
 
-// Every level this CPU runs, portable first.
-inline std::vector<kernels::SimdLevel> simd_levels() {
-  std::vector<kernels::SimdLevel> levels = {kernels::SimdLevel::kPortable};
-  if (kernels::simd_level_supported() == kernels::SimdLevel::kAvx2) levels.push_back(kernels::SimdLevel::kAvx2);
+// Every quantization path this CPU runs, portable first.
+inline std::vector<kernels::isa::Isa> simd_levels() {
+  using kernels::isa::Isa;
+  std::vector<Isa> levels = {Isa::kPortable};
+  if (kernels::isa::best(kernels::isa::Family::kQuant) == Isa::kAvx2) levels.push_back(Isa::kAvx2);
   return levels;
 }
 
-// Selects a level for the current scope.
+// Selects the quantization path for the current scope.
 class ScopedSimdLevel {
  public:
-  explicit ScopedSimdLevel(kernels::SimdLevel level) : previous_(kernels::set_simd_level(level)) {}
-  ~ScopedSimdLevel() { kernels::set_simd_level(previous_); }
+  explicit ScopedSimdLevel(kernels::isa::Isa level)
+      : previous_(kernels::isa::use(kernels::isa::Family::kQuant, level)) {}
+  ~ScopedSimdLevel() { kernels::isa::use(kernels::isa::Family::kQuant, previous_); }
   ScopedSimdLevel(const ScopedSimdLevel&) = delete;
   ScopedSimdLevel& operator=(const ScopedSimdLevel&) = delete;
 
  private:
-  kernels::SimdLevel previous_;
+  kernels::isa::Isa previous_;
 };
 
 // For INSTANTIATE_TEST_SUITE_P name generators.
-inline std::string simd_level_param_name(kernels::SimdLevel level) { return kernels::simd_level_name(level); }
+inline std::string simd_level_param_name(kernels::isa::Isa level) { return kernels::isa::name(level); }
 
 }  // namespace qonnx::test
 
-namespace qonnx::kernels {
+namespace qonnx::kernels::isa {
 // gtest prints test parameters with this (found by argument-dependent lookup).
-inline void PrintTo(SimdLevel level, std::ostream* os) { *os << simd_level_name(level); }
-}  // namespace qonnx::kernels
+inline void PrintTo(Isa level, std::ostream* os) { *os << name(level); }
+}  // namespace qonnx::kernels::isa

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "qonnx/dialect/target_ops.h"
-#include "kernels/onnx/attr_check.h"
+#include "kernels/common/attr_check.h"
 #include "kernels/ascend/ascend_kernels.h"
-#include "kernels/onnx/gemm_core.h"
+#include "kernels/common/gemm_core.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/kernels/ascend.h"
 #include "qonnx/quant/rounding.h"

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "qonnx/dialect/target_ops.h"
-#include "kernels/onnx/attr_check.h"
+#include "kernels/common/attr_check.h"
 #include "kernels/ascend/ascend_kernels.h"
 #include "qonnx/kernels/ascend.h"
 #include "qonnx/quant/rounding.h"

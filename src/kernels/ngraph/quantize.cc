@@ -7,9 +7,9 @@
 #include <type_traits>
 
 #include "qonnx/dialect/target_ops.h"
-#include "kernels/onnx/attr_check.h"
+#include "kernels/common/attr_check.h"
 #include "kernels/ngraph/ngraph_kernels.h"
-#include "kernels/onnx/axis.h"
+#include "kernels/common/axis.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/kernels/ngraph.h"

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/onnx/attr_check.h"
+#include "kernels/common/attr_check.h"
 #include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
 

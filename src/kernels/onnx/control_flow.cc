@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "kernels/onnx/attr_check.h"
-#include "kernels/onnx/axis.h"
+#include "kernels/common/attr_check.h"
+#include "kernels/common/axis.h"
 #include "kernels/onnx/onnx_kernels.h"
 
 namespace qonnx::kernels {

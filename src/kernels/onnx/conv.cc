@@ -9,13 +9,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/onnx/attr_check.h"
+#include "kernels/common/attr_check.h"
 #include "kernels/onnx/conv_depthwise.h"
-#include "kernels/onnx/conv_util.h"
-#include "kernels/onnx/gemm_core.h"
+#include "kernels/common/conv_util.h"
+#include "kernels/common/gemm_core.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "kernels/onnx/quantize_util.h"
-#include "kernels/onnx/transpose.h"
+#include "kernels/common/transpose.h"
 #include "qonnx/exec/dtype_dispatch.h"
 
 namespace qonnx::kernels {

@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "kernels/onnx/gemm_core.h"
+#include "kernels/isa/isa.h"
 
-#if QONNX_GEMM_X86
+#if QONNX_ISA_X86
 #include <immintrin.h>
 #endif
 
@@ -19,7 +19,7 @@ void depthwise_portable(const float* const* taps, int64_t count, const float* w,
   }
 }
 
-#if QONNX_GEMM_X86
+#if QONNX_ISA_X86
 __attribute__((target("avx2,fma"))) void depthwise_avx2(const float* const* taps, int64_t count, const float* w,
                                                          int64_t channels, float* y) {
   int64_t c = 0;
@@ -57,9 +57,9 @@ __attribute__((target("avx2,fma"))) void depthwise_avx2(const float* const* taps
 }  // namespace
 
 void depthwise_position_f32(const float* const* taps, int64_t count, const float* w, int64_t channels, float* y) {
-#if QONNX_GEMM_X86
-  // The float GEMM's choice of instruction set (tests switch it to compare the paths bit for bit).
-  if (current_float_isa() != FloatIsa::kPortable) return depthwise_avx2(taps, count, w, channels, y);
+#if QONNX_ISA_X86
+  // The float family's choice (tests switch it to compare the paths bit for bit): AVX2 + FMA or better.
+  if (isa::current(isa::Family::kFloat) != isa::Isa::kPortable) return depthwise_avx2(taps, count, w, channels, y);
 #endif
   depthwise_portable(taps, count, w, channels, y);
 }

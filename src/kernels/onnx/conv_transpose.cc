@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/onnx/attr_check.h"
-#include "kernels/onnx/conv_util.h"
-#include "kernels/onnx/gemm_core.h"
+#include "kernels/common/attr_check.h"
+#include "kernels/common/conv_util.h"
+#include "kernels/common/gemm_core.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/dtype_dispatch.h"
 

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "kernels/onnx/attr_check.h"
-#include "kernels/onnx/axis.h"
-#include "kernels/onnx/element_copy.h"
+#include "kernels/common/attr_check.h"
+#include "kernels/common/axis.h"
+#include "kernels/common/element_copy.h"
 
 namespace qonnx::kernels {
 

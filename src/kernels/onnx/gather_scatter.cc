@@ -4,10 +4,10 @@
 #include <type_traits>
 
 #include "qonnx/exec/dtype_dispatch.h"
-#include "kernels/onnx/attr_check.h"
-#include "kernels/onnx/axes.h"
-#include "kernels/onnx/compute_type.h"
-#include "kernels/onnx/element_copy.h"
+#include "kernels/common/attr_check.h"
+#include "kernels/common/axes.h"
+#include "kernels/common/compute_type.h"
+#include "kernels/common/element_copy.h"
 #include "kernels/onnx/onnx_kernels.h"
 
 namespace qonnx::kernels {

@@ -7,9 +7,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/onnx/attr_check.h"
-#include "kernels/onnx/gemm_core.h"
-#include "kernels/onnx/transpose.h"
+#include "kernels/common/attr_check.h"
+#include "kernels/common/gemm_core.h"
+#include "kernels/common/transpose.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/dtype_dispatch.h"

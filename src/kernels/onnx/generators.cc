@@ -3,9 +3,9 @@
 #include <optional>
 #include <type_traits>
 
-#include "kernels/onnx/attr_check.h"
-#include "kernels/onnx/axes.h"
-#include "kernels/onnx/element_copy.h"
+#include "kernels/common/attr_check.h"
+#include "kernels/common/axes.h"
+#include "kernels/common/element_copy.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/dtype_dispatch.h"
 

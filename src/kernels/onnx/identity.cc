@@ -1,6 +1,5 @@
 // Identity: the output shares the input's (immutable) storage.
 #include "kernels/onnx/onnx_kernels.h"
-#include "kernels/qonnx/qonnx_kernels.h"
 
 namespace qonnx::kernels {
 namespace {
@@ -15,8 +14,6 @@ Status identity(exec::KernelContext& ctx) {
 
 void register_identity_kernels(exec::KernelRegistry& r) {
   r.add("", "Identity", {1, exec::kNoUpperVersion}, identity);
-  // qonnx's cleanup leaves Identity nodes in the general domain.
-  add_general_op(r, "Identity", {1, exec::kNoUpperVersion}, exec::Kernel{identity, nullptr, {}});
 }
 
 }  // namespace qonnx::kernels

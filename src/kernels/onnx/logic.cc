@@ -4,7 +4,7 @@
 #include <string>
 #include <type_traits>
 
-#include "kernels/onnx/attr_check.h"
+#include "kernels/common/attr_check.h"
 #include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
 

@@ -6,7 +6,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/onnx/gemm_core.h"
+#include "kernels/common/gemm_core.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "kernels/onnx/quantize_util.h"
 #include "qonnx/exec/broadcast.h"

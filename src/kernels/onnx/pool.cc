@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
-#include "kernels/onnx/attr_check.h"
-#include "kernels/onnx/compute_type.h"
-#include "kernels/onnx/conv_util.h"
+#include "kernels/common/attr_check.h"
+#include "kernels/common/compute_type.h"
+#include "kernels/common/conv_util.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/dtype_dispatch.h"
 

@@ -9,13 +9,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/onnx/attr_check.h"
+#include "kernels/common/attr_check.h"
+#include "kernels/common/fast_math.h"
+#include "kernels/common/quant_avx2.h"
+#include "kernels/isa/isa.h"
 #include "kernels/onnx/onnx_kernels.h"
+#include "kernels/onnx/quantize_linear.h"
 #include "kernels/onnx/quantize_util.h"
-#include "kernels/qonnx/fast_kernels.h"
-#include "kernels/qonnx/fast_math.h"
-#include "kernels/qonnx/quant_avx2.h"
-#include "kernels/qonnx/simd_dispatch.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/support/float8.h"
 #include "qonnx/quant/rounding.h"
@@ -87,7 +87,7 @@ Result<std::vector<float>> float_values(const exec::KernelContext& ctx, size_t i
   return std::vector<float>(f.data<float>(), f.data<float>() + f.numel());
 }
 
-// ---- the loops (also called by bench/ and tests/ through kernels/qonnx/fast_kernels.h) ----
+// ---- the loops (also called by bench/ and tests/ through kernels/onnx/quantize_linear.h) ----
 
 // Calls run(offset, len, param_index, per_element) over the elements [0, n): per tensor one run; per
 // axis with inner > 1 one run per (outer, channel) with the channel's parameters; per axis on the
@@ -145,7 +145,7 @@ void quantize_linear_into(const float* x, int64_t n, const float* s, const float
     if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t> || std::is_same_v<T, int16_t> ||
                   std::is_same_v<T, uint16_t>) {
       T* yt = static_cast<T*>(y);
-      const bool simd = simd_level() == SimdLevel::kAvx2;
+      const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
       for_each_param_run(n, count, inner, [&](int64_t e, int64_t len, int64_t c, bool per_element) {
         const float* so = per_element ? s : s + c;
         const float* zo = per_element ? zp : zp + c;
@@ -172,7 +172,7 @@ void dequantize_linear_into(const void* x, DType in_type, int64_t n, const float
         zeros.assign(static_cast<size_t>(std::max<int64_t>(count, 1)), T(0));
         zt = zeros.data();
       }
-      const bool simd = simd_level() == SimdLevel::kAvx2;  // int32 (int64 differences) stays portable
+      const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;  // int32 (int64 differences) stays portable
       for_each_param_run(n, count, inner, [&](int64_t e, int64_t len, int64_t c, bool per_element) {
         const float* so = per_element ? s : s + c;
         const T* zo = per_element ? zt : zt + c;

@@ -5,11 +5,11 @@
 #include <optional>
 
 #include "qonnx/exec/broadcast.h"
-#include "kernels/onnx/attr_check.h"
-#include "kernels/onnx/axes.h"
-#include "kernels/onnx/element_copy.h"
+#include "kernels/common/attr_check.h"
+#include "kernels/common/axes.h"
+#include "kernels/common/element_copy.h"
 #include "kernels/onnx/onnx_kernels.h"
-#include "kernels/onnx/transpose.h"
+#include "kernels/common/transpose.h"
 
 namespace qonnx::kernels {
 namespace {

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <vector>
 
-#include "kernels/onnx/attr_check.h"
-#include "kernels/onnx/axis.h"
+#include "kernels/common/attr_check.h"
+#include "kernels/common/axis.h"
 #include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
 

@@ -1,145 +1,14 @@
-#include "kernels/onnx/transpose.h"
-
+// Transpose: the ONNX kernel (the copies themselves are common/transpose.cc).
 #include <algorithm>
-#include <cstring>
-#include <functional>
 #include <numeric>
 #include <optional>
 
-#include "kernels/onnx/attr_check.h"
-#include "kernels/onnx/axes.h"
-#include "kernels/onnx/element_copy.h"
+#include "kernels/common/attr_check.h"
+#include "kernels/common/axes.h"
+#include "kernels/common/transpose.h"
 #include "kernels/onnx/onnx_kernels.h"
-#include "qonnx/exec/threads.h"
 
 namespace qonnx::kernels {
-namespace {
-
-// Tiles of kLong x kShort elements: the innermost loop runs kLong steps along the longer axis, so one
-// side is walked contiguously and the other with the short axis' small stride, and a tile touches
-// only kShort rows of the strided side (large power-of-two strides would otherwise evict each other).
-constexpr int64_t kLong = 64, kShort = 8;
-
-// Rows [r0, r1) of src (rows x cols, row stride ld) into dst (cols x rows).
-template <typename E>
-void transpose_rows(const E* src, E* dst, int64_t rows, int64_t cols, int64_t ld, int64_t r0, int64_t r1) {
-  if (rows >= cols) {  // inner loop down the rows: dst written contiguously
-    for (int64_t i0 = r0; i0 < r1; i0 += kLong) {
-      const int64_t i1 = std::min(r1, i0 + kLong);
-      for (int64_t j0 = 0; j0 < cols; j0 += kShort) {
-        const int64_t j1 = std::min(cols, j0 + kShort);
-        for (int64_t j = j0; j < j1; ++j)
-          for (int64_t i = i0; i < i1; ++i) dst[j * rows + i] = src[i * ld + j];
-      }
-    }
-  } else {  // inner loop along the columns: src read contiguously
-    for (int64_t i0 = r0; i0 < r1; i0 += kShort) {
-      const int64_t i1 = std::min(r1, i0 + kShort);
-      for (int64_t j0 = 0; j0 < cols; j0 += kLong) {
-        const int64_t j1 = std::min(cols, j0 + kLong);
-        for (int64_t i = i0; i < i1; ++i)
-          for (int64_t j = j0; j < j1; ++j) dst[j * rows + i] = src[i * ld + j];
-      }
-    }
-  }
-}
-
-// Element types by size, so every dtype of that size is moved as one integer.
-template <typename E>
-void transpose_typed(const void* src, void* dst, int64_t outer, int64_t rows, int64_t cols) {
-  const int64_t block = rows >= cols ? kLong : kShort;
-  const int64_t blocks = (rows + block - 1) / block, matrix = rows * cols;
-  exec::parallel_for(outer * blocks, block * cols, [&](int64_t u0, int64_t u1) {
-    for (int64_t u = u0; u < u1; ++u) {
-      const int64_t o = u / blocks, b = u % blocks;
-      transpose_rows(static_cast<const E*>(src) + o * matrix, static_cast<E*>(dst) + o * matrix, rows, cols,
-                     cols, b * block, std::min(rows, (b + 1) * block));
-    }
-  });
-}
-
-struct Bytes16 {
-  uint64_t lo, hi;
-};
-
-}  // namespace
-
-void transpose_inner(const void* src, void* dst, int64_t outer, int64_t rows, int64_t cols, size_t elem_size) {
-  if (outer <= 0 || rows <= 0 || cols <= 0) return;
-  if (rows == 1 || cols == 1) {  // the same order either way
-    std::memcpy(dst, src, static_cast<size_t>(outer * rows * cols) * elem_size);
-    return;
-  }
-  switch (elem_size) {
-    case 1: return transpose_typed<uint8_t>(src, dst, outer, rows, cols);
-    case 2: return transpose_typed<uint16_t>(src, dst, outer, rows, cols);
-    case 4: return transpose_typed<uint32_t>(src, dst, outer, rows, cols);
-    case 8: return transpose_typed<uint64_t>(src, dst, outer, rows, cols);
-    case 16: return transpose_typed<Bytes16>(src, dst, outer, rows, cols);
-    default: break;
-  }
-  const auto* s = static_cast<const uint8_t*>(src);
-  auto* d = static_cast<uint8_t*>(dst);
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < rows; ++i)
-      for (int64_t j = 0; j < cols; ++j)
-        std::memcpy(d + static_cast<size_t>((o * cols + j) * rows + i) * elem_size,
-                    s + static_cast<size_t>((o * rows + i) * cols + j) * elem_size, elem_size);
-}
-
-namespace {
-
-// perm = (0, .., k-1, j, .., rank-1, k, .., j-1) for some k < j: the product of dims [k, j) and of
-// [j, rank) trade places. Returns k and j, or false.
-bool swaps_two_blocks(const std::vector<int64_t>& perm, size_t* k, size_t* j) {
-  const size_t rank = perm.size();
-  size_t first = 0;
-  while (first < rank && perm[first] == static_cast<int64_t>(first)) ++first;
-  if (first == rank) return false;
-  const size_t split = static_cast<size_t>(perm[first]);  // the second block starts here
-  if (split <= first) return false;
-  for (size_t i = first; i < rank; ++i) {
-    const size_t want = i < first + (rank - split) ? split + (i - first) : first + (i - first - (rank - split));
-    if (perm[i] != static_cast<int64_t>(want)) return false;
-  }
-  *k = first;
-  *j = split;
-  return true;
-}
-
-}  // namespace
-
-Dims transposed_dims(const Tensor& x, const std::vector<int64_t>& perm) {
-  Dims out_dims(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) out_dims[i] = x.dim(static_cast<size_t>(perm[i]));
-  return out_dims;
-}
-
-void transpose_into(const Tensor& x, const std::vector<int64_t>& perm, Tensor* out) {
-  size_t k = 0, j = 0;
-  if (x.dtype() != DType::kString && swaps_two_blocks(perm, &k, &j)) {
-    const Dims& d = x.dims();
-    const auto product = [&](size_t lo, size_t hi) {
-      return std::accumulate(d.begin() + static_cast<std::ptrdiff_t>(lo), d.begin() + static_cast<std::ptrdiff_t>(hi),
-                             int64_t{1}, std::multiplies<int64_t>());
-    };
-    transpose_inner(x.raw(), out->raw(), product(0, k), product(k, j), product(j, d.size()), dtype_size(x.dtype()));
-    return;
-  }
-  const std::vector<int64_t> strides = row_major_strides(x.dims());
-  std::vector<std::vector<int64_t>> tables(perm.size());
-  for (size_t i = 0; i < perm.size(); ++i) {
-    tables[i].resize(static_cast<size_t>(out->dim(i)));
-    for (int64_t c = 0; c < out->dim(i); ++c) tables[i][static_cast<size_t>(c)] = c * strides[static_cast<size_t>(perm[i])];
-  }
-  copy_by_axis_tables(x, *out, tables);
-}
-
-Tensor transposed(const Tensor& x, const std::vector<int64_t>& perm) {
-  Tensor out = Tensor::uninitialized(x.dtype(), transposed_dims(x, perm));
-  transpose_into(x, perm, &out);
-  return out;
-}
 
 namespace {
 
@@ -179,10 +48,6 @@ Status transpose(exec::KernelContext& ctx, const TransposeAttrs& attrs) {
 
 void register_transpose_kernels(exec::KernelRegistry& r) {
   r.add("", "Transpose", {1, exec::kNoUpperVersion}, exec::typed_kernel<TransposeAttrs, prepare_transpose, transpose>());
-}
-
-void transpose_inner_serial(const float* src, float* dst, int64_t rows, int64_t src_ld, int64_t cols) {
-  transpose_rows(src, dst, rows, cols, src_ld, 0, rows);
 }
 
 }  // namespace qonnx::kernels

@@ -8,8 +8,8 @@
 #include <limits>
 #include <vector>
 
-#include "kernels/onnx/conv_util.h"
-#include "kernels/onnx/transpose.h"
+#include "kernels/common/conv_util.h"
+#include "kernels/common/transpose.h"
 #include "kernels/qonnx/qonnx_kernels.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/exec/threads.h"

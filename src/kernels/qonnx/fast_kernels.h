@@ -1,6 +1,7 @@
-// The inner loops of the quantization kernels, callable on caller-owned output buffers (the
+// The inner loops of the QONNX quantization kernels, callable on caller-owned output buffers (the
 // kernels use them after reading and checking their inputs; bench/kernel_bench.cc and
-// tests/kernel_fastpath_test.cc call them directly). Private to the library, its tests and benchmarks.
+// tests/kernel_fastpath_test.cc call them directly; QuantizeLinear's are in onnx/quantize_linear.h).
+// Private to the QONNX kernels, their tests and benchmarks.
 #pragma once
 
 #include "qonnx/kernels/quant.h"
@@ -19,14 +20,6 @@ void trunc_v1_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, c
 // Trunc v2 (x, scale, zeropt, out_scale float32; range at out_bits).
 void trunc_v2_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, const Tensor& zeropt,
                    const Tensor& out_scale, quant::IntRange range, quant::RoundingMode mode, float* y);
-
-// QuantizeLinear / DequantizeLinear on float32 / integer data. The parameters of element e are
-// s[(e / inner) % count] (count 1: per tensor). out_type / in_type: int8, uint8, int16, uint16
-// (and int32 for dequantization). zp may be null (zero).
-void quantize_linear_into(const float* x, int64_t n, const float* s, const float* zp, int64_t count, int64_t inner,
-                          DType out_type, void* y);
-void dequantize_linear_into(const void* x, DType in_type, int64_t n, const float* s, const void* zp, int64_t count,
-                            int64_t inner, float* y);
 
 // MultiThreshold on float32 v laid out as (outer, channels, inner); thresholds (channels or, when
 // global, 1 row) x steps, as double.

@@ -11,7 +11,7 @@
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/kernels/quant.h"
 #include "qonnx/support/float8.h"
-#include "kernels/onnx/attr_check.h"
+#include "kernels/common/attr_check.h"
 #include "qonnx/quant/params.h"
 #include "kernels/qonnx/qonnx_kernels.h"
 

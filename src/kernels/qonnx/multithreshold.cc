@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "kernels/onnx/attr_check.h"
+#include "kernels/common/attr_check.h"
 #include "kernels/qonnx/fast_kernels.h"
 #include "kernels/qonnx/qonnx_kernels.h"
-#include "kernels/qonnx/quant_avx2.h"
-#include "kernels/qonnx/simd_dispatch.h"
+#include "kernels/common/quant_avx2.h"
+#include "kernels/isa/isa.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/exec/threads.h"
@@ -123,7 +123,7 @@ void threshold_avx2(const float* v, int64_t outer, int64_t channels, int64_t inn
 
 void multithreshold_into(const float* v, int64_t outer, int64_t channels, int64_t inner, const double* thr,
                          bool global, int64_t steps, float scale, float bias, float* y) {
-  if (simd_level() == SimdLevel::kAvx2 && channels > 0)
+  if (isa::current(isa::Family::kQuant) == isa::Isa::kAvx2 && channels > 0)
     threshold_avx2(v, outer, channels, inner, thr, global, steps, scale, bias, y);
   else
     threshold_portable(v, outer, channels, inner, thr, global, steps, scale, bias, y);

@@ -3,13 +3,13 @@
 #include "qonnx/kernels/quant.h"
 
 #include "qonnx/exec/broadcast.h"
-#include "kernels/onnx/attr_check.h"
-#include "kernels/qonnx/fast_math.h"
+#include "kernels/common/attr_check.h"
+#include "kernels/common/fast_math.h"
 #include "kernels/qonnx/fast_kernels.h"
 #include "qonnx/quant/params.h"
 #include "kernels/qonnx/qonnx_kernels.h"
-#include "kernels/qonnx/quant_avx2.h"
-#include "kernels/qonnx/simd_dispatch.h"
+#include "kernels/common/quant_avx2.h"
+#include "kernels/isa/isa.h"
 
 namespace qonnx::kernels {
 
@@ -60,7 +60,7 @@ void quant_tensor(const Dims& out_dims, const Tensor& x, const quant::QuantParam
   const float* xs = x.data<float>();
   const float* ss = p.scale.data<float>();
   const float* zs = p.zeropt.data<float>();
-  const bool simd = simd_level() == SimdLevel::kAvx2;
+  const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
   auto body = [&](auto mode_c, auto bipolar_c) {
     constexpr quant::RoundingMode M = decltype(mode_c)::value;
     constexpr bool B = decltype(bipolar_c)::value;
@@ -121,7 +121,7 @@ Status quant(exec::KernelContext& ctx, const quant::QuantAttrs& attrs) {
 void bipolar_quant_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, float* y) {
   const float* xs = x.data<float>();
   const float* ss = scale.data<float>();
-  const bool simd = simd_level() == SimdLevel::kAvx2;
+  const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
   fast::parallel_for_each_run<2>(out_dims, {&x.dims(), &scale.dims()}, [&] {
     return [&, bx = std::vector<float>(), bs = std::vector<float>()](const fast::Run<2>& r) mutable {
       float* yo = y + r.out_offset;

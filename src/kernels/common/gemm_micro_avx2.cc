@@ -1,7 +1,7 @@
 // The float GEMM tile for AVX2 + FMA: 6 rows x 16 columns (two ymm per row, 12 accumulators).
-#include "kernels/onnx/gemm_core.h"
+#include "kernels/common/gemm_core.h"
 
-#if QONNX_GEMM_X86
+#if QONNX_ISA_X86
 #include <immintrin.h>
 
 #include <utility>
@@ -31,7 +31,7 @@ struct Avx2 {
   static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
 };
 
-#include "kernels/onnx/gemm_micro.h"
+#include "kernels/common/gemm_micro.h"
 
 }  // namespace
 
@@ -47,4 +47,4 @@ const FloatMicroKernel& float_micro_avx2() {
 #else
 #pragma GCC pop_options
 #endif
-#endif  // QONNX_GEMM_X86
+#endif  // QONNX_ISA_X86

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <utility>
 
-#include "kernels/onnx/gemm_core.h"
+#include "kernels/common/gemm_core.h"
 
 namespace qonnx::kernels::gemm_detail {
 namespace {
@@ -22,7 +22,7 @@ struct Scalar {
   static reg fma(reg a, reg b, reg c) { return std::fma(a, b, c); }
 };
 
-#include "kernels/onnx/gemm_micro.h"
+#include "kernels/common/gemm_micro.h"
 
 }  // namespace
 

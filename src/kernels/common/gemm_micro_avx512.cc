@@ -1,7 +1,7 @@
 // The float GEMM tile for AVX-512F: 8 rows x 32 columns (two zmm per row, 16 accumulators).
-#include "kernels/onnx/gemm_core.h"
+#include "kernels/common/gemm_core.h"
 
-#if QONNX_GEMM_X86
+#if QONNX_ISA_X86
 #include <immintrin.h>
 
 #include <utility>
@@ -29,7 +29,7 @@ struct Avx512 {
   static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
 };
 
-#include "kernels/onnx/gemm_micro.h"
+#include "kernels/common/gemm_micro.h"
 
 }  // namespace
 
@@ -45,4 +45,4 @@ const FloatMicroKernel& float_micro_avx512() {
 #else
 #pragma GCC pop_options
 #endif
-#endif  // QONNX_GEMM_X86
+#endif  // QONNX_ISA_X86

@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "kernels/onnx/axis.h"
+#include "kernels/common/axis.h"
 #include "qonnx/tensor.h"
 
 namespace qonnx::kernels {

@@ -1,6 +1,5 @@
-#include "kernels/onnx/gemm_core.h"
+#include "kernels/common/gemm_core.h"
 
-#include <atomic>
 #include <vector>
 
 namespace qonnx::kernels {
@@ -13,52 +12,19 @@ namespace {
 constexpr int64_t kKc = 256;
 constexpr int64_t kMaxNr = 32;
 
-std::atomic<int>& isa_setting() {
-  static std::atomic<int> isa{static_cast<int>(best_float_isa())};
-  return isa;
-}
-
-const gemm_detail::FloatMicroKernel& micro_for(FloatIsa isa) {
-#if QONNX_GEMM_X86
-  if (isa == FloatIsa::kAvx512) return gemm_detail::float_micro_avx512();
-  if (isa == FloatIsa::kAvx2) return gemm_detail::float_micro_avx2();
-#endif
-  return gemm_detail::float_micro_portable();
-}
-
 }  // namespace
 
-bool float_isa_supported(FloatIsa isa) {
-  switch (isa) {
-    case FloatIsa::kPortable:
-      return true;
-#if QONNX_GEMM_X86
-    case FloatIsa::kAvx2:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case FloatIsa::kAvx512:
-      return __builtin_cpu_supports("avx512f") && float_isa_supported(FloatIsa::kAvx2);
-#endif
-    default:
-      return false;
-  }
-}
-
-FloatIsa best_float_isa() {
-  for (FloatIsa isa : {FloatIsa::kAvx512, FloatIsa::kAvx2})
-    if (float_isa_supported(isa)) return isa;
-  return FloatIsa::kPortable;
-}
-
-void use_float_isa(FloatIsa isa) {
-  if (float_isa_supported(isa)) isa_setting().store(static_cast<int>(isa), std::memory_order_relaxed);
-}
-
-FloatIsa current_float_isa() { return static_cast<FloatIsa>(isa_setting().load(std::memory_order_relaxed)); }
-
-const char* float_isa_name(FloatIsa isa) { return micro_for(isa).name; }
-
 namespace gemm_detail {
-const FloatMicroKernel& float_micro() { return micro_for(current_float_isa()); }
+const FloatMicroKernel& float_micro() {
+#if QONNX_ISA_X86
+  switch (isa::current(isa::Family::kFloat)) {
+    case isa::Isa::kAvx512: return float_micro_avx512();
+    case isa::Isa::kAvx2: return float_micro_avx2();
+    case isa::Isa::kPortable: break;
+  }
+#endif
+  return float_micro_portable();
+}
 }  // namespace gemm_detail
 
 const float* FloatTransposedSource::panel(int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* scratch,

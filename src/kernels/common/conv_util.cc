@@ -1,11 +1,11 @@
-#include "kernels/onnx/conv_util.h"
+#include "kernels/common/conv_util.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "kernels/onnx/attr_check.h"
+#include "kernels/common/attr_check.h"
 
 namespace qonnx::kernels {
 

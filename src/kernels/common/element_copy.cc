@@ -1,4 +1,4 @@
-#include "kernels/onnx/element_copy.h"
+#include "kernels/common/element_copy.h"
 
 #include <cstring>
 #include <optional>

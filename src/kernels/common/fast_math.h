@@ -26,7 +26,7 @@
 // Always inlined so that the loops using them stay free of calls (and vectorise). Note: with GCC 12
 // these loops vectorise for the x86-64 baseline (SSE2) but not under -mavx2 / target_clones (the
 // if-conversion gives up: "control flow in loop"). They are the portable path; quant_avx2.cc has the
-// explicit AVX2 loops simd_dispatch.h selects at run time.
+// explicit AVX2 loops kernels/isa selects at run time.
 #if defined(__GNUC__)
 #define QONNX_FAST_INLINE inline __attribute__((always_inline))
 #else

@@ -1,7 +1,7 @@
 // AVX2 versions of the quantization loops (quant_avx2.h). Every function carries
 // __attribute__((target("avx2"))) instead of the file being compiled with -mavx2, so nothing here
 // (inline functions of headers included) can leak AVX2 code into the portable paths; they run only
-// after simd_level() said the CPU has AVX2. "fma" is deliberately not enabled: a fused multiply-add
+// after kernels/isa said the CPU has AVX2. "fma" is deliberately not enabled: a fused multiply-add
 // would round once where the portable code rounds twice.
 //
 // Why these are bit-identical to the portable loops (fast_math.h, the references in rounding.h):
@@ -16,15 +16,16 @@
 //   the portable `t > hi ? hi : t`; max_ps(lo, t) likewise.
 // - Division by a power of two k equals multiplication by 1/k when 1/k is representable: both are the
 //   correctly rounded value of the same real number (used for Trunc's shifts).
-#include "kernels/qonnx/quant_avx2.h"
+#include "kernels/common/quant_avx2.h"
 
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
-#include "kernels/qonnx/fast_math.h"
+#include "kernels/common/fast_math.h"
+#include "kernels/isa/isa.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if QONNX_ISA_X86
 #include <immintrin.h>
 #define QONNX_AVX2 __attribute__((target("avx2")))
 #define QONNX_AVX2_INLINE inline __attribute__((target("avx2"), always_inline))
@@ -342,7 +343,7 @@ int64_t threshold_run_by_channel(const float* v, const float* blocks, int64_t ch
   return threshold_by_channel_loop(v, blocks, channels, period, first_channel, steps, scale, bias, y, n);
 }
 
-#else  // no AVX2 on this target: simd_level() never selects it
+#else  // no AVX2 on this target: kernels/isa never selects it
 
 int64_t quant_run(quant::RoundingMode, bool, bool, const float*, const float*, const float*, bool, float, float, float*,
                   int64_t) { return 0; }

@@ -1,4 +1,4 @@
-#include "kernels/onnx/attr_check.h"
+#include "kernels/common/attr_check.h"
 
 #include <fmt/format.h>
 

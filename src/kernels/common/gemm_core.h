@@ -1,7 +1,7 @@
 // Row-major matrix products shared by MatMul, Gemm, Conv and their integer variants.
 //
 // float x float -> float goes through packed register tiles (gemm_micro.h) picked at run time for the
-// CPU (AVX-512, AVX2 + FMA, or portable C++). The accumulation order is fixed: every output element is
+// CPU by kernels/isa (AVX-512, AVX2 + FMA, or portable C++). The accumulation order is fixed: every output element is
 //   c = fma(a[i][0], b[0][j], c0); c = fma(a[i][1], b[1][j], c); ... ; c = fma(a[i][k-1], b[k-1][j], c)
 // with c0 = 0 (or the old c when accumulating), one rounding per term, p ascending, never split or
 // reassociated. Threads only divide the output into column panels (or row strips) and K is blocked
@@ -14,13 +14,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/isa/isa.h"
 #include "qonnx/exec/threads.h"
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define QONNX_GEMM_X86 1
-#else
-#define QONNX_GEMM_X86 0
-#endif
 
 namespace qonnx::kernels {
 
@@ -40,12 +35,12 @@ struct FloatMicroKernel {
 };
 
 const FloatMicroKernel& float_micro_portable();
-#if QONNX_GEMM_X86
+#if QONNX_ISA_X86
 const FloatMicroKernel& float_micro_avx2();
 const FloatMicroKernel& float_micro_avx512();
 #endif
 
-const FloatMicroKernel& float_micro();  // the one in use
+const FloatMicroKernel& float_micro();  // the one isa::current(isa::Family::kFloat) picks
 
 // Generic c[i][j] += sum_p a[i][p] * b[p][j] for i in [i0, i1), j in [j0, j1), terms in p order:
 // integers, double, and mixed types. i-p-j: b and c are walked along contiguous rows.
@@ -63,14 +58,6 @@ void gemm_tile(int64_t i0, int64_t i1, int64_t j0, int64_t j1, int64_t k, const 
   }
 }
 }  // namespace gemm_detail
-
-// The float tiles in use. Every choice gives the same bits; tests switch to compare them.
-enum class FloatIsa { kPortable, kAvx2, kAvx512 };
-bool float_isa_supported(FloatIsa isa);
-FloatIsa best_float_isa();
-void use_float_isa(FloatIsa isa);  // an unsupported choice keeps the current one
-FloatIsa current_float_isa();
-const char* float_isa_name(FloatIsa isa);
 
 // Where the float GEMM reads B (k x n): a block of rows [p0, p0 + kc) and columns [j0, j0 + cols), returned
 // as a pointer to element (p0, j0) and its row stride. A source may fill `scratch` (kc rows of `nr` floats,

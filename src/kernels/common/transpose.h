@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "qonnx/kernels/transpose.h"
 #include "qonnx/tensor.h"
 
 namespace qonnx::kernels {
@@ -15,11 +16,10 @@ namespace qonnx::kernels {
 // src and dst must not overlap. Large arrays are split between exec::threads() by blocks of rows.
 void transpose_inner(const void* src, void* dst, int64_t outer, int64_t rows, int64_t cols, size_t elem_size);
 
-// x transposed by perm (perm[i] = input axis of output axis i; a valid permutation). A permutation
-// that swaps two blocks of adjacent axes, (outer..., a..., b...) -> (outer..., b..., a...), is one
-// transpose_inner; any other goes element by element.
-Tensor transposed(const Tensor& x, const std::vector<int64_t>& perm);
-// The same into `out`, which has transposed_dims(x, perm) and x's dtype (its contents are overwritten).
+// transposed(x, perm) is declared in qonnx/kernels/transpose.h: a permutation that swaps two blocks of
+// adjacent axes, (outer..., a..., b...) -> (outer..., b..., a...), is one transpose_inner; any other
+// goes element by element. transpose_into does the same into `out`, which has transposed_dims(x, perm)
+// and x's dtype (its contents are overwritten).
 Dims transposed_dims(const Tensor& x, const std::vector<int64_t>& perm);
 void transpose_into(const Tensor& x, const std::vector<int64_t>& perm, Tensor* out);
 
