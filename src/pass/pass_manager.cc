@@ -452,6 +452,16 @@ std::vector<std::string> target_names() {
   return out;
 }
 
+Result<bool> GraphPass::run(ir::Model& model, PassContext& ctx) {
+  bool changed = false;
+  if (!walks_bodies()) {
+    QONNX_ASSIGN_OR_RETURN(changed, run_on_graph(model, model.graph(), ctx));
+  } else {
+    QONNX_ASSIGN_OR_RETURN(changed, for_each_graph(model, [&](ir::Graph& g) { return run_on_graph(model, g, ctx); }));
+  }
+  return finish(model, changed, ctx);
+}
+
 Result<bool> for_each_graph(ir::Model& model, const std::function<Result<bool>(ir::Graph&)>& fn) {
   bool changed = false;
   Status status = Status::ok();

@@ -49,15 +49,15 @@ Result<std::pair<Tensor, kernels::QuantParams>> integer_codes(const ir::Model& m
   return std::make_pair(std::move(codes), std::move(p));
 }
 
-class FoldQuantWeights : public pass::Pass {
+class FoldQuantWeights : public pass::GraphPass {
  public:
   std::string name() const override { return "fold-quant-weights"; }
   std::string summary() const override {
     return "Precompute Quant/BipolarQuant/Trunc on initializers (mode=float: float weights; "
            "mode=int: integer weights with their finn_datatype, then Sub(zeropt) and Mul(scale))";
   }
-  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
-    return pass::for_each_graph(model, [&](ir::Graph& g) { return fold(model, g, ctx); });
+  Result<bool> run_on_graph(ir::Model& model, ir::Graph& g, pass::PassContext& ctx) override {
+    return fold(model, g, ctx);
   }
 
  private:

@@ -277,7 +277,7 @@ class LowerQuant : public pass::Pass {
     const Tensor zp(format, sl.one_axis ? Dims{channels} : Dims{});
     const std::string where = sl.one_axis ? fmt::format("axis {}", sl.axis) : "per-tensor";
     auto axis_attr = [&](ir::Node& n) {
-      if (sl.one_axis) n.set_attr_int("axis", sl.axis);
+      if (sl.one_axis) n.set_attr("axis", sl.axis);
     };
     if (kctx.input(0)) {
       std::vector<const Tensor*> ins;
@@ -323,7 +323,7 @@ class LowerQuant : public pass::Pass {
     QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", zp));
     QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.op("quant", "QuantizeLinear", {x, sv, z}, [&](ir::Node& n) {
       axis_attr(n);
-      if (!form.saturate) n.set_attr_int("saturate", 0);
+      if (!form.saturate) n.set_attr("saturate", 0);
     }));
     ++activations_to_qdq_;
     QONNX_RETURN_IF_ERROR(e.finish("dequant", "DequantizeLinear", {q, sv, z}, axis_attr));
@@ -381,8 +381,8 @@ class LowerQuant : public pass::Pass {
         QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", block_zp));
         ++weights_to_dequantize_;
         return e.finish("dequant", "DequantizeLinear", {q, s, z}, [&](ir::Node& n) {
-          n.set_attr_int("axis", b->axis);
-          n.set_attr_int("block_size", b->block);
+          n.set_attr("axis", b->axis);
+          n.set_attr("block_size", b->block);
         });
       }
     }
@@ -449,7 +449,7 @@ class LowerQuant : public pass::Pass {
     NodeEmitter e(g, node);
     QONNX_ASSIGN_OR_RETURN(x, float32_x(g, e, x));
     auto axis_attr = [&](ir::Node& n) {
-      if (sl.one_axis) n.set_attr_int("axis", sl.axis);
+      if (sl.one_axis) n.set_attr("axis", sl.axis);
     };
     QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", scale));
     QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", zp));
@@ -468,7 +468,7 @@ class LowerQuant : public pass::Pass {
     }
     ++activations_to_qdq_;
     if (clip_int32) {
-      QONNX_ASSIGN_OR_RETURN(q, e.op("codes_int32", "Cast", {q}, [](ir::Node& n) { n.set_attr_int("to", static_cast<int64_t>(DType::kInt32)); }));
+      QONNX_ASSIGN_OR_RETURN(q, e.op("codes_int32", "Cast", {q}, [](ir::Node& n) { n.set_attr("to", static_cast<int64_t>(DType::kInt32)); }));
       QONNX_ASSIGN_OR_RETURN(q, emit_int_clip(e, q, DType::kInt32, r));
       std::vector<ir::Value*> dq_inputs = {q, s};
       if (!all_zero(p.zeropt)) {
@@ -489,20 +489,20 @@ class LowerQuant : public pass::Pass {
   static Result<ir::Value*> float32_x(const ir::Graph& g, NodeEmitter& e, ir::Value* x) {
     auto type = g.type_of(x);
     if (!type || type->dtype == DType::kFloat || type->dtype == DType::kUndefined) return x;
-    return e.op("x_float", "Cast", {x}, [](ir::Node& n) { n.set_attr_int("to", static_cast<int64_t>(DType::kFloat)); });
+    return e.op("x_float", "Cast", {x}, [](ir::Node& n) { n.set_attr("to", static_cast<int64_t>(DType::kFloat)); });
   }
 
   // The last node of a weight: DequantizeLinear, or the nGraph Dequantize.
   Status finish_dequantize(NodeEmitter& e, const std::vector<ir::Value*>& ins, const Layout& sl) {
     if (ngraph()) {
       return e.finish("dequant", "Dequantize", ins, [&](ir::Node& n) {
-        n.set_attr_string("type", "f32");
+        n.set_attr("type", "f32");
         // Per-tensor: no `axes` at all (an empty INTS attribute is malformed for ONNX's checker).
-        if (sl.one_axis) n.set_attr_ints("axes", {sl.axis});
+        if (sl.one_axis) n.set_attr("axes", std::vector<int64_t>{sl.axis});
       }, kernels::kNGraphDomain);
     }
     return e.finish("dequant", "DequantizeLinear", ins, [&](ir::Node& n) {
-      if (sl.one_axis) n.set_attr_int("axis", sl.axis);
+      if (sl.one_axis) n.set_attr("axis", sl.axis);
     });
   }
 
@@ -531,9 +531,9 @@ class LowerQuant : public pass::Pass {
     QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", flatten_param(p.scale, sl, channels)));
     QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", Tensor(storage, sl.one_axis ? Dims{channels} : Dims{})));
     QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.op("quant", "Quantize", {x, s, z}, [&](ir::Node& n) {
-      n.set_attr_string("type", p.is_signed ? "i8" : "u8");
-      if (sl.one_axis) n.set_attr_ints("axes", {sl.axis});
-      n.set_attr_int("round_mode", static_cast<int64_t>(mode));
+      n.set_attr("type", p.is_signed ? "i8" : "u8");
+      if (sl.one_axis) n.set_attr("axes", std::vector<int64_t>{sl.axis});
+      n.set_attr("round_mode", static_cast<int64_t>(mode));
     }, kernels::kNGraphDomain));
     if (needs_clip) {
       QONNX_ASSIGN_OR_RETURN(q, emit_int_clip(e, q, storage, r));
@@ -703,8 +703,9 @@ class LowerQuant : public pass::Pass {
         zk.data<float>()[o] = zeropt.data<float>()[at[0]] / k.data<float>()[at[1]];
       });
     }
-    const kernels::IntRange range =
-        kernels::quant_int_range(out_bits, node->attr_int("signed", 1) != 0, node->attr_int("narrow", 0) != 0);
+    QONNX_ASSIGN_OR_RETURN_CTX(const bool is_signed, node->attr<bool>("signed", true), node->describe());
+    QONNX_ASSIGN_OR_RETURN_CTX(const bool narrow, node->attr<bool>("narrow", false), node->describe());
+    const kernels::IntRange range = kernels::quant_int_range(out_bits, is_signed, narrow);
     ctx.record(*node, "lowered", fmt::format("exact float emulation of Trunc v{}{}", v2 ? 2 : 1,
                                              scale.numel() == 1 && out_scale.numel() <= 1 ? "" : " (per-channel)"));
     // `node` and `kctx` are gone once the emitter exists.

@@ -120,38 +120,37 @@ struct LinearParams {
   int64_t axis = 1;
 };
 
-class QcdqToQonnx : public pass::Pass {
+class QcdqToQonnx : public pass::GraphPass {
  public:
   std::string name() const override { return "qcdq-to-qonnx"; }
   std::string summary() const override {
     return "QuantizeLinear -> [Clip] -> DequantizeLinear chains and DequantizeLinear on integer initializers "
            "become QONNX Quant/BipolarQuant nodes where exact (bit width from the Clip bounds)";
   }
-  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
-    bool any = false;
-    QONNX_ASSIGN_OR_RETURN(bool changed, pass::for_each_graph(model, [&](ir::Graph& g) -> Result<bool> {
-      std::vector<ir::Node*> dequantizers;
-      for (const auto& n : g.nodes())
-        if (n->op_type() == "DequantizeLinear" && ir::is_default_domain(n->domain()) && n->output(0))
-          dequantizers.push_back(n.get());
-      bool changed_here = false;
-      for (ir::Node* dq : dequantizers) {
-        QONNX_ASSIGN_OR_RETURN(bool c, convert(model, g, dq, ctx));
-        changed_here |= c;
-      }
-      // lower-quant's exact float forms (other rounding modes, non-zero zero points, 9+ bits, bipolar).
-      std::vector<ir::Node*> products;
-      for (const auto& n : g.nodes())
-        if (n->op_type() == "Mul" && ir::is_default_domain(n->domain()) && n->output(0)) products.push_back(n.get());
-      for (ir::Node* mul : products) {
-        QONNX_ASSIGN_OR_RETURN(bool c, convert_float_form(g, mul, ctx));
-        changed_here |= c;
-      }
-      return changed_here;
-    }));
-    any |= changed;
-    if (any) model.ensure_import(dialect::kGeneralDomain, 1);
-    return any;
+  Result<bool> run_on_graph(ir::Model& model, ir::Graph& g, pass::PassContext& ctx) override {
+    std::vector<ir::Node*> dequantizers;
+    for (const auto& n : g.nodes())
+      if (n->op_type() == "DequantizeLinear" && ir::is_default_domain(n->domain()) && n->output(0))
+        dequantizers.push_back(n.get());
+    bool changed_here = false;
+    for (ir::Node* dq : dequantizers) {
+      QONNX_ASSIGN_OR_RETURN(bool c, convert(model, g, dq, ctx));
+      changed_here |= c;
+    }
+    // lower-quant's exact float forms (other rounding modes, non-zero zero points, 9+ bits, bipolar).
+    std::vector<ir::Node*> products;
+    for (const auto& n : g.nodes())
+      if (n->op_type() == "Mul" && ir::is_default_domain(n->domain()) && n->output(0)) products.push_back(n.get());
+    for (ir::Node* mul : products) {
+      QONNX_ASSIGN_OR_RETURN(bool c, convert_float_form(g, mul, ctx));
+      changed_here |= c;
+    }
+    return changed_here;
+  }
+  // The Quant nodes' domain, imported once after every graph.
+  Result<bool> finish(ir::Model& model, bool changed, pass::PassContext& ctx) override {
+    if (changed) model.ensure_import(dialect::kGeneralDomain, 1);
+    return changed;
   }
 
  private:
@@ -176,7 +175,9 @@ class QcdqToQonnx : public pass::Pass {
     } else {
       out->zero_point = Tensor(code_type, s->numel() == 1 ? Dims{} : Dims{s->numel()});
     }
-    out->axis = n.attr_int("axis", 1);
+    auto axis = n.attr<int64_t>("axis", 1);
+    if (!axis.is_ok()) return axis.status().message();
+    out->axis = axis.value();
     return "";
   }
 
@@ -331,9 +332,9 @@ class QcdqToQonnx : public pass::Pass {
 
   static void set_quant_attrs(ir::Node& n, const QuantFormat& f) {
     if (f.bipolar) return;
-    n.set_attr_int("signed", f.is_signed ? 1 : 0);
-    n.set_attr_int("narrow", f.narrow ? 1 : 0);
-    n.set_attr_string("rounding_mode", f.rounding_mode);
+    n.set_attr("signed", f.is_signed ? 1 : 0);
+    n.set_attr("narrow", f.narrow ? 1 : 0);
+    n.set_attr("rounding_mode", f.rounding_mode);
   }
 
   // Replaces `dq` by Quant(x, scale, zero_point, bits) (BipolarQuant(x, scale) for bipolar codes).

@@ -186,6 +186,29 @@ class Pass {
   std::vector<Statistic*> statistics_;
 };
 
+// A pass that works one graph at a time: run() calls run_on_graph for the main graph, then for every
+// If/Loop/Scan body (parents before their bodies, each body as its parent's call left it; an error
+// names the body). A pass that must see the main graph only passes Bodies::kSkip to the constructor,
+// with a one-line comment saying why. Keep run-time state in locals or a per-run struct, not in
+// members (a run writes only its statistics).
+class GraphPass : public Pass {
+ public:
+  enum class Bodies { kWalk, kSkip };
+  bool walks_bodies() const { return bodies_ == Bodies::kWalk; }
+  Result<bool> run(ir::Model& model, PassContext& ctx) final;
+
+ protected:
+  explicit GraphPass(Bodies bodies = Bodies::kWalk) : bodies_(bodies) {}
+  // One graph of `model`; returns whether it changed.
+  virtual Result<bool> run_on_graph(ir::Model& model, ir::Graph& graph, PassContext& ctx) = 0;
+  // After every graph: model-level work (an opset import the rewritten nodes need); `changed` says
+  // whether any graph changed. Returns whether the model changed.
+  virtual Result<bool> finish(ir::Model& model, bool changed, PassContext& ctx) { return changed; }
+
+ private:
+  Bodies bodies_;
+};
+
 using PassFactory = std::function<std::unique_ptr<Pass>()>;
 
 class PassRegistry {

@@ -138,7 +138,13 @@ Float8Form float_quant_float8_form(const exec::KernelContext& ctx, std::string* 
     *why = "rounding_mode is not ROUND (float8 rounds half to even)";
     return {};
   }
-  const bool saturation = node.attr_int("saturation", 1) != 0;
+  auto saturation_attr = flag_attr(node, "saturation", true);
+  auto has_inf_attr = flag_attr(node, "has_inf", false);
+  if (!saturation_attr.is_ok() || !has_inf_attr.is_ok()) {
+    *why = (saturation_attr.is_ok() ? has_inf_attr.status() : saturation_attr.status()).message();
+    return {};
+  }
+  const bool saturation = saturation_attr.value(), has_inf = has_inf_attr.value();
   struct Known { double e, m, bias; DType format; };
   static const Known kKnown[] = {{4, 3, 7, DType::kFloat8E4M3FN}, {4, 3, 8, DType::kFloat8E4M3FNUZ},
                                  {5, 2, 15, DType::kFloat8E5M2}, {5, 2, 16, DType::kFloat8E5M2FNUZ}};
@@ -153,9 +159,9 @@ Float8Form float_quant_float8_form(const exec::KernelContext& ctx, std::string* 
     // Without saturation the kernel makes overflow NaN (or inf with has_inf) and +-inf inputs NaN. Only
     // the FNUZ formats do both (E5M2 keeps infinities; onnxruntime's E4M3FN maps [480, 496) to 448).
     const bool fnuz = k.format == DType::kFloat8E4M3FNUZ || k.format == DType::kFloat8E5M2FNUZ;
-    if (!saturation && (!fnuz || node.attr_int("has_inf", 0) != 0)) {
+    if (!saturation && (!fnuz || has_inf)) {
       *why = fmt::format("saturation=0 with {}{} has no exact non-saturating float8 form (only the FNUZ formats without has_inf)",
-                         dtype_name(k.format), node.attr_int("has_inf", 0) != 0 ? " and has_inf" : "");
+                         dtype_name(k.format), has_inf ? " and has_inf" : "");
       return {};
     }
     return {k.format, saturation};
