@@ -6,6 +6,7 @@
 #include "qonnx/io/model_builder.h"
 #include "qonnx/io/model_text.h"
 #include "qonnx/pass/pass.h"
+#include "qonnx/pass/rewriter.h"
 #include "support/test_util.h"
 
 namespace qonnx::test {
@@ -263,6 +264,51 @@ TEST(GraphShapes, DimsAndRankFromInitializersAndDeclaredTypes) {
   g.add_value_info("a", DType::kFloat, {-1, 3});
   EXPECT_EQ(g.dims_of(g.find_value("a")), Dims({-1, 3}));
   EXPECT_EQ(g.type_of(g.find_value("a"))->dtype, DType::kFloat);
+}
+
+// ---- Rewriter ----
+
+std::vector<std::string> node_names(const ir::Graph& g) {
+  std::vector<std::string> names;
+  for (const auto& n : g.nodes()) names.push_back(n->name() + ":" + n->op_type());
+  return names;
+}
+
+TEST(Rewriter, ReplacesOneNodeInPlace) {
+  ir::Model m = chain();
+  ir::Graph& g = m.graph();
+  ir::Node* add = producer(g, "b");
+  g.set_node_name(add, "add");
+  pass::Rewriter r(g, add);
+  auto half = r.constant("half", f32s(0.5f));
+  ASSERT_TRUE(half.is_ok());
+  auto scaled = r.op("scale", "Mul", {g.find_value("a"), half.value()});
+  ASSERT_TRUE(scaled.is_ok());
+  EXPECT_NE(producer(g, "b"), nullptr);  // the replaced node is still there until finish
+  ASSERT_TRUE(r.finish("sum", "Add", {scaled.value(), g.find_value("w")}).is_ok());
+  EXPECT_EQ(node_names(g), std::vector<std::string>({":Relu", "add_scale:Mul", "add_sum:Add", ":Neg"}));
+  EXPECT_EQ(producer(g, "b")->name(), "add_sum");  // the final node writes the matched output
+  EXPECT_TRUE(g.find_value("add_half")->is_initializer());
+  EXPECT_TRUE(pass::verify_graph(m).is_ok()) << pass::verify_graph(m).to_string();
+  // finish_with on a graph output keeps its name through an Identity.
+  pass::Rewriter out(g, producer(g, "y"));
+  ASSERT_TRUE(out.finish_with(g.find_value("b")).is_ok());
+  EXPECT_EQ(producer(g, "y")->op_type(), "Identity");
+  EXPECT_TRUE(pass::verify_graph(m).is_ok());
+}
+
+TEST(Rewriter, ReplacesAMatchedChain) {
+  ir::Model m = chain();
+  ir::Graph& g = m.graph();
+  pass::Rewriter r(g, {producer(g, "b"), producer(g, "y")}, "fused");
+  EXPECT_EQ(g.node_count(), 1u);  // the matched chain is gone at once
+  auto sq = r.op("square", "Mul", {g.find_value("a"), g.find_value("a")});
+  ASSERT_TRUE(sq.is_ok());
+  ASSERT_TRUE(r.finish("out", "Sub", {sq.value(), g.find_value("w")}).is_ok());
+  EXPECT_EQ(node_names(g), std::vector<std::string>({":Relu", "fused_square:Mul", "fused_out:Sub"}));
+  EXPECT_EQ(g.outputs()[0]->name(), "y");
+  EXPECT_EQ(g.outputs()[0]->producer()->name(), "fused_out");
+  EXPECT_TRUE(pass::verify_graph(m).is_ok()) << pass::verify_graph(m).to_string();
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 // Needs the default-domain opset >= 13 (Unsqueeze and ReduceSum take axes as inputs).
 #include <fmt/format.h>
 
-#include "passes/node_emitter.h"
+#include "qonnx/pass/rewriter.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "passes/layout_perm.h"
 #include "passes/passes.h"
@@ -74,7 +74,7 @@ class LowerCustomOps : public pass::GraphPass {
     QONNX_ASSIGN_OR_RETURN_CTX(const float scale, n->attr<float>("out_scale", 1.0f), n->describe());
     QONNX_ASSIGN_OR_RETURN_CTX(const float bias, n->attr<float>("out_bias", 0.0f), n->describe());
     ctx.record(*n, "lowered", "GreaterOrEqual/Cast/ReduceSum");
-    NodeEmitter e(g, n);
+    pass::Rewriter e(g, n);
     ir::Value* x = v;
     if (compare != v_dtype) {
       QONNX_ASSIGN_OR_RETURN(x, e.op("to_double", "Cast", {x}, [](ir::Node& c) { c.set_attr("to", static_cast<int64_t>(DType::kDouble)); }));
@@ -116,7 +116,7 @@ class LowerCustomOps : public pass::GraphPass {
     const std::string op = n->op_type();
     std::vector<ir::Value*> inputs = n->inputs();
     ctx.record(*n, "lowered", fmt::format("Transpose -> {} -> Transpose", op));
-    NodeEmitter e(g, n);
+    pass::Rewriter e(g, n);
     auto perm_attr = [](std::vector<int64_t> perm) {
       return [perm](ir::Node& t) { t.set_attr("perm", perm); };
     };

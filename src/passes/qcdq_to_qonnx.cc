@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "kernels/qonnx/params.h"
-#include "passes/node_emitter.h"
+#include "qonnx/pass/rewriter.h"
 #include "passes/passes.h"
 #include "passes/quant_annotation.h"
 #include "qonnx/dialect/qonnx_dialect.h"
@@ -299,7 +299,7 @@ class QcdqToQonnx : public pass::GraphPass {
     if (!checked.value()) return leave(dq, ctx, fmt::format("Quant ({}) does not reproduce the dequantized weights exactly", format.text()));
     ctx.record(*dq, "converted", fmt::format("{} ({}) on the dequantized weights", format.bipolar ? "BipolarQuant" : "Quant", format.text()));
     ++weights_;
-    NodeEmitter e(g, dq);
+    pass::Rewriter e(g, dq);
     QONNX_ASSIGN_OR_RETURN(ir::Value* w, e.constant("float", values));
     QONNX_RETURN_IF_ERROR(emit_quant(g, dq, w, scale.value(), zero_point.value(), format, &e));
     return true;
@@ -339,8 +339,8 @@ class QcdqToQonnx : public pass::GraphPass {
 
   // Replaces `dq` by Quant(x, scale, zero_point, bits) (BipolarQuant(x, scale) for bipolar codes).
   static Status emit_quant(ir::Graph& g, ir::Node* dq, ir::Value* x, const Tensor& scale, const Tensor& zero_point,
-                           const QuantFormat& f, NodeEmitter* emitter = nullptr) {
-    std::optional<NodeEmitter> own;
+                           const QuantFormat& f, pass::Rewriter* emitter = nullptr) {
+    std::optional<pass::Rewriter> own;
     if (!emitter) emitter = &own.emplace(g, dq);
     QONNX_ASSIGN_OR_RETURN(ir::Value* s, emitter->constant("scale", scale));
     std::vector<ir::Value*> ins = {x, s};

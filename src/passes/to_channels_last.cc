@@ -21,7 +21,7 @@
 #include <fmt/format.h>
 
 #include "passes/layout_perm.h"
-#include "passes/node_emitter.h"
+#include "qonnx/pass/rewriter.h"
 #include "passes/passes.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/exec/executor.h"
@@ -328,7 +328,7 @@ class ToChannelsLast : public pass::GraphPass {
       if (!vanishes(s, cn)) continue;
       ir::Node* t = const_cast<ir::Node*>(cn);
       ir::Value* in = t->input(0);
-      QONNX_RETURN_IF_ERROR(NodeEmitter(g, t).finish_with(in));
+      QONNX_RETURN_IF_ERROR(pass::Rewriter(g, t).finish_with(in));
       ++transposes_removed_;
     }
     for (const ir::Node* cn : s.order)
