@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks the layering declared in CMakeLists.txt (qonnx_layer): the table must be acyclic, and every
 # #include in src/<layer>/ and include/qonnx/<layer>/ must name the layer itself or one it depends on,
-# directly or transitively. Usage: check_layers.sh "support:;ir:support;io:ir,support;..." REPO_ROOT
+# directly or transitively; passes use no protobuf. Usage: check_layers.sh "support:;ir:support;io:ir,support;..." REPO_ROOT
 set -euo pipefail
 table=$1
 root=$2
@@ -100,4 +100,20 @@ while IFS= read -r hit; do
 done < <(grep -rnE '#include "kernels/' "$root/src" "$root/include" "$root/tools" --include='*.h' --include='*.cc' || true)
 echo "kernel map: $kmap_checked includes of src/kernels/ headers checked"
 echo "$((kmap_checked - kmap_violations)) passed, $kmap_violations failed"
-[ "$violations" -eq 0 ] && [ "$kmap_violations" -eq 0 ]
+
+# Passes work on the IR only: no protobuf type (onnx::...) and no ONNX header in src/passes/ or
+# include/qonnx/passes/ (the IR's accessors cover attributes, tensors, value infos and the header).
+proto_files=0
+proto_violations=0
+for dir in "$root/src/passes" "$root/include/qonnx/passes"; do
+  [ -d "$dir" ] || continue
+  while IFS= read -r file; do
+    proto_files=$((proto_files + 1))
+    while IFS= read -r hit; do
+      echo "protobuf in a pass: ${file#$root/}:${hit%%:*}: ${hit#*:}"
+      proto_violations=$((proto_violations + 1))
+    done < <(grep -nE '(^|[^A-Za-z0-9_])onnx::|#include *<onnx/' "$file" || true)
+  done < <(find "$dir" -type f \( -name '*.h' -o -name '*.cc' \) | sort)
+done
+echo "passes: $proto_files files checked for protobuf (onnx::, <onnx/...>), $proto_violations uses found"
+[ "$violations" -eq 0 ] && [ "$kmap_violations" -eq 0 ] && [ "$proto_violations" -eq 0 ]

@@ -101,8 +101,8 @@ TEST(AscendQuantMatMul, Int8MatMulWithBiasBecomesQuantBatchMatMul) {
     auto after = convert(int8_layer(), pipeline_for(rm), ctx);
     EXPECT_EQ(op_types(after), (std::vector<std::string>{"QuantizeLinear", "QuantBatchMatMul"}));
     const ir::Node* qbmm = after.graph().nodes().back().get();
-    EXPECT_EQ(qbmm->attr_int("dtype", -1), 0);  // float32 graph: float32 output, no Cast
-    EXPECT_EQ(qbmm->attr_int("transpose_x2", -1), 0);
+    EXPECT_EQ(qbmm->attr<int64_t>("dtype", -1).value(), 0);  // float32 graph: float32 output, no Cast
+    EXPECT_EQ(qbmm->attr<int64_t>("transpose_x2", -1).value(), 0);
     EXPECT_EQ(qbmm->output(0)->name(), "y");
     auto words = after.graph().initializer_tensor(qbmm->input(2));
     ASSERT_TRUE(words.is_ok());
@@ -139,7 +139,7 @@ TEST(AscendQuantMatMul, Int8OutputFusesQuantizeLinear) {
   EXPECT_EQ(op_types(after), (std::vector<std::string>{"QuantizeLinear", "QuantBatchMatMul", "DequantizeLinear"}));
   for (const auto& n : after.graph().nodes()) {
     if (n->op_type() == "QuantBatchMatMul") {
-      EXPECT_EQ(n->attr_int("dtype", -1), 2);
+      EXPECT_EQ(n->attr<int64_t>("dtype", -1).value(), 2);
     }
   }
   // Exact but where acc * M lies within the FP19 error of a rounding boundary: one output step at most.

@@ -250,7 +250,7 @@ struct ScaleAttrs {
 
 Result<ScaleAttrs> prepare_scale(const ir::Node& node, int64_t version) {
   if (!node.has_attr("factor")) return Status(Code::kInvalidModel, "attribute 'factor' is required");
-  return ScaleAttrs{node.attr_float("factor", 0) * (version >= 13 ? 1.0f : 10.0f)};
+  return ScaleAttrs{node.attr<float>("factor", 0).value() * (version >= 13 ? 1.0f : 10.0f)};
 }
 
 Status run_scale(exec::KernelContext& ctx, const ScaleAttrs& attrs) {

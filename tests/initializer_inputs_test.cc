@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "qonnx/passes/quantizer_outcomes.h"
 #include "qonnx/targets/target.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/io/model_builder.h"
@@ -68,10 +69,10 @@ TEST(InitializerInputs, KeepOptionLeavesThemOverridableAndTheQuantizerInPlace) {
   bool ceil_left = false;
   for (const auto& n : m.graph().nodes()) ceil_left |= n->op_type() == "Ceil";
   EXPECT_TRUE(ceil_left);
-  ASSERT_EQ(ctx.node_outcomes().size(), 1u);
-  EXPECT_EQ(ctx.node_outcomes()[0].outcome, "left");
-  EXPECT_NE(ctx.node_outcomes()[0].detail.find("'s' is an overridable graph input"), std::string::npos)
-      << ctx.node_outcomes()[0].detail;
+  ASSERT_EQ(passes::quantizer_outcomes(ctx).size(), 1u);
+  EXPECT_EQ(passes::quantizer_outcomes(ctx)[0].outcome, "left");
+  EXPECT_NE(passes::quantizer_outcomes(ctx)[0].detail.find("'s' is an overridable graph input"), std::string::npos)
+      << passes::quantizer_outcomes(ctx)[0].detail;
   ASSERT_EQ(ctx.diagnostics().size(), 1u);
   EXPECT_NE(ctx.diagnostics()[0].message.find("standard ONNX runtimes cannot run"), std::string::npos);
   auto strict = brevitas_style().build().value();

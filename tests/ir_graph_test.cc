@@ -6,6 +6,7 @@
 #include "qonnx/io/model_builder.h"
 #include "qonnx/io/model_text.h"
 #include "qonnx/pass/pass.h"
+#include "qonnx/pass/rewriter.h"
 #include "support/test_util.h"
 
 namespace qonnx::test {
@@ -155,6 +156,159 @@ TEST(ModelText, SyntaxErrorIsAnInvalidModel) {
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), Code::kInvalidModel);
   EXPECT_NE(r.status().to_string().find("ONNX text does not parse"), std::string::npos) << r.status().to_string();
+}
+
+// ---- Typed attributes (ir::Node::attr<T>): no INT <-> FLOAT coercion, errors name the attribute ----
+
+ir::Node* relu_of(ir::Model& m) { return producer(m.graph(), "a"); }
+
+TEST(NodeAttributes, TypedReadsAndFallbacks) {
+  ir::Model m = chain();
+  ir::Node* n = relu_of(m);
+  n->set_attr("i", 7);
+  n->set_attr("f", 2.5);
+  n->set_attr("s", "text");
+  n->set_attr("flag", int64_t{2});
+  n->set_attr("is", std::vector<int64_t>{1, -2});
+  n->set_attr("fs", std::vector<float>{0.5f});
+  n->set_attr("ss", std::vector<std::string>{"a", "b"});
+  EXPECT_EQ(n->attr<int64_t>("i").value(), 7);
+  EXPECT_EQ(n->attr<float>("f").value(), 2.5f);
+  EXPECT_EQ(n->attr<std::string>("s").value(), "text");
+  EXPECT_TRUE(n->attr<bool>("flag").value());  // an INT flag: non-zero is true
+  EXPECT_EQ(n->attr<std::vector<int64_t>>("is").value(), std::vector<int64_t>({1, -2}));
+  EXPECT_EQ(n->attr<std::vector<float>>("fs").value(), std::vector<float>({0.5f}));
+  EXPECT_EQ(n->attr<std::vector<std::string>>("ss").value(), std::vector<std::string>({"a", "b"}));
+  // Absent: the fallback, or an error naming it when required.
+  EXPECT_EQ(n->attr<int64_t>("nope", -3).value(), -3);
+  EXPECT_EQ(n->attr<std::vector<float>>("nope", {}).value(), std::vector<float>());
+  auto missing = n->attr<int64_t>("nope");
+  ASSERT_FALSE(missing.is_ok());
+  EXPECT_EQ(missing.status().code(), Code::kInvalidModel);
+  EXPECT_EQ(missing.status().message(), "missing attribute 'nope'");
+  // Present: the fallback is not used.
+  EXPECT_EQ(n->attr<int64_t>("i", 0).value(), 7);
+  // A setter replaces in place and keeps the attribute's position.
+  n->set_attr("i", 0.25f);
+  EXPECT_EQ(n->attr_names(), std::vector<std::string>({"i", "f", "s", "flag", "is", "fs", "ss"}));
+  EXPECT_EQ(n->attr<float>("i").value(), 0.25f);
+}
+
+TEST(NodeAttributes, WrongTypeIsAnErrorNamingTheAttribute) {
+  ir::Model m = chain();
+  ir::Node* n = relu_of(m);
+  n->set_attr("axis", 1.0f);   // FLOAT where an INT belongs: no silent cast any more
+  n->set_attr("alpha", 2);     // INT where a FLOAT belongs
+  n->set_attr("mode", std::vector<int64_t>{1});
+  auto axis = n->attr<int64_t>("axis", 0);
+  ASSERT_FALSE(axis.is_ok());
+  EXPECT_EQ(axis.status().code(), Code::kInvalidModel);
+  EXPECT_EQ(axis.status().message(), "attribute 'axis' must be INT, got FLOAT");
+  EXPECT_FALSE(n->attr<bool>("axis", false).is_ok());
+  auto alpha = n->attr<float>("alpha", 1.0f);
+  ASSERT_FALSE(alpha.is_ok());
+  EXPECT_EQ(alpha.status().message(), "attribute 'alpha' must be FLOAT, got INT");
+  auto mode = n->attr<std::string>("mode");
+  ASSERT_FALSE(mode.is_ok());
+  EXPECT_EQ(mode.status().message(), "attribute 'mode' must be STRING, got INTS");
+  EXPECT_FALSE(n->attr<std::vector<float>>("mode", {}).is_ok());
+}
+
+TEST(NodeAttributes, UntypedAttributeIsReadAsTheWantedType) {
+  ir::Model m = chain();
+  ir::Node* n = relu_of(m);
+  n->set_attr("k", int64_t{5});
+  n->set_attr("eps", 0.125f);
+  for (auto& a : *n->mutable_rest().mutable_attribute()) a.set_type(onnx::AttributeProto::UNDEFINED);
+  EXPECT_EQ(n->attr_type("k"), 0);
+  EXPECT_EQ(n->attr<int64_t>("k").value(), 5);
+  EXPECT_EQ(n->attr<float>("eps").value(), 0.125f);
+}
+
+// A pass that met a FLOAT where an INT belongs used to cast it silently; now it stops with the attribute named.
+TEST(NodeAttributes, PassReportsAMistypedAttribute) {
+  auto m = io::load_model_from_text(R"(
+<ir_version: 8, opset_import: ["" : 13, "qonnx.custom_op.general" : 1]>
+g (float[2] x) => (float[2] y)
+<float s = {1}, float z = {0}, float bits = {4}>
+{
+  y = qonnx.custom_op.general.Quant <signed = 1, narrow = 0, rounding_mode = "ROUND"> (x, s, z, bits)
+}
+)", ".");
+  ASSERT_TRUE(m.is_ok()) << m.status().to_string();
+  // (The loader rejects this spelling in a QONNX op; a program or a pass can still write it.)
+  m.value().graph().find_value("y")->producer()->set_attr("signed", 1.0f);
+  auto r = run_passes(m.value(), "infer-datatypes");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), Code::kInvalidModel);
+  EXPECT_NE(r.status().to_string().find("attribute 'signed' must be INT, got FLOAT"), std::string::npos)
+      << r.status().to_string();
+  EXPECT_NE(r.status().to_string().find("Quant"), std::string::npos) << r.status().to_string();
+  // With the INT it belongs, the same model is typed.
+  m.value().graph().find_value("y")->producer()->set_attr("signed", 1);
+  ASSERT_TRUE(run_passes(m.value(), "infer-datatypes").is_ok());
+  EXPECT_EQ(m.value().graph().finn_datatype("y"), "INT4");
+}
+
+// ---- Shape helpers on the graph ----
+
+TEST(GraphShapes, DimsAndRankFromInitializersAndDeclaredTypes) {
+  ir::Model m = chain();
+  ir::Graph& g = m.graph();
+  EXPECT_EQ(g.dims_of(g.find_value("w")), Dims({2}));  // initializer: its stored dims
+  EXPECT_EQ(g.dims_of(g.find_value("x")), Dims({2}));  // declared input type
+  EXPECT_EQ(g.rank_of(g.find_value("x")), 1);
+  EXPECT_FALSE(g.dims_of(g.find_value("a")).has_value());  // no value_info
+  EXPECT_EQ(g.rank_of(g.find_value("a")), -1);
+  EXPECT_EQ(g.rank_of(nullptr), -1);
+  g.add_value_info("a", DType::kFloat, {-1, 3});
+  EXPECT_EQ(g.dims_of(g.find_value("a")), Dims({-1, 3}));
+  EXPECT_EQ(g.type_of(g.find_value("a"))->dtype, DType::kFloat);
+}
+
+// ---- Rewriter ----
+
+std::vector<std::string> node_names(const ir::Graph& g) {
+  std::vector<std::string> names;
+  for (const auto& n : g.nodes()) names.push_back(n->name() + ":" + n->op_type());
+  return names;
+}
+
+TEST(Rewriter, ReplacesOneNodeInPlace) {
+  ir::Model m = chain();
+  ir::Graph& g = m.graph();
+  ir::Node* add = producer(g, "b");
+  g.set_node_name(add, "add");
+  pass::Rewriter r(g, add);
+  auto half = r.constant("half", f32s(0.5f));
+  ASSERT_TRUE(half.is_ok());
+  auto scaled = r.op("scale", "Mul", {g.find_value("a"), half.value()});
+  ASSERT_TRUE(scaled.is_ok());
+  EXPECT_NE(producer(g, "b"), nullptr);  // the replaced node is still there until finish
+  ASSERT_TRUE(r.finish("sum", "Add", {scaled.value(), g.find_value("w")}).is_ok());
+  EXPECT_EQ(node_names(g), std::vector<std::string>({":Relu", "add_scale:Mul", "add_sum:Add", ":Neg"}));
+  EXPECT_EQ(producer(g, "b")->name(), "add_sum");  // the final node writes the matched output
+  EXPECT_TRUE(g.find_value("add_half")->is_initializer());
+  EXPECT_TRUE(pass::verify_graph(m).is_ok()) << pass::verify_graph(m).to_string();
+  // finish_with on a graph output keeps its name through an Identity.
+  pass::Rewriter out(g, producer(g, "y"));
+  ASSERT_TRUE(out.finish_with(g.find_value("b")).is_ok());
+  EXPECT_EQ(producer(g, "y")->op_type(), "Identity");
+  EXPECT_TRUE(pass::verify_graph(m).is_ok());
+}
+
+TEST(Rewriter, ReplacesAMatchedChain) {
+  ir::Model m = chain();
+  ir::Graph& g = m.graph();
+  pass::Rewriter r(g, {producer(g, "b"), producer(g, "y")}, "fused");
+  EXPECT_EQ(g.node_count(), 1u);  // the matched chain is gone at once
+  auto sq = r.op("square", "Mul", {g.find_value("a"), g.find_value("a")});
+  ASSERT_TRUE(sq.is_ok());
+  ASSERT_TRUE(r.finish("out", "Sub", {sq.value(), g.find_value("w")}).is_ok());
+  EXPECT_EQ(node_names(g), std::vector<std::string>({":Relu", "fused_square:Mul", "fused_out:Sub"}));
+  EXPECT_EQ(g.outputs()[0]->name(), "y");
+  EXPECT_EQ(g.outputs()[0]->producer()->name(), "fused_out");
+  EXPECT_TRUE(pass::verify_graph(m).is_ok()) << pass::verify_graph(m).to_string();
 }
 
 }  // namespace

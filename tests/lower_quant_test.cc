@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "qonnx/passes/quantizer_outcomes.h"
 #include "qonnx/targets/target.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/io/model_builder.h"
@@ -60,9 +61,9 @@ void expect_bit_exact(const QuantCase& c, const std::string& expected_form, cons
   pass::PassContext ctx;
   auto r = pass::run_pipeline(lowered, pipeline.value(), ctx);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  ASSERT_EQ(ctx.node_outcomes().size(), 1u);
-  EXPECT_NE(ctx.node_outcomes()[0].detail.find(expected_form), std::string::npos)
-      << "got form: " << ctx.node_outcomes()[0].detail;
+  ASSERT_EQ(passes::quantizer_outcomes(ctx).size(), 1u);
+  EXPECT_NE(passes::quantizer_outcomes(ctx)[0].detail.find(expected_form), std::string::npos)
+      << "got form: " << passes::quantizer_outcomes(ctx)[0].detail;
   for (const auto& n : lowered.graph().nodes()) EXPECT_NE(n->op_type(), "Quant");
   std::map<std::string, Tensor> feeds;
   if (!c.weight) feeds["x"] = x;
@@ -186,9 +187,9 @@ TEST(LowerQuant, ActivationZeroPointOutsideTheStorageTypeStaysFloatEvenWhenAppro
   ASSERT_TRUE(pipeline.is_ok()) << pipeline.status().to_string();
   pass::PassContext ctx;
   ASSERT_TRUE(pass::run_pipeline(lowered, pipeline.value(), ctx).is_ok());
-  ASSERT_EQ(ctx.node_outcomes().size(), 1u);
-  EXPECT_NE(ctx.node_outcomes()[0].detail.find("exact float emulation"), std::string::npos)
-      << ctx.node_outcomes()[0].detail;
+  ASSERT_EQ(passes::quantizer_outcomes(ctx).size(), 1u);
+  EXPECT_NE(passes::quantizer_outcomes(ctx)[0].detail.find("exact float emulation"), std::string::npos)
+      << passes::quantizer_outcomes(ctx)[0].detail;
 }
 
 TEST(LowerQuant, NgraphTargetCoversEveryModeWithZeroZeroPoint) {
@@ -225,8 +226,8 @@ TEST(LowerQuant, NonConstantParametersAreLeftWithADiagnostic) {
   pass::PassContext ctx;
   auto p = pass::parse_pipeline("lower-quant");
   ASSERT_TRUE(pass::run_pipeline(m, p.value(), ctx).is_ok());
-  ASSERT_EQ(ctx.node_outcomes().size(), 1u);
-  EXPECT_EQ(ctx.node_outcomes()[0].outcome, "left");
+  ASSERT_EQ(passes::quantizer_outcomes(ctx).size(), 1u);
+  EXPECT_EQ(passes::quantizer_outcomes(ctx)[0].outcome, "left");
   EXPECT_EQ(m.graph().nodes().front()->op_type(), "Quant");
   auto strict = pass::parse_pipeline("lower-quant{strict=1}");
   auto r = pass::run_pipeline(m, strict.value(), ctx);
@@ -284,8 +285,8 @@ TEST(LowerQuant, AllowApproximateUsesQuantizeLinearAndReallyDiffersOnTies) {
   pass::PassContext c1, c2;
   ASSERT_TRUE(pass::run_pipeline(exact, pass::parse_pipeline("lower-quant").value(), c1).is_ok());
   ASSERT_TRUE(pass::run_pipeline(approx, pass::parse_pipeline("lower-quant{allow-approximate=1}").value(), c2).is_ok());
-  EXPECT_NE(c1.node_outcomes()[0].detail.find("exact float emulation"), std::string::npos);
-  EXPECT_NE(c2.node_outcomes()[0].detail.find("APPROXIMATE"), std::string::npos) << c2.node_outcomes()[0].detail;
+  EXPECT_NE(passes::quantizer_outcomes(c1)[0].detail.find("exact float emulation"), std::string::npos);
+  EXPECT_NE(passes::quantizer_outcomes(c2)[0].detail.find("APPROXIMATE"), std::string::npos) << passes::quantizer_outcomes(c2)[0].detail;
   ASSERT_EQ(c2.diagnostics().size(), 1u);
   std::map<std::string, Tensor> feed = {{"x", f32({1}, {x_over_s})}};
   float want = exec::Executor::create(original).value().run(feed).value().outputs[0].data<float>()[0];

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "qonnx/passes/quantizer_outcomes.h"
 #include "qonnx/targets/target.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/exec/dtype_dispatch.h"
@@ -212,9 +213,9 @@ TEST(LoweringClasses, PerChannelTruncIsReportedAsLowered) {
   pass::PassContext ctx;
   auto m = lower_qdq(trunc_case("t", 2, "FLOOR", true, true, true, 1, 0).model, ctx);
   ASSERT_TRUE(m.is_ok()) << m.status().to_string();
-  ASSERT_EQ(ctx.node_outcomes().size(), 1u);
-  EXPECT_EQ(ctx.node_outcomes()[0].outcome, "lowered");
-  EXPECT_EQ(ctx.node_outcomes()[0].detail, "exact float emulation of Trunc v2 (per-channel)");
+  ASSERT_EQ(passes::quantizer_outcomes(ctx).size(), 1u);
+  EXPECT_EQ(passes::quantizer_outcomes(ctx)[0].outcome, "lowered");
+  EXPECT_EQ(passes::quantizer_outcomes(ctx)[0].detail, "exact float emulation of Trunc v2 (per-channel)");
 }
 
 // A FLOOR Quant with a float64 scale used to lower to Div(float, double), which onnxruntime rejects.

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
+#include "qonnx/passes/quantizer_outcomes.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/exec/executor.h"
@@ -220,8 +221,8 @@ void check_cases(const std::vector<Case>& cases) {
     auto lowered = lower(c.model, ctx);
     ASSERT_TRUE(lowered.is_ok()) << lowered.status().to_string();
     for (const auto& n : lowered->graph().nodes()) EXPECT_EQ(dialect::classify(*n), dialect::Op::kNone) << n->describe();
-    ASSERT_EQ(ctx.node_outcomes().size(), 1u);
-    EXPECT_NE(ctx.node_outcomes()[0].detail.find(c.form), std::string::npos) << ctx.node_outcomes()[0].detail;
+    ASSERT_EQ(passes::quantizer_outcomes(ctx).size(), 1u);
+    EXPECT_NE(passes::quantizer_outcomes(ctx)[0].detail.find(c.form), std::string::npos) << passes::quantizer_outcomes(ctx)[0].detail;
     if (c.initializer != DType::kUndefined) {
       bool found = false;
       for (const auto& init : lowered->graph().initializers())
@@ -260,15 +261,15 @@ TEST(Opset21Lowering, FloatQuantOtherwiseIsLeftWithTheReason) {
     pass::PassContext ctx;
     auto m = lower(lefts[i].model, ctx);
     ASSERT_TRUE(m.is_ok()) << m.status().to_string();
-    ASSERT_EQ(ctx.node_outcomes().size(), 1u);
-    EXPECT_EQ(ctx.node_outcomes()[0].outcome, "left");
-    EXPECT_NE(ctx.node_outcomes()[0].detail.find(lefts[i].why), std::string::npos) << ctx.node_outcomes()[0].detail;
+    ASSERT_EQ(passes::quantizer_outcomes(ctx).size(), 1u);
+    EXPECT_EQ(passes::quantizer_outcomes(ctx)[0].outcome, "left");
+    EXPECT_NE(passes::quantizer_outcomes(ctx)[0].detail.find(lefts[i].why), std::string::npos) << passes::quantizer_outcomes(ctx)[0].detail;
   }
   // Below opset 19 FloatQuant is not touched at all (as before).
   pass::PassContext ctx;
   auto m = lower(float_quant_model(17, false, x, f32s(1), kF8[0]), ctx);
   ASSERT_TRUE(m.is_ok()) << m.status().to_string();
-  EXPECT_TRUE(ctx.node_outcomes().empty());
+  EXPECT_TRUE(passes::quantizer_outcomes(ctx).empty());
 }
 
 // +-inf: FloatQuant computes inf / inf = NaN, the saturating float8 form the largest value. The one
@@ -295,9 +296,9 @@ TEST(Opset21Lowering, OlderOpsetsKeepTheirForms) {
     pass::PassContext ctx;
     auto m = lower(quant_model(17, weight, tie_rich(dims, 0.25f, 2.0f), f32s(0.25f), 0, weight ? 4 : 12, true, false, "ROUND"), ctx);
     ASSERT_TRUE(m.is_ok()) << m.status().to_string();
-    ASSERT_EQ(ctx.node_outcomes().size(), 1u);
-    EXPECT_NE(ctx.node_outcomes()[0].detail.find(weight ? "(int8)" : "exact float emulation"), std::string::npos)
-        << ctx.node_outcomes()[0].detail;
+    ASSERT_EQ(passes::quantizer_outcomes(ctx).size(), 1u);
+    EXPECT_NE(passes::quantizer_outcomes(ctx)[0].detail.find(weight ? "(int8)" : "exact float emulation"), std::string::npos)
+        << passes::quantizer_outcomes(ctx)[0].detail;
   }
 }
 
@@ -345,8 +346,8 @@ TEST(Opset21Lowering, BrevitasFloatQuantModelRunsAsFloat8InOnnxruntime) {
     if (import.domain().empty() || import.domain() == "ai.onnx") import.set_version(19);
   pass::PassContext ctx;
   ASSERT_TRUE(run_passes(lowered.value(), kPipeline, ctx).is_ok());
-  ASSERT_EQ(ctx.node_outcomes().size(), 2u);
-  for (const auto& o : ctx.node_outcomes()) {
+  ASSERT_EQ(passes::quantizer_outcomes(ctx).size(), 2u);
+  for (const auto& o : passes::quantizer_outcomes(ctx)) {
     EXPECT_EQ(o.outcome, "lowered") << o.node << ": " << o.detail;
     EXPECT_NE(o.detail.find("float8e4m3fn"), std::string::npos) << o.detail;
   }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "qonnx/passes/quantizer_outcomes.h"
 #include "qonnx/targets/target.h"
 #include "qonnx/analysis/equivalence.h"
 #include "qonnx/exec/executor.h"
@@ -59,8 +60,8 @@ TEST(FoldQuantWeights, FloatModeReplacesWeightQuantOnly) {
   EXPECT_EQ(op_types(after), (std::vector<std::string>{"Quant", "MatMul"}));
   EXPECT_TRUE(after.graph().find_value("wq")->is_initializer());
   EXPECT_EQ(after.graph().finn_datatype("wq"), "SCALEDINT<4>");
-  ASSERT_EQ(ctx.node_outcomes().size(), 1u);
-  EXPECT_EQ(ctx.node_outcomes()[0].outcome, "folded");
+  ASSERT_EQ(passes::quantizer_outcomes(ctx).size(), 1u);
+  EXPECT_EQ(passes::quantizer_outcomes(ctx)[0].outcome, "folded");
   expect_equivalent(before, after);
 }
 

@@ -70,8 +70,8 @@ void expect_quant(const io::ModelBuilder& b, int bits, bool is_signed, bool narr
   ASSERT_NE(q, nullptr);
   EXPECT_EQ(q->op_type(), "Quant");
   EXPECT_EQ(constant_scalar(m, q->input(3)), static_cast<float>(bits));
-  EXPECT_EQ(q->attr_int("signed", -1), is_signed ? 1 : 0);
-  EXPECT_EQ(q->attr_int("narrow", -1), narrow ? 1 : 0);
+  EXPECT_EQ(q->attr<int64_t>("signed", -1).value(), is_signed ? 1 : 0);
+  EXPECT_EQ(q->attr<int64_t>("narrow", -1).value(), narrow ? 1 : 0);
   EXPECT_EQ(q->attr_string("rounding_mode", ""), "ROUND");
   for (const auto& n : m.graph().nodes()) EXPECT_NE(n->op_type(), "QuantizeLinear");
   auto checks = analysis::check_equivalence(original, m, {6, 3, 0.0, 0.0});
@@ -164,7 +164,7 @@ TEST(QcdqToQonnx, IntegerWeightsWithTheirDatatype) {
   const ir::Node* q = only_quant(m);
   ASSERT_NE(q, nullptr);
   EXPECT_EQ(constant_scalar(m, q->input(3)), 4.0f);
-  EXPECT_EQ(q->attr_int("signed", -1), 1);
+  EXPECT_EQ(q->attr<int64_t>("signed", -1).value(), 1);
   EXPECT_EQ(m.graph().initializer_tensor(q->input(1)).value().dims(), (Dims{1, 2}));
   auto checks = analysis::check_equivalence(original, m, {4, 1, 0.0, 0.0});
   ASSERT_TRUE(checks.is_ok());
@@ -184,7 +184,7 @@ std::string describe_quantizer(const ir::Model& m, const ir::Node& n) {
   };
   if (n.op_type() == "BipolarQuant") return "BipolarQuant scale=" + values(n.input(1));
   return fmt::format("{} bits={} signed={} narrow={} mode={} scale={} zeropt={}", n.op_type(), values(n.input(3)),
-                     n.attr_int("signed", 1), n.attr_int("narrow", 0), n.attr_string("rounding_mode", "ROUND"),
+                     n.attr<int64_t>("signed", 1).value(), n.attr<int64_t>("narrow", 0).value(), n.attr_string("rounding_mode", "ROUND"),
                      values(n.input(1)), values(n.input(2)));
 }
 

@@ -75,10 +75,10 @@ TEST(QuantParams, ErrorsNameTheInput) {
   EXPECT_EQ(missing.status().code(), Code::kInvalidModel);
   // A rounding mode outside the dialect's names, and an attribute of the wrong type.
   auto odd = one_node(dialect::kQuantOp, 4);
-  odd.model.graph().nodes().front()->set_attr_string("rounding_mode", "STOCHASTIC");
+  odd.model.graph().nodes().front()->set_attr("rounding_mode", "STOCHASTIC");
   EXPECT_EQ(quant::read_quant_attrs(*odd.node).status().code(), Code::kUnsupported);
   auto typed = one_node(dialect::kQuantOp, 4);
-  typed.model.graph().nodes().front()->set_attr_float("signed", 1.0f);
+  typed.model.graph().nodes().front()->set_attr("signed", 1.0f);
   auto attrs = quant::read_quant_attrs(*typed.node);
   ASSERT_FALSE(attrs.is_ok());
   EXPECT_NE(attrs.status().message().find("attribute 'signed' must be INT, got FLOAT"), std::string::npos) << attrs.status().message();

@@ -364,6 +364,106 @@ TEST(SubgraphPasses, QuantizersInsideBodiesAreLoweredAndFolded) {
   EXPECT_EQ(values_f32(fafter[0]), std::vector<float>({1.5f, -5.0f}));
 }
 
+// GraphPass::run visits the main graph and every body (parents first); Bodies::kSkip the main graph only.
+class RecordingPass : public pass::GraphPass {
+ public:
+  explicit RecordingPass(Bodies bodies) : GraphPass(bodies) {}
+  std::string name() const override { return "recording"; }
+  std::string summary() const override { return "records the graphs it is given"; }
+  std::vector<const ir::Graph*> seen;
+  bool finished = false;
+
+ private:
+  Result<bool> run_on_graph(ir::Model&, ir::Graph& g, pass::PassContext&) override {
+    seen.push_back(&g);
+    return g.owner() != nullptr;  // "changes" the bodies only
+  }
+  Result<bool> finish(ir::Model&, bool changed, pass::PassContext&) override {
+    finished = true;
+    return changed;
+  }
+};
+
+TEST(SubgraphPasses, GraphPassWalksEveryBodyUnlessItOptsOut) {
+  ir::Model m = build(quant_in_bodies());
+  std::vector<const ir::Graph*> all;
+  m.graph().visit_graphs([&](const ir::Graph& g) { all.push_back(&g); });
+  ASSERT_EQ(all.size(), 4u);  // main, Loop body, two If branches
+  pass::PassContext ctx;
+  RecordingPass walking(pass::GraphPass::Bodies::kWalk);
+  EXPECT_TRUE(walking.walks_bodies());
+  auto changed = walking.run(m, ctx);
+  ASSERT_TRUE(changed.is_ok());
+  EXPECT_TRUE(changed.value());  // a body "changed"
+  EXPECT_TRUE(walking.finished);
+  EXPECT_EQ(walking.seen, all);
+  RecordingPass skipping(pass::GraphPass::Bodies::kSkip);
+  EXPECT_FALSE(skipping.walks_bodies());
+  changed = skipping.run(m, ctx);
+  ASSERT_TRUE(changed.is_ok());
+  EXPECT_FALSE(changed.value());
+  EXPECT_EQ(skipping.seen, std::vector<const ir::Graph*>{&m.graph()});
+}
+
+// A converted pass (fold-constants is a GraphPass) still reaches a body: a constant Add inside an If branch folds.
+TEST(SubgraphPasses, ConvertedPassFoldsInsideABody) {
+  io::ModelBuilder then_b(13), else_b(13);
+  then_b.initializer("a", f32({2}, {1, 2})).initializer("b", f32({2}, {3, 4}));
+  then_b.node("Add", {"a", "b"}, {"ab"});
+  then_b.node("Mul", {"x", "ab"}, {"t"});
+  then_b.output("t", DType::kFloat, {2});
+  else_b.node("Identity", {"x"}, {"e"});
+  else_b.output("e", DType::kFloat, {2});
+  io::ModelBuilder mb(13);
+  mb.input("x", DType::kFloat, {2}).input("c", DType::kBool, {}).output("y", DType::kFloat, {2});
+  mb.node("If", {"c"}, {"y"}).attr("then_branch", then_b).attr("else_branch", else_b);
+  ir::Model m = build(mb);
+  EXPECT_EQ(count_op(m, "Add"), 1u);
+  ASSERT_TRUE(run_passes(m, "fold-constants").is_ok());
+  EXPECT_EQ(count_op(m, "Add"), 0u);
+  ir::Graph* branch = m.graph().find_value("y")->producer()->body("then_branch");
+  ASSERT_NE(branch->find_value("ab"), nullptr);
+  EXPECT_TRUE(branch->find_value("ab")->is_initializer());
+}
+
+// Model::clone is a deep copy: the same bytes, and a pipeline run on the clone leaves the original as it was
+// (bodies, initializers, annotations included) while giving the same result as on a fresh build.
+TEST(SubgraphIr, CloneIsIndependentOfTheOriginal) {
+  ir::Model m = build(quant_in_bodies());
+  m.graph().set_finn_datatype("x", "FLOAT32");
+  auto original = io::serialize_model(m);
+  ASSERT_TRUE(original.is_ok()) << original.status().to_string();
+  ir::Model copy = m.clone();
+  auto copied = io::serialize_model(copy);
+  ASSERT_TRUE(copied.is_ok());
+  EXPECT_EQ(copied.value(), original.value());
+  EXPECT_TRUE(pass::verify_graph(copy).is_ok()) << pass::verify_graph(copy).to_string();
+  // Same ids and use order: the copy's values are its own.
+  EXPECT_EQ(copy.graph().value_count(), m.graph().value_count());
+  EXPECT_NE(copy.graph().find_value("qs"), m.graph().find_value("qs"));
+  EXPECT_EQ(copy.graph().find_value("qs")->uses().size(), m.graph().find_value("qs")->uses().size());
+
+  const char* pipeline = "lower-quant{target=qdq},fold-constants,cleanup,readable-names";
+  ASSERT_TRUE(run_passes(copy, pipeline).is_ok());
+  copy.graph().set_finn_datatype("global_in", "INT8");
+  auto after = io::serialize_model(m);
+  ASSERT_TRUE(after.is_ok());
+  EXPECT_EQ(after.value(), original.value()) << "a pass run on the clone changed the original";
+  EXPECT_EQ(m.graph().finn_datatype("x"), "FLOAT32");
+  EXPECT_EQ(count_op(m, "Quant"), 3u);
+
+  ir::Model fresh = build(quant_in_bodies());
+  fresh.graph().set_finn_datatype("x", "FLOAT32");
+  ASSERT_TRUE(run_passes(fresh, pipeline).is_ok());
+  fresh.graph().set_finn_datatype("global_in", "INT8");
+  EXPECT_EQ(io::serialize_model(copy).value(), io::serialize_model(fresh).value());
+  // And the original still runs as before.
+  std::map<std::string, Tensor> in{{"x", f32({2, 3}, {0.2f, 0.7f, 1.3f, -0.4f, 2.6f, 9.0f})}};
+  auto a = run(m, in), b = run(copy, {{"global_in", in.at("x")}});
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t k = 0; k < a.size(); ++k) EXPECT_TRUE(a[k].identical(b[k])) << k;
+}
+
 // Converts with every target; the If branch keeps reading W and xq, and the result passes the checker.
 TEST(SubgraphCli, ConvertKeepsValuesReadOnlyInBranches) {
   fs::path dir = temp_dir("convert");

@@ -109,7 +109,7 @@ TEST(UpgradeOpset21, ChangedOpsKeepTheNumbersAtEveryStepFromEveryStart) {
       // Every Reduce* with axes reads them from input #1 now; the attribute is gone everywhere.
       EXPECT_EQ(count_nodes(upgraded, [](const ir::Node& n) { return is_reduce(n) && n.has_attr("axes"); }), 0) << what;
       EXPECT_EQ(count_nodes(upgraded, [](const ir::Node& n) { return is_reduce(n) && n.input(1) != nullptr; }), 2 * 9 + 2) << what;
-      EXPECT_EQ(count_nodes(upgraded, [](const ir::Node& n) { return n.op_type() == "Split" && n.attr_int("num_outputs", 0) == 2; }), 1)
+      EXPECT_EQ(count_nodes(upgraded, [](const ir::Node& n) { return n.op_type() == "Split" && n.attr<int64_t>("num_outputs", 0).value() == 2; }), 1)
           << what;
       expect_same_outputs(original.value(), upgraded, what);
       // The result reloads (serialized and parsed again) with the same numbers.
@@ -173,7 +173,7 @@ TEST(UpgradeOpset21, GridSampleModesAndDftAxis) {
     ASSERT_NE(squeeze, nullptr);
     EXPECT_EQ(squeeze->op_type(), "Squeeze");
     axes[n->name()] = m.graph().initializer_tensor(squeeze->input(0)).value().data<int64_t>()[0];
-    EXPECT_EQ(n->attr_int("inverse", 0), n->name() == "dft_axis" ? 1 : 0);
+    EXPECT_EQ(n->attr<int64_t>("inverse", 0).value(), n->name() == "dft_axis" ? 1 : 0);
   }
   EXPECT_EQ(modes, (std::map<std::string, std::string>{
                        {"gs_bilinear", "linear"}, {"gs_bicubic", "cubic"}, {"gs_nearest", "nearest"}, {"gs_default", "linear"}}));
@@ -230,7 +230,7 @@ TEST(UpgradeOpset21, CustomDomainOpsUnknownToTheLibraryPassThrough) {
   EXPECT_EQ(m.opset(""), 21);
   bool kept = false;
   for (const auto& n : m.graph().nodes())
-    kept |= n->name() == "custom" && n->domain() == "my.domain" && n->op_type() == "NoSchemaAnywhere" && n->attr_float("alpha", 0) == 2.0f;
+    kept |= n->name() == "custom" && n->domain() == "my.domain" && n->op_type() == "NoSchemaAnywhere" && n->attr<float>("alpha", 0).value() == 2.0f;
   EXPECT_TRUE(kept);
   EXPECT_FALSE(m.opset("qonnx-cc.upgrade-opset.parked").has_value());
 }

@@ -132,7 +132,7 @@ class NodeCoster {
     const bool channels_last = n.domain() == dialect::kChannelsLastDomain;
     std::vector<int64_t> k = n.attr_ints("kernel_shape");
     if (k.empty()) k.assign(w.begin() + (channels_last ? 1 : 2), w.end() - (channels_last ? 1 : 0));
-    const int64_t group = n.attr_int("group", 1);
+    QONNX_ASSIGN_OR_RETURN(const int64_t group, n.attr<int64_t>("group", 1));
     const int64_t ifm = channels_last ? i.back() : i[1], ofm = channels_last ? o.back() : o[1];
     const int64_t pixels = channels_last ? product(o, 1, o.size() - 1) : product(o, 2);
     if (ofm != w[0]) return Status(Code::kInvalidModel, fmt::format("output channels {} differ from the weight's {}", ofm, w[0]));
@@ -152,8 +152,10 @@ class NodeCoster {
     QONNX_ASSIGN_OR_RETURN(Dims o, shape(n, n.output(0), "output"));
     if (n.op_type() == "Gemm") {
       if (i.size() != 2 || w.size() != 2) return Status(Code::kInvalidModel, "Gemm operands must be 2-D");
-      if (n.attr_int("transA", 0) == 1) std::reverse(i.begin(), i.end());
-      if (n.attr_int("transB", 0) == 1) std::reverse(w.begin(), w.end());
+      QONNX_ASSIGN_OR_RETURN(const int64_t trans_a, n.attr<int64_t>("transA", 0));
+      QONNX_ASSIGN_OR_RETURN(const int64_t trans_b, n.attr<int64_t>("transB", 0));
+      if (trans_a == 1) std::reverse(i.begin(), i.end());
+      if (trans_b == 1) std::reverse(w.begin(), w.end());
     }
     if (i.empty()) return Status(Code::kInvalidModel, "MatMul input has rank 0");
     double macs = static_cast<double>(i.back() * product(o));

@@ -91,8 +91,10 @@ ModelSummary summarize(const ir::Model& model) {
       q.name = node->name();
       q.op_type = node->op_type();
       q.domain = node->domain();
-      q.is_signed = node->attr_int("signed", 1) != 0;
-      q.narrow = node->attr_int("narrow", 0) != 0;
+      // `info` describes any model: a mistyped flag shows its default here (`check` reports it).
+      auto is_signed = node->attr<bool>("signed", true), narrow = node->attr<bool>("narrow", false);
+      q.is_signed = !is_signed.is_ok() || is_signed.value();
+      q.narrow = narrow.is_ok() && narrow.value();
       const dialect::Op op = dialect::classify(*node);
       const bool trunc = op == dialect::Op::kTrunc;
       q.rounding_mode = op == dialect::Op::kBipolarQuant ? "-" : node->attr_string("rounding_mode", trunc ? "FLOOR" : "ROUND");

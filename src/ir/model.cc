@@ -53,18 +53,78 @@ int Node::attr_type(const std::string& name) const {
   return a ? static_cast<int>(a->type()) : 0;
 }
 
-int64_t Node::attr_int(const std::string& name, int64_t fallback) const {
-  const auto* a = find_attr(*rest_, name);
-  if (!a) return fallback;
-  if (a->type() == onnx::AttributeProto::FLOAT) return static_cast<int64_t>(a->f());
-  return a->i();
+namespace {
+
+const char* attr_type_name(int type) {
+  switch (type) {
+    case onnx::AttributeProto::FLOAT: return "FLOAT";
+    case onnx::AttributeProto::INT: return "INT";
+    case onnx::AttributeProto::STRING: return "STRING";
+    case onnx::AttributeProto::TENSOR: return "TENSOR";
+    case onnx::AttributeProto::GRAPH: return "GRAPH";
+    case onnx::AttributeProto::FLOATS: return "FLOATS";
+    case onnx::AttributeProto::INTS: return "INTS";
+    case onnx::AttributeProto::STRINGS: return "STRINGS";
+    default: return "another type";
+  }
 }
 
-float Node::attr_float(const std::string& name, float fallback) const {
-  const auto* a = find_attr(*rest_, name);
-  if (!a) return fallback;
-  if (a->type() == onnx::AttributeProto::INT) return static_cast<float>(a->i());
-  return a->f();
+// The attribute when present with type `want` (or untyped); nullptr when absent (an error if
+// `required`); an error naming it when it has another type.
+Result<const onnx::AttributeProto*> typed_attr(const onnx::NodeProto& proto, const std::string& name,
+                                               onnx::AttributeProto::AttributeType want, bool required) {
+  const onnx::AttributeProto* a = find_attr(proto, name);
+  if (!a) {
+    if (required) return Status(Code::kInvalidModel, fmt::format("missing attribute '{}'", name));
+    return static_cast<const onnx::AttributeProto*>(nullptr);
+  }
+  if (a->type() == onnx::AttributeProto::UNDEFINED || a->type() == want) return a;
+  return Status(Code::kInvalidModel, fmt::format("attribute '{}' must be {}, got {}", name, attr_type_name(want),
+                                                 attr_type_name(a->type())));
+}
+
+}  // namespace
+
+Status Node::read_attr(const std::string& name, bool required, int64_t& out) const {
+  QONNX_ASSIGN_OR_RETURN(const auto* a, typed_attr(*rest_, name, onnx::AttributeProto::INT, required));
+  if (a) out = a->i();
+  return Status::ok();
+}
+
+Status Node::read_attr(const std::string& name, bool required, bool& out) const {
+  QONNX_ASSIGN_OR_RETURN(const auto* a, typed_attr(*rest_, name, onnx::AttributeProto::INT, required));
+  if (a) out = a->i() != 0;
+  return Status::ok();
+}
+
+Status Node::read_attr(const std::string& name, bool required, float& out) const {
+  QONNX_ASSIGN_OR_RETURN(const auto* a, typed_attr(*rest_, name, onnx::AttributeProto::FLOAT, required));
+  if (a) out = a->f();
+  return Status::ok();
+}
+
+Status Node::read_attr(const std::string& name, bool required, std::string& out) const {
+  QONNX_ASSIGN_OR_RETURN(const auto* a, typed_attr(*rest_, name, onnx::AttributeProto::STRING, required));
+  if (a) out = a->s();
+  return Status::ok();
+}
+
+Status Node::read_attr(const std::string& name, bool required, std::vector<int64_t>& out) const {
+  QONNX_ASSIGN_OR_RETURN(const auto* a, typed_attr(*rest_, name, onnx::AttributeProto::INTS, required));
+  if (a) out.assign(a->ints().begin(), a->ints().end());
+  return Status::ok();
+}
+
+Status Node::read_attr(const std::string& name, bool required, std::vector<float>& out) const {
+  QONNX_ASSIGN_OR_RETURN(const auto* a, typed_attr(*rest_, name, onnx::AttributeProto::FLOATS, required));
+  if (a) out.assign(a->floats().begin(), a->floats().end());
+  return Status::ok();
+}
+
+Status Node::read_attr(const std::string& name, bool required, std::vector<std::string>& out) const {
+  QONNX_ASSIGN_OR_RETURN(const auto* a, typed_attr(*rest_, name, onnx::AttributeProto::STRINGS, required));
+  if (a) out.assign(a->strings().begin(), a->strings().end());
+  return Status::ok();
 }
 
 std::string Node::attr_string(const std::string& name, const std::string& fallback) const {
@@ -139,28 +199,40 @@ std::vector<std::string> Node::attr_names() const {
   return names;
 }
 
-void Node::set_attr_int(const std::string& name, int64_t value) {
+void Node::set_attr(const std::string& name, int64_t value) {
   auto* a = upsert_attr(*rest_, name);
   a->set_type(onnx::AttributeProto::INT);
   a->set_i(value);
 }
 
-void Node::set_attr_float(const std::string& name, float value) {
+void Node::set_attr(const std::string& name, float value) {
   auto* a = upsert_attr(*rest_, name);
   a->set_type(onnx::AttributeProto::FLOAT);
   a->set_f(value);
 }
 
-void Node::set_attr_string(const std::string& name, const std::string& value) {
+void Node::set_attr(const std::string& name, const std::string& value) {
   auto* a = upsert_attr(*rest_, name);
   a->set_type(onnx::AttributeProto::STRING);
   a->set_s(value);
 }
 
-void Node::set_attr_ints(const std::string& name, const std::vector<int64_t>& value) {
+void Node::set_attr(const std::string& name, const std::vector<int64_t>& value) {
   auto* a = upsert_attr(*rest_, name);
   a->set_type(onnx::AttributeProto::INTS);
   for (int64_t v : value) a->add_ints(v);
+}
+
+void Node::set_attr(const std::string& name, const std::vector<float>& value) {
+  auto* a = upsert_attr(*rest_, name);
+  a->set_type(onnx::AttributeProto::FLOATS);
+  for (float v : value) a->add_floats(v);
+}
+
+void Node::set_attr(const std::string& name, const std::vector<std::string>& value) {
+  auto* a = upsert_attr(*rest_, name);
+  a->set_type(onnx::AttributeProto::STRINGS);
+  for (const std::string& v : value) a->add_strings(v);
 }
 
 void Node::copy_attributes_from(const Node& other) {
@@ -655,12 +727,187 @@ std::optional<TypeInfo> Graph::type_of(const Value* value) const {
   return type_info_of(*it->second);
 }
 
+std::optional<Dims> Graph::dims_of(const Value* value) const {
+  if (!value) return std::nullopt;
+  if (const Initializer* init = initializer(value)) return init->dims();
+  auto t = type_of(value);
+  if (!t || !t->has_shape) return std::nullopt;
+  return t->dims;
+}
+
+int64_t Graph::rank_of(const Value* value) const {
+  auto d = dims_of(value);
+  return d ? static_cast<int64_t>(d->size()) : -1;
+}
+
+Dims Initializer::dims() const { return Dims(proto->dims().begin(), proto->dims().end()); }
+
+DType Initializer::dtype() const { return static_cast<DType>(proto->data_type()); }
+
+bool Initializer::is_external() const { return proto->data_location() == onnx::TensorProto::EXTERNAL; }
+
+namespace {
+
+// The shape of a tensor type, replaced by `dims` (a negative dim is left without a value).
+void set_shape(onnx::ValueInfoProto* info, const Dims& dims) {
+  auto* shape = info->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->clear_dim();
+  for (int64_t d : dims) {
+    auto* dim = shape->add_dim();
+    if (d >= 0) dim->set_dim_value(d);
+  }
+}
+
+void set_dim(onnx::ValueInfoProto* info, size_t axis, int64_t value) {
+  auto* shape = info->mutable_type()->mutable_tensor_type()->mutable_shape();
+  if (static_cast<size_t>(shape->dim_size()) > axis) shape->mutable_dim(static_cast<int>(axis))->set_dim_value(value);
+}
+
+}  // namespace
+
+void Graph::add_value_info(const std::string& name, DType dtype, const Dims& dims) {
+  auto vi = std::make_unique<onnx::ValueInfoProto>();
+  vi->set_name(name);
+  vi->mutable_type()->mutable_tensor_type()->set_elem_type(static_cast<int32_t>(dtype));
+  set_shape(vi.get(), dims);
+  add_value_info(std::move(vi));
+}
+
+void Graph::set_input_dim(size_t i, size_t axis, int64_t value) {
+  set_dim(input_info_[i].get(), axis, value);
+  type_index_stale_ = true;
+}
+
+void Graph::set_output_dim(size_t i, size_t axis, int64_t value) {
+  set_dim(output_info_[i].get(), axis, value);
+  type_index_stale_ = true;
+}
+
+void Graph::set_input_shape(size_t i, const Dims& dims) {
+  set_shape(input_info_[i].get(), dims);
+  type_index_stale_ = true;
+}
+
+Result<Node*> Graph::move_node_to_domain(Node* node, const std::string& domain) {
+  Graph& g = *node->graph_;
+  const onnx::NodeProto rest = *node->rest_;
+  const std::string name = node->name_, op_type = node->op_type_;
+  std::vector<Value*> inputs = node->inputs_;
+  std::vector<std::string> outputs;
+  for (const Value* v : node->outputs_) outputs.push_back(v ? v->name() : "");
+  const Node* before = g.next_node(node);
+  g.remove_node(node);
+  QONNX_ASSIGN_OR_RETURN(Node* moved, g.insert_node(before, name, op_type, domain, inputs, outputs));
+  *moved->rest_ = rest;
+  return moved;
+}
+
+int Graph::remove_annotations_if(const std::function<bool(const std::string& tensor)>& stale) {
+  bool any = false;
+  for (const auto& qa : rest_->quantization_annotation()) any = any || stale(qa.tensor_name());
+  if (!any) return 0;
+  auto* annotations = rest_->mutable_quantization_annotation();
+  const int before = annotations->size();
+  annotations->erase(std::remove_if(annotations->begin(), annotations->end(),
+                                    [&](const onnx::TensorAnnotation& qa) { return stale(qa.tensor_name()); }),
+                     annotations->end());
+  annotation_index_stale_ = true;
+  return before - annotations->size();
+}
+
+void Graph::clone_into(Graph& dst, Node* owner, std::map<const Value*, Value*>& map) const {
+  dst.owner_ = owner;
+  *dst.rest_ = *rest_;
+  for (const auto& v : values_) {
+    auto copy = std::make_unique<Value>();
+    copy->graph_ = &dst;
+    copy->name_ = v->name_;
+    copy->producer_output_ = v->producer_output_;
+    copy->initializer_index_ = v->initializer_index_;
+    copy->graph_input_ = v->graph_input_;
+    copy->graph_output_ = v->graph_output_;
+    copy->id_ = v->id_;
+    map[v.get()] = copy.get();
+    dst.by_name_.emplace(copy->name_, copy.get());
+    dst.values_.push_back(std::move(copy));
+  }
+  auto mapped = [&](const Value* v) -> Value* { return v ? map.at(v) : nullptr; };
+  std::map<const Node*, Node*> nodes;
+  for (const auto& n : nodes_) {
+    auto copy = std::unique_ptr<Node>(new Node());
+    copy->graph_ = &dst;
+    copy->name_ = n->name_;
+    copy->op_type_ = n->op_type_;
+    copy->domain_ = n->domain_;
+    *copy->rest_ = *n->rest_;
+    for (const Value* v : n->inputs_) copy->inputs_.push_back(mapped(v));
+    for (const Value* v : n->outputs_) {
+      copy->outputs_.push_back(mapped(v));
+      if (v) copy->outputs_.back()->producer_ = copy.get();
+    }
+    // Bodies read values of this graph and the enclosing ones: those are mapped already.
+    for (const Node::Body& b : n->bodies_) {
+      auto body = std::make_unique<Graph>();
+      b.graph->clone_into(*body, copy.get(), map);
+      copy->bodies_.push_back(Node::Body{b.attribute, b.index, std::move(body)});
+    }
+    for (const auto& [v, readers] : n->implicit_) copy->implicit_.emplace_back(mapped(v), readers);
+    nodes[n.get()] = copy.get();
+    dst.nodes_.push_back(std::move(copy));
+    dst.nodes_.back()->position_ = std::prev(dst.nodes_.end());
+  }
+  dst.nodes_with_bodies_ = nodes_with_bodies_;
+  for (const auto& v : values_) {
+    Value* copy = map.at(v.get());
+    for (const Use& u : v->uses_) copy->uses_.push_back(Use{nodes.at(u.node), u.input_index});
+  }
+  for (const Value* v : inputs_) dst.inputs_.push_back(mapped(v));
+  for (const Value* v : outputs_) dst.outputs_.push_back(mapped(v));
+  for (const auto& vi : input_info_) dst.input_info_.push_back(std::make_unique<onnx::ValueInfoProto>(*vi));
+  for (const auto& vi : output_info_) dst.output_info_.push_back(std::make_unique<onnx::ValueInfoProto>(*vi));
+  for (const auto& vi : value_info_) dst.value_info_.push_back(std::make_unique<onnx::ValueInfoProto>(*vi));
+  for (const Initializer& init : initializers_) {
+    Initializer copy;
+    copy.value = mapped(init.value);
+    copy.proto = init.proto;  // shared: never edited in place
+    copy.base_dir = init.base_dir;
+    copy.external_in_source = init.external_in_source;
+    // The decoded cache is not shared (a Tensor's buffer is writable); it is rebuilt on first use.
+    dst.initializers_.push_back(std::move(copy));
+  }
+}
+
 // ---- Model -----------------------------------------------------------------------------------
 
 Model::Model() : header_(std::make_unique<onnx::ModelProto>()), graph_(std::make_unique<Graph>()) {}
 Model::~Model() = default;
 Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
+
+Model Model::clone() const {
+  Model copy;
+  *copy.header_ = *header_;
+  std::map<const Value*, Value*> map;
+  graph_->clone_into(*copy.graph_, nullptr, map);
+  copy.source_path_ = source_path_;
+  copy.source_used_external_data_ = source_used_external_data_;
+  return copy;
+}
+
+int64_t Model::ir_version() const { return header_->ir_version(); }
+
+void Model::set_ir_version(int64_t version) { header_->set_ir_version(version); }
+
+void Model::set_import_version(const std::string& domain, int64_t version) {
+  for (auto& op : *header_->mutable_opset_import())
+    if (canonical_domain(op.domain()) == canonical_domain(domain)) op.set_version(version);
+}
+
+void Model::remove_import(const std::string& domain) {
+  auto* imports = header_->mutable_opset_import();
+  for (int i = imports->size() - 1; i >= 0; --i)
+    if (canonical_domain(imports->Get(i).domain()) == canonical_domain(domain)) imports->DeleteSubrange(i, 1);
+}
 
 void Model::ensure_import(const std::string& domain, int64_t version) {
   if (opset(domain)) return;
@@ -715,51 +962,6 @@ std::vector<std::string> Model::unimported_domains() const {
 int64_t Model::op_version(const std::string& domain) const {
   // QONNX domains are often used without an import; their ops then behave as version 1.
   return opset(domain).value_or(1);
-}
-
-namespace {
-
-const char* attr_type_name(int type) {
-  switch (type) {
-    case onnx::AttributeProto::FLOAT: return "FLOAT";
-    case onnx::AttributeProto::INT: return "INT";
-    case onnx::AttributeProto::STRING: return "STRING";
-    case onnx::AttributeProto::TENSOR: return "TENSOR";
-    case onnx::AttributeProto::GRAPH: return "GRAPH";
-    case onnx::AttributeProto::FLOATS: return "FLOATS";
-    case onnx::AttributeProto::INTS: return "INTS";
-    case onnx::AttributeProto::STRINGS: return "STRINGS";
-    default: return "another type";
-  }
-}
-
-Status check_attr_type(const Node& node, const std::string& name, int want) {
-  const int type = node.attr_type(name);
-  if (type == onnx::AttributeProto::UNDEFINED || type == want) return Status::ok();
-  return Status(Code::kInvalidModel, fmt::format("attribute '{}' must be {}, got {}", name, attr_type_name(want), attr_type_name(type)));
-}
-
-}  // namespace
-
-template <>
-Result<int64_t> Node::attr<int64_t>(const std::string& name, const int64_t& fallback) const {
-  QONNX_RETURN_IF_ERROR(check_attr_type(*this, name, onnx::AttributeProto::INT));
-  return attr_int(name, fallback);
-}
-template <>
-Result<bool> Node::attr<bool>(const std::string& name, const bool& fallback) const {
-  QONNX_ASSIGN_OR_RETURN(const int64_t v, attr<int64_t>(name, fallback ? 1 : 0));
-  return v != 0;
-}
-template <>
-Result<float> Node::attr<float>(const std::string& name, const float& fallback) const {
-  QONNX_RETURN_IF_ERROR(check_attr_type(*this, name, onnx::AttributeProto::FLOAT));
-  return attr_float(name, fallback);
-}
-template <>
-Result<std::string> Node::attr<std::string>(const std::string& name, const std::string& fallback) const {
-  QONNX_RETURN_IF_ERROR(check_attr_type(*this, name, onnx::AttributeProto::STRING));
-  return attr_string(name, fallback);
 }
 
 }  // namespace qonnx::ir

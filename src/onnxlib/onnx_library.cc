@@ -310,6 +310,46 @@ Result<std::vector<std::unique_ptr<onnx::ValueInfoProto>>> onnx_infer_shapes(con
   return out;
 }
 
+namespace {
+
+bool fully_known(const ir::TypeInfo& t) {
+  if (!t.has_shape) return false;
+  for (int64_t d : t.dims)
+    if (d < 0) return false;
+  return true;
+}
+
+bool fully_known(const onnx::TypeProto& t) {
+  if (!t.has_tensor_type() || !t.tensor_type().has_shape()) return false;
+  for (const auto& d : t.tensor_type().shape().dim())
+    if (!d.has_dim_value()) return false;
+  return true;
+}
+
+}  // namespace
+
+Result<int> onnx_infer_shapes_into(ir::Model& model) {
+  QONNX_ASSIGN_OR_RETURN(auto inferred, onnx_infer_shapes(model));
+  ir::Graph& g = model.graph();
+  // Decide everything first: adding value_info invalidates the graph's type index.
+  std::vector<std::unique_ptr<onnx::ValueInfoProto>> fresh;
+  std::vector<std::string> refined;
+  for (auto& vi : inferred) {
+    const ir::Value* v = g.find_value(vi->name());
+    if (!v) continue;
+    auto known = g.type_of(v);
+    // A value_info without a full shape (e.g. a Reshape's output before its target was folded) gives
+    // way to an inferred full shape; graph inputs and outputs keep what they declare.
+    const bool refine = known && !v->is_graph_input() && !v->is_graph_output() && !fully_known(*known) &&
+                        fully_known(vi->type());
+    if (refine) refined.push_back(vi->name());
+    if (!known || refine) fresh.push_back(std::move(vi));
+  }
+  g.remove_value_infos(refined);
+  for (auto& vi : fresh) g.add_value_info(std::move(vi));
+  return static_cast<int>(fresh.size());
+}
+
 Result<ir::Model> onnx_convert_version(const ir::Model& model, int64_t opset) {
   int64_t from = model.opset("").value_or(1);
   QONNX_ASSIGN_OR_RETURN(LibraryModel lib, library_model(model));

@@ -20,9 +20,6 @@ void PassContext::note(const ir::Node* node, const std::string& message) {
   log::info("[{}] {}{}", current_, node ? node->describe() + ": " : "", message);
 }
 
-void PassContext::record(const ir::Node& node, const std::string& outcome, const std::string& detail) {
-  outcomes_.push_back(NodeOutcome{node.name(), node.op_type(), current_, outcome, detail});
-}
 
 // ---- Options and statistics ------------------------------------------------------------------
 
@@ -422,6 +419,16 @@ PipelineBuilder& PipelineBuilder::add(const std::string& pass, const PassOptions
 Result<std::vector<PipelineItem>> PipelineBuilder::build() {
   QONNX_RETURN_IF_ERROR(status_);
   return std::move(items_);
+}
+
+Result<bool> GraphPass::run(ir::Model& model, PassContext& ctx) {
+  bool changed = false;
+  if (!walks_bodies()) {
+    QONNX_ASSIGN_OR_RETURN(changed, run_on_graph(model, model.graph(), ctx));
+  } else {
+    QONNX_ASSIGN_OR_RETURN(changed, for_each_graph(model, [&](ir::Graph& g) { return run_on_graph(model, g, ctx); }));
+  }
+  return finish(model, changed, ctx);
 }
 
 Result<bool> for_each_graph(ir::Model& model, const std::function<Result<bool>(ir::Graph&)>& fn) {

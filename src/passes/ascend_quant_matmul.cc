@@ -33,7 +33,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <onnx/onnx_pb.h>
 
 #include "qonnx/dialect/target_ops.h"
 #include "passes/passes.h"
@@ -80,8 +79,9 @@ std::optional<Tensor> scalar_constant(const ir::Graph& g, const ir::Node& node, 
 
 // The rank of `v` from its declared type, or by following shape-preserving ops back to a known one;
 // -1 when unknown. (ONNX shape inference gives up on a Reshape whose shape is computed, as in the
-// exported TFC models, though the rank is the shape input's length.)
-int64_t rank_of(const ir::Graph& g, const ir::Value* v, int depth = 0) {
+// exported TFC models, though the rank is the shape input's length.) Not ir::Graph::rank_of: the
+// declared type comes before a constant's own dims, and producers are followed.
+int64_t inferred_rank(const ir::Graph& g, const ir::Value* v, int depth = 0) {
   if (!v || depth > 64) return -1;
   if (auto t = g.type_of(v); t && t->has_shape) return static_cast<int64_t>(t->dims.size());
   if (auto c = constant_of(g, v)) return static_cast<int64_t>(c->rank());
@@ -97,11 +97,11 @@ int64_t rank_of(const ir::Graph& g, const ir::Value* v, int depth = 0) {
   static const char* const kSameShape[] = {"QuantizeLinear", "DequantizeLinear", "Clip", "Relu", "BatchNormalization",
                                            "Identity", "Cast", "Sigmoid", "Tanh", "Neg", "Abs"};
   for (const char* same : kSameShape)
-    if (op == same) return rank_of(g, p->input(0), depth + 1);
+    if (op == same) return inferred_rank(g, p->input(0), depth + 1);
   static const char* const kBroadcast[] = {"Add", "Sub", "Mul", "Div", "MatMul", "QuantBatchMatMul"};
   for (const char* binary : kBroadcast)
     if (op == binary) {
-      const int64_t a = rank_of(g, p->input(0), depth + 1), b = rank_of(g, p->input(1), depth + 1);
+      const int64_t a = inferred_rank(g, p->input(0), depth + 1), b = inferred_rank(g, p->input(1), depth + 1);
       const bool matmul = op == "MatMul" || op == "QuantBatchMatMul";
       if (a < 0 || b < 0 || (matmul && (a < 2 || b < 2))) return -1;
       return std::max(a, b);
@@ -209,7 +209,9 @@ std::string match_weight(const ir::Graph& g, ir::Value* b, bool transposed, bool
   out.transposed = transposed;
   out.n = q->dim(static_cast<size_t>(n_axis));
   out.k = q->dim(static_cast<size_t>(1 - n_axis));
-  int64_t axis = p->attr_int("axis", 1);
+  auto axis_attr = p->attr<int64_t>("axis", 1);
+  if (!axis_attr.is_ok()) return axis_attr.status().message();
+  int64_t axis = axis_attr.value();
   if (axis < 0) axis += 2;
   auto per_channel_ok = [&](const Tensor& t) {
     return t.numel() == 1 || (t.rank() == 1 && t.numel() == out.n && axis == n_axis);
@@ -287,7 +289,7 @@ class RewriteSite {
       std::vector<ir::Value*> ins = layout->inputs();
       ins[0] = x;
       QONNX_ASSIGN_OR_RETURN(ir::Node* copy, node(prefix + layout->op_type(), layout->op_type(), ins, false));
-      *copy->mutable_rest().mutable_attribute() = layout->rest().attribute();
+      copy->copy_attributes_from(*layout);
       x = copy->output(0);
     }
     return x;
@@ -331,9 +333,7 @@ class AscendQuantMatMul : public pass::Pass {
         continue;
       }
       if (*emit_ == "ascend" && !model.opset(dialect::kAscendDomain)) {
-        auto* op = model.mutable_header().add_opset_import();
-        op->set_domain(dialect::kAscendDomain);
-        op->set_version(dialect::kAscendDomainVersion);
+        model.ensure_import(dialect::kAscendDomain, dialect::kAscendDomainVersion);
       }
       Status st = *emit_ == "ascend" ? rewrite(g, m, ctx) : rewrite_as_reference(g, m);
       if (!st.is_ok()) return std::move(st).with_context(node->describe());
@@ -348,16 +348,22 @@ class AscendQuantMatMul : public pass::Pass {
     ir::Node* node = m.matmul;
     const bool gemm = node->op_type() == "Gemm";
     if (node->inputs().size() < 2 || !node->input(0) || !node->input(1)) return "missing inputs";
-    if (gemm && node->attr_float("alpha", 1.0f) != 1.0f) return "Gemm alpha is not 1";
-    m.transpose_x1 = gemm && node->attr_int("transA", 0) != 0;
+    // Gemm's attributes; a mistyped one is why not.
+    auto alpha = node->attr<float>("alpha", 1.0f), beta = node->attr<float>("beta", 1.0f);
+    auto trans_a = node->attr<bool>("transA", false), trans_b = node->attr<bool>("transB", false);
+    if (gemm)
+      for (const Status* st : {&alpha.status(), &beta.status(), &trans_a.status(), &trans_b.status()})
+        if (!st->is_ok()) return st->message();
+    if (gemm && alpha.value() != 1.0f) return "Gemm alpha is not 1";
+    m.transpose_x1 = gemm && trans_a.value();
     if (std::string why = match_activation(g, node->input(0), m.x); !why.empty()) return why;
     if (!gemm) {
       // QuantBatchMatMul needs rank >= 2 operands; MatMul also takes 1-D ones.
-      const int64_t rank = rank_of(g, node->input(0));
+      const int64_t rank = inferred_rank(g, node->input(0));
       if (rank < 0) return "the activation's rank is unknown (run infer-shapes first)";
       if (rank < 2) return "the activation is 1-D";
     }
-    const bool w_transposed = gemm && node->attr_int("transB", 0) != 0;
+    const bool w_transposed = gemm && trans_b.value();
     if (std::string why = match_weight(g, node->input(1), w_transposed, !gemm, m.w); !why.empty()) return why;
 
     // Bias: Gemm's C, or a MatMul's only consumer Add(constant).
@@ -367,8 +373,7 @@ class AscendQuantMatMul : public pass::Pass {
       if (!c) return "Gemm's C is not constant";
       auto b = row_bias(*c, m.w.n);
       if (!b) return fmt::format("Gemm's C (shape {}) is not a per-column bias", dims_to_string(c->dims()));
-      const float beta = node->attr_float("beta", 1.0f);
-      for (double& v : *b) v = static_cast<float>(beta * static_cast<float>(v));
+      for (double& v : *b) v = static_cast<float>(beta.value() * static_cast<float>(v));
       m.bias = *b;
     } else if (!gemm && result->uses().size() == 1 && !result->is_graph_output()) {
       ir::Node* add = result->uses()[0].node;
@@ -519,7 +524,7 @@ class AscendQuantMatMul : public pass::Pass {
       tqp_inputs.push_back(offset_v);
     }
     QONNX_ASSIGN_OR_RETURN(ir::Node* tqp, site.node("scale_words", dialect::kTransQuantParamV2, tqp_inputs, false, dialect::kAscendDomain));
-    tqp->set_attr_int("round_mode", round_mode_);
+    tqp->set_attr("round_mode", round_mode_);
 
     std::vector<ir::Value*> inputs = {x1, x2, tqp->output(0)};
     const std::vector<int64_t> bias = int32_bias(m);
@@ -532,13 +537,13 @@ class AscendQuantMatMul : public pass::Pass {
     }
     const bool qbmm_last = !needs_cast && !float_bias_add;
     QONNX_ASSIGN_OR_RETURN(ir::Node* qbmm, site.node("quant_matmul", dialect::kQuantBatchMatMul, inputs, qbmm_last, dialect::kQuantBatchMatMulDomain));
-    qbmm->set_attr_int("dtype", gemm_dtype);
-    qbmm->set_attr_int("transpose_x1", m.transpose_x1 ? 1 : 0);
-    qbmm->set_attr_int("transpose_x2", m.w.transposed ? 1 : 0);
+    qbmm->set_attr("dtype", gemm_dtype);
+    qbmm->set_attr("transpose_x1", m.transpose_x1 ? 1 : 0);
+    qbmm->set_attr("transpose_x2", m.w.transposed ? 1 : 0);
     ir::Value* y = qbmm->output(0);
     if (needs_cast) {
       QONNX_ASSIGN_OR_RETURN(ir::Node* cast, site.node("cast", "Cast", {y}, !float_bias_add));
-      cast->set_attr_int("to", static_cast<int64_t>(m.x.float_type));
+      cast->set_attr("to", static_cast<int64_t>(m.x.float_type));
       y = cast->output(0);
     }
     if (float_bias_add) {
@@ -562,7 +567,7 @@ class AscendQuantMatMul : public pass::Pass {
     RewriteSite site(g, m, "_fp19ref");
     auto cast = [&](ir::Value* v, DType to, bool final_output) -> Result<ir::Value*> {
       QONNX_ASSIGN_OR_RETURN(ir::Node* c, site.node("cast", "Cast", {v}, final_output));
-      c->set_attr_int("to", static_cast<int64_t>(to));
+      c->set_attr("to", static_cast<int64_t>(to));
       return c->output(0);
     };
 

@@ -5,7 +5,6 @@
 // spelling runs at that domain's import. A Trunc whose version differs from the general domain's import
 // stays where it is (warning), since moving it would change what it computes.
 #include <fmt/format.h>
-#include <onnx/onnx_pb.h>
 
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "passes/passes.h"
@@ -13,6 +12,7 @@
 namespace qonnx::passes {
 namespace {
 
+// A model pass: one import version decided over every graph (it visits the bodies itself).
 class CanonicalizeDomains : public pass::Pass {
  public:
   std::string name() const override { return "qonnx-domains"; }
@@ -68,19 +68,7 @@ class CanonicalizeDomains : public pass::Pass {
  private:
   // The same node (name, inputs, outputs, attributes, position) under `domain`.
   static Status move_to(ir::Node* n, const std::string& domain) {
-    ir::Graph& g = *n->graph();
-    const onnx::NodeProto attributes = n->rest();
-    const std::string name = n->name(), op_type = n->op_type();
-    std::vector<std::string> inputs, outputs;
-    for (const ir::Value* v : n->inputs()) inputs.push_back(v ? v->name() : "");
-    for (const ir::Value* v : n->outputs()) outputs.push_back(v ? v->name() : "");
-    const ir::Node* before = g.next_node(n);
-    g.remove_node(n);
-    std::vector<ir::Value*> input_values;
-    for (const std::string& in : inputs) input_values.push_back(in.empty() ? nullptr : g.resolve_value(in));
-    QONNX_ASSIGN_OR_RETURN(ir::Node* moved, g.insert_node(before, name, op_type, domain, input_values, outputs));
-    moved->mutable_rest().CopyFrom(attributes);
-    return Status::ok();
+    return n->graph()->move_node_to_domain(n, domain).status();
   }
 
   pass::Statistic moved_{this, "moved", "QONNX ops moved to qonnx.custom_op.general"};

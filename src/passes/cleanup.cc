@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <onnx/onnx_pb.h>
 
 #include "qonnx/exec/executor.h"
 #include "passes/passes.h"
@@ -22,6 +21,7 @@ uint64_t content_hash(const Tensor& t) {
   return h ^ static_cast<uint64_t>(t.dtype());
 }
 
+// A model pass over every graph (pass::for_each_graph): node names are unique across the model.
 class Cleanup : public pass::Pass {
  public:
   std::string name() const override { return "cleanup"; }
@@ -77,7 +77,7 @@ class Cleanup : public pass::Pass {
       // A body's initializer could equal one of an enclosing graph, but merging stays within a graph.
       if (v->is_graph_input() || v->is_graph_output() || v->uses().empty()) continue;
       // Duplicated weights of this size are rare and hashing them would read every large tensor.
-      if (init.proto->data_location() == onnx::TensorProto::EXTERNAL) continue;
+      if (init.is_external()) continue;
       auto t = g.initializer_tensor(v);
       if (!t.is_ok() || t->dtype() == DType::kString) continue;
       auto& group = groups[{content_hash(t.value()), t->nbytes()}];
@@ -138,15 +138,9 @@ class Cleanup : public pass::Pass {
       const ir::Value* v = g.find_value(name);
       return v && (v->producer() || v->is_initializer() || v->is_graph_input() || !v->uses().empty());
     };
-    bool stale = false;
-    for (const auto& qa : g.rest().quantization_annotation()) stale |= !is_live(qa.tensor_name());
-    if (!stale) return false;
-    auto* annotations = g.mutable_rest().mutable_quantization_annotation();
-    const int before = annotations->size();
-    annotations->erase(std::remove_if(annotations->begin(), annotations->end(),
-                                      [&](const onnx::TensorAnnotation& qa) { return !is_live(qa.tensor_name()); }),
-                       annotations->end());
-    annotations_removed_ += before - annotations->size();
+    const int removed = g.remove_annotations_if([&](const std::string& tensor) { return !is_live(tensor); });
+    if (removed == 0) return false;
+    annotations_removed_ += removed;
     return true;
   }
 

@@ -3,7 +3,6 @@
 // or a Quant/BipolarQuant of initializers (its input and per-channel parameters are reshaped). Any other
 // bias stays in the Conv (warning).
 #include <fmt/format.h>
-#include <onnx/onnx_pb.h>
 
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "passes/passes.h"
@@ -11,32 +10,23 @@
 namespace qonnx::passes {
 namespace {
 
-// The value's rank from its initializer or declared type; -1 when unknown.
-int64_t rank_of(const ir::Graph& g, const ir::Value* v) {
-  if (const ir::Initializer* init = g.initializer(v)) return init->proto->dims_size();
-  if (auto t = g.type_of(v); t && t->has_shape) return static_cast<int64_t>(t->dims.size());
-  return -1;
-}
-
-class ExtractConvBias : public pass::Pass {
+class ExtractConvBias : public pass::GraphPass {
  public:
   std::string name() const override { return "extract-conv-bias"; }
   std::string summary() const override {
     return "Move the bias of Conv/ConvTranspose into an Add after it (qonnx's ExtractBiasFromConv)";
   }
-  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
-    return pass::for_each_graph(model, [&](ir::Graph& g) -> Result<bool> {
-      std::vector<ir::Node*> convs;
-      for (const auto& n : g.nodes())
-        if ((n->op_type() == "Conv" || n->op_type() == "ConvTranspose") && ir::is_default_domain(n->domain()) && n->input(2))
-          convs.push_back(n.get());
-      bool changed = false;
-      for (ir::Node* n : convs) {
-        QONNX_ASSIGN_OR_RETURN(bool done, extract(g, n, ctx));
-        changed |= done;
-      }
-      return changed;
-    });
+  Result<bool> run_on_graph(ir::Model& model, ir::Graph& g, pass::PassContext& ctx) override {
+    std::vector<ir::Node*> convs;
+    for (const auto& n : g.nodes())
+      if ((n->op_type() == "Conv" || n->op_type() == "ConvTranspose") && ir::is_default_domain(n->domain()) && n->input(2))
+        convs.push_back(n.get());
+    bool changed = false;
+    for (ir::Node* n : convs) {
+      QONNX_ASSIGN_OR_RETURN(bool done, extract(g, n, ctx));
+      changed |= done;
+    }
+    return changed;
   }
 
  private:
@@ -54,7 +44,7 @@ class ExtractConvBias : public pass::Pass {
     const bool quantized = quant && (dialect::classify(*quant) == dialect::Op::kQuant ||
                                      dialect::classify(*quant) == dialect::Op::kBipolarQuant) &&
                            constant_inputs(g, *quant) && bias->uses().size() == 1;
-    const int64_t rank = rank_of(g, conv->input(1));
+    const int64_t rank = g.rank_of(conv->input(1));
     if ((!is_constant(bias) && !quantized) || rank < 3) {
       ctx.warn(conv, "bias left in place: it is neither an initializer nor a quantized initializer");
       return false;

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include <fmt/format.h>
-#include <onnx/onnx_pb.h>
 
+#include "qonnx/passes/quantizer_outcomes.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/exec/executor.h"
 #include "passes/passes.h"
@@ -66,15 +66,15 @@ bool feeds_only_quantizer_parameters(const ir::Node& node) {
   return used;
 }
 
-class FoldConstants : public pass::Pass {
+class FoldConstants : public pass::GraphPass {
  public:
   std::string name() const override { return "fold-constants"; }
   std::string summary() const override {
     return "Evaluate nodes whose inputs are all constant (never random ops; QuantizeLinear/DequantizeLinear only "
            "where they compute a quantizer parameter)";
   }
-  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
-    return pass::for_each_graph(model, [&](ir::Graph& g) { return fold(model, g, ctx); });
+  Result<bool> run_on_graph(ir::Model& model, ir::Graph& g, pass::PassContext& ctx) override {
+    return fold(model, g, ctx);
   }
 
  private:
@@ -106,7 +106,7 @@ class FoldConstants : public pass::Pass {
         ++skipped_too_large_;
         continue;
       }
-      if (dialect::is_quantizer(*node)) ctx.record(*node, "folded", "constant inputs, evaluated to a float initializer");
+      if (dialect::is_quantizer(*node)) record_outcome(ctx, *node, "folded", "constant inputs, evaluated to a float initializer");
       std::vector<ir::Value*> outputs = node->outputs();
       g.remove_node(node);
       for (size_t k = 0; k < outputs.size(); ++k)
@@ -123,7 +123,7 @@ class FoldConstants : public pass::Pass {
       return false;
     Dims dims;
     if (const ir::Initializer* init = g.initializer(node->input(0))) {
-      dims.assign(init->proto->dims().begin(), init->proto->dims().end());
+      dims = init->dims();
     } else {
       auto type = g.type_of(node->input(0));
       if (!type || !type->has_shape) return false;
@@ -134,7 +134,10 @@ class FoldConstants : public pass::Pass {
     // Shape-15 start/end select a slice of the dims (negative counts from the end, clamped).
     const auto rank = static_cast<int64_t>(dims.size());
     auto clamp = [&](int64_t i) { return std::clamp(i < 0 ? i + rank : i, int64_t{0}, rank); };
-    const int64_t start = clamp(node->attr_int("start", 0)), end = clamp(node->attr_int("end", rank));
+    // A mistyped start/end is not folded: the Shape kernel reports it.
+    auto start_attr = node->attr<int64_t>("start", 0), end_attr = node->attr<int64_t>("end", rank);
+    if (!start_attr.is_ok() || !end_attr.is_ok()) return false;
+    const int64_t start = clamp(start_attr.value()), end = clamp(end_attr.value());
     Tensor shape(DType::kInt64, {std::max<int64_t>(0, end - start)});
     for (int64_t i = start; i < end; ++i) shape.data<int64_t>()[i - start] = dims[static_cast<size_t>(i)];
     ir::Value* out = node->output(0);

@@ -4,6 +4,7 @@
 // recompute exactly the float weights: Quant's output is (q - z) * s in float32.
 #include <fmt/format.h>
 
+#include "qonnx/passes/quantizer_outcomes.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/quant/params.h"
 #include "qonnx/exec/broadcast.h"
@@ -39,15 +40,15 @@ Result<std::pair<Tensor, quant::QuantParams>> integer_codes(const ir::Node& node
   return std::make_pair(std::move(codes), std::move(p));
 }
 
-class FoldQuantWeights : public pass::Pass {
+class FoldQuantWeights : public pass::GraphPass {
  public:
   std::string name() const override { return "fold-quant-weights"; }
   std::string summary() const override {
     return "Precompute Quant/BipolarQuant/Trunc on initializers (mode=float: float weights; "
            "mode=int: integer weights with their finn_datatype, then Sub(zeropt) and Mul(scale))";
   }
-  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
-    return pass::for_each_graph(model, [&](ir::Graph& g) { return fold(model, g, ctx); });
+  Result<bool> run_on_graph(ir::Model& model, ir::Graph& g, pass::PassContext& ctx) override {
+    return fold(model, g, ctx);
   }
 
  private:
@@ -65,7 +66,7 @@ class FoldQuantWeights : public pass::Pass {
         QONNX_RETURN_IF_ERROR(fold_to_integers(model, node, ptrs, ctx));
       } else {
         QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, exec::evaluate_node(model, *node, ptrs, ctx.registry()));
-        ctx.record(*node, "folded", "constant inputs, precomputed float tensor");
+        record_outcome(ctx, *node, "folded", "constant inputs, precomputed float tensor");
         ir::Value* out = node->output(0);
         g.remove_node(node);
         QONNX_RETURN_IF_ERROR(g.set_initializer(out, outs[0]));
@@ -83,7 +84,7 @@ class FoldQuantWeights : public pass::Pass {
     if (!codes.is_ok()) return std::move(codes).status().with_context(node->describe());
     auto& [q, p] = codes.value();
     std::string datatype = integer_datatype(p);
-    ctx.record(*node, "folded", fmt::format("integer weights ({}) + Mul by scale", datatype));
+    record_outcome(ctx, *node, "folded", fmt::format("integer weights ({}) + Mul by scale", datatype));
     ir::Value* out = node->output(0);
     const std::string base = out->name();
     const std::string node_name = node->name().empty() ? base : node->name();

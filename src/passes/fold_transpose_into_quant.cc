@@ -10,24 +10,22 @@
 namespace qonnx::passes {
 namespace {
 
-class FoldTransposeIntoQuant : public pass::Pass {
+class FoldTransposeIntoQuant : public pass::GraphPass {
  public:
   std::string name() const override { return "fold-transpose-into-quant"; }
   std::string summary() const override {
     return "Transpose after a Quant/BipolarQuant of constants: transpose the quantizer's initializers instead";
   }
-  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
-    return pass::for_each_graph(model, [&](ir::Graph& g) -> Result<bool> {
-      std::vector<ir::Node*> transposes;
-      for (const auto& n : g.nodes())
-        if (n->op_type() == "Transpose" && ir::is_default_domain(n->domain())) transposes.push_back(n.get());
-      bool changed = false;
-      for (ir::Node* t : transposes) {
-        QONNX_ASSIGN_OR_RETURN(bool folded, fold(g, t));
-        changed |= folded;
-      }
-      return changed;
-    });
+  Result<bool> run_on_graph(ir::Model& model, ir::Graph& g, pass::PassContext& ctx) override {
+    std::vector<ir::Node*> transposes;
+    for (const auto& n : g.nodes())
+      if (n->op_type() == "Transpose" && ir::is_default_domain(n->domain())) transposes.push_back(n.get());
+    bool changed = false;
+    for (ir::Node* t : transposes) {
+      QONNX_ASSIGN_OR_RETURN(bool folded, fold(g, t));
+      changed |= folded;
+    }
+    return changed;
   }
 
  private:

@@ -14,7 +14,6 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <onnx/onnx_pb.h>
 
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/exec/dtype_dispatch.h"
@@ -38,7 +37,7 @@ std::optional<std::vector<double>> initializer_values(const ir::Graph& g, const 
 
 // A rank-0 integral initializer (qonnx asserts ndim == 0 on bit widths and float formats).
 std::optional<int64_t> scalar_integer(const ir::Graph& g, const ir::Value* v) {
-  if (!v || !v->is_initializer() || g.initializer(v)->proto->dims_size() != 0) return std::nullopt;
+  if (!v || !v->is_initializer() || g.rank_of(v) != 0) return std::nullopt;
   auto values = initializer_values(g, v);
   if (!values || values->size() != 1 || (*values)[0] != std::floor((*values)[0]) || std::abs((*values)[0]) > 1e9)
     return std::nullopt;
@@ -56,7 +55,7 @@ bool all_equal(const std::optional<std::vector<double>>& values, double x) {
 int32_t element_type(const ir::Graph& g, const ir::Value* v) {
   if (!v) return 0;
   if (auto t = g.type_of(v); t && t->dtype != DType::kUndefined) return static_cast<int32_t>(t->dtype);
-  if (const ir::Initializer* init = g.initializer(v)) return init->proto->data_type();
+  if (const ir::Initializer* init = g.initializer(v)) return static_cast<int32_t>(init->dtype());
   return 0;
 }
 
@@ -87,20 +86,21 @@ FinnDataType smallest_integer_type(double lo, double hi) {
   return ir::integer_datatype(bits, true);
 }
 
-class InferDatatypes : public pass::Pass {
+class InferDatatypes : public pass::GraphPass {
  public:
+  // Main graph only: qonnx's InferDataTypes annotates the main graph only; body annotations would be new output.
+  InferDatatypes() : GraphPass(Bodies::kSkip) {}
   std::string name() const override { return "infer-datatypes"; }
   std::string summary() const override {
     return "qonnx's InferDataTypes: finn_datatype annotations on every node output (INTk, BIPOLAR, SCALEDINT<k>, "
            "FLOAT32, ...) from quantizer parameters and input datatypes";
   }
-  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
-    ir::Graph& g = model.graph();
+  Result<bool> run_on_graph(ir::Model& model, ir::Graph& g, pass::PassContext& ctx) override {
     bool changed = false;
     for (const auto& n : g.nodes()) {
       std::vector<std::string> before;
       for (const ir::Value* v : n->outputs()) before.push_back(v ? g.finn_datatype(v->name()) : "");
-      infer_node(g, *n);
+      if (Status st = infer_node(g, *n); !st.is_ok()) return std::move(st).with_context(n->describe());
       if (!*scaled_int_)
         for (const ir::Value* v : n->outputs())
           if (v && datatype_of(g, v).kind == FinnDataType::Kind::kScaledInt) set(g, v, ir::float32_datatype());
@@ -124,6 +124,11 @@ class InferDatatypes : public pass::Pass {
       ++annotated_;
     }
   }
+  // set, as infer_node's answer.
+  Status annotate(ir::Graph& g, const ir::Value* v, const FinnDataType& dt) {
+    set(g, v, dt);
+    return Status::ok();
+  }
 
   static FinnDataType mac_result(const std::vector<FinnDataType>& in, const FinnDataType& original, bool negation) {
     bool maybe_signed = negation, all_integer = true, all_scaled = true, any_float = false;
@@ -139,13 +144,13 @@ class InferDatatypes : public pass::Pass {
     return original;
   }
 
-  FinnDataType quant_output(const ir::Graph& g, const ir::Node& n) {
+  Result<FinnDataType> quant_output(const ir::Graph& g, const ir::Node& n) {
     auto scale = initializer_values(g, n.input(1));
     auto zeropt = initializer_values(g, n.input(2));
     auto bits = scalar_integer(g, n.input(3));
     if (!scale || !zeropt || !bits || *bits < 1 || !all_equal(zeropt, 0.0)) return ir::float32_datatype();
     if (!all_equal(scale, 1.0)) return ir::scaled_int_datatype(static_cast<int>(*bits));
-    const bool is_signed = n.attr_int("signed", 1) != 0;
+    QONNX_ASSIGN_OR_RETURN(const bool is_signed, n.attr<bool>("signed", true));
     if (*bits == 1 && is_signed) return *ir::parse_finn_datatype("BIPOLAR");
     return ir::integer_datatype(static_cast<int>(*bits), is_signed);
   }
@@ -153,37 +158,39 @@ class InferDatatypes : public pass::Pass {
   FinnDataType float_quant_output(const ir::Graph& g, const ir::Node& n) {
     auto exponent = scalar_integer(g, n.input(2)), mantissa = scalar_integer(g, n.input(3)),
          bias = scalar_integer(g, n.input(4));
-    const bool max_scalar = n.input(5) && n.input(5)->is_initializer() && g.initializer(n.input(5))->proto->dims_size() == 0;
+    const bool max_scalar = n.input(5) && n.input(5)->is_initializer() && g.rank_of(n.input(5)) == 0;
     if (!exponent || !mantissa || !bias || !max_scalar || !all_equal(initializer_values(g, n.input(1)), 1.0))
       return ir::float32_datatype();
     auto dt = ir::parse_finn_datatype(fmt::format("FLOAT<{},{},{}>", *exponent, *mantissa, *bias));
     return dt ? *dt : ir::float32_datatype();
   }
 
-  static FinnDataType multithreshold_output(const ir::Node& n) {
-    const double scale = n.attr_float("out_scale", 1.0f), bias = n.attr_float("out_bias", 0.0f);
+  static Result<FinnDataType> multithreshold_output(const ir::Node& n) {
+    QONNX_ASSIGN_OR_RETURN(const double scale, n.attr<float>("out_scale", 1.0f));
+    QONNX_ASSIGN_OR_RETURN(const double bias, n.attr<float>("out_bias", 0.0f));
     if (scale != std::floor(scale) || bias != std::floor(bias)) return ir::float32_datatype();
     auto dt = ir::parse_finn_datatype(n.attr_string("out_dtype", ""));
     return dt ? *dt : ir::float32_datatype();
   }
 
   // Clip bounds: inputs 1 and 2 (opset >= 11) or the min/max attributes.
-  static std::optional<std::pair<double, double>> clip_bounds(const ir::Graph& g, const ir::Node& n) {
+  static Result<std::optional<std::pair<double, double>>> clip_bounds(const ir::Graph& g, const ir::Node& n) {
     double lo = -INFINITY, hi = INFINITY;
     if (n.has_attr("min") || n.has_attr("max")) {
-      lo = n.attr_float("min", -INFINITY);
-      hi = n.attr_float("max", INFINITY);
+      QONNX_ASSIGN_OR_RETURN(lo, n.attr<float>("min", -INFINITY));
+      QONNX_ASSIGN_OR_RETURN(hi, n.attr<float>("max", INFINITY));
     } else {
       auto l = initializer_values(g, n.input(1)), h = initializer_values(g, n.input(2));
-      if ((n.input(1) && (!l || l->size() != 1)) || (n.input(2) && (!h || h->size() != 1))) return std::nullopt;
+      if ((n.input(1) && (!l || l->size() != 1)) || (n.input(2) && (!h || h->size() != 1)))
+        return std::optional<std::pair<double, double>>();
       if (l) lo = (*l)[0];
       if (h) hi = (*h)[0];
     }
-    if (!std::isfinite(lo) || !std::isfinite(hi)) return std::nullopt;
-    return std::make_pair(std::ceil(lo), std::floor(hi));
+    if (!std::isfinite(lo) || !std::isfinite(hi)) return std::optional<std::pair<double, double>>();
+    return std::optional<std::pair<double, double>>(std::make_pair(std::ceil(lo), std::floor(hi)));
   }
 
-  void infer_node(ir::Graph& g, const ir::Node& n) {
+  Status infer_node(ir::Graph& g, const ir::Node& n) {
     static const std::set<std::string> kIdentity = {
         "Reshape", "Transpose", "Flatten", "Slice", "Gather", "GatherElements", "GatherND", "Identity", "Expand",
         "MaxPool", "GlobalMaxPool", "Scatter", "ScatterElements", "ScatterND", "Squeeze", "Unsqueeze", "Tile", "Pad",
@@ -191,51 +198,58 @@ class InferDatatypes : public pass::Pass {
     static const std::set<std::string> kMacLike = {"MatMul", "Gemm", "Conv", "Add", "Sub", "Mul"};
     const ir::Value* out = n.output(0);
     switch (dialect::classify(n)) {
-      case dialect::Op::kQuant: return set(g, out, quant_output(g, n));
+      case dialect::Op::kQuant: {
+        QONNX_ASSIGN_OR_RETURN(const FinnDataType dt, quant_output(g, n));
+        return annotate(g, out, dt);
+      }
       case dialect::Op::kBipolarQuant:
-        return set(g, out, all_equal(initializer_values(g, n.input(1)), 1.0) ? *ir::parse_finn_datatype("BIPOLAR")
+        return annotate(g, out, all_equal(initializer_values(g, n.input(1)), 1.0) ? *ir::parse_finn_datatype("BIPOLAR")
                                                                              : ir::float32_datatype());
-      case dialect::Op::kTrunc: return set(g, out, ir::float32_datatype());
-      case dialect::Op::kFloatQuant: return set(g, out, float_quant_output(g, n));
-      case dialect::Op::kMultiThreshold: return set(g, out, multithreshold_output(n));
-      case dialect::Op::kChannelsLastMaxPool: return set(g, out, datatype_of(g, n.input(0)));
+      case dialect::Op::kTrunc: return annotate(g, out, ir::float32_datatype());
+      case dialect::Op::kFloatQuant: return annotate(g, out, float_quant_output(g, n));
+      case dialect::Op::kMultiThreshold: {
+        QONNX_ASSIGN_OR_RETURN(const FinnDataType dt, multithreshold_output(n));
+        return annotate(g, out, dt);
+      }
+      case dialect::Op::kChannelsLastMaxPool: return annotate(g, out, datatype_of(g, n.input(0)));
       default: break;
     }
     const std::string& op = n.op_type();
     const bool standard = ir::is_default_domain(n.domain());
-    if (standard && op == "Sign") return set(g, out, *ir::parse_finn_datatype("BIPOLAR"));
+    if (standard && op == "Sign") return annotate(g, out, *ir::parse_finn_datatype("BIPOLAR"));
     if (standard && kMacLike.count(op)) {
       std::vector<FinnDataType> in;
       for (const ir::Value* v : n.inputs()) in.push_back(datatype_of(g, v));
-      return set(g, out, mac_result(in, datatype_of(g, out), op == "Sub"));
+      return annotate(g, out, mac_result(in, datatype_of(g, out), op == "Sub"));
     }
     if (standard && (op == "Resize" || op == "Upsample")) {
-      if (n.attr_string("mode", "nearest") == "nearest") set(g, out, datatype_of(g, n.input(0)));
-      return;
+      if (n.attr_string("mode", "nearest") == "nearest") return annotate(g, out, datatype_of(g, n.input(0)));
+      return Status::ok();
     }
     if (standard && op == "Clip" && *clip_aware_) {
       FinnDataType in = datatype_of(g, n.input(0));
-      auto bounds = clip_bounds(g, n);
+      QONNX_ASSIGN_OR_RETURN(const auto bounds, clip_bounds(g, n));
       if (in.kind == FinnDataType::Kind::kInteger && bounds && bounds->first <= bounds->second) {
         FinnDataType narrowed = smallest_integer_type(bounds->first, bounds->second);
-        return set(g, out, narrowed.bits < in.bits ? narrowed : in);
+        return annotate(g, out, narrowed.bits < in.bits ? narrowed : in);
       }
     }
-    if (standard && kIdentity.count(op)) return set(g, out, datatype_of(g, n.input(0)));
+    if (standard && kIdentity.count(op)) return annotate(g, out, datatype_of(g, n.input(0)));
     if (standard && op == "QuantizeLinear") {
-      if (auto c = container_bits(element_type(g, out))) return set(g, out, ir::integer_datatype(c->first, c->second));
+      if (auto c = container_bits(element_type(g, out))) return annotate(g, out, ir::integer_datatype(c->first, c->second));
     }
     if (standard && op == "DequantizeLinear") {
       if (auto c = container_bits(element_type(g, n.input(0)))) {
         int bits = c->first;
         FinnDataType in = datatype_of(g, n.input(0));
         if (*clip_aware_ && in.kind == FinnDataType::Kind::kInteger && in.bits < bits) bits = in.bits;
-        return set(g, out, ir::scaled_int_datatype(bits));
+        return annotate(g, out, ir::scaled_int_datatype(bits));
       }
     }
     // Anything else produces float32, unless an output already has another type.
     for (const ir::Value* v : n.outputs())
       if (v) set(g, v, datatype_of(g, v));
+    return Status::ok();
   }
 
   pass::Option<bool> scaled_int_{this, "scaled-int", false, "1: infer SCALEDINT<k> types (qonnx's allow_scaledint_dtypes)"};

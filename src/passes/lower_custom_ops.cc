@@ -7,7 +7,8 @@
 // Needs the default-domain opset >= 13 (Unsqueeze and ReduceSum take axes as inputs).
 #include <fmt/format.h>
 
-#include "passes/node_emitter.h"
+#include "qonnx/passes/quantizer_outcomes.h"
+#include "qonnx/pass/rewriter.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "passes/layout_perm.h"
 #include "passes/passes.h"
@@ -16,44 +17,32 @@
 namespace qonnx::passes {
 namespace {
 
-class LowerCustomOps : public pass::Pass {
+class LowerCustomOps : public pass::GraphPass {
  public:
   std::string name() const override { return "lower-custom-ops"; }
   std::string summary() const override {
     return "Lower MultiThreshold and channels_last Conv/MaxPool/BatchNormalization to exact standard ops";
   }
 
-  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
+  Result<bool> run_on_graph(ir::Model& model, ir::Graph& g, pass::PassContext& ctx) override {
     if (model.opset("").value_or(1) < 13)
       return Status(Code::kUnsupported, "lower-custom-ops needs the default-domain opset >= 13: run upgrade-opset first");
-    return pass::for_each_graph(model, [&](ir::Graph& g) -> Result<bool> {
-      std::vector<ir::Node*> nodes;
-      for (const auto& n : g.nodes()) nodes.push_back(n.get());
-      bool changed = false;
-      for (ir::Node* n : nodes) {
-        const dialect::Op op = dialect::classify(*n);
-        bool multithreshold = op == dialect::Op::kMultiThreshold;
-        bool channels_last = op == dialect::Op::kChannelsLastConv || op == dialect::Op::kChannelsLastMaxPool ||
-                             op == dialect::Op::kChannelsLastBatchNormalization;
-        if ((!multithreshold && !channels_last) || !n->output(0)) continue;
-        QONNX_ASSIGN_OR_RETURN(bool lowered, multithreshold ? lower_multithreshold(g, n, ctx) : lower_channels_last(g, n, ctx));
-        changed |= lowered;
-      }
-      return changed;
-    });
+    std::vector<ir::Node*> nodes;
+    for (const auto& n : g.nodes()) nodes.push_back(n.get());
+    bool changed = false;
+    for (ir::Node* n : nodes) {
+      const dialect::Op op = dialect::classify(*n);
+      bool multithreshold = op == dialect::Op::kMultiThreshold;
+      bool channels_last = op == dialect::Op::kChannelsLastConv || op == dialect::Op::kChannelsLastMaxPool ||
+                           op == dialect::Op::kChannelsLastBatchNormalization;
+      if ((!multithreshold && !channels_last) || !n->output(0)) continue;
+      QONNX_ASSIGN_OR_RETURN(bool lowered, multithreshold ? lower_multithreshold(g, n, ctx) : lower_channels_last(g, n, ctx));
+      changed |= lowered;
+    }
+    return changed;
   }
 
  private:
-  static int64_t rank_of(const ir::Graph& g, const ir::Value* v) {
-    if (!v) return -1;
-    if (v->is_initializer()) {
-      auto t = g.initializer_tensor(v);
-      return t.is_ok() ? static_cast<int64_t>(t->rank()) : -1;
-    }
-    auto t = g.type_of(v);
-    return t && t->has_shape ? static_cast<int64_t>(t->dims.size()) : -1;
-  }
-
   bool leave(ir::Node* n, const std::string& why, pass::PassContext& ctx) {
     ctx.warn(n, why + ": left in place");
     ++left_;
@@ -63,7 +52,7 @@ class LowerCustomOps : public pass::Pass {
   Result<bool> lower_multithreshold(ir::Graph& g, ir::Node* n, pass::PassContext& ctx) {
     ir::Value* v = n->input(0);
     const ir::Value* thr_value = n->input(1);
-    int64_t rank = rank_of(g, v);
+    int64_t rank = g.rank_of(v);
     if (rank < 1) return leave(n, "the input's rank is unknown (run infer-shapes)", ctx);
     if (!thr_value || !thr_value->is_initializer()) return leave(n, "thresholds are not constant", ctx);
     auto thr_t = g.initializer_tensor(thr_value);
@@ -83,12 +72,13 @@ class LowerCustomOps : public pass::Pass {
     thr_dims.push_back(thresholds.dim(1));
     QONNX_ASSIGN_OR_RETURN(const Tensor typed_thresholds, exec::cast_tensor(thresholds, compare));
     Tensor thr = typed_thresholds.reshaped(thr_dims);
-    const float scale = n->attr_float("out_scale", 1.0f), bias = n->attr_float("out_bias", 0.0f);
-    ctx.record(*n, "lowered", "GreaterOrEqual/Cast/ReduceSum");
-    NodeEmitter e(g, n);
+    QONNX_ASSIGN_OR_RETURN_CTX(const float scale, n->attr<float>("out_scale", 1.0f), n->describe());
+    QONNX_ASSIGN_OR_RETURN_CTX(const float bias, n->attr<float>("out_bias", 0.0f), n->describe());
+    record_outcome(ctx, *n, "lowered", "GreaterOrEqual/Cast/ReduceSum");
+    pass::Rewriter e(g, n);
     ir::Value* x = v;
     if (compare != v_dtype) {
-      QONNX_ASSIGN_OR_RETURN(x, e.op("to_double", "Cast", {x}, [](ir::Node& c) { c.set_attr_int("to", static_cast<int64_t>(DType::kDouble)); }));
+      QONNX_ASSIGN_OR_RETURN(x, e.op("to_double", "Cast", {x}, [](ir::Node& c) { c.set_attr("to", static_cast<int64_t>(DType::kDouble)); }));
     }
     Tensor last_axis(DType::kInt64, {1});
     last_axis.data<int64_t>()[0] = -1;
@@ -96,9 +86,9 @@ class LowerCustomOps : public pass::Pass {
     QONNX_ASSIGN_OR_RETURN(ir::Value* expanded, e.op("unsqueeze", "Unsqueeze", {x, axes}));
     QONNX_ASSIGN_OR_RETURN(ir::Value* thr_v, e.constant("thresholds", thr));
     QONNX_ASSIGN_OR_RETURN(ir::Value* reached, e.op("compare", "GreaterOrEqual", {expanded, thr_v}));
-    QONNX_ASSIGN_OR_RETURN(ir::Value* ones, e.op("cast", "Cast", {reached}, [&](ir::Node& c) { c.set_attr_int("to", static_cast<int64_t>(v_dtype)); }));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* ones, e.op("cast", "Cast", {reached}, [&](ir::Node& c) { c.set_attr("to", static_cast<int64_t>(v_dtype)); }));
     const bool needs_scale = scale != 1.0f, needs_bias = bias != 0.0f;
-    std::function<void(ir::Node&)> keepdims = [](ir::Node& r) { r.set_attr_int("keepdims", 0); };
+    std::function<void(ir::Node&)> keepdims = [](ir::Node& r) { r.set_attr("keepdims", 0); };
     ++multithreshold_lowered_;
     if (!needs_scale && !needs_bias) {
       QONNX_RETURN_IF_ERROR(e.finish("count", "ReduceSum", {ones, axes}, keepdims));
@@ -120,21 +110,21 @@ class LowerCustomOps : public pass::Pass {
   }
 
   Result<bool> lower_channels_last(ir::Graph& g, ir::Node* n, pass::PassContext& ctx) {
-    int64_t rank = rank_of(g, n->input(0));
+    int64_t rank = g.rank_of(n->input(0));
     if (rank < 3 && n->op_type() != "BatchNormalization") return leave(n, "the input's rank is unknown (run infer-shapes)", ctx);
     if (rank < 2) return leave(n, "the input's rank is unknown (run infer-shapes)", ctx);
     if (n->outputs().size() != 1) return leave(n, "only single-output channels_last ops are lowered", ctx);
     const std::string op = n->op_type();
     std::vector<ir::Value*> inputs = n->inputs();
-    ctx.record(*n, "lowered", fmt::format("Transpose -> {} -> Transpose", op));
-    NodeEmitter e(g, n);
+    record_outcome(ctx, *n, "lowered", fmt::format("Transpose -> {} -> Transpose", op));
+    pass::Rewriter e(g, n);
     auto perm_attr = [](std::vector<int64_t> perm) {
-      return [perm](ir::Node& t) { t.set_attr_ints("perm", perm); };
+      return [perm](ir::Node& t) { t.set_attr("perm", perm); };
     };
     std::vector<ir::Value*> ins = inputs;
     QONNX_ASSIGN_OR_RETURN(ins[0], e.op("to_channels_first", "Transpose", {inputs[0]}, perm_attr(to_channels_first_perm(rank))));
     if (op == "Conv") {
-      int64_t w_rank = rank_of(g, inputs[1]);
+      int64_t w_rank = g.rank_of(inputs[1]);
       if (w_rank < 3) return Status(Code::kInvalidModel, "channels_last Conv weights must have rank >= 3");
       QONNX_ASSIGN_OR_RETURN(ins[1], e.op("weights_channels_first", "Transpose", {inputs[1]}, perm_attr(to_channels_first_perm(w_rank))));
     }

@@ -4,7 +4,6 @@
 // Reshape target; shape=1x3x224x224 also sets the first input's full shape (its first entry is the
 // batch size).
 #include <fmt/format.h>
-#include <onnx/onnx_pb.h>
 
 #include "passes/passes.h"
 
@@ -34,24 +33,16 @@ Result<std::vector<int64_t>> parse_shape(const std::string& text) {
   return dims;
 }
 
-onnx::TensorShapeProto* declared_shape(onnx::ValueInfoProto* info) {
-  return info->mutable_type()->mutable_tensor_type()->mutable_shape();
-}
-
-void set_dim0(onnx::ValueInfoProto* info, int64_t n) {
-  auto* shape = declared_shape(info);
-  if (shape->dim_size() > 0) shape->mutable_dim(0)->set_dim_value(n);
-}
-
-class OverrideInputShape : public pass::Pass {
+class OverrideInputShape : public pass::GraphPass {
  public:
+  // Main graph only: the batch size belongs to the model's own inputs and outputs, not to a body's signature.
+  OverrideInputShape() : GraphPass(Bodies::kSkip) {}
   std::string name() const override { return "override-input-shape"; }
   std::string summary() const override {
     return "Set the batch size (batch=N) or the whole shape of the first graph input (shape=1x3x224x224); "
            "drops intermediate shapes and patches constant Reshape targets";
   }
-  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
-    ir::Graph& g = model.graph();
+  Result<bool> run_on_graph(ir::Model& model, ir::Graph& g, pass::PassContext& ctx) override {
     std::vector<int64_t> shape;
     int64_t batch = *batch_;
     if (!shape_.value().empty()) {
@@ -63,13 +54,9 @@ class OverrideInputShape : public pass::Pass {
     // The first input a caller feeds (qonnx's graph.input[0], after static inputs are removed).
     size_t first = 0;
     while (g.inputs()[first]->is_initializer()) ++first;
-    set_dim0(g.mutable_input_info(first), batch);
-    if (!g.outputs().empty()) set_dim0(g.mutable_output_info(0), batch);
-    if (!shape.empty()) {
-      auto* dims = declared_shape(g.mutable_input_info(first));
-      dims->clear_dim();
-      for (int64_t d : shape) dims->add_dim()->set_dim_value(d);
-    }
+    g.set_input_dim(first, 0, batch);
+    if (!g.outputs().empty()) g.set_output_dim(0, 0, batch);
+    if (!shape.empty()) g.set_input_shape(first, shape);
     g.remove_value_infos(g.value_info_names());
     std::vector<ir::Node*> reshapes;
     for (const auto& n : g.nodes())

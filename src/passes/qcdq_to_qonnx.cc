@@ -13,7 +13,8 @@
 
 #include <fmt/format.h>
 
-#include "passes/node_emitter.h"
+#include "qonnx/passes/quantizer_outcomes.h"
+#include "qonnx/pass/rewriter.h"
 #include "passes/passes.h"
 #include "passes/quant_annotation.h"
 #include "qonnx/dialect/qonnx_dialect.h"
@@ -119,43 +120,42 @@ struct LinearParams {
   int64_t axis = 1;
 };
 
-class QcdqToQonnx : public pass::Pass {
+class QcdqToQonnx : public pass::GraphPass {
  public:
   std::string name() const override { return "qcdq-to-qonnx"; }
   std::string summary() const override {
     return "QuantizeLinear -> [Clip] -> DequantizeLinear chains and DequantizeLinear on integer initializers "
            "become QONNX Quant/BipolarQuant nodes where exact (bit width from the Clip bounds)";
   }
-  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
-    bool any = false;
-    QONNX_ASSIGN_OR_RETURN(bool changed, pass::for_each_graph(model, [&](ir::Graph& g) -> Result<bool> {
-      std::vector<ir::Node*> dequantizers;
-      for (const auto& n : g.nodes())
-        if (n->op_type() == "DequantizeLinear" && ir::is_default_domain(n->domain()) && n->output(0))
-          dequantizers.push_back(n.get());
-      bool changed_here = false;
-      for (ir::Node* dq : dequantizers) {
-        QONNX_ASSIGN_OR_RETURN(bool c, convert(model, g, dq, ctx));
-        changed_here |= c;
-      }
-      // lower-quant's exact float forms (other rounding modes, non-zero zero points, 9+ bits, bipolar).
-      std::vector<ir::Node*> products;
-      for (const auto& n : g.nodes())
-        if (n->op_type() == "Mul" && ir::is_default_domain(n->domain()) && n->output(0)) products.push_back(n.get());
-      for (ir::Node* mul : products) {
-        QONNX_ASSIGN_OR_RETURN(bool c, convert_float_form(g, mul, ctx));
-        changed_here |= c;
-      }
-      return changed_here;
-    }));
-    any |= changed;
-    if (any) model.ensure_import(dialect::kGeneralDomain, 1);
-    return any;
+  Result<bool> run_on_graph(ir::Model& model, ir::Graph& g, pass::PassContext& ctx) override {
+    std::vector<ir::Node*> dequantizers;
+    for (const auto& n : g.nodes())
+      if (n->op_type() == "DequantizeLinear" && ir::is_default_domain(n->domain()) && n->output(0))
+        dequantizers.push_back(n.get());
+    bool changed_here = false;
+    for (ir::Node* dq : dequantizers) {
+      QONNX_ASSIGN_OR_RETURN(bool c, convert(model, g, dq, ctx));
+      changed_here |= c;
+    }
+    // lower-quant's exact float forms (other rounding modes, non-zero zero points, 9+ bits, bipolar).
+    std::vector<ir::Node*> products;
+    for (const auto& n : g.nodes())
+      if (n->op_type() == "Mul" && ir::is_default_domain(n->domain()) && n->output(0)) products.push_back(n.get());
+    for (ir::Node* mul : products) {
+      QONNX_ASSIGN_OR_RETURN(bool c, convert_float_form(g, mul, ctx));
+      changed_here |= c;
+    }
+    return changed_here;
+  }
+  // The Quant nodes' domain, imported once after every graph.
+  Result<bool> finish(ir::Model& model, bool changed, pass::PassContext& ctx) override {
+    if (changed) model.ensure_import(dialect::kGeneralDomain, 1);
+    return changed;
   }
 
  private:
   Result<bool> leave(ir::Node* dq, pass::PassContext& ctx, const std::string& why) {
-    ctx.record(*dq, "left", why);
+    record_outcome(ctx, *dq, "left", why);
     ctx.warn(dq, why + ": left as QuantizeLinear/DequantizeLinear");
     ++left_;
     return false;
@@ -175,7 +175,9 @@ class QcdqToQonnx : public pass::Pass {
     } else {
       out->zero_point = Tensor(code_type, s->numel() == 1 ? Dims{} : Dims{s->numel()});
     }
-    out->axis = n.attr_int("axis", 1);
+    auto axis = n.attr<int64_t>("axis", 1);
+    if (!axis.is_ok()) return axis.status().message();
+    out->axis = axis.value();
     return "";
   }
 
@@ -238,7 +240,7 @@ class QcdqToQonnx : public pass::Pass {
     if (!scale.is_ok()) return leave(dq, ctx, scale.status().message());
     std::string detail = fmt::format("Quant ({}) from QuantizeLinear{} -> DequantizeLinear{}", format->text(),
                                      clip ? " -> Clip" : "", *zp != 0 ? fmt::format(", zero point {} moved into the range", *zp) : "");
-    ctx.record(*dq, "converted", detail);
+    record_outcome(ctx, *dq, "converted", detail);
     ++activations_;
     ir::Node* clip_node = const_cast<ir::Node*>(clip);
     ir::Node* q_node = const_cast<ir::Node*>(q);
@@ -295,9 +297,9 @@ class QcdqToQonnx : public pass::Pass {
     auto checked = check_weights(model, g, dq, values, scale.value(), zero_point.value(), format, ctx);
     if (!checked.is_ok()) return leave(dq, ctx, checked.status().message());
     if (!checked.value()) return leave(dq, ctx, fmt::format("Quant ({}) does not reproduce the dequantized weights exactly", format.text()));
-    ctx.record(*dq, "converted", fmt::format("{} ({}) on the dequantized weights", format.bipolar ? dialect::kBipolarQuantOp : dialect::kQuantOp, format.text()));
+    record_outcome(ctx, *dq, "converted", fmt::format("{} ({}) on the dequantized weights", format.bipolar ? dialect::kBipolarQuantOp : dialect::kQuantOp, format.text()));
     ++weights_;
-    NodeEmitter e(g, dq);
+    pass::Rewriter e(g, dq);
     QONNX_ASSIGN_OR_RETURN(ir::Value* w, e.constant("float", values));
     QONNX_RETURN_IF_ERROR(emit_quant(g, dq, w, scale.value(), zero_point.value(), format, &e));
     return true;
@@ -330,15 +332,15 @@ class QcdqToQonnx : public pass::Pass {
 
   static void set_quant_attrs(ir::Node& n, const QuantFormat& f) {
     if (f.bipolar) return;
-    n.set_attr_int("signed", f.is_signed ? 1 : 0);
-    n.set_attr_int("narrow", f.narrow ? 1 : 0);
-    n.set_attr_string("rounding_mode", f.rounding_mode);
+    n.set_attr("signed", f.is_signed ? 1 : 0);
+    n.set_attr("narrow", f.narrow ? 1 : 0);
+    n.set_attr("rounding_mode", f.rounding_mode);
   }
 
   // Replaces `dq` by Quant(x, scale, zero_point, bits) (BipolarQuant(x, scale) for bipolar codes).
   static Status emit_quant(ir::Graph& g, ir::Node* dq, ir::Value* x, const Tensor& scale, const Tensor& zero_point,
-                           const QuantFormat& f, NodeEmitter* emitter = nullptr) {
-    std::optional<NodeEmitter> own;
+                           const QuantFormat& f, pass::Rewriter* emitter = nullptr) {
+    std::optional<pass::Rewriter> own;
     if (!emitter) emitter = &own.emplace(g, dq);
     QONNX_ASSIGN_OR_RETURN(ir::Value* s, emitter->constant("scale", scale));
     std::vector<ir::Value*> ins = {x, s};
@@ -375,7 +377,7 @@ class QcdqToQonnx : public pass::Pass {
         // BipolarQuant: the sign of x itself.
         if (z) return false;
         format.bipolar = true;
-        ctx.record(*mul, "converted", "BipolarQuant from GreaterOrEqual -> Where -> Mul");
+        record_outcome(ctx, *mul, "converted", "BipolarQuant from GreaterOrEqual -> Where -> Mul");
         ++float_forms_;
         QONNX_RETURN_IF_ERROR(emit_quant(g, mul, const_cast<ir::Value*>(compared), *s, Tensor(), format));
         return true;
@@ -415,7 +417,7 @@ class QcdqToQonnx : public pass::Pass {
       format.narrow = recorded.narrow.value_or(false);
       if (!recorded.rounding_mode.empty()) format.rounding_mode = recorded.rounding_mode;
     }
-    ctx.record(*mul, "converted", fmt::format("Quant ({}) from its exact float form", format.text()));
+    record_outcome(ctx, *mul, "converted", fmt::format("Quant ({}) from its exact float form", format.text()));
     ++float_forms_;
     Tensor zero_point = Tensor::scalar<float>(DType::kFloat, 0.0f);
     if (z) {

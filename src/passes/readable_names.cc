@@ -4,7 +4,6 @@
 // name from its last reader); graph inputs become global_in, global_in_1, ..., outputs global_out, ...
 // Values of bodies keep their names; a name a body already uses gets a _<n> suffix.
 #include <fmt/format.h>
-#include <onnx/onnx_pb.h>
 
 #include "passes/passes.h"
 
@@ -15,14 +14,15 @@ bool is_dead(const ir::Value* v) {
   return !v->producer() && v->uses().empty() && !v->is_initializer() && !v->is_graph_input() && !v->is_graph_output();
 }
 
-class ReadableNames : public pass::Pass {
+class ReadableNames : public pass::GraphPass {
  public:
+  // Main graph only: qonnx's naming covers the main graph; body values keep their names (see the file comment).
+  ReadableNames() : GraphPass(Bodies::kSkip) {}
   std::string name() const override { return "readable-names"; }
   std::string summary() const override {
     return "qonnx's naming: nodes <op>_<k>, tensors <node>_out<k> / <node>_param<k>, global_in / global_out";
   }
-  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
-    ir::Graph& g = model.graph();
+  Result<bool> run_on_graph(ir::Model& model, ir::Graph& g, pass::PassContext& ctx) override {
     bool changed = false;
     std::map<std::string, int> per_op;
     for (const auto& n : g.nodes()) {

@@ -19,10 +19,9 @@
 #include <map>
 
 #include <fmt/format.h>
-#include <onnx/onnx_pb.h>
 
 #include "passes/layout_perm.h"
-#include "passes/node_emitter.h"
+#include "qonnx/pass/rewriter.h"
 #include "passes/passes.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/exec/executor.h"
@@ -84,18 +83,21 @@ enum class Kind {
   kToCl,         // Transpose (N, C, d...) -> (N, d..., C): vanishes when its input is channels-last
 };
 
-class ToChannelsLast : public pass::Pass {
+class ToChannelsLast : public pass::GraphPass {
  public:
+  // Bodies of If/Loop/Scan keep their layout: a body reads outer tensors as they are (nodes with bodies
+  // are fixed points of the layout), so only the main graph is converted.
+  ToChannelsLast() : GraphPass(Bodies::kSkip) {}
   std::string name() const override { return "to-channels-last"; }
   std::string summary() const override {
     return "Conv/MaxPool/BatchNormalization to qonnx.custom_op.channels_last, the graph around them in channels-last "
            "layout (Transposes through element-wise ops, quantizers, Concat, nearest Resize, forks and joins; into "
            "constants)";
   }
-  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
-    // Bodies of If/Loop/Scan keep their layout: only the main graph is converted.
-    bool changed;
-    QONNX_ASSIGN_OR_RETURN(changed, convert(model, model.graph(), ctx));
+  Result<bool> run_on_graph(ir::Model& model, ir::Graph& g, pass::PassContext& ctx) override {
+    return convert(model, g, ctx);
+  }
+  Result<bool> finish(ir::Model& model, bool changed, pass::PassContext& ctx) override {
     if (changed) model.ensure_import(dialect::kChannelsLastDomain, std::max<int64_t>(model.opset("").value_or(1), 1));
     return changed;
   }
@@ -115,22 +117,6 @@ class ToChannelsLast : public pass::Pass {
     std::vector<char> pinned;                 // by value id: stays channels-first (a vanishing kToCf reads it)
   };
 
-  static std::optional<Dims> dims_of(const ir::Graph& g, const ir::Value* v) {
-    if (!v) return std::nullopt;
-    if (v->is_initializer()) {
-      const ir::Initializer* init = g.initializer(v);
-      if (init && init->proto) return Dims(init->proto->dims().begin(), init->proto->dims().end());
-      auto t = g.initializer_tensor(v);
-      if (t.is_ok()) return t.value().dims();
-    }
-    auto t = g.type_of(v);
-    if (!t || !t->has_shape) return std::nullopt;
-    return t->dims;
-  }
-  static int64_t rank_of(const ir::Graph& g, const ir::Value* v) {
-    auto d = dims_of(g, v);
-    return d ? static_cast<int64_t>(d->size()) : -1;
-  }
   static bool has_implicit_use(const ir::Value* v) {
     for (const ir::Use& u : v->uses())
       if (u.input_index == ir::kImplicitInput) return true;
@@ -139,36 +125,36 @@ class ToChannelsLast : public pass::Pass {
 
   // A data input of a layout-free node: computed at run time with the node's rank.
   static bool is_data_input(const ir::Graph& g, const ir::Value* v, int64_t rank) {
-    return v && !is_constant(v) && rank_of(g, v) == rank;
+    return v && !is_constant(v) && g.rank_of(v) == rank;
   }
 
   Kind classify(const ir::Model& model, const ir::Graph& g, const ir::Node& n, int64_t* rank) const {
     const dialect::Op op = dialect::classify(n);
     if (op == dialect::Op::kChannelsLastConv || op == dialect::Op::kChannelsLastMaxPool ||
         op == dialect::Op::kChannelsLastBatchNormalization) {
-      *rank = rank_of(g, n.input(0));
+      *rank = g.rank_of(n.input(0));
       return *rank >= 3 ? Kind::kLayoutOp : Kind::kFixed;
     }
     if (n.outputs().size() != 1 || !n.output(0) || has_implicit_use(n.output(0)) || !n.bodies().empty()) return Kind::kFixed;
-    *rank = rank_of(g, n.output(0));
+    *rank = g.rank_of(n.output(0));
     if (*rank != 3 && *rank != 4) return Kind::kFixed;
     const std::string& t = n.op_type();
     if (ir::is_default_domain(n.domain())) {
       if (t == "Transpose") {
         const std::vector<int64_t> perm = n.attr_ints("perm");
-        if (rank_of(g, n.input(0)) != *rank) return Kind::kFixed;
+        if (g.rank_of(n.input(0)) != *rank) return Kind::kFixed;
         if (perm == to_channels_last_perm(*rank)) return Kind::kToCl;
         if (perm == to_channels_first_perm(*rank)) return Kind::kToCf;
         return Kind::kFixed;
       }
       if (t == "Conv" || t == "MaxPool" || t == "BatchNormalization") {
-        if (rank_of(g, n.input(0)) != *rank) return Kind::kFixed;
-        if (t == "Conv" && rank_of(g, n.input(1)) != *rank) return Kind::kFixed;
+        if (g.rank_of(n.input(0)) != *rank) return Kind::kFixed;
+        if (t == "Conv" && g.rank_of(n.input(1)) != *rank) return Kind::kFixed;
         return Kind::kLayoutOp;
       }
       if (t == "Concat") {
         for (const ir::Value* v : n.inputs())
-          if (!v || rank_of(g, v) != *rank) return Kind::kFixed;
+          if (!v || g.rank_of(v) != *rank) return Kind::kFixed;
         return Kind::kConcat;
       }
       if (t == "Resize") return resize_is_layout_free(model, g, n, *rank) ? Kind::kResize : Kind::kFixed;
@@ -186,7 +172,7 @@ class ToChannelsLast : public pass::Pass {
     // single runtime value (Clip's bounds).
     for (const ir::Value* v : n.inputs()) {
       if (!v) continue;
-      auto d = dims_of(g, v);
+      auto d = g.dims_of(v);
       if (!d || static_cast<int64_t>(d->size()) > *rank) return Kind::kFixed;
       if (is_constant(v) || static_cast<int64_t>(d->size()) == *rank) continue;
       int64_t numel = 1;
@@ -199,7 +185,9 @@ class ToChannelsLast : public pass::Pass {
   // Nearest-neighbour Resize picks one input element per output element along each axis
   // independently: permuting the axes and their scales/sizes/roi gives the same values.
   static bool resize_is_layout_free(const ir::Model& model, const ir::Graph& g, const ir::Node& n, int64_t rank) {
-    if (n.attr_string("mode", "nearest") != "nearest" || n.has_attr("axes") || n.attr_int("antialias", 0) != 0) return false;
+    if (n.attr_string("mode", "nearest") != "nearest" || n.has_attr("axes")) return false;
+    auto antialias = n.attr<int64_t>("antialias", 0);  // mistyped: not moved (the kernel reports it)
+    if (!antialias.is_ok() || antialias.value() != 0) return false;
     if (!is_data_input(g, n.input(0), rank)) return false;
     for (size_t i = 1; i < n.inputs().size(); ++i)
       if (n.input(i) && !is_constant(n.input(i))) return false;
@@ -287,7 +275,7 @@ class ToChannelsLast : public pass::Pass {
     }
     if (make_input_channels_last_) {
       for (const ir::Value* v : g.runtime_inputs()) {
-        int64_t r = rank_of(g, v);
+        int64_t r = g.rank_of(v);
         if (r != 3 && r != 4) continue;
         for (const ir::Use& u : v->uses())
           if (wants_cl(s, g, u) && !s.pinned[id(v)]) s.value_cl[id(v)] = 1;
@@ -307,7 +295,7 @@ class ToChannelsLast : public pass::Pass {
       s.rank[n] = rank;
       s.node_cl[n] = false;
       if (k == Kind::kLayoutOp && ir::is_default_domain(n->domain())) any_layout_op = true;
-      if (k == Kind::kFixed && ir::is_default_domain(n->domain()) && rank_of(g, n->input(0)) != 2 &&
+      if (k == Kind::kFixed && ir::is_default_domain(n->domain()) && g.rank_of(n->input(0)) != 2 &&
           (n->op_type() == "Conv" || n->op_type() == "MaxPool" || n->op_type() == "BatchNormalization"))
         ctx.warn(n, "left channels-first: needs one output and a known 3-D or 4-D input shape (run infer-shapes)");
     }
@@ -324,7 +312,7 @@ class ToChannelsLast : public pass::Pass {
     for (ir::Value* v : g.runtime_inputs())
       if (s.value_cl[static_cast<size_t>(v->id())]) cl_values.push_back(v);
     for (ir::Value* v : cl_values)
-      if (auto d = dims_of(g, v)) {
+      if (auto d = g.dims_of(v)) {
         auto t = g.type_of(v);
         cl_dims[v->name()] = Retype{t ? t->dtype : DType::kFloat, transpose_dims(*d)};
       }
@@ -340,7 +328,7 @@ class ToChannelsLast : public pass::Pass {
       if (!vanishes(s, cn)) continue;
       ir::Node* t = const_cast<ir::Node*>(cn);
       ir::Value* in = t->input(0);
-      QONNX_RETURN_IF_ERROR(NodeEmitter(g, t).finish_with(in));
+      QONNX_RETURN_IF_ERROR(pass::Rewriter(g, t).finish_with(in));
       ++transposes_removed_;
     }
     for (const ir::Node* cn : s.order)
@@ -352,26 +340,22 @@ class ToChannelsLast : public pass::Pass {
     std::vector<std::string> retyped;
     for (const auto& entry : cl_dims)
       if (g.find_value(entry.first)) retyped.push_back(entry.first);
-    std::vector<std::unique_ptr<onnx::ValueInfoProto>> infos;
+    std::vector<NewInfo> infos;
     for (const std::string& name : retyped) {
       const ir::Value* v = g.find_value(name);
       const Retype& rt = cl_dims[name];
       if (v->is_graph_input()) {
         // The caller now feeds channels-last data (--make-input-channels-last).
         for (size_t i = 0; i < g.inputs().size(); ++i)
-          if (g.inputs()[i] == v) set_shape(g.mutable_input_info(i), rt.dims);
+          if (g.inputs()[i] == v) g.set_input_shape(i, rt.dims);
         ++inputs_made_channels_last_;
         continue;
       }
-      auto vi = std::make_unique<onnx::ValueInfoProto>();
-      vi->set_name(name);
-      vi->mutable_type()->mutable_tensor_type()->set_elem_type(static_cast<int32_t>(rt.dtype));
-      set_shape(vi.get(), rt.dims);
-      infos.push_back(std::move(vi));
+      infos.push_back(NewInfo{name, rt.dtype, rt.dims});
     }
     g.remove_value_infos(retyped);
-    for (auto& vi : infos) g.add_value_info(std::move(vi));
-    for (auto& vi : r.new_infos) g.add_value_info(std::move(vi));
+    for (const NewInfo& vi : infos) g.add_value_info(vi.name, vi.dtype, vi.dims);
+    for (const NewInfo& vi : r.new_infos) g.add_value_info(vi.name, vi.dtype, vi.dims);
     transposes_ += r.transposes;
     constants_transposed_ += r.constants;
     ctx.count("tensors-channels-last", static_cast<int64_t>(cl_dims.size()));
@@ -390,14 +374,12 @@ class ToChannelsLast : public pass::Pass {
     return out;
   }
 
-  static void set_shape(onnx::ValueInfoProto* vi, const Dims& dims) {
-    auto* shape = vi->mutable_type()->mutable_tensor_type()->mutable_shape();
-    shape->clear_dim();
-    for (int64_t d : dims) {
-      auto* dim = shape->add_dim();
-      if (d >= 0) dim->set_dim_value(d);
-    }
-  }
+  // A value_info to add once the graph is rewritten.
+  struct NewInfo {
+    std::string name;
+    DType dtype;
+    Dims dims;
+  };
 
   // Applies the decisions: Transposes, transposed constants, permuted attributes, the new domain.
   struct Rewriter {
@@ -407,7 +389,7 @@ class ToChannelsLast : public pass::Pass {
     const State& s;
     const std::map<std::string, Retype>& cl_dims;  // channels-last dims of the tensors that change layout
     std::map<std::pair<const ir::Value*, bool>, ir::Value*> transposed;  // (value, to channels-last)
-    std::vector<std::unique_ptr<onnx::ValueInfoProto>> new_infos;
+    std::vector<NewInfo> new_infos;
     int64_t transposes = 0, constants = 0;
 
     bool is_cl(const ir::Value* v) const { return v->id() < static_cast<int>(s.value_cl.size()) && s.value_cl[static_cast<size_t>(v->id())]; }
@@ -417,26 +399,22 @@ class ToChannelsLast : public pass::Pass {
       auto key = std::make_pair(static_cast<const ir::Value*>(v), to_cl);
       if (auto it = transposed.find(key); it != transposed.end()) return it->second;
       // The dims as stored now: channels-last ones for a tensor that changes layout.
-      std::optional<Dims> d = dims_of(g, v);
+      std::optional<Dims> d = g.dims_of(v);
       if (is_cl(v)) {
         auto it = cl_dims.find(v->name());
         d = it != cl_dims.end() ? std::optional<Dims>(it->second.dims) : std::nullopt;
       }
-      const int64_t rank = d ? static_cast<int64_t>(d->size()) : rank_of(g, v);
+      const int64_t rank = d ? static_cast<int64_t>(d->size()) : g.rank_of(v);
       const auto perm = to_cl ? to_channels_last_perm(rank) : to_channels_first_perm(rank);
       const ir::Node* before = v->producer() ? g.next_node(v->producer()) : (g.nodes().empty() ? nullptr : g.nodes().front().get());
       std::string name = g.unique_name(v->name() + (to_cl ? "_nhwc" : "_nchw"));
       QONNX_ASSIGN_OR_RETURN(ir::Node* t, g.insert_node(before, name, "Transpose", "", {v}, {name}));
-      t->set_attr_ints("perm", perm);
+      t->set_attr("perm", perm);
       if (d) {
         Dims out(d->size());
         for (size_t i = 0; i < d->size(); ++i) out[i] = (*d)[static_cast<size_t>(perm[i])];
-        auto vi = std::make_unique<onnx::ValueInfoProto>();
-        vi->set_name(name);
         auto type = g.type_of(v);
-        vi->mutable_type()->mutable_tensor_type()->set_elem_type(static_cast<int32_t>(type ? type->dtype : DType::kFloat));
-        set_shape(vi.get(), out);
-        new_infos.push_back(std::move(vi));
+        new_infos.push_back(NewInfo{name, type ? type->dtype : DType::kFloat, out});
       }
       ++transposes;
       transposed[key] = t->output(0);
@@ -499,7 +477,7 @@ class ToChannelsLast : public pass::Pass {
           if (!want_cl) continue;  // a single runtime value (Clip bound): any layout
         }
         if (want_cl && is_constant(v)) {
-          QONNX_ASSIGN_OR_RETURN(ir::Value* c, constant_channels_last(v, k == Kind::kLayoutOp ? rank_of(g, v) : rank));
+          QONNX_ASSIGN_OR_RETURN(ir::Value* c, constant_channels_last(v, k == Kind::kLayoutOp ? g.rank_of(v) : rank));
           g.set_node_input(n, i, c);
         } else if (want_cl != is_cl(v) && !is_constant(v)) {
           QONNX_ASSIGN_OR_RETURN(ir::Value* t, transpose(v, want_cl));
@@ -511,9 +489,14 @@ class ToChannelsLast : public pass::Pass {
         if (axis < 0) axis += rank;
         return to_channels_first_perm(rank)[static_cast<size_t>(axis)];
       };
-      if (k == Kind::kConcat) n->set_attr_int("axis", cl_axis(n->attr_int("axis", 0)));
-      if (k == Kind::kLinearQuant && rank_of(g, n->input(1)) == 1 && dims_of(g, n->input(1))->at(0) > 1)
-        n->set_attr_int("axis", cl_axis(n->attr_int("axis", 1)));  // per-axis: the channel axis moved
+      if (k == Kind::kConcat) {
+        QONNX_ASSIGN_OR_RETURN_CTX(const int64_t axis, n->attr<int64_t>("axis", 0), n->describe());
+        n->set_attr("axis", cl_axis(axis));
+      }
+      if (k == Kind::kLinearQuant && g.rank_of(n->input(1)) == 1 && g.dims_of(n->input(1))->at(0) > 1) {
+        QONNX_ASSIGN_OR_RETURN_CTX(const int64_t axis, n->attr<int64_t>("axis", 1), n->describe());
+        n->set_attr("axis", cl_axis(axis));  // per-axis: the channel axis moved
+      }
       return Status::ok();
     }
 
@@ -521,14 +504,7 @@ class ToChannelsLast : public pass::Pass {
     static bool is_roi_or_scales(const ir::Node* n, size_t i) { return i >= 1 && i <= 3 && n->input(i); }
 
     Status to_channels_last_domain(ir::Node* n) {
-      const onnx::NodeProto attributes = n->rest();
-      std::vector<ir::Value*> inputs = n->inputs();
-      const std::string name = n->name(), op = n->op_type(), out = n->output(0)->name();
-      ir::Node* next = g.next_node(n);
-      g.remove_node(n);
-      QONNX_ASSIGN_OR_RETURN(ir::Node* cl, g.insert_node(next, name, op, dialect::kChannelsLastDomain, inputs, {out}));
-      cl->mutable_rest() = attributes;
-      return Status::ok();
+      return g.move_node_to_domain(n, dialect::kChannelsLastDomain).status();
     }
 
     Status keep_output_channels_first(ir::Value* out, std::map<std::string, Retype>& renamed_dims) {
@@ -543,7 +519,7 @@ class ToChannelsLast : public pass::Pass {
       const ir::Node* before = out->producer() ? g.next_node(out->producer()) : nullptr;
       auto perm = to_channels_first_perm(rank);
       QONNX_ASSIGN_OR_RETURN(ir::Node* t, g.insert_node(before, name, "Transpose", "", {out}, {name}));
-      t->set_attr_ints("perm", perm);
+      t->set_attr("perm", perm);
       ir::Value* y = t->output(0);
       g.replace_all_uses(out, y);
       // Node readers keep reading the channels-last tensor (adapt_inputs gives CF readers this Transpose).

@@ -10,7 +10,6 @@
 #include <algorithm>
 
 #include <fmt/format.h>
-#include <onnx/onnx_pb.h>
 
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/onnxlib/onnx_library.h"
@@ -73,14 +72,14 @@ Status unsupported(const ir::Node& n, int64_t from, int64_t to, const std::strin
 // normalize each row; from 13 on they normalize along `axis` alone. The same where `axis` is the
 // last dimension, else Flatten -> op -> Reshape to the input's shape.
 Status restore_softmax(ir::Graph& g, ir::Node* n) {
-  int64_t axis = n->attr_int("axis", 1);
+  QONNX_ASSIGN_OR_RETURN_CTX(const int64_t axis, n->attr<int64_t>("axis", 1), n->describe());
   ir::Value* x = n->input(0);
   auto type = g.type_of(x);
   int64_t rank = type && type->has_shape ? static_cast<int64_t>(type->dims.size()) : -1;
   std::string op = n->op_type().substr(std::string(kParkedPrefix).size());
   if (rank > 0 && (axis == rank - 1 || axis == -1)) {
     QONNX_ASSIGN_OR_RETURN(ir::Node * fresh, replace_node(g, n, op, "", 1));
-    fresh->set_attr_int("axis", -1);
+    fresh->set_attr("axis", -1);
     return Status::ok();
   }
   ir::Value* y = n->output(0);
@@ -89,10 +88,10 @@ Status restore_softmax(ir::Graph& g, ir::Node* n) {
   std::string base = n->name().empty() ? y_name : n->name();
   QONNX_ASSIGN_OR_RETURN(ir::Node * flatten, g.insert_node(n, g.unique_name(base + "_flatten"), "Flatten", "", {x},
                                                           {g.unique_name(y_name + "_2d")}));
-  flatten->set_attr_int("axis", axis);
+  flatten->set_attr("axis", axis);
   QONNX_ASSIGN_OR_RETURN(ir::Node * rows, g.insert_node(n, n->name(), op, "", {flatten->output(0)},
                                                        {g.unique_name(y_name + "_rows")}));
-  rows->set_attr_int("axis", 1);
+  rows->set_attr("axis", 1);
   QONNX_ASSIGN_OR_RETURN(ir::Node * shape, g.insert_node(n, g.unique_name(base + "_shape"), "Shape", "", {x},
                                                         {g.unique_name(y_name + "_shape")}));
   QONNX_ASSIGN_OR_RETURN(ir::Node * reshape, g.insert_node(n, g.unique_name(base + "_reshape"), "Reshape", "",
@@ -106,9 +105,11 @@ Status restore_softmax(ir::Graph& g, ir::Node* n) {
 // BatchNormalization 6..8 -> 9+: `is_test`, `spatial` and `consumed_inputs` go; the inference form
 // keeps only the first output.
 Status restore_batchnorm(ir::Graph& g, ir::Node* n, int64_t from, int64_t to) {
-  if (n->attr_int("spatial", 1) != 1)
+  QONNX_ASSIGN_OR_RETURN_CTX(const int64_t spatial, n->attr<int64_t>("spatial", 1), n->describe());
+  if (spatial != 1)
     return unsupported(*n, from, to, "spatial=0 (per-element statistics) has no equivalent from opset 9 on");
-  if (from < 7 && n->attr_int("is_test", 0) == 0)
+  QONNX_ASSIGN_OR_RETURN_CTX(const int64_t is_test, n->attr<int64_t>("is_test", 0), n->describe());
+  if (from < 7 && is_test == 0)
     return unsupported(*n, from, to, "is_test=0 (training mode) has no inference equivalent from opset 7 on");
   for (size_t i = 1; i < n->outputs().size(); ++i) {
     const ir::Value* v = n->output(i);
@@ -152,20 +153,21 @@ Status axes_attribute_to_input(ir::Graph& g, ir::Node* n) {
 // number of outputs).
 Status split_num_outputs(ir::Graph&, ir::Node* n) {
   if (n->input(1) == nullptr && !n->has_attr("num_outputs"))
-    n->set_attr_int("num_outputs", static_cast<int64_t>(n->outputs().size()));
+    n->set_attr("num_outputs", static_cast<int64_t>(n->outputs().size()));
   return Status::ok();
 }
 
 // GridSample-20: the modes are named for any rank ("linear", "cubic"); "nearest" stays.
 Status grid_sample_mode_names(ir::Graph&, ir::Node* n) {
   const std::string mode = n->attr_string("mode", "bilinear");
-  n->set_attr_string("mode", mode == "bilinear" ? "linear" : mode == "bicubic" ? "cubic" : mode);
+  n->set_attr("mode", mode == "bilinear" ? "linear" : mode == "bicubic" ? "cubic" : mode);
   return Status::ok();
 }
 
 // DFT-20: `axis` (default 1) moves from attribute to input #2, whose default is -2: always given.
 Status dft_axis_to_input(ir::Graph& g, ir::Node* n) {
-  QONNX_ASSIGN_OR_RETURN(ir::Value * axis, int64_constant(g, *n, "axis", {n->attr_int("axis", 1)}));
+  QONNX_ASSIGN_OR_RETURN(const int64_t axis_attr, n->attr<int64_t>("axis", 1));
+  QONNX_ASSIGN_OR_RETURN(ir::Value * axis, int64_constant(g, *n, "axis", {axis_attr}));
   QONNX_ASSIGN_OR_RETURN(ir::Value * scalar, emit(g, *n, "axis_scalar", "Squeeze", {axis}));
   g.set_node_input(n, 2, scalar);
   n->remove_attr("axis");
@@ -177,17 +179,17 @@ Status dft_axis_to_input(ir::Graph& g, ir::Node* n) {
 Status group_norm_per_channel(ir::Graph& g, ir::Node* n) {
   if (!n->has_attr("num_groups"))
     return Status(Code::kUnsupported, "cannot spread scale and bias over the channels: the required attribute 'num_groups' is missing");
-  const int64_t groups = n->attr_int("num_groups", 1);
+  QONNX_ASSIGN_OR_RETURN(const int64_t groups, n->attr<int64_t>("num_groups"));
   QONNX_ASSIGN_OR_RETURN(ir::Value * groups_1d, int64_constant(g, *n, "num_groups", {groups}));
   QONNX_ASSIGN_OR_RETURN(ir::Value * column, int64_constant(g, *n, "group_column", {groups, 1}));
   QONNX_ASSIGN_OR_RETURN(ir::Value * flat, int64_constant(g, *n, "per_channel", {-1}));
   QONNX_ASSIGN_OR_RETURN(ir::Value * x_shape, emit(g, *n, "x_shape", "Shape", {n->input(0)}));
   ir::Node* shape_node = x_shape->producer();
-  shape_node->set_attr_int("start", 1);
-  shape_node->set_attr_int("end", 2);
+  shape_node->set_attr("start", 1);
+  shape_node->set_attr("end", 2);
   QONNX_ASSIGN_OR_RETURN(ir::Value * per_group, emit(g, *n, "channels_per_group", "Div", {x_shape, groups_1d}));
   QONNX_ASSIGN_OR_RETURN(ir::Value * grid, emit(g, *n, "group_grid", "Concat", {groups_1d, per_group}));
-  grid->producer()->set_attr_int("axis", 0);
+  grid->producer()->set_attr("axis", 0);
   for (size_t i : {size_t{1}, size_t{2}}) {
     const std::string what = i == 1 ? "scale" : "bias";
     if (!n->input(i)) return Status(Code::kUnsupported, fmt::format("the required input '{}' is missing", what));
@@ -240,12 +242,11 @@ Result<int64_t> adapt_above_library(ir::Model& model, int64_t from, int64_t to) 
     });
   }
   QONNX_RETURN_IF_ERROR(status);
-  auto* imports = model.mutable_header().mutable_opset_import();
-  for (auto& imp : *imports)
-    if (ir::is_default_domain(imp.domain())) imp.set_version(to);
+  model.set_import_version("", to);
   return adapted;
 }
 
+// A model pass: the opset import is model-wide (the adapters visit the bodies themselves).
 class UpgradeOpset : public pass::Pass {
  public:
   std::string name() const override { return "upgrade-opset"; }
@@ -272,7 +273,7 @@ class UpgradeOpset : public pass::Pass {
     // The converter adds initializers without listing them as inputs, which IR < 4 requires; an
     // upgraded model states the IR version of its opset (initializers that are inputs stay inputs).
     int64_t ir = ir_version_of_opset(*version_);
-    if (model.header().ir_version() < ir) model.mutable_header().set_ir_version(ir);
+    if (model.ir_version() < ir) model.set_ir_version(ir);
     opset_versions_raised_ += *version_ - current;
     return true;
   }
@@ -341,9 +342,7 @@ class UpgradeOpset : public pass::Pass {
       else QONNX_RETURN_IF_ERROR(restore_softmax(g, n));
       ++adapted_here_;
     }
-    auto* imports = model.mutable_header().mutable_opset_import();
-    for (int i = imports->size() - 1; i >= 0; --i)
-      if (imports->Get(i).domain() == kParkedDomain) imports->DeleteSubrange(i, 1);
+    model.remove_import(kParkedDomain);
     return Status::ok();
   }
 

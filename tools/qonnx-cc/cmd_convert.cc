@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "qonnx/passes/quantizer_outcomes.h"
 #include "commands.h"
 #include "pipeline_flow.h"
 #include "qonnx/analysis/equivalence.h"
@@ -52,7 +53,7 @@ std::vector<std::string> qonnx_ops_left(const ir::Model& model, const pass::Pass
     std::string why = op == dialect::Op::kFloatQuant && model.opset("").value_or(1) < 19
                           ? "float8 QuantizeLinear/DequantizeLinear need opset 19: --target-opset 19..21"
                           : "";
-    for (const auto& r : ctx.node_outcomes())
+    for (const auto& r : passes::quantizer_outcomes(ctx))
       if (r.node == n->name() && r.outcome == "left") why = r.detail;
     left.push_back(why.empty() ? n->describe() : fmt::format("{} ({})", n->describe(), why));
   }
@@ -82,7 +83,7 @@ std::string make_report(const ConvertOptions& o, const std::string& pipeline, co
   for (const auto& q : quantizers) {
     w.begin_object().key("node").value(q.name).key("op_type").value(q.op_type);
     std::string outcome = "left", detail = "not constant: kept for the runtime", by;
-    for (const auto& r : ctx.node_outcomes())
+    for (const auto& r : passes::quantizer_outcomes(ctx))
       if (r.node == q.name) {
         outcome = r.outcome;
         detail = r.detail;

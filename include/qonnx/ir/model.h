@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "qonnx/support/status.h"
@@ -80,6 +81,17 @@ class Value {
   int id_ = -1;
 };
 
+namespace detail {
+template <class T>
+struct AttrArg {
+  using type = T;  // a non-deduced context: attr<T>(name, fallback) needs T spelled out
+};
+template <class T>
+constexpr bool is_attr_type = std::is_same_v<T, int64_t> || std::is_same_v<T, float> || std::is_same_v<T, bool> ||
+                              std::is_same_v<T, std::string> || std::is_same_v<T, std::vector<int64_t>> ||
+                              std::is_same_v<T, std::vector<float>> || std::is_same_v<T, std::vector<std::string>>;
+}  // namespace detail
+
 class Node {
  public:
   ~Node();
@@ -110,13 +122,29 @@ class Node {
   std::string describe() const;
 
   bool has_attr(const std::string& name) const;
-  // Typed attribute reading without INT <-> FLOAT coercion: `fallback` when absent, an error naming
-  // the attribute when it has another type (an untyped attribute is read as the wanted type).
-  // T: int64_t, float, bool (an INT flag), std::string.
+  // Typed attribute reading, the one API for kernels, passes and analyses. T is one of int64_t
+  // (INT), float (FLOAT), bool (an INT flag: non-zero is true), std::string (STRING),
+  // std::vector<int64_t> (INTS), std::vector<float> (FLOATS), std::vector<std::string> (STRINGS).
+  // No INT <-> FLOAT coercion: an attribute of another type is an error naming it ("attribute
+  // 'axis' must be INT, got FLOAT"); an attribute without a type (as some old exporters wrote it)
+  // is read as the wanted one.
+  // attr<T>(name): error when absent ("missing attribute 'axis'").
   template <class T>
-  Result<T> attr(const std::string& name, const T& fallback) const;
-  int64_t attr_int(const std::string& name, int64_t fallback) const;
-  float attr_float(const std::string& name, float fallback) const;
+  Result<T> attr(const std::string& name) const {
+    static_assert(detail::is_attr_type<T>, "Node::attr<T>: T must be an attribute type");
+    T out{};
+    QONNX_RETURN_IF_ERROR(read_attr(name, /*required=*/true, out));
+    return out;
+  }
+  // attr<T>(name, fallback): `fallback` when absent (T is spelled out: attr<int64_t>("axis", 1)).
+  template <class T>
+  Result<T> attr(const std::string& name, const typename detail::AttrArg<T>::type& fallback) const {
+    static_assert(detail::is_attr_type<T>, "Node::attr<T>: T must be an attribute type");
+    T out = fallback;
+    QONNX_RETURN_IF_ERROR(read_attr(name, /*required=*/false, out));
+    return out;
+  }
+  // Lenient readers kept for values the IR itself writes: no type check, `fallback` when absent.
   std::string attr_string(const std::string& name, const std::string& fallback) const;
   std::vector<int64_t> attr_ints(const std::string& name, const std::vector<int64_t>& fallback = {}) const;
   std::vector<float> attr_floats(const std::string& name, const std::vector<float>& fallback = {}) const;
@@ -128,10 +156,23 @@ class Node {
   // The attribute's ONNX AttributeProto type number, or 0 when absent.
   int attr_type(const std::string& name) const;
 
-  void set_attr_int(const std::string& name, int64_t value);
-  void set_attr_float(const std::string& name, float value);
-  void set_attr_string(const std::string& name, const std::string& value);
-  void set_attr_ints(const std::string& name, const std::vector<int64_t>& value);
+  // Typed setters: an attribute of that name is replaced (it keeps its position), else appended.
+  // Integral values are INT (bool: 0/1), floating-point values FLOAT.
+  void set_attr(const std::string& name, int64_t value);
+  void set_attr(const std::string& name, float value);
+  void set_attr(const std::string& name, const std::string& value);
+  void set_attr(const std::string& name, const char* value) { set_attr(name, std::string(value)); }
+  void set_attr(const std::string& name, const std::vector<int64_t>& value);
+  void set_attr(const std::string& name, const std::vector<float>& value);
+  void set_attr(const std::string& name, const std::vector<std::string>& value);
+  template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, int64_t>, int> = 0>
+  void set_attr(const std::string& name, T value) {
+    set_attr(name, static_cast<int64_t>(value));
+  }
+  template <class T, std::enable_if_t<std::is_floating_point_v<T> && !std::is_same_v<T, float>, int> = 0>
+  void set_attr(const std::string& name, T value) {
+    set_attr(name, static_cast<float>(value));
+  }
   void remove_attr(const std::string& name);
   // Replaces this node's attributes by a copy of `other`'s.
   void copy_attributes_from(const Node& other);
@@ -141,6 +182,14 @@ class Node {
   onnx::NodeProto& mutable_rest() { return *rest_; }
 
  private:
+  // Reads attribute `name` into `out` (left alone when absent and not required).
+  Status read_attr(const std::string& name, bool required, int64_t& out) const;
+  Status read_attr(const std::string& name, bool required, float& out) const;
+  Status read_attr(const std::string& name, bool required, bool& out) const;
+  Status read_attr(const std::string& name, bool required, std::string& out) const;
+  Status read_attr(const std::string& name, bool required, std::vector<int64_t>& out) const;
+  Status read_attr(const std::string& name, bool required, std::vector<float>& out) const;
+  Status read_attr(const std::string& name, bool required, std::vector<std::string>& out) const;
   friend class Graph;
   Node();
   // A reader inside the bodies starts / stops reading `value` of an enclosing graph.
@@ -157,15 +206,6 @@ class Node {
   std::unique_ptr<onnx::NodeProto> rest_;
 };
 
-template <>
-Result<int64_t> Node::attr<int64_t>(const std::string& name, const int64_t& fallback) const;
-template <>
-Result<bool> Node::attr<bool>(const std::string& name, const bool& fallback) const;
-template <>
-Result<float> Node::attr<float>(const std::string& name, const float& fallback) const;
-template <>
-Result<std::string> Node::attr<std::string>(const std::string& name, const std::string& fallback) const;
-
 // One initializer. Its TensorProto is kept until the data is replaced, so untouched weights are
 // written back exactly as they came (same encoding, same fields).
 // Data lives in the proto (inline), or in a file slice it references (external data of the model,
@@ -177,6 +217,12 @@ struct Initializer {
   std::filesystem::path base_dir;  // for external data
   bool external_in_source = false;  // came from the loaded model's external data
   mutable std::optional<Tensor> decoded;  // cache, inline data only
+
+  // The stored header, without reading the data.
+  Dims dims() const;
+  DType dtype() const;
+  // The data lives in a file (the model's external data or the spill store), not in the proto.
+  bool is_external() const;
 };
 
 class Graph {
@@ -208,6 +254,11 @@ class Graph {
   std::vector<Value*> runtime_inputs() const;
   // Declared type of a value from inputs, outputs or value_info.
   std::optional<TypeInfo> type_of(const Value* value) const;
+  // The value's dims: an initializer's stored dims (its data is not read), else its declared shape
+  // (-1 for a symbolic or unknown dim); nullopt when neither is known (or `value` is null).
+  std::optional<Dims> dims_of(const Value* value) const;
+  // The size of dims_of, -1 when unknown.
+  int64_t rank_of(const Value* value) const;
 
   // Initializer data, decoded on first use.
   Result<Tensor> initializer_tensor(const Value* value) const;
@@ -247,6 +298,17 @@ class Graph {
   // Stops listing `value` as a graph input; an initializer stays an initializer (a plain constant).
   void remove_graph_input(Value* value);
   void remove_value_infos(const std::vector<std::string>& names);
+  // Adds a tensor value_info `name`: element type `dtype`, shape `dims` (a negative dim is unknown).
+  void add_value_info(const std::string& name, DType dtype, const Dims& dims);
+  // The declared shape of graph input / output i: dim `axis` set to `value` when the shape has that
+  // dim (a declared type without a shape gets an empty one), or the whole shape replaced by `dims`
+  // (a negative dim is unknown).
+  void set_input_dim(size_t i, size_t axis, int64_t value);
+  void set_output_dim(size_t i, size_t axis, int64_t value);
+  void set_input_shape(size_t i, const Dims& dims);
+  // The same node (name, inputs, outputs, attributes, doc string, position) under another domain. It is
+  // inserted anew: the returned node replaces `node` (now gone) and is the last use of its inputs.
+  Result<Node*> move_node_to_domain(Node* node, const std::string& domain);
   // Renames a value everywhere, bodies included (the name must be free in the whole model).
   Status rename_value(Value* value, const std::string& name);
   void set_node_name(Node* node, const std::string& name);
@@ -255,6 +317,8 @@ class Graph {
   // annotation or the key as needed. Indexed: O(log n) per call.
   std::string annotation(const std::string& tensor, const std::string& key) const;
   void set_annotation(const std::string& tensor, const std::string& key, const std::string& value);
+  // Removes the quantization annotations of the tensors `stale` selects, in place; returns how many.
+  int remove_annotations_if(const std::function<bool(const std::string& tensor)>& stale);
   // qonnx's finn_datatype annotation of a tensor ("" when none).
   std::string finn_datatype(const std::string& tensor) const { return annotation(tensor, "finn_datatype"); }
   void set_finn_datatype(const std::string& tensor, const std::string& datatype) {
@@ -279,6 +343,10 @@ class Graph {
 
  private:
   friend class Node;
+  friend class Model;
+  // Deep copy of this graph into the empty `dst` (owned by `owner`, nullptr for a main graph); `map`
+  // takes this graph's values to dst's and already holds those of the enclosing graphs.
+  void clone_into(Graph& dst, Node* owner, std::map<const Value*, Value*>& map) const;
   // A reader of this graph (node input `index`, or a graph output when `reader` is null) starts /
   // stops reading `value`; values of enclosing graphs are recorded on the owner node instead.
   void add_reference(Value* value, Node* reader, int index);
@@ -320,6 +388,14 @@ class Model {
   Graph& graph() { return *graph_; }
   const Graph& graph() const { return *graph_; }
 
+  // A deep copy: header, graphs, bodies, nodes, values (same names, ids and use order), value infos,
+  // annotations. Initializer data is shared, not copied: a stored TensorProto is never edited in place
+  // (replacing or renaming an initializer makes a new one) and external / spilled files are read-only.
+  Model clone() const;
+
+  int64_t ir_version() const;
+  void set_ir_version(int64_t version);
+
   // Version imported for a domain ("" and "ai.onnx" are one); nullopt when not imported.
   std::optional<int64_t> opset(const std::string& domain) const;
   // Domains used by nodes but missing from opset_import (common in QONNX exports), sorted.
@@ -333,6 +409,10 @@ class Model {
 
   // Adds an opset import for `domain` unless it has one.
   void ensure_import(const std::string& domain, int64_t version);
+  // Sets the version of every import of `domain` ("" and "ai.onnx" are one); none added.
+  void set_import_version(const std::string& domain, int64_t version);
+  // Removes every import of `domain`.
+  void remove_import(const std::string& domain);
   // Drops opset imports of non-default domains no node uses; returns how many.
   int prune_unused_imports();
   // Sets (or replaces) a metadata_props entry.

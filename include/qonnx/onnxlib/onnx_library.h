@@ -37,6 +37,12 @@ Status onnx_check_types(const ir::Model& model);
 // caller keeps what it lacks). A failure of inference itself is returned as kFailed.
 Result<std::vector<std::unique_ptr<onnx::ValueInfoProto>>> onnx_infer_shapes(const ir::Model& model);
 
+// onnx_infer_shapes, its answer merged into the main graph's value_info (for the infer-shapes pass, which
+// sees no protobuf): a value without a declared type gets the inferred one; a value that is not a graph
+// input or output and whose declared shape is not fully known gives way to an inferred fully known one.
+// Returns how many value_infos were added; errors as onnx_infer_shapes.
+Result<int> onnx_infer_shapes_into(ir::Model& model);
+
 // Shape inference, then the version converter from the model's default-domain opset to `opset`.
 // The result shares the model's initializers (weights are neither copied nor read).
 Result<ir::Model> onnx_convert_version(const ir::Model& model, int64_t opset);

@@ -8,6 +8,8 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <typeindex>
+#include <typeinfo>
 #include <vector>
 
 #include "qonnx/exec/kernel.h"
@@ -122,11 +124,6 @@ class Statistic {
   int64_t value_ = 0;
 };
 
-// What happened to one node, for `--report` (the quantizer passes: folded | lowered | left).
-struct NodeOutcome {
-  std::string node, op_type, pass, outcome, detail;
-};
-
 struct Diagnostic {
   std::string pass, node, message;
   bool warning = true;
@@ -142,12 +139,25 @@ class PassContext {
   void warn(const ir::Node* node, const std::string& message);
   // A diagnostic that is not a problem (logged at info level, listed in --report diagnostics).
   void note(const ir::Node* node, const std::string& message);
-  void record(const ir::Node& node, const std::string& outcome, const std::string& detail);
 
   const std::map<std::string, std::map<std::string, int64_t>>& counters() const { return counters_; }
   const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
-  const std::vector<NodeOutcome>& node_outcomes() const { return outcomes_; }
   void set_current(const std::string& pass_name) { current_ = pass_name; }
+
+  // Results passes leave for later passes and for the tool (e.g. passes::QuantizerOutcomes): one
+  // object per type, made on first use, living as long as the context.
+  template <typename T>
+  T& result() {
+    std::shared_ptr<void>& slot = results_[std::type_index(typeid(T))];
+    if (!slot) slot = std::make_shared<T>();
+    return *static_cast<T*>(slot.get());
+  }
+  // The result of type T, nullptr when no pass made one.
+  template <typename T>
+  const T* find_result() const {
+    auto it = results_.find(std::type_index(typeid(T)));
+    return it == results_.end() ? nullptr : static_cast<const T*>(it->second.get());
+  }
   const std::string& current() const { return current_; }
 
  private:
@@ -155,7 +165,7 @@ class PassContext {
   std::string current_;
   std::map<std::string, std::map<std::string, int64_t>> counters_;
   std::vector<Diagnostic> diagnostics_;
-  std::vector<NodeOutcome> outcomes_;
+  std::map<std::type_index, std::shared_ptr<void>> results_;
 };
 
 class Pass {
@@ -184,6 +194,29 @@ class Pass {
   friend class Statistic;
   std::vector<OptionBase*> options_;
   std::vector<Statistic*> statistics_;
+};
+
+// A pass that works one graph at a time: run() calls run_on_graph for the main graph, then for every
+// If/Loop/Scan body (parents before their bodies, each body as its parent's call left it; an error
+// names the body). A pass that must see the main graph only passes Bodies::kSkip to the constructor,
+// with a one-line comment saying why. Keep run-time state in locals or a per-run struct, not in
+// members (a run writes only its statistics).
+class GraphPass : public Pass {
+ public:
+  enum class Bodies { kWalk, kSkip };
+  bool walks_bodies() const { return bodies_ == Bodies::kWalk; }
+  Result<bool> run(ir::Model& model, PassContext& ctx) final;
+
+ protected:
+  explicit GraphPass(Bodies bodies = Bodies::kWalk) : bodies_(bodies) {}
+  // One graph of `model`; returns whether it changed.
+  virtual Result<bool> run_on_graph(ir::Model& model, ir::Graph& graph, PassContext& ctx) = 0;
+  // After every graph: model-level work (an opset import the rewritten nodes need); `changed` says
+  // whether any graph changed. Returns whether the model changed.
+  virtual Result<bool> finish(ir::Model& model, bool changed, PassContext& ctx) { return changed; }
+
+ private:
+  Bodies bodies_;
 };
 
 using PassFactory = std::function<std::unique_ptr<Pass>()>;

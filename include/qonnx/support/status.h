@@ -97,4 +97,13 @@ class [[nodiscard]] Result {
 #define QONNX_ASSIGN_OR_RETURN(lhs, expr) \
   QONNX_ASSIGN_OR_RETURN_IMPL(QONNX_CONCAT(_res_, __LINE__), lhs, expr)
 
+// As QONNX_ASSIGN_OR_RETURN; an error gets `context` (evaluated only then) as its outer context item.
+#define QONNX_ASSIGN_OR_RETURN_CTX_IMPL(tmp, lhs, expr, context)                \
+  auto tmp = (expr);                                                           \
+  if (!tmp.is_ok()) return std::move(tmp).status().with_context(context);      \
+  lhs = std::move(tmp).value()
+
+#define QONNX_ASSIGN_OR_RETURN_CTX(lhs, expr, context) \
+  QONNX_ASSIGN_OR_RETURN_CTX_IMPL(QONNX_CONCAT(_res_, __LINE__), lhs, expr, context)
+
 }  // namespace qonnx

@@ -1,4 +1,5 @@
-// Plan-time reading and checking of attributes (kernels' Prepare functions): no INT <-> FLOAT
+// Plan-time reading and checking of attributes (kernels' Prepare functions), thin wrappers over
+// ir::Node::attr<T> (include/qonnx/ir/model.h): no INT <-> FLOAT
 // coercion, and every error names the attribute.
 #pragma once
 

@@ -262,11 +262,15 @@ struct GroupNormAttrs {
 template <bool PerChannel>
 Result<GroupNormAttrs> prepare_group_norm(const ir::Node& node, int64_t) {
   if (!node.has_attr("num_groups")) return Status(Code::kInvalidModel, "attribute 'num_groups' is required");
-  const int64_t groups = node.attr_int("num_groups", 0);
+  QONNX_ASSIGN_OR_RETURN(const int64_t groups, int_attr(node, "num_groups", 0));
   if (groups <= 0) return Status(Code::kInvalidModel, fmt::format("attribute 'num_groups' must be positive, got {}", groups));
-  if (PerChannel && node.attr_int("stash_type", 1) != 1)
-    return Status(Code::kUnsupported, fmt::format("stash_type {} is not supported (1: float32)", node.attr_int("stash_type", 1)));
-  return GroupNormAttrs{groups, node.attr_float("epsilon", 1e-5f), PerChannel};
+  if (PerChannel) {
+    QONNX_ASSIGN_OR_RETURN(const int64_t stash_type, int_attr(node, "stash_type", 1));
+    if (stash_type != 1)
+      return Status(Code::kUnsupported, fmt::format("stash_type {} is not supported (1: float32)", stash_type));
+  }
+  QONNX_ASSIGN_OR_RETURN(const float epsilon, float_attr(node, "epsilon", 1e-5f));
+  return GroupNormAttrs{groups, epsilon, PerChannel};
 }
 
 Status group_normalization(exec::KernelContext& ctx, const GroupNormAttrs& a) {

@@ -66,7 +66,7 @@ Result<Tensor> to_storage(const Tensor& floats, DType dtype) { return exec::cast
 Result<ir::Value*> float32_x(const ir::Graph& g, NodeEmitter& e, ir::Value* x) {
   auto type = g.type_of(x);
   if (!type || type->dtype == DType::kFloat || type->dtype == DType::kUndefined) return x;
-  return e.op("x_float", "Cast", {x}, [](ir::Node& n) { n.set_attr_int("to", static_cast<int64_t>(DType::kFloat)); });
+  return e.op("x_float", "Cast", {x}, [](ir::Node& n) { n.set_attr("to", static_cast<int64_t>(DType::kFloat)); });
 }
 
 Result<ir::Value*> emit_int_clip(NodeEmitter& e, ir::Value* q, DType storage, const quant::IntRange& r) {

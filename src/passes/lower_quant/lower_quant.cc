@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "qonnx/passes/quantizer_outcomes.h"
 #include "passes/lower_quant/lowering.h"
 #include "passes/passes.h"
 #include "passes/quant_annotation.h"
@@ -162,7 +163,7 @@ std::string constant_params(const ir::Graph& g, const ir::Node& node, std::vecto
 }  // namespace
 
 Result<bool> Lowering::leave(ir::Node* node, const std::string& why) {
-  ctx_.record(*node, "left", why);
+  record_outcome(ctx_, *node, "left", why);
   if (settings_.strict) return Status(Code::kUnsupported, why).with_context(node->describe());
   ctx_.warn(node, why + ": left in place as a QONNX op, which standard ONNX runtimes cannot run");
   ++stats_.left;
@@ -195,7 +196,7 @@ Result<bool> Lowering::lower(ir::Node* node) {
 
 Status Lowering::fold_to_float(ir::Node* node, const std::vector<const Tensor*>& inputs, const std::string& why) {
   QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, exec::evaluate_node(model_, *node, inputs));
-  ctx_.record(*node, "folded", why);
+  record_outcome(ctx_, *node, "folded", why);
   NodeEmitter e(*node->graph(), node);
   QONNX_ASSIGN_OR_RETURN(ir::Value* w, e.constant("float", outs[0]));
   return e.finish_with(w);
@@ -216,7 +217,7 @@ Status Lowering::lower_constant_quant(ir::Node* node, const quant::NodeInputs& i
     const int64_t channels = sl.one_axis ? sl.channels : 1;
     const Tensor scale = flatten_param(p.scale, sl, channels);
     QONNX_ASSIGN_OR_RETURN(Tensor zp, to_storage(flatten_param(p.zeropt, zl, channels), storage));
-    ctx_.record(*node, "lowered", fmt::format("integer initializer ({}) + {}{}", dtype_name(storage), emitter_.dequantize_op(),
+    record_outcome(ctx_, *node, "lowered", fmt::format("integer initializer ({}) + {}{}", dtype_name(storage), emitter_.dequantize_op(),
                                               sl.one_axis ? fmt::format(" (axis {})", sl.axis) : ""));
     NodeEmitter e(g, node);
     QONNX_ASSIGN_OR_RETURN(Tensor int_codes, to_storage(codes, storage));
@@ -235,7 +236,7 @@ Status Lowering::lower_constant_quant(ir::Node* node, const quant::NodeInputs& i
   // A scale (and zero point) constant over blocks along one axis -> block_size.
   if (settings_.caps.block_size && storage != DType::kUndefined && zp_ok && codes.dims() == x.dims()) {
     if (std::optional<Blocking> b = find_blocking(p.scale, p.zeropt, x.dims())) {
-      ctx_.record(*node, "lowered", fmt::format("integer initializer ({}) + {} (axis {}, block_size {})", dtype_name(storage),
+      record_outcome(ctx_, *node, "lowered", fmt::format("integer initializer ({}) + {} (axis {}, block_size {})", dtype_name(storage),
                                                 emitter_.dequantize_op(), b->axis, b->block));
       NodeEmitter e(g, node);
       QONNX_ASSIGN_OR_RETURN(Tensor int_codes, to_storage(codes, storage));
@@ -264,7 +265,7 @@ Status Lowering::lower_activation_quant(ir::Node* node, const QuantParams& p, in
 // Div(s) -> Add(z) -> Clip -> round -> Sub(z) -> Mul(s): QONNX's own float32 formula, op by op.
 Status Lowering::emit_float_quant(ir::Graph& g, ir::Node* node, const QuantParams& p) {
   const bool zp_zero = all_zero(p.zeropt);
-  ctx_.record(*node, "lowered", fmt::format("exact float emulation (Div, {}Clip, {}, {}Mul)", zp_zero ? "" : "Add, ",
+  record_outcome(ctx_, *node, "lowered", fmt::format("exact float emulation (Div, {}Clip, {}, {}Mul)", zp_zero ? "" : "Add, ",
                                             p.bipolar() ? "sign" : quant::rounding_mode_name(p.mode), zp_zero ? "" : "Sub, "));
   NodeEmitter e(g, node);
   QONNX_ASSIGN_OR_RETURN(ir::Value* x, float32_x(g, e, node->input(0)));
@@ -306,7 +307,7 @@ Status Lowering::lower_bipolar(ir::Node* node, const quant::NodeInputs& in) {
       const DType storage = settings_.caps.wide_codes ? DType::kInt4 : DType::kInt8;
       Tensor codes(storage, x.dims());
       for (int64_t i = 0; i < x.numel(); ++i) codes.data<int8_t>()[i] = static_cast<int8_t>(quant::bipolar_code(x.data<float>()[i]));
-      ctx_.record(*node, "lowered", fmt::format("integer initializer ({}, bipolar) + {}", dtype_name(storage), emitter_.dequantize_op()));
+      record_outcome(ctx_, *node, "lowered", fmt::format("integer initializer ({}, bipolar) + {}", dtype_name(storage), emitter_.dequantize_op()));
       NodeEmitter e(g, node);
       QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.constant("int", codes));
       g.set_finn_datatype(q->name(), "BIPOLAR");
@@ -318,7 +319,7 @@ Status Lowering::lower_bipolar(ir::Node* node, const quant::NodeInputs& in) {
     }
     return fold_to_float(node, {in.input(0), in.input(1)}, "float initializer");
   }
-  ctx_.record(*node, "lowered", "exact float emulation (GreaterOrEqual, Where, Mul)");
+  record_outcome(ctx_, *node, "lowered", "exact float emulation (GreaterOrEqual, Where, Mul)");
   NodeEmitter e(g, node);
   QONNX_ASSIGN_OR_RETURN(ir::Value* x, float32_x(g, e, node->input(0)));
   QONNX_ASSIGN_OR_RETURN(ir::Value* code, emit_sign_code(e, x));
@@ -376,7 +377,7 @@ Status Lowering::lower_trunc(ir::Node* node, const quant::NodeInputs& in) {
   QONNX_ASSIGN_OR_RETURN(const bool is_signed, node->attr<bool>("signed", true));
   QONNX_ASSIGN_OR_RETURN(const bool narrow, node->attr<bool>("narrow", false));
   const quant::IntRange range = quant::quant_int_range(out_bits, is_signed, narrow);
-  ctx_.record(*node, "lowered", fmt::format("exact float emulation of Trunc v{}{}", v2 ? 2 : 1,
+  record_outcome(ctx_, *node, "lowered", fmt::format("exact float emulation of Trunc v{}{}", v2 ? 2 : 1,
                                             scale.numel() == 1 && out_scale.numel() <= 1 ? "" : " (per-channel)"));
   // `node` and `in` are gone once the emitter exists.
   ir::Value* x = node->input(0);
@@ -433,33 +434,37 @@ std::string emitter_help() {
   return help;
 }
 
-class LowerQuant : public pass::Pass {
+class LowerQuant : public pass::GraphPass {
  public:
   std::string name() const override { return "lower-quant"; }
   std::string summary() const override {
     return "Lower Quant/BipolarQuant/Trunc to QuantizeLinear/Clip/DequantizeLinear (exact cases), integer "
            "weights + DequantizeLinear, or exact float emulation";
   }
-  Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
+
+ protected:
+  Result<bool> run_on_graph(ir::Model& model, ir::Graph& g, pass::PassContext& ctx) override {
     const int64_t opset = model.opset("").value_or(1);
     if (opset < 13) return Status(Code::kUnsupported, "lower-quant needs the default-domain opset >= 13: run upgrade-opset first");
     lowering::QuantEmitter& emitter = *emitters_.at(emitter_index());
     const lowering::Settings settings{emitter.capabilities(opset, *byte_codes_), *strict_, *allow_approximate_};
-    emitter.prepare(model);
     lowering::Lowering lowering(model, ctx, emitter, settings, shared_stats_);
-    return pass::for_each_graph(model, [&](ir::Graph& g) -> Result<bool> {
-      std::vector<ir::Node*> quantizers;
-      for (const auto& n : g.nodes())
-        if ((dialect::is_integer_quantizer(*n) || (settings.caps.float8 && dialect::classify(*n) == dialect::Op::kFloatQuant)) &&
-            n->output(0))
-          quantizers.push_back(n.get());
-      bool changed = false;
-      for (ir::Node* node : quantizers) {
-        QONNX_ASSIGN_OR_RETURN(bool lowered, lowering.lower(node));
-        changed |= lowered;
-      }
-      return changed;
-    });
+    std::vector<ir::Node*> quantizers;
+    for (const auto& n : g.nodes())
+      if ((dialect::is_integer_quantizer(*n) || (settings.caps.float8 && dialect::classify(*n) == dialect::Op::kFloatQuant)) &&
+          n->output(0))
+        quantizers.push_back(n.get());
+    bool changed = false;
+    for (ir::Node* node : quantizers) {
+      QONNX_ASSIGN_OR_RETURN(bool lowered, lowering.lower(node));
+      changed |= lowered;
+    }
+    return changed;
+  }
+  // The emitter's model-level needs (its domain import), whatever was lowered.
+  Result<bool> finish(ir::Model& model, bool changed, pass::PassContext&) override {
+    emitters_.at(emitter_index())->finish_model(model);
+    return changed;
   }
 
  private:

@@ -68,8 +68,8 @@ class QuantEmitter {
  public:
   virtual ~QuantEmitter() = default;
   virtual Capabilities capabilities(int64_t opset, bool byte_codes) const = 0;
-  // Once per run, before any node (e.g. the emitter's domain import).
-  virtual void prepare(ir::Model& model) const {}
+  // Once per run, after every graph, whether anything was lowered or not (e.g. the emitter's domain import).
+  virtual void finish_model(ir::Model& model) const {}
   // The dequantize op's name, for report lines.
   virtual const char* dequantize_op() const = 0;
   // The last node of a weight: (codes, scale[, zero point]) -> float, replacing the quantizer.

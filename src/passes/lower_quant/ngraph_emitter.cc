@@ -2,6 +2,7 @@
 // (SEMANTICS.md section 3). 8-bit codes at every opset.
 #include <fmt/format.h>
 
+#include "qonnx/passes/quantizer_outcomes.h"
 #include "passes/lower_quant/lowering.h"
 #include "qonnx/dialect/target_ops.h"
 #include "qonnx/kernels/ngraph.h"
@@ -20,14 +21,14 @@ class NGraphEmitter : public QuantEmitter {
     c.zero_point_always = true;
     return c;
   }
-  void prepare(ir::Model& model) const override { model.ensure_import(dialect::kNGraphDomain, dialect::kNGraphDomainVersion); }
+  void finish_model(ir::Model& model) const override { model.ensure_import(dialect::kNGraphDomain, dialect::kNGraphDomainVersion); }
   const char* dequantize_op() const override { return "Dequantize"; }
 
   Status finish_dequantize(NodeEmitter& e, const std::vector<ir::Value*>& inputs, const DequantizeLayout& layout) const override {
     return e.finish("dequant", "Dequantize", inputs, [&](ir::Node& n) {
-      n.set_attr_string("type", "f32");
+      n.set_attr("type", "f32");
       // Per-tensor: no `axes` at all (an empty INTS attribute is malformed for ONNX's checker).
-      if (layout.per_axis) n.set_attr_ints("axes", {layout.axis});
+      if (layout.per_axis) n.set_attr("axes", std::vector<int64_t>{layout.axis});
     }, dialect::kNGraphDomain);
   }
 
@@ -40,7 +41,7 @@ class NGraphEmitter : public QuantEmitter {
     const quant::IntRange r = quant::quant_int_range(p.bits, p.is_signed, p.narrow);
     const bool needs_clip = p.narrow || p.bits < 8;
     const auto mode = kernels::ngraph_round_mode_for(p.mode);
-    l.ctx().record(*node, "lowered", fmt::format("Quantize({}) -> {}Dequantize ({}{})", kernels::ngraph_round_mode_name(mode),
+    record_outcome(l.ctx(), *node, "lowered", fmt::format("Quantize({}) -> {}Dequantize ({}{})", kernels::ngraph_round_mode_name(mode),
                                                  needs_clip ? "Clip -> " : "", p.is_signed ? "i8" : "u8",
                                                  sl.one_axis ? fmt::format(", axis {}", sl.axis) : ", per-tensor"));
     NodeEmitter e(g, node);
@@ -48,9 +49,9 @@ class NGraphEmitter : public QuantEmitter {
     QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", flatten_param(p.scale, sl, channels)));
     QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", Tensor(storage, sl.one_axis ? Dims{channels} : Dims{})));
     QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.op("quant", "Quantize", {x, s, z}, [&](ir::Node& n) {
-      n.set_attr_string("type", p.is_signed ? "i8" : "u8");
-      if (sl.one_axis) n.set_attr_ints("axes", {sl.axis});
-      n.set_attr_int("round_mode", static_cast<int64_t>(mode));
+      n.set_attr("type", p.is_signed ? "i8" : "u8");
+      if (sl.one_axis) n.set_attr("axes", std::vector<int64_t>{sl.axis});
+      n.set_attr("round_mode", static_cast<int64_t>(mode));
     }, dialect::kNGraphDomain));
     if (needs_clip) {
       QONNX_ASSIGN_OR_RETURN(q, emit_int_clip(e, q, storage, r));

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "qonnx/passes/quantizer_outcomes.h"
 #include "passes/lower_quant/lowering.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/support/float8.h"
@@ -30,8 +31,8 @@ class QdqEmitter : public QuantEmitter {
 
   Status finish_dequantize(NodeEmitter& e, const std::vector<ir::Value*>& inputs, const DequantizeLayout& layout) const override {
     return e.finish("dequant", "DequantizeLinear", inputs, [&](ir::Node& n) {
-      if (layout.per_axis) n.set_attr_int("axis", layout.axis);
-      if (layout.block) n.set_attr_int("block_size", layout.block);
+      if (layout.per_axis) n.set_attr("axis", layout.axis);
+      if (layout.block) n.set_attr("block_size", layout.block);
     });
   }
 
@@ -79,7 +80,7 @@ class QdqEmitter : public QuantEmitter {
     const Tensor zp(format, sl.one_axis ? Dims{channels} : Dims{});
     const std::string where = sl.one_axis ? fmt::format("axis {}", sl.axis) : "per-tensor";
     auto axis_attr = [&](ir::Node& n) {
-      if (sl.one_axis) n.set_attr_int("axis", sl.axis);
+      if (sl.one_axis) n.set_attr("axis", sl.axis);
     };
     if (in.input(0)) {
       std::vector<const Tensor*> ins;
@@ -102,13 +103,13 @@ class QdqEmitter : public QuantEmitter {
       }
       NodeEmitter e(g, node);
       if (!exact) {  // e.g. an infinite weight, which FloatQuant turns into NaN
-        l.ctx().record(*node, "folded", "float initializer (a weight has no exact float8 code)");
+        record_outcome(l.ctx(), *node, "folded", "float initializer (a weight has no exact float8 code)");
         QONNX_ASSIGN_OR_RETURN(ir::Value* w, e.constant("float", want));
         ++l.stats().weights_folded_float;
         QONNX_RETURN_IF_ERROR(e.finish_with(w));
         return true;
       }
-      l.ctx().record(*node, "lowered", fmt::format("float8 initializer ({}) + DequantizeLinear ({})", dtype_name(format), where));
+      record_outcome(l.ctx(), *node, "lowered", fmt::format("float8 initializer ({}) + DequantizeLinear ({})", dtype_name(format), where));
       QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.constant("float8", codes));
       QONNX_ASSIGN_OR_RETURN(ir::Value* sv, e.constant("scale", s));
       QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", zp));
@@ -116,7 +117,7 @@ class QdqEmitter : public QuantEmitter {
       QONNX_RETURN_IF_ERROR(e.finish("dequant", "DequantizeLinear", {q, sv, z}, axis_attr));
       return true;
     }
-    l.ctx().record(*node, "lowered", fmt::format("QuantizeLinear -> DequantizeLinear ({}, {}, {})", dtype_name(format),
+    record_outcome(l.ctx(), *node, "lowered", fmt::format("QuantizeLinear -> DequantizeLinear ({}, {}, {})", dtype_name(format),
                                                  form.saturate ? "saturate" : "saturate=0", where));
     NodeEmitter e(g, node);
     QONNX_ASSIGN_OR_RETURN(ir::Value* x, float32_x(g, e, node->input(0)));
@@ -124,7 +125,7 @@ class QdqEmitter : public QuantEmitter {
     QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", zp));
     QONNX_ASSIGN_OR_RETURN(ir::Value* q, e.op("quant", "QuantizeLinear", {x, sv, z}, [&](ir::Node& n) {
       axis_attr(n);
-      if (!form.saturate) n.set_attr_int("saturate", 0);
+      if (!form.saturate) n.set_attr("saturate", 0);
     }));
     ++activations_to_qdq_;
     QONNX_RETURN_IF_ERROR(e.finish("dequant", "DequantizeLinear", {q, sv, z}, axis_attr));
@@ -146,7 +147,7 @@ class QdqEmitter : public QuantEmitter {
     // onnxruntime 1.30 has no int16/uint16 Clip (its function body needs Where on int16): the codes are
     // clipped as int32, which DequantizeLinear reads too. Exact: a widening cast.
     const bool clip_int32 = needs_clip && wide;
-    l.ctx().record(*node, "lowered",
+    record_outcome(l.ctx(), *node, "lowered",
                    fmt::format("{}QuantizeLinear{} -> DequantizeLinear ({}{}){}", pre_round ? fmt::format("Div -> {} -> ", pre_round) : "",
                                clip_int32 ? " -> Cast(int32) -> Clip" : needs_clip ? " -> Clip" : "", dtype_name(storage),
                                sl.one_axis ? fmt::format(", axis {}", sl.axis) : ", per-tensor",
@@ -154,7 +155,7 @@ class QdqEmitter : public QuantEmitter {
     NodeEmitter e(g, node);
     QONNX_ASSIGN_OR_RETURN(ir::Value* x, float32_x(g, e, node->input(0)));
     auto axis_attr = [&](ir::Node& n) {
-      if (sl.one_axis) n.set_attr_int("axis", sl.axis);
+      if (sl.one_axis) n.set_attr("axis", sl.axis);
     };
     QONNX_ASSIGN_OR_RETURN(ir::Value* s, e.constant("scale", scale));
     QONNX_ASSIGN_OR_RETURN(ir::Value* z, e.constant("zero_point", zp));
@@ -173,7 +174,7 @@ class QdqEmitter : public QuantEmitter {
     }
     ++activations_to_qdq_;
     if (clip_int32) {
-      QONNX_ASSIGN_OR_RETURN(q, e.op("codes_int32", "Cast", {q}, [](ir::Node& n) { n.set_attr_int("to", static_cast<int64_t>(DType::kInt32)); }));
+      QONNX_ASSIGN_OR_RETURN(q, e.op("codes_int32", "Cast", {q}, [](ir::Node& n) { n.set_attr("to", static_cast<int64_t>(DType::kInt32)); }));
       QONNX_ASSIGN_OR_RETURN(q, emit_int_clip(e, q, DType::kInt32, r));
       std::vector<ir::Value*> dq_inputs = {q, s};
       if (!all_zero(p.zeropt)) {
