@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -200,6 +201,9 @@ int run_convert(ConvertOptions o) {
   auto loaded = io::load_model(o.input);
   if (!loaded.is_ok()) return report(loaded.status());
   ir::Model model = std::move(loaded).value();
+  // --check compares with the input as loaded: a copy made now (initializer data shared, not re-read).
+  std::optional<ir::Model> original;
+  if (o.check > 0) original = model.clone();
   double load_secs = seconds_since(start);
   auto quantizers = analysis::summarize(model).quant_nodes;
   if (auto unknown = analysis::unknown_ops(model); !unknown.empty()) {
@@ -234,7 +238,7 @@ int run_convert(ConvertOptions o) {
   targets::CheckOutcome checked;
   if (o.check > 0) {
     targets::CheckRequest request{o.check, o.seed, o.atol, o.rtol, o.tolerance_given, &pipeline.value(),
-                                  [&] { return io::load_model(o.input); }};
+                                  [&]() -> Result<ir::Model> { return original->clone(); }};
     auto outcome = checker ? checker->check(model, request) : targets::check_outputs_match(model, request);
     if (!outcome.is_ok()) return report(outcome.status());
     checked = std::move(outcome).value();
