@@ -2,7 +2,7 @@
 // plain memory copy of the same bytes, one thread. Bytes per second counts bytes read + written, so
 // the copy and each kernel are compared on the memory traffic they need; bench/run_bench.sh prints
 // kernel / copy ratios. The loops are the ones the kernels run (kernels/qonnx/fast_kernels.h) on
-// preallocated outputs, on the best instruction set the CPU has (kernels/qonnx/simd_dispatch.h);
+// preallocated outputs, on the best instruction set the CPU has (kernels/isa/isa.h);
 // *_Scalar are the former per-element reference loop and the portable path, for comparison, and
 // *_Kernel goes through the registry (input checks + output allocation included).
 #include <benchmark/benchmark.h>
