@@ -144,8 +144,117 @@ TEST(ExecutorPlan, AConstantNodeThatFailsAtPlanTimeFailsEachRunAsBefore) {
 
 // --- released buffers reused across steps and runs
 
-// Gemm transB with a constant B transposes it once and keeps it: the bits of every run equal those of
-// the same Gemm whose B is fed (repacked per panel), run after run.
+// --- prepack: plan-time work on constant inputs
+
+// Probe(x, w) -> y = x + p, where p is what its prepack made from a constant w (w[0] + 100), or -1 when
+// the run has no prepack. Counts its prepack calls.
+int probe_prepacks = 0;
+struct ProbePacked {
+  float value;
+};
+exec::PreparedState probe_prepack(const void*, const std::vector<const Tensor*>& constants) {
+  ++probe_prepacks;
+  if (constants.size() < 2 || !constants[1] || constants[0]) return nullptr;  // x is never constant here
+  return std::make_shared<const ProbePacked>(ProbePacked{constants[1]->data<float>()[0] + 100.0f});
+}
+Status probe(exec::KernelContext& ctx) {
+  const auto* packed = static_cast<const ProbePacked*>(ctx.prepacked());
+  Tensor y = *ctx.input(0);
+  Tensor out(DType::kFloat, y.dims());
+  for (int64_t i = 0; i < y.numel(); ++i) out.data<float>()[i] = y.data<float>()[i] + (packed ? packed->value : -1.0f);
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+ir::Model probe_model(bool constant_w) {
+  io::ModelBuilder m(13);
+  m.import("test.prepack", 1);
+  m.input("x", DType::kFloat, {2}).output("y", DType::kFloat, {2});
+  if (constant_w) m.initializer("w", f32({1}, {2.5f}));
+  else m.input("w", DType::kFloat, {1});
+  m.node("Probe", {"x", "w"}, {"y"}, "test.prepack");
+  return m.build().value();
+}
+
+TEST(ExecutorPrepack, RunsOncePerPlanForConstantInputsAndEveryRunSeesIt) {
+  exec::KernelRegistry registry;
+  exec::Kernel k{probe, nullptr, {}};
+  k.prepack = probe_prepack;
+  registry.add("test.prepack", "Probe", {1, exec::kNoUpperVersion}, k);
+
+  const ir::Model model = probe_model(true);
+  probe_prepacks = 0;
+  auto ex = exec::Executor::create(model, registry);
+  ASSERT_TRUE(ex.is_ok()) << ex.status().to_string();
+  EXPECT_EQ(probe_prepacks, 1);
+  for (int run = 0; run < 3; ++run) {
+    auto r = ex->run({{"x", f32({2}, {1.0f, -4.0f})}});
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(values_f32(r->outputs[0]), (std::vector<float>{103.5f, 98.5f})) << "run " << run;
+  }
+  EXPECT_EQ(probe_prepacks, 1) << "prepack ran per run";
+  ASSERT_TRUE(ex->expose({"x"}).is_ok());  // a new plan: prepacked again, once
+  EXPECT_EQ(probe_prepacks, 2);
+  ASSERT_TRUE(ex->run({{"x", f32({2}, {0.0f, 0.0f})}}).is_ok());
+  EXPECT_EQ(probe_prepacks, 2);
+}
+
+TEST(ExecutorPrepack, NotCalledWithoutConstantInputsNorOutsideAPlan) {
+  exec::KernelRegistry registry;
+  exec::Kernel k{probe, nullptr, {}};
+  k.prepack = probe_prepack;
+  registry.add("test.prepack", "Probe", {1, exec::kNoUpperVersion}, k);
+
+  const ir::Model fed = probe_model(false);
+  probe_prepacks = 0;
+  auto ex = exec::Executor::create(fed, registry);
+  ASSERT_TRUE(ex.is_ok()) << ex.status().to_string();
+  auto r = ex->run({{"x", f32({2}, {1.0f, 2.0f})}, {"w", f32({1}, {2.5f})}});
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(values_f32(r->outputs[0]), (std::vector<float>{0.0f, 1.0f}));
+  EXPECT_EQ(probe_prepacks, 0);
+
+  // evaluate_node (constant folding) runs the kernel without a plan: no prepack.
+  const ir::Model constant = probe_model(true);
+  const ir::Node& node = *constant.graph().nodes().front();
+  const Tensor x = f32({2}, {1.0f, 2.0f}), w = f32({1}, {2.5f});
+  auto outs = exec::evaluate_node(constant, node, {&x, &w}, registry);
+  ASSERT_TRUE(outs.is_ok()) << outs.status().to_string();
+  EXPECT_EQ(values_f32(outs.value()[0]), (std::vector<float>{0.0f, 1.0f}));
+  EXPECT_EQ(probe_prepacks, 0);
+}
+
+// Gemm's prepack: B^T of a constant float B with transB, nothing otherwise.
+TEST(ExecutorPrepack, GemmPrepacksOnlyAConstantTransposedFloatWeight) {
+  auto gemm_node = [](int trans_b, DType dt) {
+    io::ModelBuilder m(13);
+    m.input("x", dt, {2, 3}).output("y", dt, {2, 4});
+    m.initializer("W", trans_b ? Tensor(dt, {4, 3}) : Tensor(dt, {3, 4}));
+    m.node("Gemm", {"x", "W"}, {"y"}).attr("transB", trans_b);
+    return m.build().value();
+  };
+  const exec::Kernel* k = exec::KernelRegistry::global().find("", "Gemm", 13);
+  ASSERT_TRUE(k && k->prepack && k->prepare);
+  struct Case {
+    int trans_b;
+    DType dt;
+    bool constant;
+    bool want;
+  };
+  for (const Case& c : {Case{1, DType::kFloat, true, true}, Case{0, DType::kFloat, true, false},
+                        Case{1, DType::kFloat, false, false}, Case{1, DType::kDouble, true, false}}) {
+    const ir::Model model = gemm_node(c.trans_b, c.dt);
+    const ir::Node& node = *model.graph().nodes().front();
+    auto state = k->prepare(node, 13);
+    ASSERT_TRUE(state.is_ok());
+    const Tensor w = c.trans_b ? Tensor(c.dt, {4, 3}) : Tensor(c.dt, {3, 4});
+    const exec::PreparedState packed = k->prepack(state->get(), {nullptr, c.constant ? &w : nullptr});
+    EXPECT_EQ(packed != nullptr, c.want) << "transB " << c.trans_b << " " << dtype_name(c.dt) << " constant " << c.constant;
+  }
+}
+
+// Gemm transB with a constant B transposes it once at plan time (its prepack) and keeps it: the bits of
+// every run equal those of the same Gemm whose B is fed (repacked per panel), run after run.
 TEST(ExecutorPlan, GemmKeepsAConstantTransposedWeight) {
   const Tensor w = f32({37, 53}, [] {
     std::vector<float> v(37 * 53);

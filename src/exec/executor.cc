@@ -55,9 +55,10 @@ Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prep
                                          int64_t version, std::vector<const Tensor*> inputs,
                                          const TypeCheck& type_check, const BodyRunner* bodies = nullptr,
                                          uint64_t dying_inputs = 0, BufferPool* pool = nullptr,
-                                         uint64_t constant_inputs = 0) {
+                                         uint64_t constant_inputs = 0, const void* prepacked = nullptr) {
   if (type_check) QONNX_RETURN_IF_ERROR(type_check(inputs, nullptr));
   KernelContext ctx(node, std::move(inputs), prepared);
+  ctx.set_prepacked(prepacked);
   ctx.set_body_runner(bodies);
   ctx.set_buffer_pool(pool);
   ctx.set_dying_inputs(dying_inputs);
@@ -140,6 +141,7 @@ struct Executor::Plan {
     const ir::Node* node;
     const Kernel* kernel;
     PreparedState prepared;
+    PreparedState prepacked;                   // the kernel's prepack of the constant inputs, or null
     int64_t version;
     TypeCheck type_check;                      // checked on every run; empty: no schema known
     std::vector<int> release;                  // value ids whose last use is this step
@@ -161,6 +163,24 @@ namespace {
 // every pass) or a plan-time result.
 bool fixed_at_plan_time(const Executor::Plan& plan, const ir::Value* v) {
   return v && v->graph() == plan.graph && plan.constants[static_cast<size_t>(v->id())].defined();
+}
+
+// The kernel's prepack of the step's plan-time constant inputs (once per plan), or null.
+PreparedState prepack_step(const Executor::Plan& plan, const Executor::Plan::Step& step) {
+  if (!step.kernel->prepack) return nullptr;
+  std::vector<const Tensor*> constants;
+  bool any = false;
+  for (const ir::Value* v : step.node->inputs()) {
+    const bool fixed = fixed_at_plan_time(plan, v);
+    constants.push_back(fixed ? &plan.constants[static_cast<size_t>(v->id())] : nullptr);
+    any = any || fixed;
+  }
+  if (!any) return nullptr;
+  try {
+    return step.kernel->prepack(step.prepared.get(), constants);
+  } catch (const std::exception&) {
+    return nullptr;  // the runs go without it
+  }
 }
 
 // Runs `node` now when all it reads is fixed; false when it must run per input set (or failed
@@ -206,9 +226,10 @@ Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const 
     int64_t version = model.op_version(node->domain());
     TypeCheck type_check = registry.type_check(*node, version);
     if (fold_at_plan_time(*plan, *node, k, version, type_check)) continue;
-    Executor::Plan::Step step{node, k.kernel, std::move(k.state), version, std::move(type_check), {}, 0, 0, {}};
+    Executor::Plan::Step step{node, k.kernel, std::move(k.state), nullptr, version, std::move(type_check), {}, 0, 0, {}};
     for (size_t i = 0; i < node->inputs().size() && i < 64; ++i)
       if (fixed_at_plan_time(*plan, node->inputs()[i])) step.constant_inputs |= uint64_t{1} << i;
+    step.prepacked = prepack_step(*plan, step);
     for (const auto& body : node->bodies()) {
       auto sub = make_plan(model, *body.graph, registry, {});
       if (!sub.is_ok()) return std::move(sub).status().with_context(fmt::format("body '{}'", body.attribute)).with_context(node->describe());
@@ -316,7 +337,7 @@ Status run_steps(const Executor::Plan& plan, Frame& frame) {
     QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
                            invoke_kernel(*step.kernel, step.prepared.get(), node, step.version, ins, step.type_check,
                                          step.bodies.empty() ? nullptr : &bodies, step.dying_inputs, frame.pool,
-                                         step.constant_inputs));
+                                         step.constant_inputs, step.prepacked.get()));
     for (size_t k = 0; k < node.outputs().size(); ++k)
       if (const ir::Value* v = node.outputs()[k]) frame.set(v, std::move(outs[k]));
     for (int id : step.release) frame.pool->give(std::exchange(frame.values[static_cast<size_t>(id)], Tensor()));

@@ -190,6 +190,7 @@ Status converter_error(const onnx::ModelProto& inferred, int64_t from, int64_t t
 // Child -> parent framing: 'K' + payload, or 'E' + one byte of Code + message.
 std::string encode(const Result<std::string>& r) {
   if (r.is_ok()) return "K" + r.value();
+  // The code as its enumerator's position: the child and its parent are the same binary.
   return std::string("E") + static_cast<char>(r.status().code()) + r.status().to_string();
 }
 

@@ -262,8 +262,9 @@ int run_convert(ConvertOptions o) {
   }
   if (o.stats) print_pass_counters(ctx);
   if (check_failed) {
-    std::fprintf(stderr, "qonnx-cc: error: --check: %s; nothing written\n", checked.failure.c_str());
-    return static_cast<int>(Code::kMismatch);
+    std::fprintf(stderr, "qonnx-cc: error: --check: %s; nothing written
+", checked.failure.c_str());
+    return exit_code(Code::kMismatch);
   }
   if (!o.depfile.empty()) {
     std::string line = fmt::format("{}: {}", o.output, o.input);

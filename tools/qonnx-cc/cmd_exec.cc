@@ -309,7 +309,7 @@ int run_exec(const ExecOptions& o) {
   }
   if (!all_ok) {
     std::fprintf(stderr, "qonnx-cc: error: outputs differ from %s (atol %g, rtol %g)\n", o.expect_dir.c_str(), o.atol, o.rtol);
-    return static_cast<int>(Code::kMismatch);
+    return exit_code(Code::kMismatch);
   }
   return 0;
 }

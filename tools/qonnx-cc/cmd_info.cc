@@ -20,7 +20,7 @@ int report(const Status& status) {
   if (text.size() > kMaxMessage)
     text = text.substr(0, kMaxMessage) + fmt::format("... ({} more characters)", text.size() - kMaxMessage);
   std::fprintf(stderr, "qonnx-cc: error: %s\n", text.c_str());
-  return status.exit_code();
+  return exit_code(status.code());
 }
 
 void add_info_command(CLI::App& app, int& exit_code) {

@@ -5,11 +5,12 @@
 
 #include <CLI/CLI.hpp>
 
+#include "exit_codes.h"
 #include "qonnx/support/status.h"
 
 namespace qonnx::cli {
 
-// Prints "qonnx-cc: error: ..." and returns the status' exit code.
+// Prints "qonnx-cc: error: ..." and returns the status' exit code (exit_code(status.code())).
 int report(const Status& status);
 
 void add_info_command(CLI::App& app, int& exit_code);

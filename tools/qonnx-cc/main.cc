@@ -8,22 +8,12 @@
 #include <onnx/common/version.h>
 
 #include "commands.h"
+#include "exit_codes.h"
 #include "qonnx/register_all.h"
 #include "qonnx/support/log.h"
 #include "qonnx/tensor.h"
 
 namespace {
-
-const char* kExitCodes =
-    "Exit codes:\n"
-    "  0  ok\n"
-    "  1  failed (invalid parameter values, internal errors)\n"
-    "  2  usage error\n"
-    "  3  cannot read input\n"
-    "  4  cannot write output\n"
-    "  5  invalid model\n"
-    "  6  unsupported op, type or pattern\n"
-    "  7  numeric mismatch (--expect, --check)\n";
 
 std::string version_string() {
   int pb = GOOGLE_PROTOBUF_VERSION;
@@ -36,7 +26,7 @@ std::string version_string() {
 int main(int argc, char** argv) {
   qonnx::register_all();
   CLI::App app("qonnx-cc: QONNX model quantization transformer (load, execute, check, convert)", "qonnx-cc");
-  app.footer(kExitCodes);
+  app.footer(qonnx::cli::exit_code_help());
   app.set_version_flag("--version", version_string());
   app.require_subcommand(1);
   app.add_flag_callback("-v,--verbose", [] { qonnx::log::set_level(qonnx::log::Level::kDebug); },
@@ -65,15 +55,15 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
-    return code == 0 ? 0 : static_cast<int>(qonnx::Code::kUsage);
+    return code == 0 ? 0 : qonnx::cli::exit_code(qonnx::Code::kUsage);
   } catch (const qonnx::MemoryLimitError& e) {
     return qonnx::cli::report(qonnx::Status(qonnx::Code::kFailed, e.what()));
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "qonnx-cc: error: out of memory\n");
-    return static_cast<int>(qonnx::Code::kFailed);
+    return qonnx::cli::exit_code(qonnx::Code::kFailed);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "qonnx-cc: error: internal error: %s\n", e.what());
-    return static_cast<int>(qonnx::Code::kFailed);
+    return qonnx::cli::exit_code(qonnx::Code::kFailed);
   }
   return exit_code;
 }

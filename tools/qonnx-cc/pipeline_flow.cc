@@ -54,7 +54,7 @@ int exact_check(const std::string& input, const ir::Model& result, int runs, uin
   }
   if (!failed) return 0;
   std::fprintf(stderr, "qonnx-cc: error: --check: the result computes different values than the input; nothing written\n");
-  return static_cast<int>(Code::kMismatch);
+  return exit_code(Code::kMismatch);
 }
 
 void print_pass_counters(const pass::PassContext& ctx) {

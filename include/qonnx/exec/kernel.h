@@ -2,7 +2,8 @@
 // the same numbers. Kernels are keyed by (domain, op_type) and a version range [since, until]; the
 // lookup takes the entry with the largest since <= the model's version for that domain, if its range
 // covers the version. A kernel may parse its attributes once per node at plan time ("prepare") into
-// a typed struct that every run receives.
+// a typed struct that every run receives, and may derive something from its plan-time constant inputs
+// once ("prepack", e.g. a weight in the layout its loops read) that every run of the plan receives.
 #pragma once
 
 #include <cstddef>
@@ -51,6 +52,10 @@ class KernelContext {
   const ir::Node& node() const { return node_; }
   // The struct the kernel's prepare function made for this node (typed_kernel passes it to Run).
   const void* prepared() const { return prepared_; }
+  // What the kernel's prepack function made from this step's plan-time constant inputs; nullptr when
+  // it has none, made none, or the kernel runs outside a plan (constant folding, evaluate_node).
+  const void* prepacked() const { return prepacked_; }
+  void set_prepacked(const void* prepacked) { prepacked_ = prepacked; }
 
   size_t num_inputs() const { return inputs_.size(); }
   // Every input, nullptr where omitted.
@@ -103,6 +108,7 @@ class KernelContext {
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor> outputs_;
   const void* prepared_ = nullptr;
+  const void* prepacked_ = nullptr;
   uint64_t dying_ = 0;     // bit i: input i dies here (inputs past 63 are never reused)
   uint64_t constant_ = 0;  // bit i: input i is a plan-time constant
   BufferPool* pool_ = nullptr;
@@ -112,6 +118,15 @@ class KernelContext {
 using KernelFn = Status (*)(KernelContext&);
 // Parses `node`'s attributes for `version` once, at plan time; errors name the attribute.
 using PrepareFn = Result<PreparedState> (*)(const ir::Node& node, int64_t version);
+
+// Plan-time work on a node's constant inputs: the executor calls it once per plan step whose node has
+// at least one input fixed at plan time (an initializer or a value computed from initializers only),
+// with `prepared` the node's prepare state (nullptr without a prepare function) and constants[i] that
+// input's tensor, or nullptr for an input that is not constant (or omitted). What it returns (nullptr:
+// nothing) the step keeps and every run reads as KernelContext::prepacked(). It must not change a bit
+// of the output: a run with it gives what the same run without it gives. It reports no errors (the
+// run reports them, as without a prepack); an exception is taken as nullptr.
+using PrepackFn = PreparedState (*)(const void* prepared, const std::vector<const Tensor*>& constants);
 
 // The newest ONNX opset a kernel range may name when it has no upper bound.
 inline constexpr int kNoUpperVersion = 1 << 30;
@@ -125,6 +140,7 @@ struct Kernel {
   KernelFn run = nullptr;
   PrepareFn prepare = nullptr;  // nullptr: the kernel reads its attributes from the node itself
   VersionRange versions;
+  PrepackFn prepack = nullptr;  // nullptr: nothing is derived from constant inputs
 };
 
 // A kernel with typed plan-time state: `Prepare(node, version)` returns a State once per node,

@@ -1,5 +1,5 @@
-// Error handling for the whole library: a Status carries an exit-code class, a message and a
-// context chain (file -> pass -> node -> input) that callers extend as the error travels up.
+// Error handling for the whole library: a Status carries an error class, a message and a context
+// chain (file -> pass -> node -> input) that callers extend as the error travels up.
 #pragma once
 
 #include <optional>
@@ -9,16 +9,17 @@
 
 namespace qonnx {
 
-// Values are the CLI's documented exit codes.
-enum class Code : int {
-  kOk = 0,
-  kFailed = 1,
-  kUsage = 2,
-  kCannotRead = 3,
-  kCannotWrite = 4,
-  kInvalidModel = 5,
-  kUnsupported = 6,
-  kMismatch = 7,
+// The library's error classes. They carry no numbers: the CLI maps each to its exit code in one
+// place (tools/qonnx-cc/exit_codes.cc), and other callers map them as they need.
+enum class Code {
+  kOk,
+  kFailed,        // invalid parameter values, internal errors
+  kUsage,         // a caller's mistake: unknown option, missing input, ...
+  kCannotRead,    // an input file
+  kCannotWrite,   // an output file
+  kInvalidModel,
+  kUnsupported,   // op, type or pattern
+  kMismatch,      // numeric comparison failed
 };
 
 const char* code_name(Code code);
@@ -35,7 +36,6 @@ class [[nodiscard]] Status {
 
   bool is_ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
-  int exit_code() const { return static_cast<int>(code_); }
   const std::string& message() const { return message_; }
   const std::vector<std::string>& context() const { return context_; }
 

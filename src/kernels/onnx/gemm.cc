@@ -3,7 +3,6 @@
 // Before opset 7 C broadcasts only with the `broadcast` attribute set; from 7 whenever its shape allows.
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -74,33 +73,10 @@ void run_gemm(const T* a, const T* b, const T* c, const Dims& c_dims, bool trans
   }
 }
 
-// The k x n transpose of a constant float B stored n x k (transB weights), made on the first run
-// and read in place by the later ones (instead of repacking every panel every run). The product
-// reads the same values in the same order, so the bits are those of the transposing source.
-class TransposedConstant {
- public:
-  const float* get(const float* b, int64_t n, int64_t k) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (source_ != b || rows_ != n || cols_ != k) {
-      data_.resize(static_cast<size_t>(n * k));
-      transpose_inner(b, data_.data(), 1, n, k, sizeof(float));
-      source_ = b, rows_ = n, cols_ = k;
-    }
-    return data_.data();
-  }
-
- private:
-  std::mutex mutex_;
-  const float* source_ = nullptr;
-  int64_t rows_ = 0, cols_ = 0;
-  std::vector<float> data_;
-};
-
 struct GemmAttrs {
   bool trans_a, trans_b;
   float alpha, beta;
   bool c_broadcasts;  // false: C must have the output's shape (Gemm-1..6 with broadcast=0)
-  std::shared_ptr<TransposedConstant> constant_b;  // B^T once B is known to be a plan-time constant
 };
 
 template <bool BroadcastAttribute>
@@ -111,11 +87,29 @@ Result<GemmAttrs> prepare_gemm(const ir::Node& node, int64_t) {
   QONNX_ASSIGN_OR_RETURN(a.alpha, float_attr(node, "alpha", 1.0f));
   QONNX_ASSIGN_OR_RETURN(a.beta, float_attr(node, "beta", 1.0f));
   a.c_broadcasts = true;  // from 7 on C always broadcasts
-  a.constant_b = std::make_shared<TransposedConstant>();
   if (BroadcastAttribute) {
     QONNX_ASSIGN_OR_RETURN(a.c_broadcasts, flag_attr(node, "broadcast", false));
   }
   return a;
+}
+
+// The k x n transpose of a plan-time constant float B stored n x k (transB weights), made once per plan
+// and read in place by every run (instead of repacking every panel every run). The product reads the
+// same values in the same order, so the bits are those of the transposing source.
+struct TransposedB {
+  int64_t n = 0, k = 0;
+  std::vector<float> data;
+};
+
+exec::PreparedState prepack_gemm(const void* prepared, const std::vector<const Tensor*>& constants) {
+  const auto& attrs = *static_cast<const GemmAttrs*>(prepared);
+  const Tensor* b = constants.size() > 1 ? constants[1] : nullptr;
+  if (!attrs.trans_b || !b || b->dtype() != DType::kFloat || b->rank() != 2) return nullptr;
+  auto packed = std::make_shared<TransposedB>();
+  packed->n = b->dim(0), packed->k = b->dim(1);
+  packed->data.resize(static_cast<size_t>(packed->n * packed->k));
+  transpose_inner(b->data<float>(), packed->data.data(), 1, packed->n, packed->k, sizeof(float));
+  return packed;
 }
 
 Status gemm(exec::KernelContext& ctx, const GemmAttrs& attrs) {
@@ -164,9 +158,10 @@ Status gemm(exec::KernelContext& ctx, const GemmAttrs& attrs) {
     return Status::ok();
   }
   Tensor y(dt, out_dims);
-  if (dt == DType::kFloat && trans_b && ctx.input_is_constant(1)) {
-    run_gemm<float>(a->data<float>(), attrs.constant_b->get(b->data<float>(), n, k), c ? c->data<float>() : nullptr,
-                    c ? c->dims() : Dims{}, trans_a, false, alpha, beta, m, k, n, y.data<float>());
+  const auto* packed = static_cast<const TransposedB*>(ctx.prepacked());
+  if (dt == DType::kFloat && trans_b && packed && packed->n == n && packed->k == k) {
+    run_gemm<float>(a->data<float>(), packed->data.data(), c ? c->data<float>() : nullptr, c ? c->dims() : Dims{},
+                    trans_a, false, alpha, beta, m, k, n, y.data<float>());
     ctx.set_output(0, std::move(y));
     return Status::ok();
   }
@@ -188,8 +183,11 @@ Status gemm(exec::KernelContext& ctx, const GemmAttrs& attrs) {
 
 void register_gemm_kernels(exec::KernelRegistry& r) {
   // 9, 11 and 13 added types (11 also made C optional, which every version accepts here).
-  r.add("", "Gemm", {1, 6}, exec::typed_kernel<GemmAttrs, prepare_gemm<true>, gemm>());
-  r.add("", "Gemm", {7, exec::kNoUpperVersion}, exec::typed_kernel<GemmAttrs, prepare_gemm<false>, gemm>());
+  exec::Kernel before7 = exec::typed_kernel<GemmAttrs, prepare_gemm<true>, gemm>();
+  exec::Kernel from7 = exec::typed_kernel<GemmAttrs, prepare_gemm<false>, gemm>();
+  before7.prepack = from7.prepack = prepack_gemm;
+  r.add("", "Gemm", {1, 6}, before7);
+  r.add("", "Gemm", {7, exec::kNoUpperVersion}, from7);
 }
 
 }  // namespace qonnx::kernels
