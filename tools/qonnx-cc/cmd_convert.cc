@@ -262,8 +262,7 @@ int run_convert(ConvertOptions o) {
   }
   if (o.stats) print_pass_counters(ctx);
   if (check_failed) {
-    std::fprintf(stderr, "qonnx-cc: error: --check: %s; nothing written
-", checked.failure.c_str());
+    std::fprintf(stderr, "qonnx-cc: error: --check: %s; nothing written\n", checked.failure.c_str());
     return exit_code(Code::kMismatch);
   }
   if (!o.depfile.empty()) {
