@@ -31,14 +31,19 @@ std::vector<int64_t> broadcast_strides(const Dims& in, const Dims& out) {
   return strides;
 }
 
-Result<Dims> broadcast_input_dims(const KernelContext& ctx, const std::vector<std::pair<size_t, const Tensor*>>& inputs) {
+Result<Dims> broadcast_input_dims(const ir::Node& node, const std::vector<std::pair<size_t, const Tensor*>>& inputs) {
   Dims out = inputs.front().second->dims();
   for (size_t k = 1; k < inputs.size(); ++k) {
     if (!broadcast_dims(out, inputs[k].second->dims(), &out))
-      return ctx.input_error(Code::kInvalidModel, inputs[k].first, "shape {} does not broadcast with {}",
-                             dims_to_string(inputs[k].second->dims()), dims_to_string(out));
+      return Status(Code::kInvalidModel, fmt::format("shape {} does not broadcast with {}", dims_to_string(inputs[k].second->dims()),
+                                                     dims_to_string(out)))
+          .with_context(input_label(node, inputs[k].first));
   }
   return out;
+}
+
+Result<Dims> broadcast_input_dims(const KernelContext& ctx, const std::vector<std::pair<size_t, const Tensor*>>& inputs) {
+  return broadcast_input_dims(ctx.node(), inputs);
 }
 
 }  // namespace qonnx::exec

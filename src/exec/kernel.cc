@@ -21,11 +21,12 @@ std::string input_label(const ir::Node& node, size_t i) {
 
 std::string KernelContext::input_label(size_t i) const { return exec::input_label(node_, i); }
 
-Result<const Tensor*> KernelContext::required(size_t i, const char* what) const {
-  const Tensor* t = input(i);
+Result<const Tensor*> required_input(const Tensor* t, size_t i, const char* what) {
   if (!t) return Status(Code::kInvalidModel, fmt::format("input #{} ({}) is required", i, what));
   return t;
 }
+
+Result<const Tensor*> KernelContext::required(size_t i, const char* what) const { return required_input(input(i), i, what); }
 
 Tensor KernelContext::output_buffer(DType dtype, const Dims& dims, std::initializer_list<size_t> reuse) const {
   for (size_t i : reuse) {

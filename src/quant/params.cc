@@ -18,11 +18,7 @@ namespace qonnx::quant {
 NodeInputs::NodeInputs(const exec::KernelContext& ctx)
     : node_(ctx.node()), tensors_(ctx.inputs().data()), size_(ctx.inputs().size()) {}
 
-Result<const Tensor*> NodeInputs::required(size_t i, const char* what) const {
-  const Tensor* t = input(i);
-  if (!t) return Status(Code::kInvalidModel, fmt::format("input #{} ({}) is required", i, what));
-  return t;
-}
+Result<const Tensor*> NodeInputs::required(size_t i, const char* what) const { return exec::required_input(input(i), i, what); }
 
 Status NodeInputs::input_error(Code code, size_t i, const std::string& message) const {
   return Status(code, message).with_context(exec::input_label(node_, i));
@@ -110,10 +106,7 @@ Result<QuantParams> read_bipolar_params(const NodeInputs& in) {
 }
 
 Result<Tensor> bipolar_codes(const NodeInputs& in, const Tensor& x, const Tensor& scale) {
-  Dims dims;
-  if (!exec::broadcast_dims(x.dims(), scale.dims(), &dims))
-    return in.input_error(Code::kInvalidModel, 1, fmt::format("shape {} does not broadcast with {}", dims_to_string(scale.dims()),
-                                                              dims_to_string(x.dims())));
+  QONNX_ASSIGN_OR_RETURN(const Dims dims, exec::broadcast_input_dims(in.node(), {{0, &x}, {1, &scale}}));
   Tensor codes(DType::kFloat, dims);
   float* cs = codes.data<float>();
   const float* xs = x.data<float>();

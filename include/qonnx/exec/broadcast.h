@@ -8,6 +8,10 @@
 #include "qonnx/support/status.h"
 #include "qonnx/tensor.h"
 
+namespace qonnx::ir {
+class Node;
+}  // namespace qonnx::ir
+
 namespace qonnx::exec {
 
 class KernelContext;
@@ -18,6 +22,8 @@ bool broadcast_dims(const Dims& a, const Dims& b, Dims* out);
 // Broadcast shape of a kernel's inputs, given as (input index, tensor); an invalid model error names
 // the first input that does not fit.
 Result<Dims> broadcast_input_dims(const KernelContext& ctx, const std::vector<std::pair<size_t, const Tensor*>>& inputs);
+// The same for `node`'s inputs outside a kernel run (a pass reading a quantizer's constants).
+Result<Dims> broadcast_input_dims(const ir::Node& node, const std::vector<std::pair<size_t, const Tensor*>>& inputs);
 
 // Element strides of a tensor with dims `in` read as if it had dims `out` (0 on broadcast axes).
 std::vector<int64_t> broadcast_strides(const Dims& in, const Dims& out);

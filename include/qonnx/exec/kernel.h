@@ -37,6 +37,8 @@ class BufferPool;
 
 // "input #i 'name'" (or "input #i" when omitted): how errors about a node's input name it.
 std::string input_label(const ir::Node& node, size_t i);
+// `t` (input #i of a node), or an error "input #i (what) is required" when it is missing.
+Result<const Tensor*> required_input(const Tensor* t, size_t i, const char* what);
 
 // A kernel's plan-time state for one node (its parsed attributes); type-erased in the registry.
 using PreparedState = std::shared_ptr<const void>;

@@ -154,12 +154,7 @@ Status bipolar_quant(exec::KernelContext& ctx) {
 }  // namespace
 
 Result<Tensor> quant_codes(const quant::NodeInputs& in, const Tensor& x, const quant::QuantParams& p) {
-  Dims out_dims = x.dims();
-  const std::pair<size_t, const Tensor*> params[] = {{1, &p.scale}, {2, &p.zeropt}};
-  for (const auto& [i, t] : params)
-    if (!exec::broadcast_dims(out_dims, t->dims(), &out_dims))
-      return in.input_error(Code::kInvalidModel, i, fmt::format("shape {} does not broadcast with {}", dims_to_string(t->dims()),
-                                                                dims_to_string(out_dims)));
+  QONNX_ASSIGN_OR_RETURN(const Dims out_dims, exec::broadcast_input_dims(in.node(), {{0, &x}, {1, &p.scale}, {2, &p.zeropt}}));
   Tensor codes = Tensor::uninitialized(DType::kFloat, out_dims);
   quant_tensor<true>(out_dims, x, p, codes.data<float>());
   return codes;
