@@ -43,11 +43,8 @@ class AscendTarget : public Target {
   Result<std::vector<pass::PipelineItem>> pipeline(const PipelineOptions& options, const pass::PassRegistry& registry) const override {
     QONNX_RETURN_IF_ERROR(check_target_opset(options.opset));
     pass::PipelineBuilder b(registry);
-    b.add("freeze-initializer-inputs");
-    add_opset_steps(b, options.opset ? options.opset : kOldestTargetOpset);
     // QuantBatchMatMul takes int8 codes, so no int4/int16 containers at opsets >= 21.
-    b.add("lower-quant", {{"target", "qdq"}, {"byte-codes", "1"}});
-    b.add("lower-custom-ops").add("fold-constants").add("cleanup").add("infer-shapes");
+    add_lowering_steps(b, options.opset, {{"target", "qdq"}, {"byte-codes", "1"}});
     b.add(kRewritePass).add("fold-constants").add("cleanup").add("infer-shapes");
     return b.build();
   }

@@ -12,10 +12,7 @@ class QdqTarget : public Target {
   Result<std::vector<pass::PipelineItem>> pipeline(const PipelineOptions& options, const pass::PassRegistry& registry) const override {
     QONNX_RETURN_IF_ERROR(check_target_opset(options.opset));
     pass::PipelineBuilder b(registry);
-    b.add("freeze-initializer-inputs");
-    add_opset_steps(b, options.opset ? options.opset : kOldestTargetOpset);
-    b.add("lower-quant", {{"target", "qdq"}});
-    b.add("lower-custom-ops").add("fold-constants").add("cleanup").add("infer-shapes");
+    add_lowering_steps(b, options.opset, {{"target", "qdq"}});
     return b.build();
   }
 };

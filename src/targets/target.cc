@@ -68,6 +68,13 @@ void add_opset_steps(pass::PipelineBuilder& builder, int64_t opset) {
   if (opset > kLibraryOpset) builder.add("upgrade-opset", {{"version", std::to_string(opset)}});
 }
 
+void add_lowering_steps(pass::PipelineBuilder& builder, int64_t opset, const pass::PassOptions& lower_quant) {
+  builder.add("freeze-initializer-inputs");
+  add_opset_steps(builder, opset ? opset : kOldestTargetOpset);
+  builder.add("lower-quant", lower_quant);
+  builder.add("lower-custom-ops").add("fold-constants").add("cleanup").add("infer-shapes");
+}
+
 bool uses_pass(const std::vector<pass::PipelineItem>& pipeline, const std::string& pass) {
   return std::any_of(pipeline.begin(), pipeline.end(),
                      [&](const pass::PipelineItem& i) { return i.pass == pass || uses_pass(i.group, pass); });

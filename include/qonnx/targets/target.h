@@ -81,6 +81,10 @@ void append_check_lines(CheckOutcome& out, const std::vector<analysis::OutputChe
 // The opset step of a pipeline: upgrade-opset to `opset`, constant folding and shape inference. Above the
 // ONNX library's opset 17 the library's converter runs to 17 first, then upgrade-opset's own adapters.
 void add_opset_steps(pass::PipelineBuilder& builder, int64_t opset);
+// The steps of a target that lowers quantizers for a standard runtime: freeze-initializer-inputs, the
+// opset steps (`opset`, or kOldestTargetOpset when 0), lower-quant with `lower_quant` options,
+// lower-custom-ops, fold-constants, cleanup, infer-shapes.
+void add_lowering_steps(pass::PipelineBuilder& builder, int64_t opset, const pass::PassOptions& lower_quant);
 // A usage error unless 0 or kOldestTargetOpset..kNewestTargetOpset.
 Status check_target_opset(int64_t opset);
 
