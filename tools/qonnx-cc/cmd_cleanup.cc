@@ -1,77 +1,37 @@
-// `cleanup`: qonnx-cleanup as a qonnx-cc pipeline (see cleanup_pipeline for the passes).
+// `cleanup`: qonnx-cleanup as a qonnx-cc pipeline (api::cleanup_pipeline lists the passes).
 #include <cstdio>
-
-#include <fmt/format.h>
 
 #include "commands.h"
 #include "pipeline_flow.h"
-#include "qonnx/pass/pass.h"
-#include "qonnx/support/log.h"
+#include "qonnx/api/commands.h"
+#include "qonnx/io/model_io.h"
 
 namespace qonnx::cli {
 namespace {
 
-struct CleanupOptions {
-  std::string input, output, override_inpsize;
-  bool preserve_qnt_ops = true, extract_conv_bias = false, dump_pipeline = false, in_place = false;
-  int64_t override_batchsize = 0;
-  int check = 0;
-  uint64_t seed = 0;
+struct CleanupCommand {
+  api::CleanupOptions cleanup;  // input_name: the input file
+  std::string output;
+  bool dump_pipeline = false, in_place = false;
 };
 
-// qonnx's --override-inpsize: "(1,3,224,224)" sets the input shape, a single number the batch size.
-Result<std::string> shape_option(const CleanupOptions& o) {
-  std::string dims;
-  for (char c : o.override_inpsize) {
-    if (c >= '0' && c <= '9') dims += c;
-    else if (c == ',') dims += 'x';
-    else if (c != '(' && c != ')' && c != '[' && c != ']' && c != ' ')
-      return Status(Code::kUsage, fmt::format("--override-inpsize '{}': expected a tuple like (1,3,224,224) or a batch size", o.override_inpsize));
-  }
-  if (dims.find('x') == std::string::npos) return dims.empty() ? "" : "{batch=" + dims + "}";
-  return "{shape=" + dims + "}";
-}
-
-Result<std::string> cleanup_pipeline(const CleanupOptions& o) {
-  std::string p = "qonnx-domains";
-  if (!o.override_inpsize.empty()) {
-    QONNX_ASSIGN_OR_RETURN(std::string opts, shape_option(o));
-    if (!opts.empty()) p += ",override-input-shape" + opts;
-  } else if (o.override_batchsize > 0) {
-    p += fmt::format(",override-input-shape{{batch={}}}", o.override_batchsize);
-  }
-  p += ",freeze-initializer-inputs,infer-shapes,unique-parameters";
-  p += o.preserve_qnt_ops ? ",fold-constants{skip-quantizers=1,shapes=1}" : ",fold-constants{qdq=1,shapes=1}";
-  p += ",infer-shapes,fold-transpose-into-quant,infer-shapes,cleanup{merge-constants=0}";
-  // qonnx names, extracts the bias and names again; naming once at the end gives the same names.
-  if (o.extract_conv_bias) p += ",extract-conv-bias,infer-shapes";
-  return p + ",readable-names";
-}
-
-int run_cleanup(CleanupOptions o) {
-  if (o.check > 0 && (o.override_batchsize > 0 || !o.override_inpsize.empty()))
-    return report(Status(Code::kUsage, "--check compares with the input's shapes: it cannot be combined with --override-*"));
-  auto text = cleanup_pipeline(o);
+int run_cleanup(CleanupCommand c) {
+  const api::CleanupOptions& o = c.cleanup;
+  auto text = api::cleanup_pipeline(o);
   if (!text.is_ok()) return report(text.status());
-  if (o.dump_pipeline) {
+  if (c.dump_pipeline) {
     std::printf("%s\n", text->c_str());
     return 0;
   }
-  auto pipeline = pass::parse_pipeline(text.value());
-  if (!pipeline.is_ok()) return report(pipeline.status());
-  if (o.output.empty()) o.output = output_next_to_input(o.input, "_clean.onnx");
-  if (Status st = refuse_to_overwrite_input(o.input, o.output, o.in_place); !st.is_ok()) return report(st);
-  pass::PassContext ctx;
-  auto ran = load_and_run(o.input, pipeline.value(), ctx);
-  if (!ran.is_ok()) return report(ran.status());
-  ir::Model model = std::move(ran).value();
-  for (const auto& d : ctx.diagnostics())
-    log::warn("[{}] {}{}", d.pass, d.node.empty() ? "" : "node '" + d.node + "': ", d.message);
-  model.set_metadata("qonnx-cc.pipeline", text.value());
-  // Cleanup only folds and renames: the result must compute the very same bits.
-  if (o.check > 0)
-    if (int code = exact_check(o.input, model, o.check, o.seed); code != 0) return code;
-  if (Status st = save_result(model, o.output); !st.is_ok()) return report(st);
+  if (c.output.empty()) c.output = output_next_to_input(o.input_name, "_clean.onnx");
+  if (Status st = refuse_to_overwrite_input(o.input_name, c.output, c.in_place); !st.is_ok()) return report(st);
+  auto loaded = io::load_model(o.input_name);
+  if (!loaded.is_ok()) return report(loaded.status());
+  auto cleaned = api::cleanup(std::move(loaded).value(), o);
+  if (!cleaned.is_ok()) return report(cleaned.status());
+  print_check_lines(cleaned->check_lines);
+  if (cleaned->check_failed) return report_check_failure(cleaned->check_failure);
+  if (Status st = save_result(cleaned->model, c.output); !st.is_ok()) return report(st);
   return 0;
 }
 
@@ -94,9 +54,10 @@ void add_cleanup_command(CLI::App& app, int& exit_code) {
       "Example:\n"
       "  qonnx-cc cleanup CNV_2W2A.onnx -o CNV_2W2A_clean.onnx --check 4\n"
       "  qonnx-cc cleanup mobilenet.onnx --override-inpsize \"(1,3,224,224)\" --extract-conv-bias\n");
-  auto o = std::make_shared<CleanupOptions>();
-  cmd->add_option("MODEL", o->input, "Input model (.onnx)")->required();
-  cmd->add_option("-o,--output,--out-file", o->output, "Output model (default: MODEL's folder, <stem>_clean.onnx)");
+  auto c = std::make_shared<CleanupCommand>();
+  api::CleanupOptions* o = &c->cleanup;
+  cmd->add_option("MODEL", o->input_name, "Input model (.onnx)")->required();
+  cmd->add_option("-o,--output,--out-file", c->output, "Output model (default: MODEL's folder, <stem>_clean.onnx)");
   cmd->add_option("--preserve-qnt-ops", o->preserve_qnt_ops,
                   "1 (default): keep Quant/BipolarQuant/Trunc/QuantizeLinear/DequantizeLinear on constants; 0: fold "
                   "weight quantizers into float weights too")
@@ -110,9 +71,9 @@ void add_cleanup_command(CLI::App& app, int& exit_code) {
                   "Run input and result on N seeded random inputs and require bit-identical outputs (exit 7 otherwise)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", o->seed, "Seed for --check")->default_val(0);
-  cmd->add_flag("--dump-pipeline", o->dump_pipeline, "Print the pass pipeline and stop");
-  cmd->add_flag("--in-place", o->in_place, "Allow -o to name the input file");
-  cmd->callback([&exit_code, o] { exit_code = run_cleanup(*o); });
+  cmd->add_flag("--dump-pipeline", c->dump_pipeline, "Print the pass pipeline and stop");
+  cmd->add_flag("--in-place", c->in_place, "Allow -o to name the input file");
+  cmd->callback([&exit_code, c] { exit_code = run_cleanup(*c); });
 }
 
 }  // namespace qonnx::cli

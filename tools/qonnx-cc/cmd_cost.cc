@@ -2,48 +2,38 @@
 #include <cstdio>
 #include <filesystem>
 
-#include <fmt/format.h>
-
 #include "commands.h"
 #include "qonnx/analysis/inference_cost.h"
+#include "qonnx/api/commands.h"
 #include "qonnx/io/model_io.h"
-#include "qonnx/pass/pass.h"
-#include "qonnx/support/log.h"
 
 namespace qonnx::cli {
 
 namespace {
 
-struct CostCommandOptions {
-  std::string input, json, html, output_onnx;
-  bool breakdown = false, no_discount_sparsity = false, flat = false, clip_aware = false, qonnx_ops_only = false;
+struct CostCommand {
+  api::CostOptions cost;  // input_name: the input file
+  std::string json, html, output_onnx;
+  bool no_discount_sparsity = false;
 };
 
-int run_cost(const CostCommandOptions& o) {
-  auto loaded = io::load_model(o.input);
+int run_cost(CostCommand c) {
+  api::CostOptions& o = c.cost;
+  o.discount_sparsity = !c.no_discount_sparsity;
+  auto loaded = io::load_model(o.input_name);
   if (!loaded.is_ok()) return report(loaded.status());
-  ir::Model model = std::move(loaded).value();
-  auto pipeline = pass::parse_pipeline(analysis::cost_preprocess_pipeline(o.clip_aware));
-  if (!pipeline.is_ok()) return report(pipeline.status());
-  pass::PassContext ctx;
-  auto ran = pass::run_pipeline(model, pipeline.value(), ctx);
-  if (!ran.is_ok()) return report(std::move(ran).status().with_context(o.input));
-  for (const auto& d : ctx.diagnostics())
-    log::debug("[{}] {}{}", d.pass, d.node.empty() ? "" : "node '" + d.node + "': ", d.message);
-  analysis::CostOptions options{!o.no_discount_sparsity, o.qonnx_ops_only};
-  auto cost = analysis::inference_cost(model, options);
-  if (!cost.is_ok()) return report(std::move(cost).status().with_context(o.input));
-  for (const auto& w : cost->warnings) log::warn("{}", w);
-  const std::string json = analysis::cost_json(cost.value(), o.breakdown, o.flat);
-  if (!o.output_onnx.empty())
-    if (Status st = io::save_model(model, o.output_onnx); !st.is_ok()) return report(st);
-  if (!o.html.empty()) {
-    const std::string title = std::filesystem::path(o.input).filename().string();
-    if (Status st = io::write_file_atomic(o.html, analysis::cost_html(cost.value(), title)); !st.is_ok()) return report(st);
+  auto costed = api::cost(std::move(loaded).value(), o);
+  if (!costed.is_ok()) return report(costed.status());
+  const std::string& json = costed->json;
+  if (!c.output_onnx.empty())
+    if (Status st = io::save_model(costed->preprocessed, c.output_onnx); !st.is_ok()) return report(st);
+  if (!c.html.empty()) {
+    const std::string title = std::filesystem::path(o.input_name).filename().string();
+    if (Status st = io::write_file_atomic(c.html, analysis::cost_html(costed->cost, title)); !st.is_ok()) return report(st);
   }
-  if (!o.json.empty() && o.json != "-") {
-    if (Status st = io::write_file_atomic(o.json, json); !st.is_ok()) return report(st);
-  } else if (o.json == "-" || o.html.empty()) {
+  if (!c.json.empty() && c.json != "-") {
+    if (Status st = io::write_file_atomic(c.json, json); !st.is_ok()) return report(st);
+  } else if (c.json == "-" || c.html.empty()) {
     std::fwrite(json.data(), 1, json.size(), stdout);
   }
   return 0;
@@ -65,18 +55,19 @@ void add_cost_command(CLI::App& app, int& exit_code) {
       "Example:\n"
       "  qonnx-cc cost TFC_2W2A.onnx --json cost.json --breakdown --html cost.html\n"
       "  qonnx-cc cost model_qcdq.onnx --clip-aware        (JSON on stdout)\n");
-  auto o = std::make_shared<CostCommandOptions>();
-  cmd->add_option("MODEL", o->input, "Model file (.onnx)")->required();
-  cmd->add_option("--json,--output-json", o->json, "Write the JSON here ('-': stdout; default: stdout unless --html)");
+  auto c = std::make_shared<CostCommand>();
+  api::CostOptions* o = &c->cost;
+  cmd->add_option("MODEL", o->input_name, "Model file (.onnx)")->required();
+  cmd->add_option("--json,--output-json", c->json, "Write the JSON here ('-': stdout; default: stdout unless --html)");
   cmd->add_flag("--breakdown,--cost-breakdown", o->breakdown, "Add per-op-type (optype_cost) and per-node (node_cost) tables");
-  cmd->add_flag("--no-discount-sparsity", o->no_discount_sparsity, "Count zero weights (qonnx's discount_sparsity=False)");
+  cmd->add_flag("--no-discount-sparsity", c->no_discount_sparsity, "Count zero weights (qonnx's discount_sparsity=False)");
   cmd->add_flag("--flat", o->flat, "qonnx's 2021 layout: the totals at the top level, no total_cost wrapper");
   cmd->add_flag("--clip-aware", o->clip_aware,
                 "QCDQ: a Clip with constant bounds gives the true bit width (qonnx counts Clip-narrowed int8 as 8 bits)");
   cmd->add_flag("--qonnx-ops-only", o->qonnx_ops_only, "Cost only the ops qonnx costs");
-  cmd->add_option("--html", o->html, "Write a self-contained HTML page with per-layer bars (MACs, weight bits, bit widths)");
-  cmd->add_option("--output-onnx", o->output_onnx, "Also save the preprocessed model (qonnx's output_onnx)");
-  cmd->callback([&exit_code, o] { exit_code = run_cost(*o); });
+  cmd->add_option("--html", c->html, "Write a self-contained HTML page with per-layer bars (MACs, weight bits, bit widths)");
+  cmd->add_option("--output-onnx", c->output_onnx, "Also save the preprocessed model (qonnx's output_onnx)");
+  cmd->callback([&exit_code, c] { exit_code = run_cost(*c); });
 }
 
 }  // namespace qonnx::cli
