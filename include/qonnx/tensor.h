@@ -89,6 +89,11 @@ class Tensor {
   // (string tensors still get empty strings).
   static Tensor uninitialized(DType dtype, Dims dims);
 
+  // A tensor over storage someone else keeps alive (a numpy array's buffer, zero-copy): `owner` is
+  // released when the last copy of the tensor goes. Not counted against the memory limit (the owner
+  // allocated it); elements are only aligned to their size. Not for string tensors.
+  static Tensor borrowed(DType dtype, Dims dims, const void* data, std::shared_ptr<const void> owner);
+
   template <typename T>
   static Tensor scalar(DType dtype, T value) {
     Tensor t(dtype, {});

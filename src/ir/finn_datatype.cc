@@ -1,6 +1,8 @@
 #include "qonnx/ir/finn_datatype.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <regex>
 
 #include <onnx/onnx_pb.h>
@@ -62,17 +64,67 @@ std::optional<FinnDataType> parse_finn_datatype(const std::string& name) {
   if (std::regex_match(name, m, fixed_re)) {
     int bits = std::stoi(m[1]), intbits = std::stoi(m[2]);
     if (intbits >= bits) return std::nullopt;  // qonnx: intwidth < bitwidth
-    return FinnDataType{Kind::kFixed, "FIXED<" + std::to_string(bits) + "," + std::to_string(intbits) + ">", bits, true};
+    FinnDataType fixed{Kind::kFixed, "FIXED<" + std::to_string(bits) + "," + std::to_string(intbits) + ">", bits, true};
+    fixed.int_bits = intbits;
+    return fixed;
   }
   static const std::regex float_re("FLOAT<\\s*([0-9]{1,3})\\s*,\\s*([0-9]{1,3})\\s*(,\\s*(-?[0-9]{1,4})\\s*)?>");
   if (std::regex_match(name, m, float_re)) {
     int e = std::stoi(m[1]), mant = std::stoi(m[2]);
     // The canonical name always carries the exponent bias (IEEE-style default 2^(e-1) - 1).
     long bias = m[4].matched && std::stol(m[4]) != 0 ? std::stol(m[4]) : (1L << (e > 0 ? e - 1 : 0)) - 1;
-    return FinnDataType{Kind::kArbFloat, "FLOAT<" + std::to_string(e) + "," + std::to_string(mant) + "," + std::to_string(bias) + ">",
-                        1 + e + mant, true};
+    FinnDataType minifloat{Kind::kArbFloat,
+                           "FLOAT<" + std::to_string(e) + "," + std::to_string(mant) + "," + std::to_string(bias) + ">",
+                           1 + e + mant, true};
+    minifloat.exponent_bits = e;
+    minifloat.mantissa_bits = mant;
+    minifloat.exponent_bias = bias;
+    return minifloat;
   }
   return std::nullopt;
+}
+
+namespace {
+
+// IntType.allowed on arrays: in range and np.isclose(v, np.round(v)) (rtol 1e-5, atol 1e-8).
+bool integer_allows(double v, int bits, bool is_signed) {
+  const double lo = is_signed ? -std::ldexp(1.0, bits - 1) : 0.0;
+  const double hi = is_signed ? std::ldexp(1.0, bits - 1) - 1 : std::ldexp(1.0, bits) - 1;
+  const double r = std::nearbyint(v);
+  return lo <= v && v <= hi && std::fabs(v - r) <= 1e-8 + 1e-5 * std::fabs(r);
+}
+
+// ArbPrecFloatType.allowed: within +-max and no mantissa bit set below the format's precision at the
+// value's exponent (fewer bits for the format's subnormals).
+bool minifloat_allows(float value, int exponent_bits, int mantissa_bits, long bias) {
+  const double max_exponent = std::ldexp(1.0, exponent_bits) - 1.0 - static_cast<double>(bias);
+  const double max_value = (2.0 - std::ldexp(1.0, -mantissa_bits)) * std::pow(2.0, max_exponent);
+  if (!(value <= max_value && value >= -max_value)) return false;
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  const int32_t exponent = static_cast<int32_t>((bits >> 23) & 0xFF);
+  const uint32_t mantissa = (bits & 0x7FFFFF) | (exponent != 0 ? 0x800000u : 0u);
+  const long normalized_bits = mantissa_bits + 1;
+  const long subnormal_shift = std::clamp<long>((1 - bias) - (exponent - 127), 0, normalized_bits);
+  const long dropped = 24 - (normalized_bits - subnormal_shift);
+  const uint32_t dropped_mask = dropped <= 0 ? 0u : ((1u << dropped) - 1);
+  return (mantissa & dropped_mask) == 0;
+}
+
+}  // namespace
+
+bool FinnDataType::allows(float value) const {
+  switch (kind) {
+    case Kind::kFloat32:
+    case Kind::kFloat16:
+    case Kind::kScaledInt: return true;
+    case Kind::kInteger: return integer_allows(value, bits, is_signed);
+    case Kind::kBipolar: return value == -1.0f || value == 1.0f;
+    case Kind::kTernary: return value == -1.0f || value == 0.0f || value == 1.0f;
+    case Kind::kFixed: return integer_allows(static_cast<double>(value) * std::ldexp(1.0, bits - int_bits), bits, true);
+    case Kind::kArbFloat: return minifloat_allows(value, exponent_bits, mantissa_bits, exponent_bias);
+  }
+  return true;
 }
 
 FinnDataType tensor_datatype(const Graph& graph, const Value* value) {

@@ -295,13 +295,18 @@ Status onnx_check_types(const ir::Model& model) {
   return r.status();
 }
 
-Result<std::vector<std::unique_ptr<onnx::ValueInfoProto>>> onnx_infer_shapes(const ir::Model& model) {
+namespace {
+
+// Shape inference on the model in a child process; the value_info it leaves, or with `outputs` the graph
+// outputs' types merged with what it inferred.
+Result<std::vector<std::unique_ptr<onnx::ValueInfoProto>>> inferred_value_infos(const ir::Model& model, bool outputs) {
   QONNX_ASSIGN_OR_RETURN(LibraryModel lib, library_model(model));
   QONNX_ASSIGN_OR_RETURN(std::string bytes, run_isolated("shape inference", [&]() -> Result<std::string> {
     QONNX_RETURN_IF_ERROR(checker(lib.proto));
     QONNX_RETURN_IF_ERROR(infer(lib.proto, false));
     onnx::GraphProto types;
-    types.mutable_value_info()->Swap(lib.proto.mutable_graph()->mutable_value_info());
+    types.mutable_value_info()->Swap(outputs ? lib.proto.mutable_graph()->mutable_output()
+                                             : lib.proto.mutable_graph()->mutable_value_info());
     return serialized(types);
   }, kTimeoutSeconds));
   onnx::GraphProto types;
@@ -309,6 +314,16 @@ Result<std::vector<std::unique_ptr<onnx::ValueInfoProto>>> onnx_infer_shapes(con
   std::vector<std::unique_ptr<onnx::ValueInfoProto>> out;
   for (auto& vi : *types.mutable_value_info()) out.push_back(std::make_unique<onnx::ValueInfoProto>(std::move(vi)));
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<std::unique_ptr<onnx::ValueInfoProto>>> onnx_infer_shapes(const ir::Model& model) {
+  return inferred_value_infos(model, false);
+}
+
+Result<std::vector<std::unique_ptr<onnx::ValueInfoProto>>> onnx_infer_output_types(const ir::Model& model) {
+  return inferred_value_infos(model, true);
 }
 
 namespace {

@@ -255,6 +255,20 @@ Tensor::Tensor(DType dtype, Dims dims, bool zero) : dtype_(dtype), dims_(std::mo
   }
 }
 
+Tensor Tensor::borrowed(DType dtype, Dims dims, const void* data, std::shared_ptr<const void> owner) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.dims_ = std::move(dims);
+  t.numel_ = checked_numel(t.dims_);
+  if (t.numel_ < 0 || dtype == DType::kString || dtype_size(dtype) == 0)
+    throw std::invalid_argument("Tensor::borrowed: dims " + dims_to_string(t.dims_) + " of " + dtype_name(dtype));
+  // Aliasing constructor: shares the owner's lifetime, points at the data. Kernels never write into
+  // a tensor someone else holds (storage_unique), so the const_cast is never acted on.
+  t.buffer_ = std::shared_ptr<uint8_t>(std::const_pointer_cast<void>(std::move(owner)),
+                                       static_cast<uint8_t*>(const_cast<void*>(data)));
+  return t;
+}
+
 Tensor Tensor::reshaped(Dims dims) const {
   Tensor t = *this;
   int64_t n = checked_numel(dims);

@@ -33,6 +33,15 @@ struct FinnDataType {
   bool is_scaled_int() const { return is_integer() || is_fixed_point() || kind == Kind::kScaledInt; }
   // qonnx tests `"FLOAT" in name` (FLOAT32, FLOAT16 and FLOAT<e,m,b>).
   bool is_float() const { return name.find("FLOAT") != std::string::npos; }
+  // FIXED<bits,int_bits>: integer bits; FLOAT<e,m,bias>: exponent and mantissa bits and the bias.
+  int int_bits = 0;
+  int exponent_bits = 0, mantissa_bits = 0;
+  long exponent_bias = 0;
+
+  // qonnx's DataType.allowed(value) on a float32 element (numpy's array form: integers within
+  // np.isclose of their rounding). Floats allow everything; SCALEDINT, which qonnx leaves undefined,
+  // too.
+  bool allows(float value) const;
 };
 
 // Parses a DataType name as qonnx resolves it; nullopt for a name qonnx rejects.

@@ -37,6 +37,11 @@ Status onnx_check_types(const ir::Model& model);
 // caller keeps what it lacks). A failure of inference itself is returned as kFailed.
 Result<std::vector<std::unique_ptr<onnx::ValueInfoProto>>> onnx_infer_shapes(const ir::Model& model);
 
+// The graph outputs' types as shape inference leaves them: a declared symbolic or unknown dim that
+// inference knows becomes its value (as onnxruntime reports a session's outputs). Errors as
+// onnx_infer_shapes.
+Result<std::vector<std::unique_ptr<onnx::ValueInfoProto>>> onnx_infer_output_types(const ir::Model& model);
+
 // onnx_infer_shapes, its answer merged into the main graph's value_info (for the infer-shapes pass, which
 // sees no protobuf): a value without a declared type gets the inferred one; a value that is not a graph
 // input or output and whose declared shape is not fully known gives way to an inferred fully known one.
