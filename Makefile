@@ -4,7 +4,7 @@ BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc)
 MODEL ?=
 
-.PHONY: all deps build run test test-wide update-golden bench clean test-sanitize fuzz fuzz-build fuzz-replay fuzz-corpus
+.PHONY: all deps build python-unlink run test test-wide update-golden bench clean test-sanitize fuzz fuzz-build fuzz-replay fuzz-corpus
 
 all: build
 
@@ -17,6 +17,15 @@ $(BUILD_DIR)/CMakeCache.txt:
 
 build: deps $(BUILD_DIR)/CMakeCache.txt
 	cmake --build $(BUILD_DIR) -j $(JOBS)
+	@$(if $(filter 0,$(PYTHON_DEVELOP)),true,bash scripts/python-develop.sh $(BUILD_DIR))
+
+# The Python package qonnx_cc: `make` links $(BUILD_DIR)/python into the user site-packages of the Python it
+# was built for (a .pth file, as `pip install --user -e` would), so `import qonnx_cc` works after `make`.
+# PYTHON_DEVELOP=0 skips that; `make python-unlink` removes the link. `pip install --no-build-isolation .`
+# installs the package instead.
+PYTHON_DEVELOP ?= 1
+python-unlink:
+	@bash scripts/python-develop.sh $(BUILD_DIR) --unlink
 
 run: build
 	@bash scripts/demo.sh $(BUILD_DIR)/qonnx-cc $(MODEL)

@@ -31,13 +31,12 @@ class CMakeBuild(build_ext):
     """Runs CMake instead of compiling sources itself."""
 
     def build_extension(self, ext: Extension) -> None:
-        build_dir = ROOT / "build-pip" / f"cmake-{sys.implementation.cache_tag}"
-        configure = ["cmake", "-S", str(ROOT), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
-                     "-DQONNX_BUILD_TESTS=OFF", "-DQONNX_BUILD_BENCH=OFF", "-DQONNX_PYTHON=ON",
-                     f"-DPython_EXECUTABLE={sys.executable}"]
-        if shutil.which("ninja"):
-            configure += ["-G", "Ninja"]
-        subprocess.run(configure, check=True)
+        # QONNX_CC_BUILD_DIR: a tree `make` already configured for this Python; only the package target is
+        # brought up to date there (the test suite installs this way instead of compiling everything again).
+        reuse = os.environ.get("QONNX_CC_BUILD_DIR")
+        build_dir = pathlib.Path(reuse) if reuse else ROOT / "build-pip" / f"cmake-{sys.implementation.cache_tag}"
+        if not reuse:
+            self._configure(build_dir)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
         subprocess.run(["cmake", "--build", str(build_dir), "--target", "qonnx_cc_python", "-j", jobs], check=True)
         built = sorted((build_dir / "python" / "qonnx_cc").glob("_core*.so"))
@@ -46,6 +45,15 @@ class CMakeBuild(build_ext):
         target = pathlib.Path(self.get_ext_fullpath(ext.name))
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(built[0], target)
+
+    @staticmethod
+    def _configure(build_dir: pathlib.Path) -> None:
+        configure = ["cmake", "-S", str(ROOT), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
+                     "-DQONNX_BUILD_TESTS=OFF", "-DQONNX_BUILD_BENCH=OFF", "-DQONNX_PYTHON=ON",
+                     f"-DPython_EXECUTABLE={sys.executable}"]
+        if shutil.which("ninja"):
+            configure += ["-G", "Ninja"]
+        subprocess.run(configure, check=True)
 
 
 setup(

@@ -2,7 +2,8 @@
 
 Usage: python3 bench/python_bench.py BUILD_DIR MODELS_DIR OUT_DIR
   a. per-call overhead of InferenceSession.run over the C++ executor (same process, same inputs): median
-     of Python-timed run() minus median of the executor's own runs timed in C++;
+     of Python-timed run() minus median of the executor's own runs timed in C++; and execute_onnx per call
+     on the ModelProto (qonnx's way: the model is serialized on every call, the plan is cached);
   b. per inference, steady-state medians: Python run(), the CLI's exec --repeat, onnxruntime-node
      (tools/ort/run_ort.js, graph optimizations "all") on qonnx-cc's --target qdq conversion;
   c. run_dataset samples/s against the CLI's dataset mode (exec --batch-size) on the same 10,000 samples.
@@ -20,6 +21,7 @@ import time
 from typing import Dict, List
 
 import numpy as np
+import onnx
 
 BUILD, MODELS, OUT = (pathlib.Path(a) for a in sys.argv[1:4])
 sys.path.insert(0, str(BUILD / "python"))
@@ -56,7 +58,7 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     print("\n5. Python package (qonnx_cc) vs the C++ executor, the CLI and onnxruntime")
     print("  a. per-call overhead of InferenceSession.run over the executor (1 thread, batch 1)")
-    print(f"  {'model':<26} {'run() us':>10} {'executor us':>12} {'overhead us':>12}")
+    print(f"  {'model':<26} {'run() us':>10} {'executor us':>12} {'overhead us':>12} {'execute_onnx us':>16}")
     for m in MLPS:
         path = MODELS / m
         sess = qonnx_cc.InferenceSession(str(path))
@@ -65,7 +67,9 @@ def main() -> None:
         core = sess._session  # the same executor, timed from C++
         py_us = python_median_ms(sess, feed, 2000) * 1e3
         cpp_us = statistics.median(core.timed_runs(feed, 2000, 1)) * 1e6
-        print(f"  {path.stem:<26} {py_us:>10.1f} {cpp_us:>12.1f} {py_us - cpp_us:>12.1f}")
+        proto = onnx.load(str(path))  # execute_onnx on a ModelProto, as qonnx and FINN call it
+        exec_us = _median_us(lambda: qonnx_cc.execute_onnx(proto, feed), 500)
+        print(f"  {path.stem:<26} {py_us:>10.1f} {cpp_us:>12.1f} {py_us - cpp_us:>12.1f} {exec_us:>16.1f}")
 
     print("  b. ms per inference, steady-state median (1 thread, batch 1); ort runs the qdq conversion")
     print(f"  {'model':<26} {'python':>9} {'CLI':>9} {'ort':>9} {'python/CLI':>11} {'python/ort':>11}")
@@ -99,8 +103,18 @@ def main() -> None:
                               capture_output=True, text=True, check=True)
         rates.append(float(re.search(r"([0-9.]+) samples/s", done.stdout).group(1)))
     py_rate = len(x) / best_py
-    print(f"  run_dataset {py_rate:,.0f} samples/s   CLI exec --batch-size {max(rates):,.0f} samples/s   "
+    print(f"  run_dataset (planning included) {py_rate:,.0f} samples/s   CLI exec --batch-size {max(rates):,.0f} samples/s   "
           f"ratio {py_rate / max(rates):.2f}")
+
+
+def _median_us(fn, repeats: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e6
 
 
 def _timed(fn) -> float:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: kernel bandwidth vs a memory copy (Google Benchmark, one thread) and `convert` scaling
 # with nodes and bytes. Usage: bench/run_bench.sh BUILD_DIR
-# BENCH_ONLY=exec runs section 4 (exec vs onnxruntime) alone.
+# BENCH_ONLY=exec runs section 4 (exec vs onnxruntime) alone, BENCH_ONLY=python section 5 (the Python package).
 set -euo pipefail
 BUILD=${1:-build}
 OUT=$BUILD/bench/results
@@ -9,7 +9,9 @@ mkdir -p "$OUT"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 ONLY=${BENCH_ONLY:-}
-if [ -n "$ONLY" ] && [ "$ONLY" != exec ]; then echo "BENCH_ONLY=$ONLY: only 'exec' is known" >&2; exit 2; fi
+if [ -n "$ONLY" ] && [ "$ONLY" != exec ] && [ "$ONLY" != python ]; then
+  echo "BENCH_ONLY=$ONLY: 'exec' or 'python'" >&2; exit 2
+fi
 
 # ---- 1. kernels: bytes/s (read + written, CPU time) of each kernel / the copy's, same binary, same run
 if [ -n "$ONLY" ]; then
@@ -95,7 +97,7 @@ fi
 # Ratios are qonnx-cc / ort (issue 13's goal: <= 1.5 everywhere, <= 1.0 on at least four rows).
 # BENCH_EXEC=0 skips; BENCH_EXEC_REPEAT (default 20) caps the repeats, which shrink so that one
 # steady-state measurement takes about BENCH_EXEC_BUDGET s (default 10).
-if [ "${BENCH_EXEC:-1}" != "0" ]; then
+if [ "${BENCH_EXEC:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = exec ]; }; then
   ROOT=$(cd "$(dirname "$0")/.." && pwd)
   MODELS=${QONNX_SHARED_MODELS:-$ROOT/../shared/qonnx_models}
   RUN_ORT=$ROOT/tools/ort/run_ort.js
@@ -170,5 +172,21 @@ if [ "${BENCH_EXEC:-1}" != "0" ]; then
     echo "  (qonnx = qonnx-cc on the QONNX original, qdq = qonnx-cc on the qdq file ort runs; ms = steady-state"
     echo "   median per run; proc = whole-process ms, best of 3; ratio = qonnx / ort, qdq = qdq / ort)"
     echo "  qonnx-cc on the original within 1.5x of ort: $pass of $((pass + fail)) rows; at or ahead of ort: $ahead"
+  fi
+fi
+
+# ---- 5. the Python package (bench/python_bench.py): the per-call overhead of InferenceSession.run over the
+# C++ executor, run() vs the CLI's exec --repeat vs onnxruntime per inference, run_dataset vs the CLI's
+# dataset mode. BENCH_PYTHON=0 skips.
+if [ "${BENCH_PYTHON:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = python ]; }; then
+  ROOT=$(cd "$(dirname "$0")/.." && pwd)
+  MODELS=${QONNX_SHARED_MODELS:-$ROOT/../shared/qonnx_models}
+  PY=$(sed -n 's/^Python_EXECUTABLE:FILEPATH=//p' "$BUILD/CMakeCache.txt")
+  if [ -z "$PY" ] || [ ! -d "$BUILD/python/qonnx_cc" ]; then
+    echo; echo "5. Python package: skipped (not built: QONNX_PYTHON=OFF)"
+  elif [ ! -d "$MODELS" ]; then
+    echo; echo "5. Python package: skipped (no shared models at $MODELS)"
+  else
+    "$PY" "$ROOT/bench/python_bench.py" "$BUILD" "$MODELS" "$OUT/python"
   fi
 fi

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # `pip install --no-build-isolation .` into a fresh venv (offline: --no-index), then `import qonnx_cc` from
-# outside the repository runs a QONNX model. Usage: pip_install_test.sh REPO PYTHON
+# outside the repository runs a QONNX model. Usage: pip_install_test.sh REPO PYTHON [BUILD_DIR]
+# With BUILD_DIR (ctest passes its own), setup.py reuses that configured tree (QONNX_CC_BUILD_DIR) instead
+# of configuring and compiling everything again in build-pip/.
 set -euo pipefail
 repo=$1
 python=$2
+[ -n "${3:-}" ] && export QONNX_CC_BUILD_DIR=$3
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 "$python" -m venv --system-site-packages "$work/venv"
 "$work/venv/bin/pip" install --no-build-isolation --no-index --quiet "$repo"
 cd "$work"
-"$work/venv/bin/python" - "$work/venv" <<'PY'
+"$work/venv/bin/python" -s - "$work/venv" <<'PY'
 import pathlib, sys
 import numpy as np
 import qonnx_cc
