@@ -1,5 +1,5 @@
-// qonnx's DataType.allowed, which execute_onnx's sanitizing (exec::run_in_context) applies: integers
-// within np.isclose of their rounding and in range, BIPOLAR/TERNARY sets, FIXED on its grid, FLOAT<e,m,b>
+// qonnx's DataType.allowed, which execute_onnx's sanitizing (exec::run_in_context) applies: integral
+// and in range, BIPOLAR/TERNARY sets, FIXED on its grid, FLOAT<e,m,b>
 // representable (subnormals with fewer mantissa bits), and the floats that allow everything.
 #include <gtest/gtest.h>
 
@@ -16,15 +16,15 @@ ir::FinnDataType type(const char* name) {
   return t.value_or(ir::float32_datatype());
 }
 
-TEST(FinnDataTypeAllows, IntegersInRangeWithinIsclose) {
+TEST(FinnDataTypeAllows, IntegersInRangeExactly) {
   const auto int4 = type("INT4");
   EXPECT_TRUE(int4.allows(-8.0f));
   EXPECT_TRUE(int4.allows(7.0f));
   EXPECT_FALSE(int4.allows(8.0f));
   EXPECT_FALSE(int4.allows(-9.0f));
   EXPECT_FALSE(int4.allows(2.5f));
-  EXPECT_TRUE(int4.allows(3.00001f));   // |v - 3| <= 1e-8 + 1e-5 * 3
-  EXPECT_FALSE(int4.allows(3.0001f));
+  EXPECT_FALSE(int4.allows(3.00001f));  // exact: a float carrier one rounding away is sanitized
+  EXPECT_FALSE(int4.allows(std::nextafter(3.0f, 4.0f)));
   EXPECT_FALSE(int4.allows(NAN));
   const auto binary = type("BINARY");
   EXPECT_TRUE(binary.allows(1.0f));

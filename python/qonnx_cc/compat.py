@@ -15,7 +15,7 @@ import sys
 from typing import Any, Callable, Dict, List
 
 from ._model import load
-from .execute import execute_onnx
+from .execute import exec_mode_of, execute_onnx
 
 _originals: Dict[str, Callable[..., Any]] = {}
 
@@ -26,7 +26,7 @@ def _served_by_qonnx_cc(model: Any) -> bool:
         core = load(model)
     except Exception:  # noqa: BLE001 - whatever qonnx-cc cannot load stays with the original
         return False
-    return not core.metadata().get("exec_mode") and core.plannable() is None
+    return not exec_mode_of(core) and core.plannable() is None
 
 
 def _patch(module_name: str) -> bool:

@@ -3,7 +3,8 @@ session per node.
 
 qonnx (``qonnx.core.onnx_exec.execute_onnx``) builds a context of every tensor (zeros for declared tensors,
 then initializers, then ``input_dict``), runs the nodes from ``start_node`` to ``end_node`` one by one, and
-rounds tensors annotated with an integer ``finn_datatype`` before and after each node
+rounds tensors annotated with an integer ``finn_datatype`` (INTk, UINTk, BINARY, BIPOLAR, TERNARY) before and
+after each node
 (``sanitize_quant_values``, on unless the environment sets ``SANITIZE_QUANT_TENSORS=0``; a rounding larger
 than ``ERROR_THRESH``, default 0.01, is an error). This function does the same. Where nothing needs sanitizing
 and the whole graph runs, it takes the executor's planned path (the plan is kept for the next call with the
@@ -86,8 +87,10 @@ def _node_index(model: ModelLike, core: _core.Model, node: NodeRef, which: str) 
     return found
 
 
-def _env_flag(name: str, default: str) -> str:
-    return os.environ.get(name, default)
+def exec_mode_of(core: _core.Model) -> str:
+    """The model's ``exec_mode`` metadata: qonnx reads the graph's metadata_props (since 2025), older qonnx
+    and FINN the model's; either one set means the model is not for a software executor."""
+    return core.graph_metadata().get("exec_mode", "") or core.metadata().get("exec_mode", "")
 
 
 def execute_onnx(model: ModelLike, input_dict: Dict[str, Any], return_full_exec_context: bool = False,
@@ -104,12 +107,12 @@ def execute_onnx(model: ModelLike, input_dict: Dict[str, Any], return_full_exec_
     ``exec_mode`` metadata is set (FINN's rtlsim/remote modes) is refused: those stay with FINN.
     """
     if sanitize is None:
-        sanitize = int(_env_flag("SANITIZE_QUANT_TENSORS", "1")) != 0
+        sanitize = int(os.environ.get("SANITIZE_QUANT_TENSORS", "1")) != 0
     if error_threshold is None:
-        error_threshold = float(_env_flag("ERROR_THRESH", "1e-2"))
+        error_threshold = float(os.environ.get("ERROR_THRESH", "1e-2"))
     entry = _cached_model(model)
     core = entry[0]
-    exec_mode = core.metadata().get("exec_mode", "")
+    exec_mode = exec_mode_of(core)
     if exec_mode:
         raise Unsupported(f"metadata exec_mode '{exec_mode}': qonnx-cc runs graphs with its own kernels; "
                           "rtlsim and remote execution stay with FINN (qonnx_cc.compat.patch_finn leaves them to it)")

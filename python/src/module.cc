@@ -25,6 +25,7 @@
 #include "qonnx/register_all.h"
 #include "qonnx/support/log.h"
 
+#include <google/protobuf/unknown_field_set.h>
 #include <onnx/onnx_pb.h>
 
 namespace qonnx::python {
@@ -85,13 +86,31 @@ py::tuple describe_value(const ir::Graph& graph, const ir::Value* v, const std::
   return py::make_tuple(v->name(), shape, type);
 }
 
+py::dict graph_metadata(const Model& self) {
+  constexpr int kGraphMetadataProps = 16;
+  const onnx::GraphProto& rest = self.model->graph().rest();
+  const auto& unknown = rest.GetReflection()->GetUnknownFields(rest);
+  py::dict props;
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const auto& field = unknown.field(i);
+    if (field.number() != kGraphMetadataProps || field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      continue;
+    onnx::StringStringEntryProto entry;
+    if (entry.ParseFromString(field.length_delimited())) props[py::str(entry.key())] = entry.value();
+  }
+  return props;
+}
+
 class Session {
  public:
   Session(const Model& model, bool expose_all) : model_(model.model) {
     auto created = guarded([&]() -> Result<exec::Executor> { return exec::Executor::create(*model_); });
     executor_.emplace(value_or_raise(std::move(created)));
     const ir::Graph& graph = model_->graph();
-    for (const ir::Value* v : graph.runtime_inputs()) input_names_.push_back(v->name());
+    for (const ir::Value* v : graph.runtime_inputs()) {
+      input_names_.push_back(v->name());
+      graph.type_of(v);  // builds the graph's lazy type index now: runs from several threads only read it
+    }
     for (const ir::Value* v : graph.outputs()) output_names_.push_back(v->name());
     if (expose_all) {
       std::vector<std::string> names;
@@ -133,16 +152,17 @@ class Session {
   }
 
   // Every value of the run by name: inputs, initializers, node outputs (needs expose_all).
+  // qonnx's full execution context: empty_context (declared zeros, initializers), then the inputs and
+  // every value of the run. Needs expose_all.
   py::dict run_all(const py::dict& feed, int threads) const {
     std::map<std::string, Tensor> inputs = checked_feed(feed);
     exec::RunResult result = execute(inputs, threads);
+    std::map<std::string, Tensor> context = value_or_raise(exec::empty_context(model_->graph()));
+    for (const auto& [name, t] : inputs) context[name] = t;
+    for (const auto& [name, t] : result.exposed) context[name] = t;
+    for (size_t i = 0; i < output_names_.size(); ++i) context[output_names_[i]] = result.outputs[i];
     py::dict out;
-    const ir::Graph& graph = model_->graph();
-    for (const auto& [name, t] : inputs) out[py::str(name)] = tensor_to_numpy(t);
-    for (const ir::Initializer& init : graph.initializers())
-      out[py::str(init.value->name())] = tensor_to_numpy(value_or_raise(graph.initializer_tensor(init.value)));
-    for (const auto& [name, t] : result.exposed) out[py::str(name)] = tensor_to_numpy(t);
-    for (size_t i = 0; i < output_names_.size(); ++i) out[py::str(output_names_[i])] = tensor_to_numpy(result.outputs[i]);
+    for (const auto& [name, t] : context) out[py::str(name)] = tensor_to_numpy(t);
     return out;
   }
 
@@ -302,7 +322,11 @@ PYBIND11_MODULE(_core, m) {
              py::dict props;
              for (const auto& p : self.model->header().metadata_props()) props[py::str(p.key())] = p.value();
              return props;
-           })
+           },
+           "The model's metadata_props.")
+      .def("graph_metadata", &graph_metadata,
+           "The main graph's metadata_props (GraphProto field 16, newer than the ONNX library qonnx-cc builds "
+           "with: read from the fields it keeps unparsed).")
       .def("header",
            [](const Model& self) {
              const auto& h = self.model->header();

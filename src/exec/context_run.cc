@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/ir/finn_datatype.h"
 
@@ -22,55 +24,67 @@ void for_each_value(const ir::Graph& graph, Fn&& fn) {
       if (v) fn(v);
 }
 
-// qonnx's sanitize_quant_values for one tensor: when an element is not allowed by the tensor's
-// datatype annotation, every element is rounded half to even (np.round), unless that moves one by
-// more than the error threshold.
+// Datatypes qonnx sanitizes: the integer ones (DataType.is_integer(): INTk, UINTk, BINARY, BIPOLAR,
+// TERNARY). FIXED, FLOAT<e,m,b>, SCALEDINT and the floats are left as they are.
+bool sanitized_datatype(const ir::FinnDataType& dt) {
+  return dt.kind == ir::FinnDataType::Kind::kInteger || dt.kind == ir::FinnDataType::Kind::kBipolar ||
+         dt.kind == ir::FinnDataType::Kind::kTernary;
+}
+
+// Rounds a float carrier half to even (np.round) when an element is not allowed; the largest change.
+template <typename T, typename ToFloat, typename FromFloat>
+std::optional<double> round_if_disallowed(const ir::FinnDataType& dt, Tensor& tensor, ToFloat to_float, FromFloat from_float) {
+  const T* x = tensor.data<T>();
+  const int64_t n = tensor.numel();
+  if (std::all_of(x, x + n, [&](T v) { return dt.allows(static_cast<float>(to_float(v))); })) return std::nullopt;
+  Tensor r = Tensor::uninitialized(tensor.dtype(), tensor.dims());
+  T* y = r.data<T>();
+  double max_error = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = from_float(std::nearbyint(static_cast<double>(to_float(x[i]))));
+    const double error = std::fabs(static_cast<double>(to_float(x[i])) - static_cast<double>(to_float(y[i])));
+    if (error > max_error) max_error = error;  // NaN never compares greater
+  }
+  tensor = std::move(r);
+  return max_error;
+}
+
+// qonnx's sanitize_quant_values for one tensor: when an element is not allowed by the tensor's integer
+// datatype annotation, every element is rounded half to even (np.round), unless that moves one by more
+// than the error threshold. Integer carriers cannot change: a disallowed value is only reported.
 Status sanitize(const ir::Graph& graph, const std::string& name, Tensor& tensor, double error_threshold,
                 std::vector<std::pair<std::string, std::string>>& rounded) {
   const ir::FinnDataType dt = ir::tensor_datatype(graph, graph.find_value(name));
-  // Only float carriers hold values a datatype can reject; FLOAT32 is skipped as qonnx does.
-  if (dt.kind == ir::FinnDataType::Kind::kFloat32 || tensor.dtype() != DType::kFloat) return Status::ok();
-  const float* x = tensor.data<float>();
-  const int64_t n = tensor.numel();
-  if (std::all_of(x, x + n, [&](float v) { return dt.allows(v); })) return Status::ok();
-  Tensor r = Tensor::uninitialized(DType::kFloat, tensor.dims());
-  float* y = r.data<float>();
-  double max_error = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    y[i] = std::nearbyint(x[i]);
-    const double error = std::fabs(static_cast<double>(x[i]) - y[i]);
-    if (error > max_error) max_error = error;  // NaN never compares greater
+  if (!sanitized_datatype(dt)) return Status::ok();
+  std::optional<double> error;
+  Tensor before = tensor;
+  switch (tensor.dtype()) {
+    case DType::kFloat:
+      error = round_if_disallowed<float>(dt, tensor, [](float v) { return v; }, [](double v) { return static_cast<float>(v); });
+      break;
+    case DType::kDouble:
+      error = round_if_disallowed<double>(dt, tensor, [](double v) { return v; }, [](double v) { return v; });
+      break;
+    case DType::kFloat16:
+      error = round_if_disallowed<uint16_t>(dt, tensor, [](uint16_t v) { return half_to_float(v); },
+                                            [](double v) { return float_to_half(static_cast<float>(v)); });
+      break;
+    default:
+      if (dtype_is_integer(tensor.dtype()))
+        for (int64_t i = 0; i < tensor.numel() && !error; ++i)
+          if (!dt.allows(static_cast<float>(element_as_double(tensor, i)))) error = 0.0;
+      break;
   }
-  if (max_error > error_threshold)
+  if (!error) return Status::ok();
+  if (*error > error_threshold) {
+    tensor = std::move(before);
     return Status(Code::kMismatch,
                   fmt::format("tensor '{}': rounding to its datatype annotation {} moves a value by {:.6g}, more than "
                               "the error threshold {:.6g} (qonnx's ERROR_THRESH)",
-                              name, dt.name, max_error, error_threshold));
-  rounded.emplace_back(name, dt.name);
-  tensor = std::move(r);
-  return Status::ok();
-}
-
-// qonnx's make_empty_exec_context: zeros for declared values with static shapes, then initializers.
-Result<std::map<std::string, Tensor>> empty_context(const ir::Graph& graph) {
-  std::map<std::string, Tensor> context;
-  auto add_declared = [&](const ir::Value* v) {
-    auto type = graph.type_of(v);
-    if (!type || !type->has_shape || !dtype_known(static_cast<int32_t>(type->dtype)) ||
-        type->dtype == DType::kUndefined)
-      return;
-    if (std::any_of(type->dims.begin(), type->dims.end(), [](int64_t d) { return d < 0; })) return;
-    context[v->name()] = Tensor(type->dtype, type->dims);
-  };
-  for (const ir::Value* v : graph.inputs()) add_declared(v);
-  for (const ir::Value* v : graph.outputs()) add_declared(v);
-  for (const std::string& name : graph.value_info_names())
-    if (const ir::Value* v = graph.find_value(name)) add_declared(v);
-  for (const ir::Initializer& init : graph.initializers()) {
-    QONNX_ASSIGN_OR_RETURN(Tensor t, graph.initializer_tensor(init.value));
-    context[init.value->name()] = std::move(t);
+                              name, dt.name, *error, error_threshold));
   }
-  return context;
+  rounded.emplace_back(name, dt.name);
+  return Status::ok();
 }
 
 }  // namespace
@@ -78,11 +92,28 @@ Result<std::map<std::string, Tensor>> empty_context(const ir::Graph& graph) {
 bool has_datatype_annotations(const ir::Graph& graph) {
   bool found = false;
   for_each_value(graph, [&](const ir::Value* v) {
-    if (found) return;
-    const std::string dt = graph.finn_datatype(v->name());
-    found = !dt.empty() && dt != "FLOAT32";
+    if (!found) found = sanitized_datatype(ir::tensor_datatype(graph, v));
   });
   return found;
+}
+
+Result<std::map<std::string, Tensor>> empty_context(const ir::Graph& graph) {
+  std::map<std::string, Tensor> context;
+  auto add_declared = [&](const std::string& name) {
+    auto type = graph.declared_type(name);
+    if (!type || type->dtype == DType::kUndefined || !dtype_known(static_cast<int32_t>(type->dtype))) return;
+    Dims dims;
+    for (int64_t d : type->dims) dims.push_back(std::max<int64_t>(d, 0));  // a symbolic dim reads as 0, as in qonnx
+    context[name] = Tensor(type->dtype, dims);
+  };
+  for (const ir::Value* v : graph.inputs()) add_declared(v->name());
+  for (const ir::Value* v : graph.outputs()) add_declared(v->name());
+  for (const std::string& name : graph.value_info_names()) add_declared(name);
+  for (const ir::Initializer& init : graph.initializers()) {
+    QONNX_ASSIGN_OR_RETURN(Tensor t, graph.initializer_tensor(init.value));
+    context[init.value->name()] = std::move(t);
+  }
+  return context;
 }
 
 Result<ContextRunResult> run_in_context(const ir::Model& model, const std::map<std::string, Tensor>& given,
@@ -96,9 +127,16 @@ Result<ContextRunResult> run_in_context(const ir::Model& model, const std::map<s
       if (graph.find_value(name)) result.context[name] = tensor;  // qonnx ignores names it has no buffer for
       continue;
     }
-    if (it->second.dims() != tensor.dims())
+    // Declared shapes bind where they are static (qonnx reads a symbolic dim as 0 and rejects any input).
+    auto declared = graph.declared_type(name);
+    const bool static_shape = declared && declared->has_shape &&
+                              std::none_of(declared->dims.begin(), declared->dims.end(), [](int64_t d) { return d < 0; });
+    if (static_shape && it->second.dims() != tensor.dims())
       return Status(Code::kUsage, fmt::format("shape mismatch for provided input '{}': given {}, the model declares {}",
                                               name, dims_to_string(tensor.dims()), dims_to_string(it->second.dims())));
+    if (it->second.dtype() != tensor.dtype())
+      return Status(Code::kUsage, fmt::format("provided input '{}' is {}, the model declares {}", name,
+                                              dtype_name(tensor.dtype()), dtype_name(it->second.dtype())));
     it->second = tensor;
   }
   const size_t count = graph.node_count();

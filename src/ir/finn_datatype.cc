@@ -86,12 +86,11 @@ std::optional<FinnDataType> parse_finn_datatype(const std::string& name) {
 
 namespace {
 
-// IntType.allowed on arrays: in range and np.isclose(v, np.round(v)) (rtol 1e-5, atol 1e-8).
+// IntType.allowed: in range and integral.
 bool integer_allows(double v, int bits, bool is_signed) {
   const double lo = is_signed ? -std::ldexp(1.0, bits - 1) : 0.0;
   const double hi = is_signed ? std::ldexp(1.0, bits - 1) - 1 : std::ldexp(1.0, bits) - 1;
-  const double r = std::nearbyint(v);
-  return lo <= v && v <= hi && std::fabs(v - r) <= 1e-8 + 1e-5 * std::fabs(r);
+  return lo <= v && v <= hi && std::nearbyint(v) == v;
 }
 
 // ArbPrecFloatType.allowed: within +-max and no mantissa bit set below the format's precision at the

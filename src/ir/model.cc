@@ -714,6 +714,10 @@ TypeInfo type_info_of(const onnx::ValueInfoProto& info) {
 std::optional<TypeInfo> Graph::type_of(const Value* value) const {
   if (!value) return std::nullopt;  // an omitted optional input
   if (value->graph_ && value->graph_ != this) return value->graph_->type_of(value);  // read from an enclosing graph
+  return declared_type(value->name());
+}
+
+std::optional<TypeInfo> Graph::declared_type(const std::string& name) const {
   if (type_index_stale_) {
     type_index_.clear();
     // emplace keeps the first entry: inputs win over outputs, outputs over value_info.
@@ -722,7 +726,7 @@ std::optional<TypeInfo> Graph::type_of(const Value* value) const {
     for (const auto& vi : value_info_) type_index_.emplace(vi->name(), vi.get());
     type_index_stale_ = false;
   }
-  auto it = type_index_.find(value->name());
+  auto it = type_index_.find(name);
   if (it == type_index_.end()) return std::nullopt;
   return type_info_of(*it->second);
 }

@@ -69,7 +69,9 @@ def test_rounding_beyond_threshold_raises(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 @pytest.mark.parametrize("datatype,value,expected", [
-    ("BIPOLAR", 0.999, 1.0), ("TERNARY", -0.001, -0.0), ("UINT4", 2.5, 2.0), ("FIXED<8,4>", 3.0, 3.0),
+    ("BIPOLAR", 0.999, 1.0), ("TERNARY", -0.001, -0.0), ("UINT4", 2.5, 2.0), ("INT8", 100.00001, 100.0),
+    # qonnx sanitizes only integer datatypes: FIXED and FLOAT<e,m,b> values stay as they are
+    ("FIXED<8,4>", 0.3, 0.3), ("FLOAT<4,3>", 1.003, 1.003), ("SCALEDINT<8>", 0.3, 0.3),
 ])
 def test_datatypes_as_qonnx_allows_them(datatype: str, value: float, expected: float,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -135,3 +137,38 @@ def test_shared_qonnx_model_through_both_paths() -> None:
     full = qonnx_cc.execute_onnx(model, {name: x}, return_full_exec_context=True)
     assert full[model.graph.output[0].name].tobytes() == planned[model.graph.output[0].name].tobytes()
     assert all(init.name in full for init in model.graph.initializer)
+
+
+def _identity(elem: int, datatype: str) -> onnx.ModelProto:
+    model = make_model([helper.make_node("Identity", ["x"], ["y"], name="id")], [tensor("x", [2], elem)],
+                       [tensor("y", [2], elem)])
+    annotate(model, "y", datatype)
+    return model
+
+
+def test_double_and_integer_carriers() -> None:
+    with pytest.warns(UserWarning, match="tensor y"):
+        out = qonnx_cc.execute_onnx(_identity(onnx.TensorProto.DOUBLE, "INT4"), {"x": np.array([2.004, -1], np.float64)})
+    assert out["y"].dtype == np.float64 and out["y"].tolist() == [2.0, -1.0]
+    with pytest.warns(UserWarning, match="tensor y"):  # an integer carrier cannot be rounded: reported only
+        out = qonnx_cc.execute_onnx(_identity(onnx.TensorProto.INT64, "INT4"), {"x": np.array([20, 1], np.int64)})
+    assert out["y"].tolist() == [20, 1]
+    with pytest.raises(qonnx_cc.UsageError, match="provided input 'x' is double"):
+        qonnx_cc.execute_onnx(_identity(onnx.TensorProto.FLOAT, "INT4"), {"x": np.array([1, 2], np.float64)})
+
+
+def test_full_context_holds_stale_value_info_as_zeros() -> None:
+    model = chain_model(annotation="")
+    model.graph.value_info.append(tensor("stale", [3]))
+    for start in (None, 0):  # the planned path and the node-by-node path
+        ctx = qonnx_cc.execute_onnx(model, {"x": X}, return_full_exec_context=True, start_node=start)
+        assert ctx["stale"].tolist() == [0.0, 0.0, 0.0]
+
+
+def test_graph_level_exec_mode_is_refused() -> None:
+    """qonnx reads exec_mode from the graph's metadata_props (GraphProto field 16, unknown to onnx 1.12)."""
+    model = chain_model()
+    entry = onnx.StringStringEntryProto(key="exec_mode", value="rtlsim").SerializeToString()
+    model.graph.MergeFromString(bytes([0x82, 0x01, len(entry)]) + entry)  # field 16, length-delimited
+    with pytest.raises(qonnx_cc.Unsupported, match="rtlsim"):
+        qonnx_cc.execute_onnx(model, {"x": X})

@@ -30,17 +30,21 @@ struct ContextRunResult {
   std::vector<std::pair<std::string, std::string>> rounded;
 };
 
-// qonnx's make_empty_exec_context (zeros of the declared shape for graph inputs, outputs and
-// value_info with static shapes, then the initializers), updated with `given` (a tensor for a name
-// that is not a value of the graph is ignored, as qonnx does; one whose dims differ from the declared
-// is a usage error), then nodes [begin, end) run. Errors name the node; a node with a body (If, Loop,
+// empty_context updated with `given` (a tensor for a name that is not a value of the graph is ignored,
+// as qonnx does; one whose dims differ from a static declared shape, or whose dtype differs from the
+// declared one, is a usage error), then nodes [begin, end) run. Errors name the node; a node with a body (If, Loop,
 // Scan) is unsupported here.
 Result<ContextRunResult> run_in_context(const ir::Model& model, const std::map<std::string, Tensor>& given,
                                         const ContextRunOptions& options,
                                         const KernelRegistry& registry = KernelRegistry::global());
 
-// Whether qonnx's sanitizing could change a value: some value of the main graph carries a
-// finn_datatype annotation other than FLOAT32.
+// Whether qonnx's sanitizing could apply: some value of the main graph carries an integer
+// finn_datatype annotation (INTk, UINTk, BINARY, BIPOLAR, TERNARY: the types qonnx sanitizes).
 bool has_datatype_annotations(const ir::Graph& graph);
+
+// qonnx's make_empty_exec_context: zeros of the declared type for every graph input, output and
+// value_info entry (a symbolic or unknown dim as 0, no shape as a scalar; entries no node uses
+// included), then the initializers.
+Result<std::map<std::string, Tensor>> empty_context(const ir::Graph& graph);
 
 }  // namespace qonnx::exec

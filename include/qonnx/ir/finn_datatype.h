@@ -38,9 +38,9 @@ struct FinnDataType {
   int exponent_bits = 0, mantissa_bits = 0;
   long exponent_bias = 0;
 
-  // qonnx's DataType.allowed(value) on a float32 element (numpy's array form: integers within
-  // np.isclose of their rounding). Floats allow everything; SCALEDINT, which qonnx leaves undefined,
-  // too.
+  // qonnx's DataType.allowed(value) on a float32 element: integers in range, BIPOLAR/TERNARY sets,
+  // FIXED on its grid, FLOAT<e,m,b> representable. Floats allow everything; SCALEDINT, which qonnx
+  // leaves undefined, too.
   bool allows(float value) const;
 };
 

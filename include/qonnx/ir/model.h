@@ -254,6 +254,8 @@ class Graph {
   std::vector<Value*> runtime_inputs() const;
   // Declared type of a value from inputs, outputs or value_info.
   std::optional<TypeInfo> type_of(const Value* value) const;
+  // The same by name, for a value_info entry no value of the graph has (stale declarations).
+  std::optional<TypeInfo> declared_type(const std::string& name) const;
   // The value's dims: an initializer's stored dims (its data is not read), else its declared shape
   // (-1 for a symbolic or unknown dim); nullopt when neither is known (or `value` is null).
   std::optional<Dims> dims_of(const Value* value) const;
