@@ -64,4 +64,33 @@ T eigen_sum_of(const T* p, int64_t n, int64_t offset) {
   return eigen_sum<T>(n, (P - offset % P) % P, [p](int64_t i) { return p[i]; });
 }
 
+// The sum of column values value(0) .. value(k-1) as MLAS's single-row SGEMM kernel (M = 1, AVX) forms
+// ones x B: rows in groups of four added in order, each group then added onto the running total
+// (which starts at 0); then a group of two, then a single row.
+template <typename Value>
+float mlas_m1_sum(int64_t k, Value&& value) {
+  float total = 0.0f;
+  int64_t i = 0;
+  for (; i + 4 <= k; i += 4) total = (((value(i) + value(i + 1)) + value(i + 2)) + value(i + 3)) + total;
+  if (k - i >= 2) {
+    total = (value(i) + value(i + 1)) + total;
+    i += 2;
+  }
+  if (i < k) total = value(i) + total;
+  return total;
+}
+
+// The sum of p[0] .. p[n-1] as MLAS's global pooling kernel forms it: four lanes (element i in lane
+// i % 4, starting from 0) over the whole groups of four, the lanes added as (l0 + l2) + (l1 + l3), then
+// the remaining elements in order.
+inline float mlas_lane4_sum(const float* p, int64_t n) {
+  float lane[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    for (int l = 0; l < 4; ++l) lane[l] += p[i + l];
+  float sum = (lane[0] + lane[2]) + (lane[1] + lane[3]);
+  for (; i < n; ++i) sum += p[i];
+  return sum;
+}
+
 }  // namespace qonnx::kernels::ort
