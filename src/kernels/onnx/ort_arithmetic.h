@@ -5,7 +5,9 @@
 // here depends on the machine.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 
 namespace qonnx::kernels::ort {
@@ -92,5 +94,48 @@ inline float mlas_lane4_sum(const float* p, int64_t n) {
   for (; i < n; ++i) sum += p[i];
   return sum;
 }
+
+inline float bits_to_float(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+inline uint32_t float_to_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+// exp(x) for x <= 0 as MLAS's softmax kernel computes it (the reduced-range exponential of its
+// sum-of-exponentials routine): x clamped below at -88.3762626647949, m = round(x / ln 2) by the
+// 1.5 * 2^23 trick, r = x - m ln 2 in two fused steps, a degree-6 polynomial in r by Horner's rule with
+// fused multiply-adds, times 2^m built in the exponent bits. Results below about 2^-126 become 0.
+inline float mlas_exp_nonpositive(float x) {
+  constexpr float kLowerRange = -88.3762626647949f;
+  constexpr float kRoundingBias = 12582912.0f;  // 1.5 * 2^23
+  constexpr float kLog2Reciprocal = 1.44269504088896341f;
+  constexpr float kLog2High = -6.93145752e-1f;
+  constexpr float kLog2Low = -1.42860677e-6f;
+  constexpr float kPoly[] = {0x1.694000p-10f, 0x1.125edcp-7f, 0x1.555b5ap-5f, 0x1.555450p-3f, 0x1.fffff6p-2f, 1.0f, 1.0f};
+  if (x < kLowerRange) x = kLowerRange;  // NaN stays NaN
+  const float biased = std::fma(x, kLog2Reciprocal, kRoundingBias);
+  const float m = biased - kRoundingBias;
+  float r = std::fma(m, kLog2High, x);
+  r = std::fma(m, kLog2Low, r);
+  float p = kPoly[0];
+  for (int i = 1; i < 7; ++i) p = std::fma(p, r, kPoly[i]);
+  const uint32_t scale = (float_to_bits(biased) << 23) + 0x3F800000u;
+  return p * bits_to_float(scale);
+}
+
+// Eight lane accumulators as one AVX register holds them (element j goes to lane j % 8, in order),
+// added pairwise at the end: ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)).
+struct Avx8Sum {
+  float lane[8] = {};
+  void add(int64_t j, float v) { lane[j & 7] += v; }
+  float total() const {
+    return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+  }
+};
 
 }  // namespace qonnx::kernels::ort
