@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -137,5 +138,75 @@ struct Avx8Sum {
     return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
   }
 };
+
+// v * p(v^2) / q(v^2) for x clamped to [-bound, bound] (NaN stays NaN), p and q by Horner's rule in fused
+// multiply-adds from their highest coefficient: the shape of MLAS's FMA3 logistic and tanh kernels.
+template <size_t P, size_t Q>
+float mlas_odd_rational(float x, float bound, const float (&p_coeffs)[P], const float (&q_coeffs)[Q]) {
+  float v = x < -bound ? -bound : x;
+  v = v > bound ? bound : v;
+  const float v2 = v * v;
+  float p = std::fma(v2, p_coeffs[0], p_coeffs[1]);
+  for (size_t i = 2; i < P; ++i) p = std::fma(v2, p, p_coeffs[i]);
+  float q = std::fma(v2, q_coeffs[0], q_coeffs[1]);
+  for (size_t i = 2; i < Q; ++i) q = std::fma(v2, q, q_coeffs[i]);
+  return (v * p) / q;
+}
+
+// The logistic function as MLAS's FMA3 kernel computes it (onnxruntime's float Sigmoid): on [-18, 18]
+// an odd degree-9 over even degree-10 rational function, plus 1/2, clamped below at 0. Absolute error
+// about 1e-7: the relative error grows for very negative x, where the result reaches 0 near x = -18.
+inline float mlas_logistic(float x) {
+  static constexpr float kP[] = {4.37031012579801e-11f, 1.15627324459942e-07f, 6.08574864600143e-05f, 8.51377133304701e-03f,
+                                 2.48287947061529e-01f};
+  static constexpr float kQ[] = {6.10247389755681e-13f, 5.76102136993427e-09f, 6.29106785017040e-06f, 1.70198817374094e-03f,
+                                 1.16817656904453e-01f, 9.93151921023180e-01f};
+  const float r = mlas_odd_rational(x, 18.0f, kP, kQ) + 0.5f;
+  return r < 0.0f ? 0.0f : r;
+}
+
+// tanh(x) as MLAS's FMA3 kernel computes it (onnxruntime's float Tanh): on [-9, 9] an odd degree-13 over
+// even degree-6 rational function (Eigen's coefficients).
+inline float mlas_tanh(float x) {
+  static constexpr float kP[] = {-2.76076847742355e-16f, 2.00018790482477e-13f, -8.60467152213735e-11f, 5.12229709037114e-08f,
+                                 1.48572235717979e-05f,  6.37261928875436e-04f, 4.89352455891786e-03f};
+  static constexpr float kQ[] = {1.19825839466702e-06f, 1.18534705686654e-04f, 2.26843463243900e-03f, 4.89352518554385e-03f};
+  return mlas_odd_rational(x, 9.0f, kP, kQ);
+}
+
+// erf(x) as MLAS's FMA3 kernel computes it (onnxruntime's float Erf and Gelu): on |x| (clamped to 3.925,
+// where erf is 1 in float) below 0.921875 an odd polynomial |x| + |x| p(x^2); from there on
+// 1 - exp(-(|x| + |x| q(|x|))) with the exponential by range reduction to [-ln2/2, ln2/2], a degree-6
+// polynomial and 2^m in the exponent bits; then the sign of x. All Horner steps are fused multiply-adds.
+inline float mlas_erf(float x) {
+  constexpr float kSmall[] = {-5.99104969e-4f, 4.99339588e-3f, -2.67667342e-2f, 1.12818025e-1f, -3.76124859e-1f, 1.28379151e-1f};
+  constexpr float kBig[] = {1.72948930e-5f, -3.83208680e-4f, 3.88393435e-3f, -2.42545605e-2f,
+                            1.06777847e-1f, 6.34846687e-1f,  1.28717512e-1f};
+  constexpr float kExp[] = {1.38319808e-3f, 8.37550033e-3f, 4.16689515e-2f, 1.66664466e-1f, 4.99999851e-1f, 1.0f, 1.0f};
+  constexpr float kRoundingBias = 12582912.0f;  // 1.5 * 2^23
+  const uint32_t sign = float_to_bits(x) & 0x80000000u;
+  float a = std::fabs(x);
+  a = a < 3.925f ? a : 3.925f;  // NaN becomes 3.925, as the kernel's min does
+  float r;
+  if (a < 0.921875f) {
+    const float a2 = a * a;
+    float p = kSmall[0];
+    for (int i = 1; i < 6; ++i) p = std::fma(p, a2, kSmall[i]);
+    r = std::fma(p, a, a);
+  } else {
+    float q = kBig[0];
+    for (int i = 1; i < 7; ++i) q = std::fma(q, a, kBig[i]);
+    float e = -std::fma(q, a, a);
+    e = e > -88.3762626647949f ? e : -88.3762626647949f;
+    const float m = std::fma(1.44269504088896341f, e, kRoundingBias) - kRoundingBias;
+    float f = std::fma(m, -6.93145752e-1f, e);
+    f = std::fma(m, -1.42860677e-6f, f);
+    float p = kExp[0];
+    for (int i = 1; i < 7; ++i) p = std::fma(p, f, kExp[i]);
+    const uint32_t scale = static_cast<uint32_t>(static_cast<int32_t>(m) + 127) << 23;
+    r = 1.0f - p * bits_to_float(scale);
+  }
+  return bits_to_float(float_to_bits(r) | sign);
+}
 
 }  // namespace qonnx::kernels::ort
