@@ -2,8 +2,8 @@
 // LayerNormalization (opset 17), GroupNormalization (18, 21), MeanVarianceNormalization and LRN.
 //
 // Arithmetic in the compute type (float32 for float16/bfloat16/float inputs, double for double).
-// BatchNormalization, InstanceNormalization, MeanVarianceNormalization and LRN use onnxruntime's
-// formulas (docs/ort-arithmetic.md). Elsewhere (LayerNormalization, GroupNormalization, training-mode
+// BatchNormalization, InstanceNormalization, LayerNormalization, MeanVarianceNormalization and LRN use
+// onnxruntime's formulas (docs/ort-arithmetic.md). Elsewhere (GroupNormalization, training-mode
 // BatchNormalization) means and variances over whole slices accumulate in double.
 #include <algorithm>
 #include <cmath>
@@ -330,9 +330,12 @@ Result<LayerNormAttrs> prepare_layer_norm(const ir::Node& node, int64_t) {
   return a;
 }
 
-// LayerNormalization(X, Scale[, B]) -> Y[, Mean, InvStdDev]: each row X[i0..i(axis-1), :] is
-// normalised as (x - mean) * (1 / sqrt(var + eps)), then Y = normalised * Scale + B with Scale and B
-// broadcasting into X. Mean and InvStdDev have shape X.shape[:axis] + [1] * (rank - axis).
+// LayerNormalization(X, Scale[, B]) -> Y[, Mean, InvStdDev]: for each row X[i0..i(axis-1), :], as
+// onnxruntime computes them, mean = sum(x) / n and stddev = sqrt(sum(x^2) / n - mean^2 + eps) in double,
+// Mean and InvStdDev = 1 / stddev rounded to the compute type; in float Y = fma((x - mean) * inv_std,
+// Scale, B) (onnxruntime's Y for a Scale of more than one dimension, docs/ort-arithmetic.md), in double
+// ((x - mean) / stddev) * Scale + B. Scale and B broadcast into X. Mean and InvStdDev have shape
+// X.shape[:axis] + [1] * (rank - axis).
 Status layer_normalization(exec::KernelContext& ctx, const LayerNormAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* scale, ctx.required(1, "Scale"));
@@ -370,18 +373,26 @@ Status layer_normalization(exec::KernelContext& ctx, const LayerNormAttrs& attrs
     const std::vector<C> b = bias ? values_as<C>(*bias) : std::vector<C>{};
     std::vector<C> normalized(xv.size()), mean(static_cast<size_t>(rows)), inv_std(static_cast<size_t>(rows));
     for (int64_t r = 0; r < rows && cols > 0; ++r) {
-      C var;
-      moments(xv.data() + r * cols, cols, 1, &mean[static_cast<size_t>(r)], &var);
-      inv_std[static_cast<size_t>(r)] = static_cast<C>(1) / std::sqrt(var + static_cast<C>(epsilon));
-      for (int64_t j = r * cols; j < (r + 1) * cols; ++j)
-        normalized[static_cast<size_t>(j)] =
-            (xv[static_cast<size_t>(j)] - mean[static_cast<size_t>(r)]) * inv_std[static_cast<size_t>(r)];
+      const C* row = xv.data() + r * cols;
+      double sum = 0, sum_sq = 0;
+      for (int64_t j = 0; j < cols; ++j) {
+        sum += static_cast<double>(row[j]);
+        sum_sq += static_cast<double>(row[j]) * static_cast<double>(row[j]);
+      }
+      const double m = sum / static_cast<double>(cols);
+      const double stddev = std::sqrt(sum_sq / static_cast<double>(cols) - m * m + static_cast<double>(epsilon));
+      mean[static_cast<size_t>(r)] = static_cast<C>(m);
+      inv_std[static_cast<size_t>(r)] = static_cast<C>(1.0 / stddev);
+      for (int64_t j = 0; j < cols; ++j)
+        normalized[static_cast<size_t>(r * cols + j)] =
+            std::is_same_v<C, double> ? static_cast<C>((row[j] - m) / stddev) : (row[j] - mean[static_cast<size_t>(r)]) * inv_std[static_cast<size_t>(r)];
     }
     std::vector<C> y(xv.size());
     const Dims& bias_dims = bias ? bias->dims() : scale->dims();
     exec::for_each_broadcast<2>(x->dims(), {&scale->dims(), &bias_dims}, [&](int64_t o, const auto& off) {
-      y[static_cast<size_t>(o)] = normalized[static_cast<size_t>(o)] * s[static_cast<size_t>(off[0])] +
-                                  (bias ? b[static_cast<size_t>(off[1])] : static_cast<C>(0));
+      const C v = normalized[static_cast<size_t>(o)], sc = s[static_cast<size_t>(off[0])];
+      const C bv = bias ? b[static_cast<size_t>(off[1])] : static_cast<C>(0);
+      y[static_cast<size_t>(o)] = std::is_same_v<C, double> ? v * sc + bv : std::fma(v, sc, bv);
     });
     ctx.set_output(0, to_tensor(y, x->dims(), x->dtype()));
     ctx.set_output(1, to_tensor(mean, stat_dims, DType::kFloat));
