@@ -251,12 +251,11 @@ function caseList(seed) {
   };
   for (const dims of [[2, 7], [3, 33], [2, 5, 100], [1, 3, 1031]])
     for (const axis of [-1, 1]) layerNorm('', dims, axis);
-  const GROUP_NORM = 'onnxruntime\'s kernel (or, at opset 18, the expanded function) was not reproduced';
   for (const [dims, groups] of [[[2, 4, 3, 5], 2], [[1, 6, 7, 7], 3], [[2, 8, 17], 4]]) {
     add('GroupNormalization', `opset18.${shapeName(dims)}`, { opset: 18, attrs: { num_groups: int(groups), epsilon: float(1e-5) },
-      inputs: [tensor(rng, 'x', dims, uniform(-3, 3)), tensor(rng, 'scale', [groups], uniform(-2, 2)), tensor(rng, 'bias', [groups], uniform(-2, 2))], expect: { abs: 2e-6, why: GROUP_NORM } });
+      inputs: [tensor(rng, 'x', dims, uniform(-3, 3)), tensor(rng, 'scale', [groups], uniform(-2, 2)), tensor(rng, 'bias', [groups], uniform(-2, 2))], expect: EXACT });
     add('GroupNormalization', `opset21.${shapeName(dims)}`, { opset: 21, attrs: { num_groups: int(groups), epsilon: float(1e-5) },
-      inputs: [tensor(rng, 'x', dims, uniform(-3, 3)), tensor(rng, 'scale', [dims[1]], uniform(-2, 2)), tensor(rng, 'bias', [dims[1]], uniform(-2, 2))], expect: { abs: 2e-6, why: GROUP_NORM } });
+      inputs: [tensor(rng, 'x', dims, uniform(-3, 3)), tensor(rng, 'scale', [dims[1]], uniform(-2, 2)), tensor(rng, 'bias', [dims[1]], uniform(-2, 2))], expect: EXACT });
   }
 
   // Reductions: the last axis, an inner axis, everything.
@@ -324,6 +323,15 @@ function caseList(seed) {
   layerNorm('', [3, 2, 3], 1);
   layerNorm('', [2, 3, 17], -2);
   layerNorm('nobias.', [2, 4, 9], 1, { withBias: false });
+  // BatchNormalization in training mode: the batch's statistics, and the running ones as outputs.
+  for (const dims of [[2, 3, 5, 7], [3, 4, 1, 1], [1, 2, 33, 1]]) {
+    const c = dims[1];
+    add('BatchNormalization', `training.${shapeName(dims)}`, {
+      opset: 15, attrs: { training_mode: int(1), epsilon: float(1e-3), momentum: float(0.8) },
+      inputs: [tensor(rng, 'x', dims, wide), tensor(rng, 'scale', [c], uniform(-2, 2)), tensor(rng, 'bias', [c], uniform(-2, 2)),
+        tensor(rng, 'mean', [c], uniform(-1, 1)), tensor(rng, 'var', [c], uniform(0, 3))],
+      outputs: [FLOAT, FLOAT, FLOAT], expect: EXACT });
+  }
   return cases;
 }
 

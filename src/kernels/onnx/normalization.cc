@@ -2,9 +2,7 @@
 // LayerNormalization (opset 17), GroupNormalization (18, 21), MeanVarianceNormalization and LRN.
 //
 // Arithmetic in the compute type (float32 for float16/bfloat16/float inputs, double for double).
-// BatchNormalization, InstanceNormalization, LayerNormalization, MeanVarianceNormalization and LRN use
-// onnxruntime's formulas (docs/ort-arithmetic.md). Elsewhere (GroupNormalization, training-mode
-// BatchNormalization) means and variances over whole slices accumulate in double.
+// The formulas are onnxruntime's (docs/ort-arithmetic.md says where its results are bit-identical).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -51,31 +49,36 @@ Status with_compute_type(DType d, F&& run) {
   return run(float{});
 }
 
-// Mean and population variance (two passes) of the `count` values at base + j * stride.
+// The batch's mean and population variance per channel (training mode) as onnxruntime forms them: the
+// Eigen sums of the channel's (n, c) planes added in order, divided by the count; then the same for the
+// squared deviations from that mean.
 template <typename C>
-void moments(const C* base, int64_t count, int64_t stride, C* mean, C* var) {
-  double sum = 0;
-  for (int64_t j = 0; j < count; ++j) sum += static_cast<double>(base[j * stride]);
-  const C m = static_cast<C>(sum / static_cast<double>(count));
-  double sq = 0;
-  for (int64_t j = 0; j < count; ++j) {
-    const C d = base[j * stride] - m;
-    sq += static_cast<double>(d * d);
+void batch_statistics(const C* xs, int64_t n, int64_t c, int64_t spatial, C* mean, C* var) {
+  const C count = static_cast<C>(n * spatial);
+  std::fill(mean, mean + c, C(0));
+  std::fill(var, var + c, C(0));
+  for (int64_t plane = 0; plane < n * c; ++plane) mean[plane % c] += ort::eigen_sum_of(xs + plane * spatial, spatial, plane * spatial);
+  for (int64_t ch = 0; ch < c; ++ch) mean[ch] /= count;
+  for (int64_t plane = 0; plane < n * c; ++plane) {
+    const C* xp = xs + plane * spatial;
+    const C m = mean[plane % c];
+    var[plane % c] += ort::eigen_sum<C>(spatial, 0, [xp, m](int64_t i) { return (xp[i] - m) * (xp[i] - m); });
   }
-  *mean = m;
-  *var = static_cast<C>(sq / static_cast<double>(count));
+  for (int64_t ch = 0; ch < c; ++ch) var[ch] /= count;
 }
 
 // y = x * a + b per channel (or per (channel, position) for spatial=0), with a = (1 / sqrt(var + eps)) *
-// scale and b = B - mean * a: onnxruntime's folded formula. Reads x and writes y directly.
+// scale (sqrt(1 / (var + eps)) * scale for the batch's own statistics) and b = B - mean * a:
+// onnxruntime's folded formula. Reads x and writes y directly.
 template <typename C>
 void apply_batch_norm(const C* xs, const C* scale, const C* bias, const C* mean, const C* var, C epsilon,
-                      int64_t n, int64_t c, int64_t spatial, bool per_position, C* ys) {
+                      int64_t n, int64_t c, int64_t spatial, bool per_position, bool batch_stats, C* ys) {
   const int64_t params = per_position ? c * spatial : c;
   std::vector<C> a(static_cast<size_t>(params)), b(static_cast<size_t>(params));
   for (int64_t p = 0; p < params; ++p) {
     const auto k = static_cast<size_t>(p);
-    a[k] = C(1) / std::sqrt(var[p] + epsilon) * scale[p];
+    const C inv_std = batch_stats ? std::sqrt(C(1) / (var[p] + epsilon)) : C(1) / std::sqrt(var[p] + epsilon);
+    a[k] = inv_std * scale[p];
     b[k] = bias[p] - mean[p] * a[k];
   }
   for (int64_t plane = 0; plane < n * c; ++plane) {
@@ -162,7 +165,7 @@ Status batch_normalization_kernel(exec::KernelContext& ctx, const BatchNormAttrs
   if (all_float && !training) {
     Tensor y = ctx.output_buffer(DType::kFloat, x->dims(), {0});  // element i is read, then written
     apply_batch_norm(x->data<float>(), params[1]->data<float>(), params[2]->data<float>(), params[3]->data<float>(),
-                     params[4]->data<float>(), epsilon, n, c, spatial, per_position, y.data<float>());
+                     params[4]->data<float>(), epsilon, n, c, spatial, per_position, false, y.data<float>());
     ctx.set_output(0, std::move(y));
     return Status::ok();
   }
@@ -171,24 +174,22 @@ Status batch_normalization_kernel(exec::KernelContext& ctx, const BatchNormAttrs
     const std::vector<C> xv = values_as<C>(*x), scale = values_as<C>(*params[1]), bias = values_as<C>(*params[2]);
     std::vector<C> mean = values_as<C>(*params[3]), var = values_as<C>(*params[4]);
     std::vector<C> running_mean, running_var;
+    const bool batch_stats = training && n * spatial > 0;
     if (training) {
       running_mean = mean;
       running_var = var;
-      for (int64_t ch = 0; ch < c; ++ch) {
-        // Gather the channel over the batch, then its moments.
-        std::vector<C> values(static_cast<size_t>(n * spatial));
-        for (int64_t b = 0; b < n; ++b)
-          std::copy_n(xv.begin() + (b * c + ch) * spatial, spatial, values.begin() + b * spatial);
-        if (values.empty()) continue;
-        moments(values.data(), n * spatial, 1, &mean[static_cast<size_t>(ch)], &var[static_cast<size_t>(ch)]);
-        const C mom = static_cast<C>(momentum), rest = static_cast<C>(1) - static_cast<C>(momentum);
-        running_mean[static_cast<size_t>(ch)] = running_mean[static_cast<size_t>(ch)] * mom + mean[static_cast<size_t>(ch)] * rest;
-        running_var[static_cast<size_t>(ch)] = running_var[static_cast<size_t>(ch)] * mom + var[static_cast<size_t>(ch)] * rest;
+    }
+    if (batch_stats) {
+      batch_statistics(xv.data(), n, c, spatial, mean.data(), var.data());
+      const C mom = static_cast<C>(momentum), rest = static_cast<C>(1) - static_cast<C>(momentum);
+      for (size_t ch = 0; ch < mean.size(); ++ch) {
+        running_mean[ch] = running_mean[ch] * mom + mean[ch] * rest;
+        running_var[ch] = running_var[ch] * mom + var[ch] * rest;
       }
     }
     std::vector<C> y(xv.size());
     apply_batch_norm(xv.data(), scale.data(), bias.data(), mean.data(), var.data(), static_cast<C>(epsilon), n, c, spatial,
-                     per_position, y.data());
+                     per_position, batch_stats, y.data());
     ctx.set_output(0, to_tensor(y, x->dims(), x->dtype()));
     if (training) {
       ctx.set_output(1, to_tensor(running_mean, params[3]->dims(), params[3]->dtype()));
@@ -251,9 +252,11 @@ Status instance_normalization(exec::KernelContext& ctx, const EpsilonAttrs& attr
   });
 }
 
-// GroupNormalization(X, scale, bias): per (n, group of C / num_groups channels),
-// scale * (x - mean) / sqrt(var + epsilon) + bias, with scale and bias per group (18..20) or per
-// channel (21: the first stage in float32, stash_type 1, the only value onnxruntime implements).
+// GroupNormalization(X, scale, bias): per (n, group of C / num_groups channels) of k elements, the op's
+// function body as onnxruntime runs it: mean = sum(x) / k, var = sum(x^2) / k - mean^2 (both sums in
+// Eigen's order), y = ((x - mean) / sqrt(var + epsilon)) * scale + bias, with scale and bias per group
+// (18..20) or per channel (21: the first stage in float32, stash_type 1, the only value onnxruntime
+// implements).
 struct GroupNormAttrs {
   int64_t groups;
   float epsilon;
@@ -301,13 +304,16 @@ Status group_normalization(exec::KernelContext& ctx, const GroupNormAttrs& a) {
     const int64_t block = per_group * spatial;
     for (int64_t blk = 0; blk < n * a.groups && block > 0; ++blk) {
       const int64_t group = blk % a.groups;
-      C mean, var;
-      moments(xv.data() + blk * block, block, 1, &mean, &var);
-      const C denom = std::sqrt(var + static_cast<C>(a.epsilon));
+      const C* xp = xv.data() + blk * block;
+      const C count = static_cast<C>(block);
+      const C mean = ort::eigen_sum_of(xp, block, blk * block) / count;
+      const C mean_sq =
+          ort::eigen_sum<C>(block, ort::eigen_aligned_from<C>(blk * block), [xp](int64_t i) { return xp[i] * xp[i]; }) / count;
+      const C denom = std::sqrt((mean_sq - mean * mean) + static_cast<C>(a.epsilon));
       for (int64_t j = 0; j < block; ++j) {
         const auto k = static_cast<size_t>(a.per_channel ? group * per_group + j / spatial : group);
         const auto i = static_cast<size_t>(blk * block + j);
-        y[i] = s[k] * ((xv[i] - mean) / denom) + b[k];
+        y[i] = ((xv[i] - mean) / denom) * s[k] + b[k];
       }
     }
     ctx.set_output(0, to_tensor(y, x->dims(), x->dtype()));

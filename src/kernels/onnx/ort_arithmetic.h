@@ -59,12 +59,18 @@ T eigen_sum(int64_t n, int64_t aligned_from, Value&& value) {
   return n > 0 ? eigen_reduce<T>(n, aligned_from, value) : T(0);
 }
 
-// eigen_sum over n values read from memory at p, whose first element has index `offset` in a buffer
-// that starts 16-byte aligned (onnxruntime's allocations and numpy's arrays do).
+// The first 16-byte-aligned element of memory whose first element has index `offset` in a buffer that
+// starts 16-byte aligned (onnxruntime's allocations and numpy's arrays do): eigen_reduce's aligned_from.
+template <typename T>
+int64_t eigen_aligned_from(int64_t offset) {
+  constexpr int64_t P = 16 / sizeof(T);
+  return (P - offset % P) % P;
+}
+
+// eigen_sum over n values read from memory at p, whose first element has index `offset`.
 template <typename T>
 T eigen_sum_of(const T* p, int64_t n, int64_t offset) {
-  constexpr int64_t P = 16 / sizeof(T);
-  return eigen_sum<T>(n, (P - offset % P) % P, [p](int64_t i) { return p[i]; });
+  return eigen_sum<T>(n, eigen_aligned_from<T>(offset), [p](int64_t i) { return p[i]; });
 }
 
 // The sum of column values value(0) .. value(k-1) as MLAS's single-row SGEMM kernel (M = 1, AVX) forms
