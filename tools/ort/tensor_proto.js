@@ -177,4 +177,5 @@ function encodeTensorProto({ name, dataType, dims, data }) {
   return Buffer.concat(parts);
 }
 
-module.exports = { TYPES, ORT_TO_ONNX, typeName, decodeTensorProto, encodeTensorProto, Reader };
+// varintBytes, keyBytes and lenDelimited are the protobuf writer tests/ort/arith_cases.js builds models with.
+module.exports = { TYPES, ORT_TO_ONNX, typeName, decodeTensorProto, encodeTensorProto, Reader, varintBytes, keyBytes, lenDelimited };

@@ -1,6 +1,7 @@
 // Activations (Relu LeakyRelu PRelu Elu Selu Celu Sigmoid HardSigmoid HardSwish Tanh Softplus
 // Softsign ThresholdedRelu Shrink Mish-18 Gelu-20), Clip, and Dropout in inference mode. Formulas follow the ONNX
-// reference: float attributes are applied in the input's compute type.
+// reference: float attributes are applied in the input's compute type. float Sigmoid, Tanh and Gelu compute
+// as onnxruntime does (docs/ort-arithmetic.md).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -10,6 +11,7 @@
 #include "kernels/common/attr_check.h"
 #include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
+#include "kernels/onnx/ort_arithmetic.h"
 
 namespace qonnx::kernels {
 namespace {
@@ -100,10 +102,12 @@ Status celu(exec::KernelContext& ctx, const Alpha& attrs) {
   });
 }
 
+// float: MLAS's logistic, as onnxruntime; double: 1 / (1 + exp(-x)).
 Status sigmoid(exec::KernelContext& ctx) {
   return unary_kernel<kFloats>(ctx, [](auto v) {
     using C = decltype(v);
-    return C(1) / (C(1) + std::exp(-v));
+    if constexpr (std::is_same_v<C, float>) return ort::mlas_logistic(v);
+    else return C(1) / (C(1) + std::exp(-v));
   });
 }
 
@@ -129,8 +133,12 @@ Status hard_swish(exec::KernelContext& ctx) {
   });
 }
 
+// float: MLAS's tanh, as onnxruntime; double: std::tanh.
 Status tanh(exec::KernelContext& ctx) {
-  return unary_kernel<kFloats>(ctx, [](auto v) { return std::tanh(v); });
+  return unary_kernel<kFloats>(ctx, [](auto v) {
+    if constexpr (std::is_same_v<decltype(v), float>) return ort::mlas_tanh(v);
+    else return std::tanh(v);
+  });
 }
 
 // log(1 + exp(x)), written so that large x does not overflow.
@@ -155,17 +163,27 @@ Result<GeluAttrs> gelu_attrs(const ir::Node& node, int64_t) {
   return GeluAttrs{approximate == "tanh"};
 }
 
-// Gelu (opset 20): x * Phi(x) with the normal CDF (approximate "none"), or its tanh approximation.
+// Gelu (opset 20): x * Phi(x) with the normal CDF (approximate "none"), or its tanh approximation, as
+// onnxruntime computes them: 0.5 * x * (1 + erf(x * (1 / sqrt 2))) and
+// 0.5 * x * (1 + tanh(x * (0.044715 * sqrt(2 / pi) * x * x + sqrt(2 / pi)))), with MLAS's erf and tanh in float.
 Status gelu(exec::KernelContext& ctx, const GeluAttrs& attrs) {
   if (attrs.tanh)
     return unary_kernel<kFloats>(ctx, [](auto v) {
       using C = decltype(v);
-      const C k = static_cast<C>(0.7978845608028654);  // sqrt(2 / pi)
-      return static_cast<C>(0.5) * v * (static_cast<C>(1) + std::tanh(k * (v + static_cast<C>(0.044715) * v * v * v)));
+      const C b = static_cast<C>(0.7978845608028654), c = static_cast<C>(0.035677408136300125);
+      const C u = v * (c * v * v + b);
+      C t;
+      if constexpr (std::is_same_v<C, float>) t = ort::mlas_tanh(u);
+      else t = std::tanh(u);
+      return static_cast<C>(0.5) * v * (t + static_cast<C>(1));
     });
   return unary_kernel<kFloats>(ctx, [](auto v) {
     using C = decltype(v);
-    return static_cast<C>(0.5) * v * (static_cast<C>(1) + std::erf(v * static_cast<C>(0.7071067811865476)));  // 1 / sqrt(2)
+    const C u = v * static_cast<C>(0.70710678118654752440);  // 1 / sqrt(2)
+    C e;
+    if constexpr (std::is_same_v<C, float>) e = ort::mlas_erf(u);
+    else e = std::erf(u);
+    return static_cast<C>(0.5) * v * (e + static_cast<C>(1));
   });
 }
 

@@ -157,7 +157,15 @@ Status pow(exec::KernelContext& ctx, const LegacyBroadcast& lb) {
   if (!dtype_is_float(xt) && !dtype_is_integer(xt)) return unsupported_type(ctx, 0, xt);
   if (!dtype_is_float(yt) && !dtype_is_integer(yt)) return unsupported_type(ctx, 1, yt);
   Tensor out(xt, dims);
-  if (xt == yt && dtype_is_float(xt)) {
+  // A single exponent of 2 or 3 on a float tensor is x * x or x * x * x in X's type, as onnxruntime has it.
+  const double single = dtype_is_float(xt) && y.numel() == 1 && x->numel() != 1 ? exec::element_as_double(y, 0) : 0.0;
+  if (single == 2.0 || single == 3.0) {
+    QONNX_RETURN_IF_ERROR(visit_types<kFloats>(ctx, 0, xt, [&](auto tag) {
+      using T = decltype(tag);
+      if (single == 2.0) apply_unary<T, T>(*x, out, [](T b) { return store<T>(load(b) * load(b)); });
+      else apply_unary<T, T>(*x, out, [](T b) { return store<T>(load(b) * load(b) * load(b)); });
+    }));
+  } else if (xt == yt && dtype_is_float(xt)) {
     QONNX_RETURN_IF_ERROR(visit_types<kFloats>(ctx, 0, xt, [&](auto tag) {
       using T = decltype(tag);
       apply_binary<T, T, T>(*x, y, out, [](T b, T e) { return store<T>(std::pow(load(b), load(e))); });
@@ -207,9 +215,9 @@ Status variadic(exec::KernelContext& ctx, Op op, bool mean = false) {
       });
     }
     if constexpr (is_float_storage_v<T>) {
-      if (mean) {
-        const auto n = static_cast<Compute<T>>(ctx.num_inputs());
-        for (int64_t k = 0; k < out.numel(); ++k) z[k] = store<T>(load(z[k]) / n);
+      if (mean) {  // times 1/n, as onnxruntime (the same as / n for 1, 2, 4, ... inputs)
+        const auto weight = Compute<T>(1) / static_cast<Compute<T>>(ctx.num_inputs());
+        for (int64_t k = 0; k < out.numel(); ++k) z[k] = store<T>(load(z[k]) * weight);
       }
     }
   }));

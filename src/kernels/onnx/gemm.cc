@@ -1,6 +1,7 @@
 // Gemm: Y = alpha * A' x B' + beta * C, with A' / B' optionally transposed and C broadcast
 // (unidirectionally) to the output. C is optional (required before opset 11; accepted missing anyway).
 // Before opset 7 C broadcasts only with the `broadcast` attribute set; from 7 whenever its shape allows.
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <type_traits>
@@ -27,6 +28,7 @@ std::vector<T> transposed(const T* src, int64_t rows, int64_t cols) {
 template <typename T>
 void run_gemm(const T* a, const T* b, const T* c, const Dims& c_dims, bool trans_a, bool trans_b, float alpha,
               float beta, int64_t m, int64_t k, int64_t n, T* y) {
+  if (beta == 0.0f) c = nullptr;  // as onnxruntime: C is not read, so an infinite C gives no NaN
   std::vector<T> at, bt;
   if (trans_a) {
     at = transposed(a, k, m);
@@ -48,11 +50,11 @@ void run_gemm(const T* a, const T* b, const T* c, const Dims& c_dims, bool trans
   auto c_at = [&](int64_t i, int64_t j) { return c[i * c_stride[0] + j * c_stride[1]]; };
   if constexpr (std::is_floating_point_v<T>) {
     if constexpr (!std::is_same_v<T, float>) gemm_accumulate<T, T>(m, n, k, a, k, b, n, y, n);
+    // As onnxruntime's MLAS kernels (AVX2/AVX-512): alpha * AB fused with the add of beta * C.
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j) {
-        T v = static_cast<T>(alpha) * y[i * n + j];
-        if (c) v += static_cast<T>(beta) * c_at(i, j);
-        y[i * n + j] = v;
+        const T ab = y[i * n + j];
+        y[i * n + j] = c ? std::fma(static_cast<T>(alpha), ab, static_cast<T>(beta) * c_at(i, j)) : static_cast<T>(alpha) * ab;
       }
   } else {
     // Integers accumulate with wrap-around; scaling by non-unit alpha/beta goes through double.

@@ -1,9 +1,8 @@
 // BatchNormalization (inference from opset 6, training mode from opset 14), InstanceNormalization,
 // LayerNormalization (opset 17), GroupNormalization (18, 21), MeanVarianceNormalization and LRN.
 //
-// Arithmetic follows the numpy references in the compute type (float32 for float16/bfloat16/float
-// inputs, double for double). Means and variances over whole slices accumulate in double: that is
-// the closest match to numpy's pairwise float32 sums, which a plain float32 running sum is not.
+// Arithmetic in the compute type (float32 for float16/bfloat16/float inputs, double for double).
+// The formulas are onnxruntime's (docs/ort-arithmetic.md says where its results are bit-identical).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -15,6 +14,7 @@
 #include "kernels/common/attr_check.h"
 #include "kernels/common/conv_util.h"
 #include "kernels/onnx/onnx_kernels.h"
+#include "kernels/onnx/ort_arithmetic.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/dtype_dispatch.h"
 
@@ -49,42 +49,47 @@ Status with_compute_type(DType d, F&& run) {
   return run(float{});
 }
 
-// Mean and population variance (two passes) of the `count` values at base + j * stride.
+// The batch's mean and population variance per channel (training mode) as onnxruntime forms them: the
+// Eigen sums of the channel's (n, c) planes added in order, divided by the count; then the same for the
+// squared deviations from that mean.
 template <typename C>
-void moments(const C* base, int64_t count, int64_t stride, C* mean, C* var) {
-  double sum = 0;
-  for (int64_t j = 0; j < count; ++j) sum += static_cast<double>(base[j * stride]);
-  const C m = static_cast<C>(sum / static_cast<double>(count));
-  double sq = 0;
-  for (int64_t j = 0; j < count; ++j) {
-    const C d = base[j * stride] - m;
-    sq += static_cast<double>(d * d);
+void batch_statistics(const C* xs, int64_t n, int64_t c, int64_t spatial, C* mean, C* var) {
+  const C count = static_cast<C>(n * spatial);
+  std::fill(mean, mean + c, C(0));
+  std::fill(var, var + c, C(0));
+  for (int64_t plane = 0; plane < n * c; ++plane) mean[plane % c] += ort::eigen_sum_of(xs + plane * spatial, spatial, plane * spatial);
+  for (int64_t ch = 0; ch < c; ++ch) mean[ch] /= count;
+  for (int64_t plane = 0; plane < n * c; ++plane) {
+    const C* xp = xs + plane * spatial;
+    const C m = mean[plane % c];
+    var[plane % c] += ort::eigen_sum<C>(spatial, 0, [xp, m](int64_t i) { return (xp[i] - m) * (xp[i] - m); });
   }
-  *mean = m;
-  *var = static_cast<C>(sq / static_cast<double>(count));
+  for (int64_t ch = 0; ch < c; ++ch) var[ch] /= count;
 }
 
-// Inference on float tensors: y = scale * (x - mean) / sqrt(var + eps) + B, the general formula with
-// sqrt(var + eps) taken once per channel (the same value), read from x and written to y directly.
-void batch_normalization_f32(const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& mean,
-                             const Tensor& var, float epsilon, bool per_position, Tensor* y) {
-  const int64_t n = x.dim(0), c = x.dim(1);
-  const int64_t spatial = n * c == 0 ? 0 : x.numel() / (n * c);
+// y = x * a + b per channel (or per (channel, position) for spatial=0), with a = (1 / sqrt(var + eps)) *
+// scale (sqrt(1 / (var + eps)) * scale for the batch's own statistics) and b = B - mean * a:
+// onnxruntime's folded formula. Reads x and writes y directly.
+template <typename C>
+void apply_batch_norm(const C* xs, const C* scale, const C* bias, const C* mean, const C* var, C epsilon,
+                      int64_t n, int64_t c, int64_t spatial, bool per_position, bool batch_stats, C* ys) {
   const int64_t params = per_position ? c * spatial : c;
-  std::vector<float> denom(static_cast<size_t>(params));
-  for (int64_t p = 0; p < params; ++p) denom[static_cast<size_t>(p)] = std::sqrt(var.data<float>()[p] + epsilon);
-  const float *xs = x.data<float>(), *sc = scale.data<float>(), *b = bias.data<float>(), *m = mean.data<float>();
-  float* ys = y->data<float>();
-  const float* d = denom.data();
+  std::vector<C> a(static_cast<size_t>(params)), b(static_cast<size_t>(params));
+  for (int64_t p = 0; p < params; ++p) {
+    const auto k = static_cast<size_t>(p);
+    const C inv_std = batch_stats ? std::sqrt(C(1) / (var[p] + epsilon)) : C(1) / std::sqrt(var[p] + epsilon);
+    a[k] = inv_std * scale[p];
+    b[k] = bias[p] - mean[p] * a[k];
+  }
   for (int64_t plane = 0; plane < n * c; ++plane) {
     const int64_t ch = plane % c, at = plane * spatial;
     if (per_position) {
-      const int64_t p = ch * spatial;
-      for (int64_t s = 0; s < spatial; ++s)
-        ys[at + s] = sc[p + s] * (xs[at + s] - m[p + s]) / d[p + s] + b[p + s];
+      const C* ap = a.data() + ch * spatial;
+      const C* bp = b.data() + ch * spatial;
+      for (int64_t s = 0; s < spatial; ++s) ys[at + s] = xs[at + s] * ap[s] + bp[s];
     } else {
-      const float sc_ch = sc[ch], m_ch = m[ch], d_ch = d[ch], b_ch = b[ch];
-      for (int64_t s = 0; s < spatial; ++s) ys[at + s] = sc_ch * (xs[at + s] - m_ch) / d_ch + b_ch;
+      const C a_ch = a[static_cast<size_t>(ch)], b_ch = b[static_cast<size_t>(ch)];
+      for (int64_t s = 0; s < spatial; ++s) ys[at + s] = xs[at + s] * a_ch + b_ch;
     }
   }
 }
@@ -159,7 +164,8 @@ Status batch_normalization_kernel(exec::KernelContext& ctx, const BatchNormAttrs
   for (const Tensor* t : params) all_float &= t->dtype() == DType::kFloat;
   if (all_float && !training) {
     Tensor y = ctx.output_buffer(DType::kFloat, x->dims(), {0});  // element i is read, then written
-    batch_normalization_f32(*params[0], *params[1], *params[2], *params[3], *params[4], epsilon, per_position, &y);
+    apply_batch_norm(x->data<float>(), params[1]->data<float>(), params[2]->data<float>(), params[3]->data<float>(),
+                     params[4]->data<float>(), epsilon, n, c, spatial, per_position, false, y.data<float>());
     ctx.set_output(0, std::move(y));
     return Status::ok();
   }
@@ -168,30 +174,22 @@ Status batch_normalization_kernel(exec::KernelContext& ctx, const BatchNormAttrs
     const std::vector<C> xv = values_as<C>(*x), scale = values_as<C>(*params[1]), bias = values_as<C>(*params[2]);
     std::vector<C> mean = values_as<C>(*params[3]), var = values_as<C>(*params[4]);
     std::vector<C> running_mean, running_var;
+    const bool batch_stats = training && n * spatial > 0;
     if (training) {
       running_mean = mean;
       running_var = var;
-      for (int64_t ch = 0; ch < c; ++ch) {
-        // Gather the channel over the batch, then its moments.
-        std::vector<C> values(static_cast<size_t>(n * spatial));
-        for (int64_t b = 0; b < n; ++b)
-          std::copy_n(xv.begin() + (b * c + ch) * spatial, spatial, values.begin() + b * spatial);
-        if (values.empty()) continue;
-        moments(values.data(), n * spatial, 1, &mean[static_cast<size_t>(ch)], &var[static_cast<size_t>(ch)]);
-        const C mom = static_cast<C>(momentum), rest = static_cast<C>(1) - static_cast<C>(momentum);
-        running_mean[static_cast<size_t>(ch)] = running_mean[static_cast<size_t>(ch)] * mom + mean[static_cast<size_t>(ch)] * rest;
-        running_var[static_cast<size_t>(ch)] = running_var[static_cast<size_t>(ch)] * mom + var[static_cast<size_t>(ch)] * rest;
+    }
+    if (batch_stats) {
+      batch_statistics(xv.data(), n, c, spatial, mean.data(), var.data());
+      const C mom = static_cast<C>(momentum), rest = static_cast<C>(1) - static_cast<C>(momentum);
+      for (size_t ch = 0; ch < mean.size(); ++ch) {
+        running_mean[ch] = running_mean[ch] * mom + mean[ch] * rest;
+        running_var[ch] = running_var[ch] * mom + var[ch] * rest;
       }
     }
     std::vector<C> y(xv.size());
-    const C eps = static_cast<C>(epsilon);
-    for (int64_t b = 0; b < n; ++b)
-      for (int64_t ch = 0; ch < c; ++ch)
-        for (int64_t s = 0; s < spatial; ++s) {
-          const size_t at = static_cast<size_t>((b * c + ch) * spatial + s);
-          const size_t p = static_cast<size_t>(per_position ? ch * spatial + s : ch);
-          y[at] = scale[p] * (xv[at] - mean[p]) / std::sqrt(var[p] + eps) + bias[p];
-        }
+    apply_batch_norm(xv.data(), scale.data(), bias.data(), mean.data(), var.data(), static_cast<C>(epsilon), n, c, spatial,
+                     per_position, batch_stats, y.data());
     ctx.set_output(0, to_tensor(y, x->dims(), x->dtype()));
     if (training) {
       ctx.set_output(1, to_tensor(running_mean, params[3]->dims(), params[3]->dtype()));
@@ -213,7 +211,9 @@ Result<EpsilonAttrs> prepare_instance_norm(const ir::Node& node, int64_t) {
   return a;
 }
 
-// InstanceNormalization(X, scale, B): per (n, c) plane, scale * (x - mean) / sqrt(var + eps) + B.
+// InstanceNormalization(X, scale, B): per (n, c) plane of W elements, onnxruntime's formula: mean and
+// the sum of squared deviations in Eigen's order (ort::eigen_sum), a = (1 / sqrt(sq / W + eps)) * scale,
+// b = B - mean * a, y = x * a + b.
 Status instance_normalization(exec::KernelContext& ctx, const EpsilonAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "input"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* scale, ctx.required(1, "scale"));
@@ -237,22 +237,26 @@ Status instance_normalization(exec::KernelContext& ctx, const EpsilonAttrs& attr
     const std::vector<C> xv = values_as<C>(*x), s = values_as<C>(*scale), b = values_as<C>(*bias);
     std::vector<C> y(xv.size());
     for (int64_t plane = 0; plane < n * c && spatial > 0; ++plane) {
-      const int64_t ch = plane % c;
-      C mean, var;
-      moments(xv.data() + plane * spatial, spatial, 1, &mean, &var);
-      const C denom = std::sqrt(var + static_cast<C>(epsilon));
-      for (int64_t i = plane * spatial; i < (plane + 1) * spatial; ++i)
-        y[static_cast<size_t>(i)] = s[static_cast<size_t>(ch)] * (xv[static_cast<size_t>(i)] - mean) / denom +
-                                    b[static_cast<size_t>(ch)];
+      const auto ch = static_cast<size_t>(plane % c);
+      const C* xp = xv.data() + plane * spatial;
+      const C count = static_cast<C>(spatial);
+      const C mean = ort::eigen_sum_of(xp, spatial, plane * spatial) / count;
+      const C squares = ort::eigen_sum<C>(spatial, 0, [xp, mean](int64_t i) { return (xp[i] - mean) * (xp[i] - mean); });
+      const C a = C(1) / std::sqrt(squares / count + static_cast<C>(epsilon)) * s[ch];
+      const C shift = b[ch] - mean * a;
+      C* yp = y.data() + plane * spatial;
+      for (int64_t i = 0; i < spatial; ++i) yp[i] = xp[i] * a + shift;
     }
     ctx.set_output(0, to_tensor(y, x->dims(), x->dtype()));
     return Status::ok();
   });
 }
 
-// GroupNormalization(X, scale, bias): per (n, group of C / num_groups channels),
-// scale * (x - mean) / sqrt(var + epsilon) + bias, with scale and bias per group (18..20) or per
-// channel (21: the first stage in float32, stash_type 1, the only value onnxruntime implements).
+// GroupNormalization(X, scale, bias): per (n, group of C / num_groups channels) of k elements, the op's
+// function body as onnxruntime runs it: mean = sum(x) / k, var = sum(x^2) / k - mean^2 (both sums in
+// Eigen's order), y = ((x - mean) / sqrt(var + epsilon)) * scale + bias, with scale and bias per group
+// (18..20) or per channel (21: the first stage in float32, stash_type 1, the only value onnxruntime
+// implements).
 struct GroupNormAttrs {
   int64_t groups;
   float epsilon;
@@ -300,13 +304,16 @@ Status group_normalization(exec::KernelContext& ctx, const GroupNormAttrs& a) {
     const int64_t block = per_group * spatial;
     for (int64_t blk = 0; blk < n * a.groups && block > 0; ++blk) {
       const int64_t group = blk % a.groups;
-      C mean, var;
-      moments(xv.data() + blk * block, block, 1, &mean, &var);
-      const C denom = std::sqrt(var + static_cast<C>(a.epsilon));
+      const C* xp = xv.data() + blk * block;
+      const C count = static_cast<C>(block);
+      const C mean = ort::eigen_sum_of(xp, block, blk * block) / count;
+      const C mean_sq =
+          ort::eigen_sum<C>(block, ort::eigen_aligned_from<C>(blk * block), [xp](int64_t i) { return xp[i] * xp[i]; }) / count;
+      const C denom = std::sqrt((mean_sq - mean * mean) + static_cast<C>(a.epsilon));
       for (int64_t j = 0; j < block; ++j) {
         const auto k = static_cast<size_t>(a.per_channel ? group * per_group + j / spatial : group);
         const auto i = static_cast<size_t>(blk * block + j);
-        y[i] = s[k] * ((xv[i] - mean) / denom) + b[k];
+        y[i] = ((xv[i] - mean) / denom) * s[k] + b[k];
       }
     }
     ctx.set_output(0, to_tensor(y, x->dims(), x->dtype()));
@@ -329,9 +336,12 @@ Result<LayerNormAttrs> prepare_layer_norm(const ir::Node& node, int64_t) {
   return a;
 }
 
-// LayerNormalization(X, Scale[, B]) -> Y[, Mean, InvStdDev]: each row X[i0..i(axis-1), :] is
-// normalised as (x - mean) * (1 / sqrt(var + eps)), then Y = normalised * Scale + B with Scale and B
-// broadcasting into X. Mean and InvStdDev have shape X.shape[:axis] + [1] * (rank - axis).
+// LayerNormalization(X, Scale[, B]) -> Y[, Mean, InvStdDev]: for each row X[i0..i(axis-1), :], as
+// onnxruntime computes them, mean = sum(x) / n and stddev = sqrt(sum(x^2) / n - mean^2 + eps) in double,
+// Mean and InvStdDev = 1 / stddev rounded to the compute type; in float Y = fma((x - mean) * inv_std,
+// Scale, B) (onnxruntime's Y for a Scale of more than one dimension, docs/ort-arithmetic.md), in double
+// ((x - mean) / stddev) * Scale + B. Scale and B broadcast into X. Mean and InvStdDev have shape
+// X.shape[:axis] + [1] * (rank - axis).
 Status layer_normalization(exec::KernelContext& ctx, const LayerNormAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* scale, ctx.required(1, "Scale"));
@@ -369,18 +379,26 @@ Status layer_normalization(exec::KernelContext& ctx, const LayerNormAttrs& attrs
     const std::vector<C> b = bias ? values_as<C>(*bias) : std::vector<C>{};
     std::vector<C> normalized(xv.size()), mean(static_cast<size_t>(rows)), inv_std(static_cast<size_t>(rows));
     for (int64_t r = 0; r < rows && cols > 0; ++r) {
-      C var;
-      moments(xv.data() + r * cols, cols, 1, &mean[static_cast<size_t>(r)], &var);
-      inv_std[static_cast<size_t>(r)] = static_cast<C>(1) / std::sqrt(var + static_cast<C>(epsilon));
-      for (int64_t j = r * cols; j < (r + 1) * cols; ++j)
-        normalized[static_cast<size_t>(j)] =
-            (xv[static_cast<size_t>(j)] - mean[static_cast<size_t>(r)]) * inv_std[static_cast<size_t>(r)];
+      const C* row = xv.data() + r * cols;
+      double sum = 0, sum_sq = 0;
+      for (int64_t j = 0; j < cols; ++j) {
+        sum += static_cast<double>(row[j]);
+        sum_sq += static_cast<double>(row[j]) * static_cast<double>(row[j]);
+      }
+      const double m = sum / static_cast<double>(cols);
+      const double stddev = std::sqrt(sum_sq / static_cast<double>(cols) - m * m + static_cast<double>(epsilon));
+      mean[static_cast<size_t>(r)] = static_cast<C>(m);
+      inv_std[static_cast<size_t>(r)] = static_cast<C>(1.0 / stddev);
+      for (int64_t j = 0; j < cols; ++j)
+        normalized[static_cast<size_t>(r * cols + j)] =
+            std::is_same_v<C, double> ? static_cast<C>((row[j] - m) / stddev) : (row[j] - mean[static_cast<size_t>(r)]) * inv_std[static_cast<size_t>(r)];
     }
     std::vector<C> y(xv.size());
     const Dims& bias_dims = bias ? bias->dims() : scale->dims();
     exec::for_each_broadcast<2>(x->dims(), {&scale->dims(), &bias_dims}, [&](int64_t o, const auto& off) {
-      y[static_cast<size_t>(o)] = normalized[static_cast<size_t>(o)] * s[static_cast<size_t>(off[0])] +
-                                  (bias ? b[static_cast<size_t>(off[1])] : static_cast<C>(0));
+      const C v = normalized[static_cast<size_t>(o)], sc = s[static_cast<size_t>(off[0])];
+      const C bv = bias ? b[static_cast<size_t>(off[1])] : static_cast<C>(0);
+      y[static_cast<size_t>(o)] = std::is_same_v<C, double> ? v * sc + bv : std::fma(v, sc, bv);
     });
     ctx.set_output(0, to_tensor(y, x->dims(), x->dtype()));
     ctx.set_output(1, to_tensor(mean, stat_dims, DType::kFloat));
@@ -389,8 +407,11 @@ Status layer_normalization(exec::KernelContext& ctx, const LayerNormAttrs& attrs
   });
 }
 
-// MeanVarianceNormalization: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9) over `axes`
-// (default 0, 2, 3), as the op's function body computes it. A variance that rounds below 0 counts as 0.
+// MeanVarianceNormalization over `axes` (default 0, 2, 3), as onnxruntime computes it: each group (the
+// elements sharing the other axes, in row-major order, laid out one group after the other) gets
+// d = x - mean, then y = d / sqrt(mean of d^2), both means summed in Eigen's order. The op's function
+// body, (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9), agrees within rounding; for a group whose d^2 sum
+// to 0 onnxruntime divides by 0, where this keeps the body's 1e-9 (a constant group gives 0, not NaN).
 struct AxesAttrs {
   std::vector<int64_t> axes;
 };
@@ -417,29 +438,34 @@ Status mean_variance_normalization(exec::KernelContext& ctx, const AxesAttrs& at
   return with_compute_type(x->dtype(), [&](auto tag) -> Status {
     using C = decltype(tag);
     const std::vector<C> xv = values_as<C>(*x);
-    std::vector<double> sum(static_cast<size_t>(groups), 0.0), sum_sq(static_cast<size_t>(groups), 0.0);
+    // The groups' elements one group after the other (where each lands: group * count + its rank).
+    std::vector<C> grouped(xv.size());
+    std::vector<int64_t> filled(static_cast<size_t>(groups), 0);
+    std::vector<size_t> slot(xv.size());
     exec::for_each_broadcast<1>(x->dims(), {&reduced}, [&](int64_t o, const auto& off) {
-      const C v = xv[static_cast<size_t>(o)];
-      sum[static_cast<size_t>(off[0])] += static_cast<double>(v);
-      sum_sq[static_cast<size_t>(off[0])] += static_cast<double>(v * v);
+      const auto at = static_cast<size_t>(off[0] * count + filled[static_cast<size_t>(off[0])]++);
+      grouped[at] = xv[static_cast<size_t>(o)];
+      slot[static_cast<size_t>(o)] = at;
     });
-    std::vector<C> mean(sum.size()), denom(sum.size());
-    for (size_t g = 0; g < sum.size(); ++g) {
-      mean[g] = static_cast<C>(sum[g] / static_cast<double>(count));
-      const C mean_sq = static_cast<C>(sum_sq[g] / static_cast<double>(count));
-      denom[g] = std::sqrt(std::max(static_cast<C>(0), mean_sq - mean[g] * mean[g])) + static_cast<C>(1e-9);
+    const C n = static_cast<C>(count);
+    for (int64_t g = 0; g < groups; ++g) {
+      C* d = grouped.data() + g * count;
+      const C mean = ort::eigen_sum_of(d, count, g * count) / n;
+      for (int64_t i = 0; i < count; ++i) d[i] -= mean;
+      const C sd = std::sqrt(ort::eigen_sum<C>(count, 0, [d](int64_t i) { return d[i] * d[i]; }) / n);
+      const C denom = sd == C(0) ? static_cast<C>(1e-9) : sd;
+      for (int64_t i = 0; i < count; ++i) d[i] /= denom;
     }
     std::vector<C> y(xv.size());
-    exec::for_each_broadcast<1>(x->dims(), {&reduced}, [&](int64_t o, const auto& off) {
-      const size_t g = static_cast<size_t>(off[0]);
-      y[static_cast<size_t>(o)] = (xv[static_cast<size_t>(o)] - mean[g]) / denom[g];
-    });
+    for (size_t o = 0; o < y.size(); ++o) y[o] = grouped[slot[o]];
     ctx.set_output(0, to_tensor(y, x->dims(), x->dtype()));
     return Status::ok();
   });
 }
 
-// LRN: y = x / (bias + alpha / size * sum of x^2 over channels [c - (size-1)/2, c + ceil((size-1)/2)])^beta.
+// LRN: y = x * (bias + alpha / size * sum of x^2 over channels [c - (size-1)/2, c + ceil((size-1)/2)])^-beta,
+// the window sum as onnxruntime keeps it: channel 0's from bias and its terms (alpha / size) * x^2 in
+// order, each next channel's from the previous one plus the entering term minus the leaving one.
 struct LrnAttrs {
   int64_t size;
   float alpha, beta, bias;
@@ -471,18 +497,23 @@ Status lrn(exec::KernelContext& ctx, const LrnAttrs& attrs) {
     using C = decltype(tag);
     const std::vector<C> xv = values_as<C>(*x);
     std::vector<C> y(xv.size());
-    const C scale = static_cast<C>(alpha) / static_cast<C>(size);
+    const C term_scale = static_cast<C>(alpha) / static_cast<C>(size);
+    // (alpha / size) * x^2 of channel k at position s; 0 outside the channels.
+    const auto term = [&](int64_t b, int64_t k, int64_t s) {
+      if (k < 0 || k >= c) return C(0);
+      const C v = xv[static_cast<size_t>((b * c + k) * spatial + s)];
+      return (v * v) * term_scale;
+    };
     for (int64_t b = 0; b < n; ++b)
-      for (int64_t ch = 0; ch < c; ++ch)
-        for (int64_t s = 0; s < spatial; ++s) {
-          C sq = 0;
-          for (int64_t k = std::max<int64_t>(0, ch - before); k <= std::min(c - 1, ch + after); ++k) {
-            const C v = xv[static_cast<size_t>((b * c + k) * spatial + s)];
-            sq += v * v;
-          }
+      for (int64_t s = 0; s < spatial; ++s) {
+        C window = static_cast<C>(bias);
+        for (int64_t k = -before; k <= after; ++k) window += term(b, k, s);
+        for (int64_t ch = 0; ch < c; ++ch) {
+          if (ch > 0) window = (window + term(b, ch + after, s)) + -term(b, ch - before - 1, s);
           const size_t at = static_cast<size_t>((b * c + ch) * spatial + s);
-          y[at] = xv[at] / std::pow(static_cast<C>(bias) + scale * sq, static_cast<C>(beta));
+          y[at] = xv[at] * std::pow(window, -static_cast<C>(beta));
         }
+      }
     ctx.set_output(0, to_tensor(y, x->dims(), x->dtype()));
     return Status::ok();
   });

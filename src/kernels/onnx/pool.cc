@@ -13,6 +13,7 @@
 #include "kernels/common/compute_type.h"
 #include "kernels/common/conv_util.h"
 #include "kernels/onnx/onnx_kernels.h"
+#include "kernels/onnx/ort_arithmetic.h"
 #include "qonnx/exec/dtype_dispatch.h"
 
 namespace qonnx::kernels {
@@ -312,8 +313,9 @@ Status lp_pool(exec::KernelContext& ctx, const PoolAttrs& attrs) {
   return Status::ok();
 }
 
-// Global pooling: one value per (N, C) plane, output shape (N, C, 1, ..., 1). The mean accumulates
-// in double, the closest match to numpy's pairwise float32 sum over a whole plane.
+// Global pooling: one value per (N, C) plane, output shape (N, C, 1, ..., 1). The mean is the plane's
+// sum divided by its size; float planes sum as onnxruntime's MLAS kernel does (ort::mlas_lane4_sum),
+// double planes in order.
 template <bool kMax>
 Status global_pool(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
@@ -342,10 +344,12 @@ Status global_pool(exec::KernelContext& ctx) {
           C best = load(plane[0]);
           for (int64_t i = 1; i < size; ++i) best = std::max(best, load(plane[i]));
           yv[p] = store<T>(best);
+        } else if constexpr (std::is_same_v<T, float>) {
+          yv[p] = ort::mlas_lane4_sum(plane, size) / static_cast<float>(size);
         } else {
-          double sum = 0;
-          for (int64_t i = 0; i < size; ++i) sum += static_cast<double>(load(plane[i]));
-          yv[p] = store<T>(static_cast<C>(sum / static_cast<double>(size)));
+          C sum = 0;
+          for (int64_t i = 0; i < size; ++i) sum += load(plane[i]);
+          yv[p] = store<T>(sum / static_cast<C>(size));
         }
       }
     }

@@ -1,8 +1,10 @@
 // Reductions (ReduceSum ... ReduceLogSumExp), ArgMax/ArgMin, CumSum and TopK.
-// Floats accumulate in their compute type (float32 for float32 and 16-bit floats, as numpy does);
-// integers accumulate exactly with wrap-around and are converted back.
+// Floats accumulate in their compute type (float32 for float32 and 16-bit floats, as numpy does),
+// float32 in onnxruntime's order (docs/ort-arithmetic.md); integers accumulate exactly with
+// wrap-around and are converted back.
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -15,6 +17,7 @@
 #include "kernels/common/compute_type.h"
 #include "kernels/common/element_copy.h"
 #include "kernels/onnx/onnx_kernels.h"
+#include "kernels/onnx/ort_arithmetic.h"
 
 namespace qonnx::kernels {
 namespace {
@@ -100,6 +103,7 @@ bool is_nan(V v) {
 }
 
 struct ReducePlan {
+  std::vector<bool> reduced;  // per input axis
   Dims keep_dims;  // input dims with reduced axes set to 1
   Dims out_dims;   // keep_dims, or without the reduced axes
   int64_t count = 1;  // elements per output
@@ -129,6 +133,8 @@ Result<ReducePlan> plan_reduce(const exec::KernelContext& ctx, const Tensor& x, 
     return ctx.error(Code::kInvalidModel, "axes {} are out of range or repeated for rank {}", dims_to_string(axes), rank);
   const bool keepdims = attrs.keepdims;
   plan.keep_dims = x.dims();
+  plan.reduced.assign(x.rank(), false);
+  for (int64_t a : axes) plan.reduced[static_cast<size_t>(a)] = true;
   for (int64_t a : axes) {
     plan.count *= x.dim(static_cast<size_t>(a));
     plan.keep_dims[static_cast<size_t>(a)] = 1;
@@ -138,6 +144,111 @@ Result<ReducePlan> plan_reduce(const exec::KernelContext& ctx, const Tensor& x, 
     if (keepdims || !reduced) plan.out_dims.push_back(plan.keep_dims[a]);
   }
   return plan;
+}
+
+// A float reduction as onnxruntime's CPU provider computes it; false where that is the in-order
+// accumulation of reduce_typed (or a maximum/minimum, exact in any order). Neighbouring axes both
+// reduced or both kept merge first, giving a pattern of kept (K) and reduced (R) blocks. Reducing
+// everything combines all elements in Eigen's order (LogSumExp: the maximum first, then the
+// exponentials added in order). Sum and Mean take onnxruntime's fast paths: KR sums each row in Eigen's
+// order, RK adds the rows in order, KRK adds each block's rows as MLAS's single-row GEMM does, RKR adds
+// the Eigen sums of the contiguous runs in order. LogSumExp elsewhere takes its maximum over the finite
+// elements (starting from the first element, or 0 if that is infinite) and skips -inf.
+template <Reduce K>
+bool reduce_float_like_ort(const Tensor& x, const ReducePlan& plan, Tensor& out) {
+  if constexpr (K == Reduce::kMax || K == Reduce::kMin) {
+    return false;
+  } else {
+    const float* in = x.data<float>();
+    float* o = out.data<float>();
+    if (plan.count == 0) return false;
+    Dims blocks;
+    bool first_reduced = false;
+    for (size_t a = 0; a < x.rank(); ++a) {
+      if (a > 0 && plan.reduced[a] == plan.reduced[a - 1]) blocks.back() *= x.dim(a);
+      else blocks.push_back(x.dim(a));
+      if (a == 0) first_reduced = plan.reduced[a];
+    }
+    const float count = static_cast<float>(plan.count);
+    const auto finish = [count](float sum) { return K == Reduce::kMean ? sum / count : sum; };
+    if (blocks.size() <= 1) {  // everything
+      const int64_t n = x.numel();
+      const auto at = [in](int64_t i) { return in[i]; };
+      if constexpr (K == Reduce::kSum || K == Reduce::kMean || K == Reduce::kLogSum) {
+        const float sum = ort::eigen_sum<float>(n, 0, at);
+        o[0] = K == Reduce::kLogSum ? std::log(sum) : finish(sum);
+      } else if constexpr (K == Reduce::kSumSquare || K == Reduce::kL2) {
+        const float sum = ort::eigen_sum<float>(n, 0, [in](int64_t i) { return in[i] * in[i]; });
+        o[0] = K == Reduce::kL2 ? std::sqrt(sum) : sum;
+      } else if constexpr (K == Reduce::kL1) {
+        o[0] = ort::eigen_sum<float>(n, 0, [in](int64_t i) { return std::fabs(in[i]); });
+      } else if constexpr (K == Reduce::kProd) {
+        o[0] = ort::eigen_reduce<float>(n, 0, at, std::multiplies<float>());
+      } else {
+        float m = in[0];
+        for (int64_t i = 1; i < n; ++i) m = in[i] > m ? in[i] : m;
+        float sum = 0.0f;
+        for (int64_t i = 0; i < n; ++i)
+          if (in[i] != -std::numeric_limits<float>::infinity()) sum += std::exp(in[i] - m);
+        o[0] = std::isinf(m) ? m : std::log(sum) + m;
+      }
+      return true;
+    }
+    if constexpr (K == Reduce::kLogSumExp) {
+      const size_t n_out = static_cast<size_t>(out.numel());
+      std::vector<float> m(n_out), sum(n_out, 0.0f);
+      std::vector<bool> seen(n_out, false);
+      const auto walk = [&](auto&& f) {
+        exec::for_each_broadcast<1>(x.dims(), {&plan.keep_dims}, [&](int64_t i, const auto& off) { f(in[i], static_cast<size_t>(off[0])); });
+      };
+      walk([&](float v, size_t j) {
+        if (!seen[j]) {
+          m[j] = std::isinf(v) ? 0.0f : v;
+          seen[j] = true;
+        } else if (!std::isinf(v) && !std::isnan(v) && !(v < m[j])) {
+          m[j] = v;
+        }
+      });
+      walk([&](float v, size_t j) {
+        if (v != -std::numeric_limits<float>::infinity()) sum[j] += std::exp(v - m[j]);
+      });
+      for (size_t j = 0; j < n_out; ++j) o[j] = std::isinf(m[j]) ? m[j] : std::log(sum[j]) + m[j];
+      return true;
+    } else if constexpr (K == Reduce::kSum || K == Reduce::kMean) {
+      if (blocks.size() == 2 && !first_reduced) {  // KR
+        const int64_t rows = blocks[0], cols = blocks[1];
+        for (int64_t r = 0; r < rows; ++r) o[r] = finish(ort::eigen_sum_of(in + r * cols, cols, r * cols));
+      } else if (blocks.size() == 2) {  // RK
+        const int64_t rows = blocks[0], cols = blocks[1];
+        std::copy_n(in, cols, o);
+        for (int64_t r = 1; r < rows; ++r)
+          for (int64_t j = 0; j < cols; ++j) o[j] += in[r * cols + j];
+        for (int64_t j = 0; j < cols; ++j) o[j] = finish(o[j]);
+      } else if (blocks.size() == 3 && !first_reduced) {  // KRK
+        const int64_t outer = blocks[0], rows = blocks[1], cols = blocks[2];
+        for (int64_t d = 0; d < outer; ++d)
+          for (int64_t j = 0; j < cols; ++j) {
+            const float* column = in + d * rows * cols + j;
+            o[d * cols + j] = finish(ort::mlas_m1_sum(rows, [column, cols](int64_t r) { return column[r * cols]; }));
+          }
+      } else if (blocks.size() == 3) {  // RKR
+        const int64_t outer = blocks[0], middle = blocks[1], run = blocks[2];
+        for (int64_t d = 0; d < middle; ++d) {
+          float sum = 0.0f;
+          for (int64_t i = 0; i < outer; ++i) {
+            const int64_t at = (i * middle + d) * run;
+            sum += ort::eigen_sum_of(in + at, run, at);
+          }
+          o[d] = finish(sum);
+        }
+      } else {
+        return false;
+      }
+      return true;
+    } else {
+      return false;
+    }
+  }
 }
 
 template <Reduce K, typename T>
@@ -218,6 +329,10 @@ Status reduce(exec::KernelContext& ctx, const ReduceAttrs& attrs) {
   Tensor out(x->dtype(), plan.out_dims);
   if constexpr (K == Reduce::kMax || K == Reduce::kMin)
     if (bools) reduce_bools<K>(*x, plan, out);
+  if (x->dtype() == DType::kFloat && reduce_float_like_ort<K>(*x, plan, out)) {
+    ctx.set_output(0, std::move(out));
+    return Status::ok();
+  }
   exec::visit_dtype(x->dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (kNumeric<T>) reduce_typed<K, T>(*x, plan, out);

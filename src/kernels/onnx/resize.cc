@@ -2,7 +2,10 @@
 // Each axis is resampled independently: an output coordinate maps to a source coordinate by the
 // coordinate_transformation_mode, then to a few weighted source taps (1 for nearest, 2 for linear,
 // 4 for cubic). Nearest only moves elements (every dtype); linear and cubic compute in double and
-// convert back, applying the axes one after the other.
+// convert back, applying the axes one after the other, except where onnxruntime's 2-D float kernels
+// apply (ort_2d_resize_applies): there qonnx-cc computes what they compute (docs/ort-arithmetic.md).
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <optional>
 #include <type_traits>
@@ -190,6 +193,123 @@ Status interpolate(const exec::KernelContext& ctx, const Tensor& x, const std::v
   return st;
 }
 
+// onnxruntime's source coordinate of output coordinate i, in float (the coordinate modes its 2-D linear
+// and cubic kernels share with qonnx-cc's reference formulas; align_corners and tf_crop_and_resize are
+// left to those).
+float ort_source_coordinate(const std::string& coord, int64_t i, float scale, int64_t out_len) {
+  const float x = static_cast<float>(i);
+  if (coord == "asymmetric") return x / scale;
+  if (coord == "pytorch_half_pixel" && out_len <= 1) return 0.0f;
+  return (x + 0.5f) / scale - 0.5f;  // half_pixel, pytorch_half_pixel
+}
+
+// Whether onnxruntime's 2-D float kernels apply: linear or cubic (without exclude_outside) on a float
+// tensor of rank 2, or of rank 4 with the first two axes unchanged, in a coordinate mode above.
+bool ort_2d_resize_applies(const Tensor& x, const std::vector<double>& scales, const Dims& out_dims, const ResizeParams& p) {
+  const size_t rank = x.rank();
+  if (x.dtype() != DType::kFloat || (rank != 2 && rank != 4) || !(p.mode == "linear" || (p.mode == "cubic" && !p.exclude_outside)) ||
+      (p.coord != "half_pixel" && p.coord != "asymmetric" && p.coord != "pytorch_half_pixel"))
+    return false;
+  for (size_t a = 0; a + 2 < rank; ++a)
+    if (scales[a] != 1.0 || out_dims[a] != x.dim(a)) return false;
+  return true;
+}
+
+// One axis of onnxruntime's bilinear kernel: the source coordinate clamped to [0, in_len - 1], its
+// neighbours lo and hi and the distances to them (0.5 each where both are the last element).
+struct BilinearAxis {
+  std::vector<int64_t> lo, hi;
+  std::vector<float> to_lo, to_hi;
+};
+
+BilinearAxis bilinear_axis(const std::string& coord, int64_t in_len, int64_t out_len, float scale) {
+  BilinearAxis a;
+  for (int64_t i = 0; i < out_len; ++i) {
+    const float v = std::max(0.0f, std::min(ort_source_coordinate(coord, i, scale, out_len), static_cast<float>(in_len - 1)));
+    const int64_t lo = std::min(static_cast<int64_t>(v), in_len - 1), hi = std::min(lo + 1, in_len - 1);
+    a.lo.push_back(lo);
+    a.hi.push_back(hi);
+    a.to_lo.push_back(lo == hi ? 0.5f : std::fabs(v - static_cast<float>(lo)));
+    a.to_hi.push_back(lo == hi ? 0.5f : std::fabs(v - static_cast<float>(hi)));
+  }
+  return a;
+}
+
+// One axis of onnxruntime's bicubic kernel: the first of the four source positions (floor - 1; reads
+// clamp to the edges) and the four weights of the fractional part s, in float:
+// ((a(s+1) - 5a)(s+1) + 8a)(s+1) - 4a, ((a+2)s - (a+3))s·s + 1, the same at 1-s, and the first at 1-s.
+struct BicubicAxis {
+  std::vector<int64_t> first;
+  std::vector<std::array<float, 4>> weights;
+};
+
+BicubicAxis bicubic_axis(const std::string& coord, int64_t out_len, float scale, float a) {
+  BicubicAxis axis;
+  for (int64_t i = 0; i < out_len; ++i) {
+    const float v = scale == 1.0f ? static_cast<float>(i) : ort_source_coordinate(coord, i, scale, out_len);
+    const float base = std::floor(v);
+    const float s = std::fabs(v - base), s1 = s + 1, r = 1 - s, r1 = 2 - s;
+    axis.first.push_back(static_cast<int64_t>(base) - 1);
+    axis.weights.push_back({((a * s1 - 5 * a) * s1 + 8 * a) * s1 - 4 * a, ((a + 2) * s - (a + 3)) * s * s + 1,
+                            ((a + 2) * r - (a + 3)) * r * r + 1, ((a * r1 - 5 * a) * r1 + 8 * a) * r1 - 4 * a});
+  }
+  return axis;
+}
+
+// Linear or cubic resize of the two innermost axes of a float tensor as onnxruntime's kernels compute it
+// (ort_2d_resize_applies). Linear, with a = the distance to the upper neighbour (the lower one's weight)
+// and b = to the lower one along each axis: (((a_x a_y) X[y_lo][x_lo] + (b_x a_y) X[y_lo][x_hi]) +
+// (a_x b_y) X[y_hi][x_lo]) + (b_x b_y) X[y_hi][x_hi]. Cubic: each of the four rows interpolated along x
+// (its weights times the values, added in order from 0), then those four along y the same way.
+void resize_2d_like_ort(const Tensor& x, const std::vector<double>& scales, const Dims& out_dims, const ResizeParams& p,
+                        Tensor& out) {
+  const size_t rank = x.rank();
+  const int64_t in_h = x.dim(rank - 2), in_w = x.dim(rank - 1), out_h = out_dims[rank - 2], out_w = out_dims[rank - 1];
+  const float scale_h = static_cast<float>(scales[rank - 2]), scale_w = static_cast<float>(scales[rank - 1]);
+  const int64_t planes = x.numel() / (in_h * in_w);
+  const float* in = x.data<float>();
+  float* o = out.data<float>();
+  if (p.mode == "linear") {
+    const BilinearAxis rows = bilinear_axis(p.coord, in_h, out_h, scale_h), cols = bilinear_axis(p.coord, in_w, out_w, scale_w);
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const float* src = in + plane * in_h * in_w;
+      for (int64_t r = 0; r < out_h; ++r) {
+        const auto i = static_cast<size_t>(r);
+        const float* lo_row = src + rows.lo[i] * in_w;
+        const float* hi_row = src + rows.hi[i] * in_w;
+        const float a_y = rows.to_hi[i], b_y = rows.to_lo[i];
+        for (int64_t c = 0; c < out_w; ++c) {
+          const auto k = static_cast<size_t>(c);
+          const float a_x = cols.to_hi[k], b_x = cols.to_lo[k];
+          *o++ = (((a_x * a_y) * lo_row[cols.lo[k]] + (b_x * a_y) * lo_row[cols.hi[k]]) + (a_x * b_y) * hi_row[cols.lo[k]]) +
+                 (b_x * b_y) * hi_row[cols.hi[k]];
+        }
+      }
+    }
+    return;
+  }
+  const float a = static_cast<float>(p.cubic_a);
+  const BicubicAxis rows = bicubic_axis(p.coord, out_h, scale_h, a), cols = bicubic_axis(p.coord, out_w, scale_w, a);
+  const auto clamped = [](int64_t v, int64_t len) { return std::max<int64_t>(0, std::min(v, len - 1)); };
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const float* src = in + plane * in_h * in_w;
+    for (int64_t r = 0; r < out_h; ++r) {
+      const auto i = static_cast<size_t>(r);
+      for (int64_t c = 0; c < out_w; ++c) {
+        const auto k = static_cast<size_t>(c);
+        float result = 0.0f;
+        for (int64_t dy = 0; dy < 4; ++dy) {
+          const float* row = src + clamped(rows.first[i] + dy, in_h) * in_w;
+          float along_x = 0.0f;
+          for (int64_t dx = 0; dx < 4; ++dx) along_x += cols.weights[k][static_cast<size_t>(dx)] * row[clamped(cols.first[k] + dx, in_w)];
+          result += along_x * rows.weights[i][static_cast<size_t>(dy)];
+        }
+        *o++ = result;
+      }
+    }
+  }
+}
+
 // Resizes x given per-axis scales and output dims (roi as [starts..., ends...] or empty); the
 // modes in `p` were checked at plan time.
 Status run_resize(exec::KernelContext& ctx, const Tensor& x, const std::vector<double>& scales, const Dims& out_dims,
@@ -222,6 +342,8 @@ Status run_resize(exec::KernelContext& ctx, const Tensor& x, const std::vector<d
       fill = Tensor(DType::kString, {});
     }
     copy_by_axis_tables(x, out, tables, &fill);
+  } else if (ort_2d_resize_applies(x, scales, out_dims, p)) {
+    resize_2d_like_ort(x, scales, out_dims, p, out);
   } else {
     QONNX_RETURN_IF_ERROR(interpolate(ctx, x, maps, out_dims, p, out));
   }

@@ -1,12 +1,16 @@
 // Softmax, LogSoftmax and Hardmax. Before opset 13 the input is coerced to 2-D at `axis` (default 1)
 // and the op runs over the whole trailing block; from 13 it runs over the single axis (default -1).
+// float rows compute as onnxruntime does (docs/ort-arithmetic.md).
 #include <cmath>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/common/attr_check.h"
 #include "kernels/common/axis.h"
 #include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
+#include "kernels/onnx/ort_arithmetic.h"
 
 namespace qonnx::kernels {
 namespace {
@@ -14,6 +18,9 @@ namespace {
 enum class Kind { kSoftmax, kLogSoftmax, kHardmax };
 
 // Writes the op's result for the n values in v (numerically stable: the maximum is subtracted first).
+// float rows (also float16/bfloat16, computed in float) follow onnxruntime's MLAS kernel: the maximum
+// starts from the lowest float, e_j = exp(x_j - max) by MLAS's exponential, summed in eight lanes;
+// Softmax is e_j * (1 / sum), LogSoftmax (x_j - max) - log(sum). double rows divide by the sum of std::exp.
 template <Kind K, typename C>
 void normalize_row(std::vector<C>& v) {
   const size_t n = v.size();
@@ -22,6 +29,19 @@ void normalize_row(std::vector<C>& v) {
     for (size_t j = 1; j < n && !std::isnan(v[best]); ++j)
       if (v[j] > v[best] || std::isnan(v[j])) best = j;
     for (size_t j = 0; j < n; ++j) v[j] = j == best ? C(1) : C(0);
+  } else if constexpr (std::is_same_v<C, float>) {
+    float m = std::numeric_limits<float>::lowest();
+    for (size_t j = 0; j < n; ++j) m = v[j] > m ? v[j] : m;
+    ort::Avx8Sum sum;
+    if constexpr (K == Kind::kSoftmax) {
+      for (size_t j = 0; j < n; ++j) sum.add(static_cast<int64_t>(j), v[j] = ort::mlas_exp_nonpositive(v[j] - m));
+      const float scale = 1.0f / sum.total();
+      for (size_t j = 0; j < n; ++j) v[j] *= scale;
+    } else {
+      for (size_t j = 0; j < n; ++j) sum.add(static_cast<int64_t>(j), ort::mlas_exp_nonpositive(v[j] -= m));
+      const float log_sum = std::log(sum.total());
+      for (size_t j = 0; j < n; ++j) v[j] -= log_sum;
+    }
   } else {
     C m = v[0];
     for (size_t j = 1; j < n; ++j) m = v[j] > m ? v[j] : m;

@@ -5,6 +5,7 @@
 
 #include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
+#include "kernels/onnx/ort_arithmetic.h"
 
 namespace qonnx::kernels {
 namespace {
@@ -44,6 +45,13 @@ C round_ties_even(C v) {
   return r;
 }
 
+// float: MLAS's erf, as onnxruntime; double: std::erf.
+template <typename C>
+C erf_like_ort(C v) {
+  if constexpr (std::is_same_v<C, float>) return ort::mlas_erf(v);
+  else return std::erf(v);
+}
+
 QONNX_UNARY(neg, kFloats | kSignedInts, negate(v))
 QONNX_UNARY(abs, kNumeric, absolute(v))
 QONNX_UNARY(sign_kernel, kNumeric, sign(v))
@@ -51,7 +59,7 @@ QONNX_UNARY(sqrt, kFloats, std::sqrt(v))
 QONNX_UNARY(reciprocal, kFloats, decltype(v)(1) / v)
 QONNX_UNARY(exp, kFloats, std::exp(v))
 QONNX_UNARY(log, kFloats, std::log(v))
-QONNX_UNARY(erf, kFloats, std::erf(v))
+QONNX_UNARY(erf, kFloats, erf_like_ort(v))
 QONNX_UNARY(floor, kFloats, std::floor(v))
 QONNX_UNARY(ceil, kFloats, std::ceil(v))
 QONNX_UNARY(round, kFloats, round_ties_even(v))
