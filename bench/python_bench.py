@@ -11,7 +11,6 @@ Usage: python3 bench/python_bench.py BUILD_DIR MODELS_DIR OUT_DIR
 
 from __future__ import annotations
 
-import os
 import pathlib
 import re
 import statistics

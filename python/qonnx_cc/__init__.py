@@ -42,7 +42,7 @@ def threads() -> int:
 
 
 __all__ = [
-    "CannotRead", "CannotWrite", "Error", "Failed", "InvalidModel", "NumericMismatch", "Unsupported", "UsageError",
+    "compat", "ort", "CannotRead", "CannotWrite", "Error", "Failed", "InvalidModel", "NumericMismatch", "Unsupported", "UsageError",
     "ModelLike", "channels_last", "check", "cleanup", "convert", "cost", "info", "run_dataset", "trans_quant_param",
     "execute_onnx", "ExecutionMode", "GraphOptimizationLevel", "InferenceSession", "NodeArg", "RunOptions",
     "SessionOptions", "get_available_providers", "get_device", "set_threads", "threads", "__version__",

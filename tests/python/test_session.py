@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pathlib
 import sys
-import tempfile
 
 import numpy as np
 import onnx
