@@ -146,7 +146,8 @@ class InferenceSession:
         self._model = load(path_or_bytes)
         self._session = _core.Session(self._model)
         self._inputs = [NodeArg(*d) for d in self._session.inputs()]
-        self._outputs = [NodeArg(*d) for d in self._session.outputs()]
+        # Output shapes may need shape inference (onnxruntime reports inferred dims): done on first request.
+        self._outputs: Optional[List[NodeArg]] = None
         # `providers` and `provider_options` are accepted as onnxruntime does: every op runs on qonnx-cc's
         # CPU kernels whatever they name.
         self._providers = [_PROVIDER]
@@ -166,6 +167,8 @@ class InferenceSession:
 
     def get_outputs(self) -> List[NodeArg]:
         """The graph outputs."""
+        if self._outputs is None:
+            self._outputs = [NodeArg(*d) for d in self._session.outputs()]
         return list(self._outputs)
 
     def get_overridable_initializers(self) -> List[NodeArg]:
