@@ -97,10 +97,12 @@ Tensor tensor_from_python(const py::handle& obj, const std::string& name) {
     }
     return t;
   }
-  constexpr int kInPlace = py::array::c_style | py::array::forcecast;
-  if (!(array.flags() & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_) || !(array.flags() & py::detail::npy_api::NPY_ARRAY_ALIGNED_) ||
-      !array.dtype().attr("isnative").cast<bool>())
-    array = py::array::ensure(array, kInPlace);  // the one copy
+  const bool in_place = (array.flags() & py::detail::npy_api::NPY_ARRAY_C_CONTIGUOUS_) &&
+                        (array.flags() & py::detail::npy_api::NPY_ARRAY_ALIGNED_) &&
+                        array.dtype().attr("isnative").cast<bool>();
+  if (!in_place)  // the one copy: C order, aligned, native byte order
+    array = py::array(py::module_::import("numpy").attr("ascontiguousarray")(
+        array, py::arg("dtype") = array.dtype().attr("newbyteorder")("=")));
   // The tensor holds a reference to the array; whoever drops the last copy of the tensor may not hold
   // the GIL (a kernel thread), so the release takes it.
   auto* ref = new py::object(array);

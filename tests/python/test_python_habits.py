@@ -120,6 +120,17 @@ def test_inputs_are_read_in_place_or_copied_once() -> None:
         assert copies * nbytes <= peak < copies * nbytes + nbytes // 2, (copies, peak)
 
 
+def test_any_layout_and_byte_order_gives_the_same_bits() -> None:
+    model = make_model([helper.make_node("Relu", ["x"], ["y"], name="relu")], [tensor("x", [3, 4])],
+                       [tensor("y", [3, 4])])
+    sess = qonnx_cc.InferenceSession(model)
+    x = np.random.default_rng(4).uniform(-1, 1, size=(3, 4)).astype(np.float32)
+    (expected,) = sess.run(None, {"x": x})
+    for variant in (np.asfortranarray(x), x.astype(">f4"), np.ascontiguousarray(x.T).T, x.tolist()):
+        (y,) = sess.run(None, {"x": variant if not isinstance(variant, list) else np.asarray(variant, np.float32)})
+        assert y.tobytes() == expected.tobytes()
+
+
 def test_help_is_useful() -> None:
     text = pydoc.render_doc(qonnx_cc, renderer=pydoc.plaintext)
     for word in ("InferenceSession", "execute_onnx", "convert", "NumericMismatch", "patch_qonnx"):
