@@ -21,7 +21,7 @@ from typing import Dict, List
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
+from onnx import helper, numpy_helper
 
 BUILD, MODELS, OUT = (pathlib.Path(a) for a in sys.argv[1:4])
 sys.path.insert(0, str(BUILD / "python"))
@@ -59,14 +59,22 @@ def main() -> None:
     print("\n5. Python package (qonnx_cc) vs the C++ executor, the CLI and onnxruntime")
     print("  a. per-call overhead of InferenceSession.run over the executor (1 thread, batch 1)")
     print(f"  {'model':<26} {'run() us':>10} {'executor us':>12} {'overhead us':>12} {'execute_onnx us':>16}")
-    for m in MLPS:
-        path = MODELS / m
+    identity = OUT / "identity.onnx"
+    onnx.save(helper.make_model(helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"])], "identity",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1])])), str(identity))
+    for path in [identity] + [MODELS / m for m in MLPS]:
         sess = qonnx_cc.InferenceSession(str(path))
         feed = {a.name: np.random.default_rng(1).uniform(0, 1, size=[d if isinstance(d, int) else 1 for d in a.shape])
                 .astype(np.float32) for a in sess.get_inputs()}
         core = sess._session  # the same executor, timed from C++
-        py_us = python_median_ms(sess, feed, 2000) * 1e3
-        cpp_us = statistics.median(core.timed_runs(feed, 2000, 1)) * 1e6
+        # Blocks of each, alternated, so that the machine's drift hits both alike.
+        py_blocks, cpp_blocks = [], []
+        for _ in range(10):
+            py_blocks.append(python_median_ms(sess, feed, 200) * 1e3)
+            cpp_blocks.append(statistics.median(core.timed_runs(feed, 200, 1)) * 1e6)
+        py_us, cpp_us = statistics.median(py_blocks), statistics.median(cpp_blocks)
         # execute_onnx on a ModelProto, as qonnx and FINN call it (random inputs break the models' input
         # datatype annotations, which sanitizing would reject: off here)
         proto = onnx.load(str(path))
