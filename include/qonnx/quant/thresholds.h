@@ -1,0 +1,27 @@
+// The MultiThreshold form of a Quant, exact: with a positive finite scale the integer code of x
+// (quant_code) never decreases as x grows, so each level above the lowest has a smallest float32 that
+// reaches it. For every float32 x except NaN, the number of thresholds t with x >= t is then
+// code(x) - lowest. Each threshold is found by bisection over the float32 bit patterns in order and
+// proven: code(t) >= level and code(the next float32 below t) < level.
+#pragma once
+
+#include <vector>
+
+#include "qonnx/quant/params.h"
+#include "qonnx/quant/rounding.h"
+#include "qonnx/support/status.h"
+
+namespace qonnx::quant {
+
+struct LevelThresholds {
+  float lowest = 0;                // code(-inf): the level of a count of 0
+  std::vector<float> thresholds;   // ascending; reaching thresholds[k] means level lowest + k + 1
+};
+
+// The thresholds of a (non-bipolar) Quant with one scale and zero point. kFailed when the scale is not
+// positive and finite or the zero point not finite (the code is then not monotone in x), or, which
+// would be a bug, when a proof fails.
+Result<LevelThresholds> quant_level_thresholds(float scale, float zero_point, const IntRange& range,
+                                               const QuantParams& params);
+
+}  // namespace qonnx::quant
