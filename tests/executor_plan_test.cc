@@ -176,11 +176,17 @@ ir::Model probe_model(bool constant_w) {
   return m.build().value();
 }
 
-TEST(ExecutorPrepack, RunsOncePerPlanForConstantInputsAndEveryRunSeesIt) {
+// A registry holding only the probe kernel, with its prepack hook.
+exec::KernelRegistry probe_registry() {
   exec::KernelRegistry registry;
   exec::Kernel k{probe, nullptr, {}};
   k.prepack = probe_prepack;
   registry.add("test.prepack", "Probe", {1, exec::kNoUpperVersion}, k);
+  return registry;
+}
+
+TEST(ExecutorPrepack, RunsOncePerPlanForConstantInputsAndEveryRunSeesIt) {
+  const exec::KernelRegistry registry = probe_registry();
 
   const ir::Model model = probe_model(true);
   probe_prepacks = 0;
@@ -200,10 +206,7 @@ TEST(ExecutorPrepack, RunsOncePerPlanForConstantInputsAndEveryRunSeesIt) {
 }
 
 TEST(ExecutorPrepack, NotCalledWithoutConstantInputsNorOutsideAPlan) {
-  exec::KernelRegistry registry;
-  exec::Kernel k{probe, nullptr, {}};
-  k.prepack = probe_prepack;
-  registry.add("test.prepack", "Probe", {1, exec::kNoUpperVersion}, k);
+  const exec::KernelRegistry registry = probe_registry();
 
   const ir::Model fed = probe_model(false);
   probe_prepacks = 0;
