@@ -13,6 +13,7 @@ same model), which gives the same bits faster. Differences from qonnx: docs/pyth
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import warnings
@@ -28,12 +29,38 @@ from ._model import ModelLike, load, model_proto, serialized
 NodeRef = Union[int, str, Any]  # an index, a node name, or a NodeProto of the model
 
 _CACHE_SIZE = 4
-_cache: "OrderedDict[Any, Tuple[_core.Model, Dict[bool, _core.Session]]]" = OrderedDict()
+
+
+@dataclasses.dataclass
+class _Loaded:
+    """A model loaded once for many calls (FINN calls once per sample), with what every call asks of it."""
+
+    core: _core.Model
+    exec_mode: str
+    sanitizable: bool  # some tensor carries an integer datatype annotation (qonnx sanitizes only those)
+    sessions: Dict[bool, _core.Session] = dataclasses.field(default_factory=dict)
+    # The runtime inputs' declared shapes where they are static (qonnx checks given inputs against them).
+    static_shapes: Dict[str, Tuple[int, ...]] = dataclasses.field(default_factory=dict)
+
+    @classmethod
+    def of(cls, core: _core.Model) -> "_Loaded":
+        return cls(core, exec_mode_of(core), core.has_datatype_annotations())
+
+    def session(self, expose_all: bool) -> _core.Session:
+        with _cache_lock:
+            if expose_all not in self.sessions:
+                self.sessions[expose_all] = _core.Session(self.core, expose_all)
+                self.static_shapes = {name: tuple(shape) for name, shape, _ in self.sessions[expose_all].inputs()
+                                      if shape and all(isinstance(d, int) for d in shape)}
+            return self.sessions[expose_all]
+
+
+_cache: "OrderedDict[Any, _Loaded]" = OrderedDict()
 _cache_lock = threading.Lock()
 
 
-def _cached_model(model: ModelLike) -> Tuple[_core.Model, Dict[bool, _core.Session]]:
-    """The loaded model and its sessions, kept for the last few models (FINN calls once per sample)."""
+def _cached_model(model: ModelLike) -> _Loaded:
+    """The loaded model, kept for the last few models (keyed by bytes, or path and modification time)."""
     if isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
         key: Any = ("path", path, os.stat(path).st_mtime_ns)
@@ -41,26 +68,18 @@ def _cached_model(model: ModelLike) -> Tuple[_core.Model, Dict[bool, _core.Sessi
     else:
         data = serialized(model)
         if data is None:
-            return load(model), {}
+            return _Loaded.of(load(model))
         key = data
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
             return _cache[key]
-    entry = (load(model if data is None else data), {})
+    entry = _Loaded.of(load(model if data is None else data))
     with _cache_lock:
         _cache[key] = entry
         while len(_cache) > _CACHE_SIZE:
             _cache.popitem(last=False)
     return entry
-
-
-def _session(entry: Tuple[_core.Model, Dict[bool, _core.Session]], expose_all: bool) -> _core.Session:
-    model, sessions = entry
-    with _cache_lock:
-        if expose_all not in sessions:
-            sessions[expose_all] = _core.Session(model, expose_all)
-        return sessions[expose_all]
 
 
 def _node_index(model: ModelLike, core: _core.Model, node: NodeRef, which: str) -> int:
@@ -111,8 +130,8 @@ def execute_onnx(model: ModelLike, input_dict: Dict[str, Any], return_full_exec_
     if error_threshold is None:
         error_threshold = float(os.environ.get("ERROR_THRESH", "1e-2"))
     entry = _cached_model(model)
-    core = entry[0]
-    exec_mode = exec_mode_of(core)
+    core = entry.core
+    exec_mode = entry.exec_mode
     if exec_mode:
         raise Unsupported(f"metadata exec_mode '{exec_mode}': qonnx-cc runs graphs with its own kernels; "
                           "rtlsim and remote execution stay with FINN (qonnx_cc.compat.patch_finn leaves them to it)")
@@ -122,13 +141,11 @@ def execute_onnx(model: ModelLike, input_dict: Dict[str, Any], return_full_exec_
     if end < begin:
         raise UsageError("start/end nodes must define a valid subgraph: end_node comes before start_node")
 
-    session = _session(entry, return_full_exec_context)
-    inputs = set(session.input_names)
+    session = entry.session(return_full_exec_context)
     whole_graph = begin == 0 and end == count
-    needs_sanitize = sanitize and core.has_datatype_annotations()
-    if whole_graph and not needs_sanitize and inputs == (inputs & set(input_dict)):
+    if whole_graph and not (sanitize and entry.sanitizable) and set(session.input_names) <= set(input_dict):
         feed = {name: input_dict[name] for name in session.input_names}
-        _check_shapes(session, feed)
+        _check_shapes(entry.static_shapes, feed)
         if return_full_exec_context:
             return session.run_all(feed, threads)
         return dict(zip(session.output_names, session.run(None, feed, threads)))
@@ -146,10 +163,10 @@ def execute_onnx(model: ModelLike, input_dict: Dict[str, Any], return_full_exec_
     return {name: context[name] for name in session.output_names}
 
 
-def _check_shapes(session: _core.Session, feed: Dict[str, Any]) -> None:
-    """qonnx's check of provided inputs against the declared shapes."""
-    for name, shape, _ in session.inputs():
+def _check_shapes(static_shapes: Dict[str, Tuple[int, ...]], feed: Dict[str, Any]) -> None:
+    """qonnx's check of provided inputs against the declared shapes (the node-by-node path's is in C++)."""
+    for name, shape in static_shapes.items():
         given = np.shape(feed[name])
-        if shape and all(isinstance(d, int) for d in shape) and tuple(shape) != tuple(given):
+        if shape != tuple(given):
             raise UsageError(f"shape mismatch for provided input '{name}': given {list(given)}, the model "
                              f"declares {list(shape)}")

@@ -1,4 +1,5 @@
-// What the _core sources share: the loaded model handle and the exception guard of library calls.
+// What the _core sources share: the loaded model handle, the exception guard of library calls, Status
+// -> qonnx_cc exceptions, and running a library call without the GIL.
 #pragma once
 
 #include <memory>
@@ -24,6 +25,27 @@ auto guarded(Fn&& fn) -> decltype(fn()) {
   } catch (const std::bad_alloc&) {
     return Status(Code::kFailed, "out of memory");
   }
+}
+
+// Raises the qonnx_cc exception class of the status' code (qonnx_cc._errors), with its message.
+[[noreturn]] void raise_status(const Status& status);
+
+template <typename T>
+T value_or_raise(Result<T>&& result) {
+  if (!result.is_ok()) raise_status(result.status());
+  return std::move(result).value();
+}
+
+// fn() (a library call returning Result<T>) guarded, with the GIL released while it runs; its value, or
+// its error raised once the GIL is held again. Whatever fn reads must stay alive across the call.
+template <typename Fn>
+auto without_gil(Fn&& fn) -> decltype(value_or_raise(fn())) {
+  decltype(fn()) result = Status::ok();
+  {
+    py::gil_scoped_release nogil;
+    result = guarded(fn);
+  }
+  return value_or_raise(std::move(result));
 }
 
 // A loaded model, shared by the sessions made from it (an executor must not outlive its model).

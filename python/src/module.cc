@@ -29,6 +29,13 @@
 #include <onnx/onnx_pb.h>
 
 namespace qonnx::python {
+
+void raise_status(const Status& status) {
+  py::object cls = py::module_::import("qonnx_cc._errors").attr("error_class")(static_cast<int>(status.code()));
+  PyErr_SetString(cls.ptr(), status.to_string().c_str());
+  throw py::error_already_set();
+}
+
 namespace {
 
 Model load_from_path(const std::string& path) {
@@ -103,9 +110,12 @@ py::dict graph_metadata(const Model& self) {
 
 class Session {
  public:
-  Session(const Model& model, bool expose_all) : model_(model.model) {
+  // `check_input_shapes` false: declared dims are a default, not a contract (dataset mode's batches).
+  Session(const Model& model, bool expose_all, bool check_input_shapes) : model_(model.model) {
     auto created = guarded([&]() -> Result<exec::Executor> { return exec::Executor::create(*model_); });
     executor_.emplace(value_or_raise(std::move(created)));
+    executor_->set_check_input_shapes(check_input_shapes);
+    checks_input_shapes_ = check_input_shapes;
     const ir::Graph& graph = model_->graph();
     for (const ir::Value* v : graph.runtime_inputs()) {
       input_names_.push_back(v->name());
@@ -121,16 +131,8 @@ class Session {
     }
   }
 
-  py::list inputs() const { return describe(model_->graph().runtime_inputs()); }
-  py::list outputs() const {
-    const auto inferred = inferred_output_dims(*model_);
-    py::list list;
-    for (const ir::Value* v : model_->graph().outputs()) {
-      auto it = inferred.find(v->name());
-      list.append(describe_value(model_->graph(), v, it == inferred.end() ? nullptr : &it->second));
-    }
-    return list;
-  }
+  py::list inputs() const { return describe(model_->graph().runtime_inputs(), {}); }
+  py::list outputs() const { return describe(model_->graph().outputs(), inferred_output_dims(*model_)); }
 
   // Graph outputs named by `names` (all when None or empty), in that order.
   py::list run(const py::object& names, const py::dict& feed, int threads) const {
@@ -151,7 +153,6 @@ class Session {
     return out;
   }
 
-  // Every value of the run by name: inputs, initializers, node outputs (needs expose_all).
   // qonnx's full execution context: empty_context (declared zeros, initializers), then the inputs and
   // every value of the run. Needs expose_all.
   py::dict run_all(const py::dict& feed, int threads) const {
@@ -166,20 +167,16 @@ class Session {
     return out;
   }
 
-  // exec's dataset mode: samples along axis 0 of each input, in batches; outputs stacked.
-  py::tuple run_dataset(const py::dict& data, int64_t batch_size, int threads) {
+  // exec's dataset mode: samples along axis 0 of each input, in batches; outputs stacked. Needs a session
+  // made with check_input_shapes false (the batch dim changes).
+  py::tuple run_dataset(const py::dict& data, int64_t batch_size, int threads) const {
+    if (checks_input_shapes_)
+      raise_status(Status(Code::kUsage, "run_dataset needs a session made with check_input_shapes=False"));
     std::map<std::string, Tensor> inputs = tensors_from_dict(data);
-    Result<exec::DatasetResult> result = Status::ok();
-    {
-      py::gil_scoped_release nogil;
+    exec::DatasetResult done = without_gil([&]() -> Result<exec::DatasetResult> {
       exec::set_threads(threads);
-      executor_->set_check_input_shapes(false);
-      result = guarded([&]() -> Result<exec::DatasetResult> {
-        return exec::run_dataset(*executor_, model_->graph(), inputs, {batch_size, nullptr});
-      });
-      executor_->set_check_input_shapes(true);
-    }
-    exec::DatasetResult done = value_or_raise(std::move(result));
+      return exec::run_dataset(*executor_, model_->graph(), inputs, {batch_size, nullptr});
+    });
     py::list outputs;
     for (const Tensor& t : done.outputs) outputs.append(tensor_to_numpy(t));
     return py::make_tuple(outputs, done.per_sample);
@@ -208,9 +205,12 @@ class Session {
   const std::vector<std::string>& output_names() const { return output_names_; }
 
  private:
-  py::list describe(const std::vector<ir::Value*>& values) const {
+  py::list describe(const std::vector<ir::Value*>& values, const std::map<std::string, std::vector<int64_t>>& inferred) const {
     py::list list;
-    for (const ir::Value* v : values) list.append(describe_value(model_->graph(), v));
+    for (const ir::Value* v : values) {
+      auto it = inferred.find(v->name());
+      list.append(describe_value(model_->graph(), v, it == inferred.end() ? nullptr : &it->second));
+    }
     return list;
   }
 
@@ -232,31 +232,24 @@ class Session {
 
   // Runs without the GIL; the caller keeps `inputs` (and so the numpy arrays they borrow) alive.
   exec::RunResult execute(const std::map<std::string, Tensor>& inputs, int threads) const {
-    Result<exec::RunResult> result = Status::ok();
-    {
-      py::gil_scoped_release nogil;
+    return without_gil([&]() -> Result<exec::RunResult> {
       exec::set_threads(threads);
-      result = guarded([&]() -> Result<exec::RunResult> { return executor_->run(inputs); });
-    }
-    return value_or_raise(std::move(result));
+      return executor_->run(inputs);
+    });
   }
 
   std::shared_ptr<ir::Model> model_;
   std::optional<exec::Executor> executor_;
+  bool checks_input_shapes_ = true;
   std::vector<std::string> input_names_, output_names_;
 };
 
 py::tuple run_in_context(const Model& model, const py::dict& given, size_t begin, size_t end, bool sanitize,
                          double error_threshold) {
   std::map<std::string, Tensor> tensors = tensors_from_dict(given);
-  Result<exec::ContextRunResult> result = Status::ok();
-  {
-    py::gil_scoped_release nogil;
-    result = guarded([&]() -> Result<exec::ContextRunResult> {
-      return exec::run_in_context(*model.model, tensors, {begin, end, sanitize, error_threshold});
-    });
-  }
-  exec::ContextRunResult done = value_or_raise(std::move(result));
+  exec::ContextRunResult done = without_gil([&]() -> Result<exec::ContextRunResult> {
+    return exec::run_in_context(*model.model, tensors, {begin, end, sanitize, error_threshold});
+  });
   py::dict context;
   for (const auto& [name, t] : done.context) context[py::str(name)] = tensor_to_numpy(t);
   return py::make_tuple(context, done.rounded);
@@ -347,7 +340,8 @@ PYBIND11_MODULE(_core, m) {
       });
 
   py::class_<Session>(m, "Session")
-      .def(py::init<const Model&, bool>(), py::arg("model"), py::arg("expose_all") = false)
+      .def(py::init<const Model&, bool, bool>(), py::arg("model"), py::arg("expose_all") = false,
+           py::arg("check_input_shapes") = true)
       .def("inputs", &Session::inputs)
       .def("outputs", &Session::outputs)
       .def_property_readonly("input_names", &Session::input_names)

@@ -8,12 +8,6 @@
 
 namespace qonnx::python {
 
-void raise_status(const Status& status) {
-  py::object cls = py::module_::import("qonnx_cc._errors").attr("error_class")(static_cast<int>(status.code()));
-  PyErr_SetString(cls.ptr(), status.to_string().c_str());
-  throw py::error_already_set();
-}
-
 namespace {
 
 std::optional<DType> dtype_from_numpy(const py::dtype& dt) {

@@ -1,4 +1,4 @@
-// numpy arrays <-> qonnx::Tensor at the Python edge, and Status -> qonnx_cc exceptions.
+// numpy arrays <-> qonnx::Tensor at the Python edge.
 #pragma once
 
 #include <map>
@@ -7,21 +7,12 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include "qonnx/support/status.h"
+#include "core.h"
 #include "qonnx/tensor.h"
 
 namespace qonnx::python {
 
 namespace py = pybind11;
-
-// Raises the qonnx_cc exception class of the status' code (qonnx_cc._errors), with its message.
-[[noreturn]] void raise_status(const Status& status);
-
-template <typename T>
-T value_or_raise(Result<T>&& result) {
-  if (!result.is_ok()) raise_status(result.status());
-  return std::move(result).value();
-}
 
 // `obj` as a tensor: a C-contiguous, aligned array of a supported dtype is used in place (the tensor
 // keeps the array alive); anything else is converted once (np.ascontiguousarray). `name` is for errors.
