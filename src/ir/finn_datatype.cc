@@ -35,6 +35,17 @@ FinnDataType integer_datatype(int bits, bool is_signed) {
   return t;
 }
 
+FinnDataType smallest_integer_datatype(double lo, double hi) {
+  if (lo >= 0) {
+    int bits = 1;
+    while (bits < 64 && std::ldexp(1.0, bits) - 1 < hi) ++bits;
+    return integer_datatype(bits, false);
+  }
+  int bits = 2;
+  while (bits < 64 && (-std::ldexp(1.0, bits - 1) > lo || std::ldexp(1.0, bits - 1) - 1 < hi)) ++bits;
+  return integer_datatype(bits, true);
+}
+
 FinnDataType scaled_int_datatype(int bits) {
   FinnDataType t;
   t.kind = FinnDataType::Kind::kScaledInt;

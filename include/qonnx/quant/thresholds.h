@@ -1,10 +1,11 @@
-// The MultiThreshold form of a Quant, exact: with a positive finite scale the integer code of x
+// The MultiThreshold form of a quantizer, exact. With a positive finite scale the integer code of x
 // (quant_code) never decreases as x grows, so each level above the lowest has a smallest float32 that
-// reaches it. For every float32 x except NaN, the number of thresholds t with x >= t is then
-// code(x) - lowest. Each threshold is found by bisection over the float32 bit patterns in order and
-// proven: code(t) >= level and code(the next float32 below t) < level.
+// reaches it. For every float32 x except NaN, the number of thresholds t with x >= t is then the index
+// of code(x) among the levels. Each threshold is found by bisection over the float32 bit patterns in
+// order and proven: code(t) >= level and code(the next float32 below t) < level.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "qonnx/quant/params.h"
@@ -12,6 +13,12 @@
 #include "qonnx/support/status.h"
 
 namespace qonnx::quant {
+
+// The thresholds of `code`, a function of float32 that never decreases as x grows and takes only the
+// values `levels` (ascending): thresholds[k] is the smallest float32 x with code(x) >= levels[k + 1], or
+// -inf when code(-inf) reaches it. kFailed when code(+inf) does not reach the highest level or a proof
+// fails (then `code` is not such a function).
+Result<std::vector<float>> monotone_thresholds(const std::function<float(float)>& code, const std::vector<float>& levels);
 
 struct LevelThresholds {
   float lowest = 0;                // code(-inf): the level of a count of 0
