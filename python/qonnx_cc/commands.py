@@ -52,6 +52,7 @@ def convert(model: ModelLike, target: str = "qdq", target_opset: Optional[int] =
             passes: Optional[str] = None, check: int = 0, *, seed: int = 0, atol: Optional[float] = None,
             rtol: Optional[float] = None, strict: bool = False, allow_approximate: bool = False,
             keep_initializer_inputs: bool = False, round_mode: Optional[int] = None,
+            max_multithreshold_bits: Optional[int] = None,
             output: Optional[Union[str, "os.PathLike[str]"]] = None, external_data: str = "auto",
             as_bytes: bool = False, full_report: bool = False) -> Tuple[ModelResult, Any]:
     """``qonnx-cc convert``: runs a target's pipeline (or ``passes``, a textual pipeline) on the model.
@@ -60,12 +61,14 @@ def convert(model: ModelLike, target: str = "qdq", target_opset: Optional[int] =
     (``node``, ``op_type``, ``outcome``, ``detail``, ``pass``), or the whole ``--report`` JSON as a dict with
     ``full_report=True``. ``check=N`` compares original and result on N seeded random inputs (``atol``/``rtol``
     as the CLI's ``--atol``/``--rtol``) and raises :class:`NumericMismatch` on a difference.
+    ``max_multithreshold_bits`` is ``--max-multithreshold-bits`` (``target="finn"``).
     """
     options: Dict[str, Any] = {
         "target": target, "passes": passes or "", "target_opset": int(target_opset or 0), "check": int(check),
         "seed": int(seed), "strict": bool(strict), "allow_approximate": bool(allow_approximate),
         "keep_initializer_inputs": bool(keep_initializer_inputs),
         "round_mode": "" if round_mode is None else str(int(round_mode)),
+        "max_multithreshold_bits": int(max_multithreshold_bits or 0),
         "input_name": _input_name(model),
         "output_name": os.fspath(output) if output is not None else "",
     }

@@ -25,6 +25,7 @@ py::dict convert(const Model& model, const py::dict& options) {
   option(options, "target_opset", o.target_opset);
   option(options, "round_mode", o.round_mode);
   option(options, "strict", o.strict);
+  option(options, "max_multithreshold_bits", o.max_multithreshold_bits);
   option(options, "allow_approximate", o.allow_approximate);
   option(options, "keep_initializer_inputs", o.keep_initializer_inputs);
   option(options, "check", o.check);

@@ -52,7 +52,13 @@ Result<ConvertPipeline> build_pipeline(const ConvertOptions& o) {
   std::vector<Status> flag_errors;
   if (!o.round_mode.empty()) flag_errors.push_back(set_option("--round-mode", "ascend-quant-matmul", "round-mode", o.round_mode));
   // --strict also makes unknown ops an error, so it applies to pipelines without lower-quant too.
-  if (o.strict) flag_errors.push_back(pass::set_pass_option(p.items, "lower-quant", "strict", "1").status());
+  if (o.strict) {
+    flag_errors.push_back(pass::set_pass_option(p.items, "lower-quant", "strict", "1").status());
+    flag_errors.push_back(pass::set_pass_option(p.items, "quant-act-to-multithreshold", "strict", "1").status());
+  }
+  if (o.max_multithreshold_bits > 0)
+    flag_errors.push_back(set_option("--max-multithreshold-bits", "quant-act-to-multithreshold", "max-bits",
+                                     std::to_string(o.max_multithreshold_bits)));
   if (o.keep_initializer_inputs)
     flag_errors.push_back(set_option("--keep-initializer-inputs", "freeze-initializer-inputs", "keep", "1"));
   if (o.allow_approximate) flag_errors.push_back(set_option("--allow-approximate", "lower-quant", "allow-approximate", "1"));

@@ -61,9 +61,10 @@ class QuantActToMultiThreshold : public pass::GraphPass {
   }
 
  private:
-  bool leave(ir::Node* n, const std::string& why, pass::PassContext& ctx) {
-    ctx.warn(n, why + ": left a quantizer");
+  Result<bool> leave(ir::Node* n, const std::string& why, pass::PassContext& ctx) {
     record_outcome(ctx, *n, "left", why);
+    if (*strict_) return Status(Code::kUnsupported, why + " (a quantizer MultiThreshold cannot reproduce)").with_context(n->describe());
+    ctx.warn(n, why + ": left a quantizer");
     ++left_;
     return false;
   }
@@ -202,6 +203,7 @@ class QuantActToMultiThreshold : public pass::GraphPass {
 
   pass::Option<int64_t> max_bits_{this, "max-bits", 8, "quantizers of more bits stay Quant (2^bits - 1 thresholds per channel)",
                                   {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}};
+  pass::Option<bool> strict_{this, "strict", false, "1: a quantizer that cannot be converted is an error"};
   pass::Option<bool> absorb_relu_{this, "absorb-relu", true, "0: keep a Relu in front of the MultiThreshold"};
   pass::Statistic converted_{this, "converted", "quantizers converted to MultiThreshold"};
   pass::Statistic relu_absorbed_{this, "relu-absorbed", "Relu nodes absorbed into the thresholds"};

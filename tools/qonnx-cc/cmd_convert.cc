@@ -116,6 +116,10 @@ void add_convert_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(13, 21));
   cmd->add_option("--round-mode", o->round_mode, "Ascend scale rounding to FP19: 1 round half to even (default: closer to the original, docs/ascend.md), 0 truncate")
       ->check(CLI::IsMember({"0", "1"}));
+  cmd->add_option("--max-multithreshold-bits", o->max_multithreshold_bits,
+                  "finn: activation quantizers of more bits stay Quant (2^N - 1 thresholds per channel; default 8, "
+                  "as FINN's max_multithreshold_bit_width)")
+      ->check(CLI::Range(1, 16));
   cmd->add_option("--check", o->check, "Compare original and result on N seeded random inputs (exit 7 on mismatch)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--seed", o->seed, "Seed for --check")->default_val(0);

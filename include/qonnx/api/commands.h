@@ -26,7 +26,8 @@ struct ConvertOptions {
   std::string passes;       // a textual pipeline; overrides `target` when non-empty
   int target_opset = 0;     // 0: the target's default
   std::string round_mode;   // "", "0" or "1": ascend-quant-matmul{round-mode=...}
-  bool strict = false;      // lower-quant{strict=1}; QONNX ops left or unknown ops are errors
+  bool strict = false;      // lower-quant{strict=1}, quant-act-to-multithreshold{strict=1}; QONNX ops left or unknown ops are errors
+  int max_multithreshold_bits = 0;  // quant-act-to-multithreshold{max-bits=N}; 0: the pass's default (8)
   bool allow_approximate = false;        // lower-quant{allow-approximate=1}
   bool keep_initializer_inputs = false;  // freeze-initializer-inputs{keep=1}
   int check = 0;            // compare with the input on this many seeded random inputs
