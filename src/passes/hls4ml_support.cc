@@ -143,7 +143,8 @@ class Hls4mlSupport : public pass::GraphPass {
       out.push_back(fmt::format("{} must be channels-last (qonnx.custom_op.channels_last){}", n.op_type(),
                                 n.op_type() == "AveragePool" ? ", which QONNX defines for Conv, MaxPool and BatchNormalization only" : ""));
     const int64_t rank = g.rank_of(n.input(0));
-    if (rank != 3 && rank != 4) out.push_back(fmt::format("{}-D data: hls4ml takes 1-D and 2-D windows", rank < 0 ? -1 : rank - 2));
+    if (rank < 0) out.push_back("the rank of input #0 is unknown (hls4ml takes 1-D and 2-D windows)");
+    else if (rank != 3 && rank != 4) out.push_back(fmt::format("{}-D windows: hls4ml takes 1-D and 2-D ones", rank - 2));
     std::vector<std::string> required = {"kernel_shape", "strides", "pads"};
     if (conv) required.insert(required.end(), {"dilations", "group"});
     for (const std::string& a : required)
