@@ -1,5 +1,7 @@
 // infer-shapes: ONNX shape inference with the QONNX schemas registered; inferred types of values
 // without one are added to value_info. Where inference stops (an op without a schema), says so once.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "qonnx/exec/executor.h"
@@ -19,11 +21,12 @@ class InferShapes : public pass::Pass {
   }
 
   Result<bool> run(ir::Model& model, pass::PassContext& ctx) override {
+    const bool declared = initializers_ && declare_initializers(model.graph());
     auto opset = model.opset("");
     int64_t known = onnxlib::onnx_library_opset();
     if (opset && *opset > known) {
       ctx.note(nullptr, fmt::format("skipped: the installed ONNX library knows opsets <= {}, the model uses {}", known, *opset));
-      return false;
+      return declared;
     }
     // A model the checker rejects, or one that crashes the library, is an error; inference that
     // merely gives up is a warning (the graph stays valid, with fewer types).
@@ -31,10 +34,10 @@ class InferShapes : public pass::Pass {
     if (!added.is_ok() && added.status().code() != Code::kFailed) return std::move(added).status();
     if (!added.is_ok()) {
       ctx.warn(nullptr, added.status().message());
-      return false;
+      return declared;
     }
     ir::Graph& g = model.graph();
-    const bool changed = added.value() > 0;
+    const bool changed = added.value() > 0 || declared;
     types_inferred_ += added.value();
     QONNX_ASSIGN_OR_RETURN(auto order, exec::topological_order(g));
     for (const ir::Node* n : order) {
@@ -49,6 +52,26 @@ class InferShapes : public pass::Pass {
   }
 
  private:
+  // value_info entries for the initializers nodes read (ONNX's inference adds none for them).
+  bool declare_initializers(ir::Graph& g) {
+    std::vector<const ir::Value*> undeclared;
+    for (const auto& n : g.nodes())
+      for (const ir::Value* v : n->inputs())
+        if (v && v->is_initializer() && v->graph() == &g && !g.type_of(v) &&
+            std::find(undeclared.begin(), undeclared.end(), v) == undeclared.end())
+          undeclared.push_back(v);
+    for (const ir::Value* v : undeclared) {
+      const ir::Initializer* init = g.initializer(v);
+      g.add_value_info(v->name(), init->dtype(), init->dims());
+    }
+    initializers_declared_ += static_cast<int64_t>(undeclared.size());
+    return !undeclared.empty();
+  }
+
+  pass::Option<bool> initializers_{this, "initializers", false,
+                                   "1: also declare the type and shape of every initializer a node reads in value_info "
+                                   "(qonnx's set_initializer does; hls4ml looks every input's shape up there)"};
+  pass::Statistic initializers_declared_{this, "initializers-declared", "initializers given a value_info entry"};
   pass::Statistic types_inferred_{this, "types-inferred", "value types added to value_info"};
 };
 

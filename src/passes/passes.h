@@ -27,6 +27,8 @@ std::unique_ptr<pass::Pass> make_infer_datatypes();
 std::unique_ptr<pass::Pass> make_qcdq_to_qonnx();
 std::unique_ptr<pass::Pass> make_to_channels_last();
 std::unique_ptr<pass::Pass> make_quant_act_to_multithreshold();
+std::unique_ptr<pass::Pass> make_gemm_to_matmul();
+std::unique_ptr<pass::Pass> make_hls4ml_support();
 
 // Whether a value is an initializer the passes may treat as constant. An initializer that is also a
 // graph input is a default a caller could override: a variable, unless freeze-initializer-inputs

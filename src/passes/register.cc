@@ -20,6 +20,8 @@ void register_all_passes(pass::PassRegistry& registry) {
   registry.add(make_qcdq_to_qonnx);
   registry.add(make_to_channels_last);
   registry.add(make_quant_act_to_multithreshold);
+  registry.add(make_gemm_to_matmul);
+  registry.add(make_hls4ml_support);
 }
 
 }  // namespace qonnx::passes

@@ -7,6 +7,7 @@ std::unique_ptr<Target> make_ngraph_target();
 std::unique_ptr<Target> make_fold_target();
 std::unique_ptr<Target> make_ascend_target();
 std::unique_ptr<Target> make_qonnx_target();
+std::unique_ptr<Target> make_hls4ml_target();
 
 void register_all_targets(TargetRegistry& registry) {
   registry.add(make_qdq_target());
@@ -14,6 +15,7 @@ void register_all_targets(TargetRegistry& registry) {
   registry.add(make_fold_target());
   registry.add(make_ascend_target());
   registry.add(make_qonnx_target());
+  registry.add(make_hls4ml_target());
 }
 
 }  // namespace qonnx::targets
