@@ -26,6 +26,17 @@ std::optional<IntegerRange> integer_datatype_range(const std::string& datatype) 
 
 FinnDataType float32_datatype() { return FinnDataType{}; }
 
+FinnDataType smallest_integer_datatype(double lo, double hi) {
+  if (lo >= 0) {
+    int bits = 1;
+    while (bits < 64 && std::ldexp(1.0, bits) - 1 < hi) ++bits;
+    return integer_datatype(bits, false);
+  }
+  int bits = 2;
+  while (bits < 64 && (-std::ldexp(1.0, bits - 1) > lo || std::ldexp(1.0, bits - 1) - 1 < hi)) ++bits;
+  return integer_datatype(bits, true);
+}
+
 FinnDataType integer_datatype(int bits, bool is_signed) {
   FinnDataType t;
   t.kind = FinnDataType::Kind::kInteger;
