@@ -4,6 +4,8 @@
 // pass claims exactness, within the bound derived next to each case otherwise.
 #include <cfloat>
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <random>
 
 #include <fmt/format.h>
@@ -410,6 +412,280 @@ TEST(FoldQuantWeightsFinn, AScaleConstantAlongAnAxisMovesAsPerChannel) {
   expect_moved_and_close(c, true, rng, [](const Tensor&, int64_t) { return 0.0; });
   auto f = fold_finn(c);
   EXPECT_EQ(f->model.graph().initializer_tensor(f->model.graph().find_value("wq_scale")).value().dims(), (Dims{1, 3, 1, 1}));
+}
+
+
+// ---- batchnorm-to-affine ----
+
+int64_t pass_counter(const pass::PassContext& ctx, const std::string& pass, const std::string& name) {
+  auto p = ctx.counters().find(pass);
+  if (p == ctx.counters().end()) return 0;
+  auto c = p->second.find(name);
+  return c == p->second.end() ? 0 : c->second;
+}
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b)); }
+
+void expect_same_bits(const Tensor& want, const Tensor& got, const std::string& what) {
+  ASSERT_EQ(want.dims(), got.dims()) << what;
+  int reported = 0;
+  for (int64_t i = 0; i < want.numel(); ++i)
+    if (!same_bits(want.data<float>()[i], got.data<float>()[i]) && reported++ < 3)
+      ADD_FAILURE() << what << ": element " << i << ": " << want.data<float>()[i] << " vs " << got.data<float>()[i];
+}
+
+ir::Model batchnorm_model(const Dims& x_dims, const std::vector<Tensor>& params, int64_t opset, Attrs attrs = nullptr) {
+  io::ModelBuilder b(opset);
+  b.input("x", DType::kFloat, x_dims).output("y", DType::kFloat, x_dims);
+  const char* names[] = {"scale", "bias", "mean", "var"};
+  for (size_t i = 0; i < 4; ++i) b.initializer(names[i], params[i]);
+  auto n = b.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"});
+  if (attrs) attrs(n);
+  return b.build().value();
+}
+
+TEST(BatchNormToAffine, BitIdenticalToTheKernelOnGeneratedParameters) {
+  std::mt19937 rng(11);
+  for (const Dims& x_dims : {Dims{4, 3}, Dims{2, 1, 5}, Dims{2, 4, 3, 3}, Dims{1, 2, 2, 2, 2}})
+    for (int64_t opset : {7, 9, 13, 15}) {
+      const int64_t c = x_dims[1];
+      std::vector<Tensor> params = {random_f32({c}, rng, -2, 2), random_f32({c}, rng, -1, 1), random_f32({c}, rng, -1, 1),
+                                    random_f32({c}, rng, 0.0f, 3)};
+      params[3].data<float>()[0] = 0;  // eps alone under the root
+      std::uniform_real_distribution<float> eps(1e-6f, 1e-2f);
+      const float epsilon = eps(rng);
+      auto attrs = [epsilon](io::NodeBuilder& n) { n.attr("epsilon", epsilon); };
+      const ir::Model original = batchnorm_model(x_dims, params, opset, attrs);
+      ir::Model converted = batchnorm_model(x_dims, params, opset, attrs);
+      pass::PassContext ctx;
+      ASSERT_TRUE(run_passes(converted, "batchnorm-to-affine", ctx).is_ok());
+      const std::string what = fmt::format("x {} opset {}", dims_to_string(x_dims), opset);
+      EXPECT_EQ(op_types(converted), (std::vector<std::string>{"Mul", "Add"})) << what;
+      EXPECT_EQ(pass_counter(ctx, "batchnorm-to-affine", "converted"), 1) << what;
+      Dims affine(x_dims.size(), 1);
+      affine[1] = c;
+      EXPECT_EQ(converted.graph().initializer_tensor(converted.graph().nodes().front()->input(1)).value().dims(), affine) << what;
+      for (int run = 0; run < 3; ++run) {
+        Tensor x = random_f32(x_dims, rng, -8, 8);
+        x.data<float>()[0] = -0.0f;
+        x.data<float>()[1] = INFINITY;
+        expect_same_bits(run_model(original, {{"x", x}}), run_model(converted, {{"x", x}}), what);
+      }
+    }
+}
+
+TEST(BatchNormToAffine, LeavesTrainingModeAndVariableParameters) {
+  std::vector<Tensor> params = {f32({2}, {1, 2}), f32({2}, {0, 1}), f32({2}, {0, 0}), f32({2}, {1, 1})};
+  ir::Model training = batchnorm_model({2, 2}, params, 15, [](io::NodeBuilder& n) { n.attr("training_mode", int64_t{1}); });
+  EXPECT_FALSE(run_passes(training, "batchnorm-to-affine").value());
+  // A mean fed at run time.
+  io::ModelBuilder b(13);
+  b.input("x", DType::kFloat, {2, 2}).input("mean", DType::kFloat, {2}).output("y", DType::kFloat, {2, 2});
+  b.initializer("scale", params[0]).initializer("bias", params[1]).initializer("var", params[3]);
+  b.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"});
+  ir::Model variable = b.build().value();
+  EXPECT_FALSE(run_passes(variable, "batchnorm-to-affine").value());
+  EXPECT_EQ(op_types(variable), std::vector<std::string>{"BatchNormalization"});
+}
+
+// ---- remove-identity-ops ----
+
+// Inputs with the edge values an identity must keep: +-0, +-inf, NaN, a subnormal, the largest float.
+Tensor edge_input(const Dims& dims, std::mt19937& rng) {
+  Tensor x = random_f32(dims, rng, -3, 3);
+  const float edges[] = {-0.0f, 0.0f, INFINITY, -INFINITY, NAN, 1e-40f, FLT_MAX};
+  for (size_t i = 0; i < 7 && static_cast<int64_t>(i) < x.numel(); ++i) x.data<float>()[i] = edges[i];
+  return x;
+}
+
+// y = op(Neg(x), c) or op(c, Neg(x)) on x (2, 3, 4): the graph output y goes to Neg when op goes.
+ir::Model binary_model(const std::string& op, int data_input, const Tensor& c, const Dims& x_dims = {2, 3, 4}) {
+  io::ModelBuilder b(13);
+  b.input("x", DType::kFloat, x_dims).output("y", DType::kFloat);
+  b.initializer("c", c);
+  b.node("Neg", {"x"}, {"t"});
+  b.node(op, data_input == 0 ? std::vector<std::string>{"t", "c"} : std::vector<std::string>{"c", "t"}, {"y"});
+  auto m = b.build().value();
+  EXPECT_TRUE(run_passes(m, "infer-shapes").is_ok());
+  return m;
+}
+
+Tensor filled(const Dims& dims, float v) {
+  Tensor t(DType::kFloat, dims);
+  std::fill_n(t.data<float>(), t.numel(), v);
+  return t;
+}
+
+TEST(RemoveIdentityOps, NeutralConstantsOfEveryBroadcastShapeGoAndOutputsStay) {
+  std::mt19937 rng(12);
+  struct Case {
+    std::string op;
+    int data_input;
+    float neutral;
+  };
+  for (const Case& c : {Case{"Add", 0, 0.0f}, Case{"Add", 1, 0.0f}, Case{"Add", 0, -0.0f}, Case{"Sub", 0, 0.0f},
+                        Case{"Mul", 0, 1.0f}, Case{"Mul", 1, 1.0f}, Case{"Div", 0, 1.0f}})
+    for (const Dims& c_dims : {Dims{}, Dims{1}, Dims{4}, Dims{3, 1}, Dims{2, 3, 4}, Dims{1, 1, 1}}) {
+      const std::string what = fmt::format("{} data #{} c {} {}", c.op, c.data_input, dims_to_string(c_dims), c.neutral);
+      const ir::Model original = binary_model(c.op, c.data_input, filled(c_dims, c.neutral));
+      ir::Model removed = binary_model(c.op, c.data_input, filled(c_dims, c.neutral));
+      pass::PassContext ctx;
+      ASSERT_TRUE(run_passes(removed, "remove-identity-ops", ctx).is_ok()) << what;
+      EXPECT_EQ(op_types(removed), std::vector<std::string>{"Neg"}) << what;
+      EXPECT_EQ(pass_counter(ctx, "remove-identity-ops", "removed"), 1) << what;
+      Tensor x = edge_input({2, 3, 4}, rng);
+      // Bit for bit, but for x + (+0), which maps -0 to +0 (equal as values).
+      const Tensor want = run_model(original, {{"x", x}}), got = run_model(removed, {{"x", x}});
+      if (c.op == "Add" && !std::signbit(c.neutral)) expect_identical(want, got, what);
+      else expect_same_bits(want, got, what);
+    }
+}
+
+TEST(RemoveIdentityOps, KeepsWhatIsNotExactlyAnIdentity) {
+  struct Case {
+    std::string op;
+    int data_input;
+    Tensor c;
+  };
+  for (const Case& c : {Case{"Add", 0, filled({}, 1e-6f)},       // qonnx's atol would remove it
+                        Case{"Mul", 0, filled({}, 1.00001f)},    // likewise
+                        Case{"Sub", 1, filled({}, 0.0f)},        // 0 - x
+                        Case{"Div", 1, filled({}, 1.0f)},        // 1 / x
+                        Case{"Add", 0, filled({5, 2, 3, 4}, 0)},  // broadcasting grows the rank
+                        Case{"Mul", 0, filled({2, 3, 8}, 1)},     // not broadcastable to x's shape
+                        Case{"Mul", 0, f32({2}, {1, 1.5f})}}) {
+    const Dims x_dims = c.c.dims() == Dims{2, 3, 8} ? Dims{2, 3, 1} : (c.c.numel() == 2 ? Dims{2, 3, 2} : Dims{2, 3, 4});
+    ir::Model m = binary_model(c.op, c.data_input, c.c, x_dims);
+    ASSERT_TRUE(run_passes(m, "remove-identity-ops").is_ok());
+    EXPECT_EQ(op_types(m).size(), 2u) << c.op << " " << dims_to_string(c.c.dims());
+  }
+}
+
+TEST(RemoveIdentityOps, AGraphOutputIsWrittenByTheProducerOrKept) {
+  // r = Relu(x); y = Mul(r, 1): Relu writes y.
+  io::ModelBuilder b(13);
+  b.input("x", DType::kFloat, {3}).output("y", DType::kFloat, {3}).output("z", DType::kFloat, {3});
+  b.initializer("one", filled({}, 1));
+  b.node("Relu", {"x"}, {"r"});
+  b.node("Mul", {"r", "one"}, {"y"});
+  b.node("Identity", {"x"}, {"z"});  // would alias the graph input: kept
+  b.annotate("y", "UINT8");
+  ir::Model m = b.build().value();
+  ASSERT_TRUE(run_passes(m, "infer-shapes").is_ok());
+  pass::PassContext ctx;
+  ASSERT_TRUE(run_passes(m, "remove-identity-ops", ctx).is_ok());
+  EXPECT_EQ(op_types(m), (std::vector<std::string>{"Relu", "Identity"}));
+  EXPECT_EQ(m.graph().nodes().front()->output(0)->name(), "y");
+  EXPECT_EQ(m.graph().outputs()[0]->name(), "y");
+  EXPECT_EQ(m.graph().finn_datatype("y"), "UINT8");
+  for (const std::string& name : m.graph().value_info_names()) EXPECT_NE(name, "y");
+  EXPECT_EQ(pass_counter(ctx, "remove-identity-ops", "kept-for-graph-output"), 1);
+  Tensor x = f32({3}, {-1, 2, 0.5f});
+  EXPECT_EQ(values_f32(run_model(m, {{"x", x}})), (std::vector<float>{0, 2, 0.5f}));
+}
+
+TEST(RemoveIdentityOps, PadAndDropoutInEveryForm) {
+  struct Case {
+    int64_t opset;
+    std::string op;
+    std::function<void(io::ModelBuilder&)> build;
+    bool removed;
+  };
+  auto pad_input = [](std::vector<int64_t> pads) {
+    return [pads](io::ModelBuilder& b) {
+      b.initializer("pads", i64({static_cast<int64_t>(pads.size())}, pads));
+      b.node("Pad", {"r", "pads"}, {"u"});
+    };
+  };
+  auto pad_attr = [](std::vector<int64_t> pads) { return [pads](io::ModelBuilder& b) { b.node("Pad", {"r"}, {"u"}).attr("pads", pads); }; };
+  auto dropout = [](bool training, bool mask_used) {
+    return [training, mask_used](io::ModelBuilder& b) {
+      b.initializer("ratio", filled({}, 0.5f)).initializer("training", b8({}, {training}));
+      b.node("Dropout", {"r", "ratio", "training"}, mask_used ? std::vector<std::string>{"u", "mask"} : std::vector<std::string>{"u"});
+      if (mask_used) b.output("mask", DType::kBool);
+    };
+  };
+  for (const Case& c : {Case{13, "Pad", pad_input({0, 0, 0, 0}), true}, Case{13, "Pad", pad_input({0, 1, 0, 0}), false},
+                        Case{10, "Pad", pad_attr({0, 0, 0, 0}), true}, Case{10, "Pad", pad_attr({1, 0, 0, 0}), false},
+                        Case{13, "Dropout", dropout(false, false), true}, Case{13, "Dropout", dropout(true, false), false},
+                        Case{13, "Dropout", dropout(false, true), false},
+                        Case{10, "Dropout", [](io::ModelBuilder& b) { b.node("Dropout", {"r"}, {"u"}).attr("ratio", 0.3f); }, true}}) {
+    io::ModelBuilder b(c.opset);
+    b.input("x", DType::kFloat, {2, 3}).output("y", DType::kFloat);
+    b.node("Relu", {"x"}, {"r"});
+    c.build(b);
+    b.node("Neg", {"u"}, {"y"});
+    ir::Model m = b.build().value();
+    ASSERT_TRUE(run_passes(m, "remove-identity-ops").is_ok());
+    const auto ops = op_types(m);
+    EXPECT_EQ(std::find(ops.begin(), ops.end(), c.op) == ops.end(), c.removed) << c.op << " opset " << c.opset;
+  }
+}
+
+// ---- extract-quant-scale-zeropt ----
+
+TEST(ExtractQuantScaleZeroPt, BitExactOverGeneratedQuantizersAndEdgeInputs) {
+  std::mt19937 rng(13);
+  const char* modes[] = {"ROUND", "CEIL", "FLOOR", "UP", "DOWN", "HALF_UP", "HALF_DOWN"};
+  int cases = 0;
+  for (const char* mode : modes)
+    for (int bits : {1, 2, 4, 8})
+      for (int is_signed : {0, 1})
+        for (int narrow : {0, 1})
+          for (int params = 0; params < 4; ++params) {
+            // scale: per-tensor, per-channel (3, 1) or unit; zero point: 0, integer per-channel, fractional.
+            const bool per_channel = params % 2 == 1;
+            Tensor s = params == 2 ? filled({}, 1.0f) : random_scale(per_channel ? Dims{3, 1} : Dims{}, params == 3, rng);
+            Tensor z = params == 0 ? filled({}, 0.0f)
+                       : params == 1 ? random_integers({3, 1}, rng, -3, 3)
+                                     : random_f32({1, 4}, rng, -2, 2);
+            io::ModelBuilder b(13);
+            b.import(kQ, 1);
+            b.input("x", DType::kFloat, {3, 4}).output("y", DType::kFloat);
+            b.initializer("s", s).initializer("z", z).initializer("bits", f32s(static_cast<float>(bits)));
+            b.node("Quant", {"x", "s", "z", "bits"}, {"y"}, kQ).attr("signed", is_signed).attr("narrow", narrow).attr("rounding_mode", mode);
+            const ir::Model original = b.build().value();
+            ir::Model extracted = b.build().value();
+            pass::PassContext ctx;
+            ASSERT_TRUE(run_passes(extracted, "extract-quant-scale-zeropt", ctx).is_ok());
+            const bool trivial = params == 0 && s.numel() == 1 && s.data<float>()[0] == 1.0f;
+            EXPECT_EQ(pass_counter(ctx, "extract-quant-scale-zeropt", "extracted"), trivial ? 0 : 1);
+            for (int run = 0; run < 4; ++run) {
+              // Values around every code boundary of the scale: x = s * (k + f - z) for f near 0 and 0.5.
+              Tensor x = random_f32({3, 4}, rng, -300, 300);
+              std::uniform_int_distribution<int> k(-12, 12);
+              const float fractions[] = {0.5f, -0.5f, 0.0f, 0.49999997f, 0.50000006f, 0.25f};
+              for (int64_t i = 6; i < 12; ++i)
+                x.data<float>()[i] = (static_cast<float>(k(rng)) + fractions[i - 6]) * s.data<float>()[s.numel() == 1 ? 0 : i / 4];
+              const float edges[] = {-0.0f, 0.0f, INFINITY, -INFINITY, NAN, 1e-42f};
+              if (run == 0) std::copy(std::begin(edges), std::end(edges), x.data<float>());
+              expect_same_bits(run_model(original, {{"x", x}}), run_model(extracted, {{"x", x}}),
+                               fmt::format("{} bits {} signed {} narrow {} params {}", mode, bits, is_signed, narrow, params));
+            }
+            ++cases;
+          }
+  EXPECT_EQ(cases, 7 * 4 * 2 * 2 * 4);
+}
+
+TEST(ExtractQuantScaleZeroPt, SkipsUnitPartsAndConvertsParameterTypes) {
+  io::ModelBuilder b(13);
+  b.import(kQ, 1);
+  b.input("x", DType::kFloat, {4}).output("y", DType::kFloat).output("u", DType::kFloat);
+  b.initializer("s64", make<double>(DType::kDouble, {}, {0.1})).initializer("z", f32s(0)).initializer("bits", f32s(4));
+  b.initializer("one", f32s(1)).initializer("z2", make<int64_t>(DType::kInt64, {}, {2}));
+  b.node("Quant", {"x", "s64", "z", "bits"}, {"y"}, kQ);
+  b.node("Quant", {"x", "one", "z2", "bits"}, {"u"}, kQ);
+  const ir::Model original = b.build().value();
+  ir::Model m = b.build().value();
+  pass::PassContext ctx;
+  ASSERT_TRUE(run_passes(m, "extract-quant-scale-zeropt", ctx).is_ok());
+  EXPECT_EQ(op_types(m), (std::vector<std::string>{"Div", "Quant", "Mul", "Add", "Quant", "Sub"}));
+  EXPECT_EQ(pass_counter(ctx, "extract-quant-scale-zeropt", "scales"), 1);
+  EXPECT_EQ(pass_counter(ctx, "extract-quant-scale-zeropt", "zero-points"), 1);
+  Tensor x = f32({4}, {0.25f, -0.35f, 0.05f, 1e9f});
+  auto ex_a = exec::Executor::create(original).value().run({{"x", x}}).value();
+  auto ex_b = exec::Executor::create(m).value().run({{"x", x}}).value();
+  for (size_t k = 0; k < 2; ++k) expect_same_bits(ex_a.outputs[k], ex_b.outputs[k], "output " + std::to_string(k));
 }
 
 }  // namespace

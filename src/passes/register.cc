@@ -19,6 +19,7 @@ void register_all_passes(pass::PassRegistry& registry) {
     registry.add(make);
   registry.add(make_qcdq_to_qonnx);
   registry.add(make_to_channels_last);
+  for (auto make : {make_batchnorm_to_affine, make_remove_identity_ops, make_extract_quant_scale_zeropt}) registry.add(make);
 }
 
 }  // namespace qonnx::passes
