@@ -688,5 +688,39 @@ TEST(ExtractQuantScaleZeroPt, SkipsUnitPartsAndConvertsParameterTypes) {
   for (size_t k = 0; k < 2; ++k) expect_same_bits(ex_a.outputs[k], ex_b.outputs[k], "output " + std::to_string(k));
 }
 
+// ---- infer-datatypes on FINN's front-end output ----
+
+TEST(InferDatatypesFinn, EveryTensorFinnReadsIsTyped) {
+  // x -> MultiThreshold (UINT2) -> MatMul(Quant(W) scale 0.5) -> Mul -> MultiThreshold (BIPOLAR, out_scale 2,
+  // out_bias -1) -> MultiThreshold (INT4, out_scale 0.5) -> y, after fold-quant-weights{mode=finn}.
+  io::ModelBuilder b(13);
+  b.import(kQ, 1);
+  b.input("x", DType::kFloat, {1, 3}).output("y", DType::kFloat, {1, 2});
+  b.initializer("t1", f32({1, 3}, {-1, 0, 1})).initializer("t2", f32({1, 1}, {0})).initializer("t3", f32({1, 3}, {-1, 0, 1}));
+  b.initializer("w", f32({3, 2}, {0.5f, -1, 1.5f, 2, -0.5f, 0})).initializer("s", f32s(0.5f)).initializer("z", f32s(0));
+  b.initializer("bits", f32s(4)).initializer("k", f32s(0.75f));
+  b.node("MultiThreshold", {"x", "t1"}, {"a"}, kQ).attr("out_dtype", "UINT2");
+  b.node("Quant", {"w", "s", "z", "bits"}, {"wq"}, kQ);
+  b.node("MatMul", {"a", "wq"}, {"m"});
+  b.node("Mul", {"m", "k"}, {"mk"});
+  b.node("MultiThreshold", {"mk", "t2"}, {"p"}, kQ).attr("out_dtype", "BIPOLAR").attr("out_scale", 2.0f).attr("out_bias", -1.0f);
+  b.node("MultiThreshold", {"p", "t3"}, {"y"}, kQ).attr("out_dtype", "INT4").attr("out_scale", 0.5f);
+  ir::Model m = b.build().value();
+  ASSERT_TRUE(run_passes(m, "infer-datatypes,fold-quant-weights{mode=finn},infer-datatypes").is_ok());
+  const ir::Graph& g = m.graph();
+  EXPECT_EQ(g.finn_datatype("a"), "UINT2");
+  EXPECT_EQ(g.finn_datatype("wq"), "INT4");  // the integer weight, kept through the second inference
+  EXPECT_EQ(g.finn_datatype("p"), "BIPOLAR");  // integer out_scale / out_bias: out_dtype, as qonnx
+  EXPECT_EQ(g.finn_datatype("y"), "FLOAT32");  // out_scale 0.5: scaled, FLOAT32 as qonnx
+  // Every node output has a type: the MatMul of integers is INT32, the moved scale's Mul FLOAT32.
+  for (const auto& n : g.nodes())
+    for (const ir::Value* v : n->outputs()) EXPECT_FALSE(g.finn_datatype(v->name()).empty()) << v->name();
+  EXPECT_EQ(g.finn_datatype(g.nodes().front()->output(0)->name()), "UINT2");
+  std::vector<std::string> matmul_out;
+  for (const auto& n : g.nodes())
+    if (n->op_type() == "MatMul") matmul_out.push_back(g.finn_datatype(n->output(0)->name()));
+  EXPECT_EQ(matmul_out, std::vector<std::string>{"INT32"});
+}
+
 }  // namespace
 }  // namespace qonnx::test
