@@ -153,7 +153,7 @@ std::variant<ScaleMove, std::string> scale_move(const ir::Graph& g, const ir::Va
     d[1] = collapsed.dim(axis);
     return d;
   };
-  if (!ir::is_default_domain(c.domain())) return refuse("not an op the scale can move behind");
+  if (!ir::is_default_domain(c.domain()) || !c.output(0)) return refuse("not an op the scale can move behind");
   if (op == "Conv" || op == "ConvTranspose") {
     // The output channel is W's axis 0 for Conv, axis 1 (times the group) for ConvTranspose.
     if (m.weight_input != 1) return refuse("the weight is not W");
