@@ -2,13 +2,27 @@
 // precomputed tensors. mode=float stores the dequantized float weights; mode=int stores the integer
 // codes (annotated with their finn_datatype) followed by Sub(zero point) and Mul(scale), which
 // recompute exactly the float weights: Quant's output is (q - z) * s in float32.
+// mode=finn is FINN's FoldQuantWeights: the weight becomes the integers q - z (exact in float32, typed
+// with the smallest INTk/UINTk/BIPOLAR/BINARY of their range) and the scale moves behind the weight's
+// single consumer, where that is algebraically right for the consumer and the scale's shape (see
+// scale_move); anything else folds to float weights as mode=float, with the reason in its outcome.
+// Moving a scale re-associates float arithmetic: exact for powers of two (barring overflow and
+// subnormals), a rounding difference otherwise (counted in scales-moved-not-power-of-two).
+#include <cmath>
+#include <algorithm>
+#include <cfloat>
+#include <set>
+#include <variant>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "qonnx/passes/quantizer_outcomes.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/quant/params.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/executor.h"
+#include "qonnx/ir/finn_datatype.h"
 #include "qonnx/kernels/quant.h"
 #include "passes/passes.h"
 
@@ -40,12 +54,164 @@ Result<std::pair<Tensor, quant::QuantParams>> integer_codes(const ir::Node& node
   return std::make_pair(std::move(codes), std::move(p));
 }
 
+
+// Every element is an integer (a float32 tensor).
+bool all_integer_valued(const Tensor& t) {
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (t.data<float>()[i] != std::nearbyint(t.data<float>()[i])) return false;
+  return true;
+}
+
+bool all_equal_to(const Tensor& t, float v) {
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (t.data<float>()[i] != v) return false;
+  return true;
+}
+
+// +-2^k for a normal k: multiplying or dividing by it rounds nothing (barring overflow and subnormals).
+bool all_powers_of_two(const Tensor& t) {
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const float v = std::fabs(t.data<float>()[i]);
+    int e = 0;
+    if (!(v >= FLT_MIN) || std::frexp(v, &e) != 0.5f) return false;
+  }
+  return true;
+}
+
+// `t` (float32) as rank `rank` (leading 1s added), with every axis it is constant along cut to size 1:
+// the axes a scale really varies along.
+Tensor collapse_constant_axes(const Tensor& t, size_t rank) {
+  Dims dims(rank - t.rank(), 1);
+  dims.insert(dims.end(), t.dims().begin(), t.dims().end());
+  Tensor s = t.reshaped(dims);
+  for (size_t a = 0; a < rank; ++a) {
+    const int64_t n = s.dim(a);
+    if (n <= 1) continue;
+    int64_t outer = 1, inner = 1;
+    for (size_t d = 0; d < a; ++d) outer *= s.dim(d);
+    for (size_t d = a + 1; d < rank; ++d) inner *= s.dim(d);
+    const float* v = s.data<float>();
+    bool constant = true;
+    for (int64_t o = 0; o < outer && constant; ++o)
+      for (int64_t k = 1; k < n && constant; ++k)
+        for (int64_t i = 0; i < inner && constant; ++i) constant = v[(o * n + k) * inner + i] == v[o * n * inner + i];
+    if (!constant) continue;
+    Dims cut = s.dims();
+    cut[a] = 1;
+    Tensor c(DType::kFloat, cut);
+    for (int64_t o = 0; o < outer; ++o)
+      std::copy(v + o * n * inner, v + o * n * inner + inner, c.data<float>() + o * inner);
+    s = std::move(c);
+  }
+  return s;
+}
+
+std::vector<size_t> varying_axes(const Tensor& collapsed) {
+  std::vector<size_t> axes;
+  for (size_t a = 0; a < collapsed.rank(); ++a)
+    if (collapsed.dim(a) > 1) axes.push_back(a);
+  return axes;
+}
+
+bool only_along(const std::vector<size_t>& varying, const std::set<size_t>& allowed) {
+  for (size_t a : varying)
+    if (!allowed.count(a)) return false;
+  return true;
+}
+
+// Where a weight's scale goes in FINN mode: the consumer reads the integers instead, `other_input` (for
+// Add/Sub) is divided by the scale in front of it, and the consumer's output is multiplied (or divided)
+// by the scale shaped `dims` behind it.
+struct ScaleMove {
+  ir::Node* consumer = nullptr;
+  int weight_input = 0;
+  int other_input = -1;
+  bool divide_behind = false;
+  bool reassociates = true;  // false for Gather: the same products, selected
+  Dims dims;
+};
+
+// The move for a weight with scale `collapsed` (rank of the weight, constant axes cut to 1), or why
+// there is none.
+std::variant<ScaleMove, std::string> scale_move(const ir::Graph& g, const ir::Value* weight, const Tensor& collapsed) {
+  if (weight->is_graph_output()) return std::string("the weight is a graph output");
+  if (weight->uses().size() != 1) return fmt::format("the weight has {} uses, not one", weight->uses().size());
+  const ir::Use use = weight->uses()[0];
+  if (use.input_index == ir::kImplicitInput) return std::string("the weight is read inside a subgraph");
+  ScaleMove m;
+  m.consumer = use.node;
+  m.weight_input = use.input_index;
+  const ir::Node& c = *use.node;
+  const std::string& op = c.op_type();
+  const size_t rank = collapsed.rank();
+  const std::vector<size_t> varying = varying_axes(collapsed);
+  const bool per_tensor = varying.empty();
+  const std::string where = fmt::format("{} input #{}", op, m.weight_input);
+  auto refuse = [&](const std::string& why) { return fmt::format("{}: {}", where, why); };
+  auto scale_along = [&](size_t axis) {  // [1, n, 1, ...] of the consumer's output rank = the weight's rank
+    Dims d(rank, 1);
+    d[1] = collapsed.dim(axis);
+    return d;
+  };
+  if (!ir::is_default_domain(c.domain()) || !c.output(0)) return refuse("not an op the scale can move behind");
+  if (op == "Conv" || op == "ConvTranspose") {
+    // The output channel is W's axis 0 for Conv, axis 1 (times the group) for ConvTranspose.
+    if (m.weight_input != 1) return refuse("the weight is not W");
+    if (c.input(2)) return refuse("a bias would be scaled too (run extract-conv-bias first)");
+    const size_t channel_axis = op == "Conv" ? 0 : 1;
+    if (!only_along(varying, {channel_axis}))
+      return refuse(fmt::format("the scale varies along W's axes {}, not the output channel alone", varying));
+    if (!per_tensor && op == "ConvTranspose") {
+      auto group = c.attr<int64_t>("group", 1);
+      if (!group.is_ok() || group.value() != 1) return refuse("a per-channel scale with group != 1");
+    }
+    if (!per_tensor) m.dims = scale_along(channel_axis);
+  } else if (op == "MatMul") {
+    // A weight (..., K, N) as B scales the output's columns; one (..., M, K) as A its rows.
+    const int64_t other_rank = g.rank_of(c.input(1 - m.weight_input));
+    if (!per_tensor) {
+      if (rank < 2) return refuse("a 1-D weight varies along the contracted axis");
+      const size_t free_axis = m.weight_input == 1 ? rank - 1 : rank - 2;
+      if (!only_along(varying, {free_axis}))
+        return refuse(fmt::format("the scale varies along axes {} of the weight, not axis {} alone", varying, free_axis));
+      if (m.weight_input == 1) m.dims = {collapsed.dim(free_axis)};
+      else if (other_rank < 0) return refuse("B's rank is unknown");
+      else if (other_rank == 1) m.dims = {collapsed.dim(free_axis)};  // the output has no N axis
+      else m.dims = {collapsed.dim(free_axis), 1};
+    }
+  } else if (op == "Mul" || op == "Div" || op == "Add" || op == "Sub") {
+    m.dims = collapsed.dims();  // the weight's broadcast axes are the output's
+    m.divide_behind = op == "Div" && m.weight_input == 1;
+    if (op == "Add" || op == "Sub") m.other_input = 1 - m.weight_input;
+  } else if (op == "Gather") {
+    if (m.weight_input != 0) return refuse("the weight is not the data");
+    auto axis_attr = c.attr<int64_t>("axis", 0);
+    const int64_t indices_rank = g.rank_of(c.input(1));
+    if (!axis_attr.is_ok()) return refuse(axis_attr.status().message());
+    const int64_t axis = axis_attr.value() < 0 ? axis_attr.value() + static_cast<int64_t>(rank) : axis_attr.value();
+    if (axis < 0 || axis >= static_cast<int64_t>(rank)) return refuse("axis out of range");
+    if (collapsed.dim(static_cast<size_t>(axis)) != 1) return refuse("the scale varies along the gathered axis");
+    if (indices_rank < 0) return refuse("the indices' rank is unknown");
+    // The output is data[:axis] + indices + data[axis + 1:].
+    m.dims.assign(collapsed.dims().begin(), collapsed.dims().begin() + axis);
+    m.dims.insert(m.dims.end(), static_cast<size_t>(indices_rank), 1);
+    m.dims.insert(m.dims.end(), collapsed.dims().begin() + axis + 1, collapsed.dims().end());
+    m.reassociates = false;
+  } else {
+    return refuse("not an op the scale can move behind");
+  }
+  if (per_tensor) m.dims = {};
+  return m;
+}
+
 class FoldQuantWeights : public pass::GraphPass {
  public:
   std::string name() const override { return "fold-quant-weights"; }
   std::string summary() const override {
     return "Precompute Quant/BipolarQuant/Trunc on initializers (mode=float: float weights; "
-           "mode=int: integer weights with their finn_datatype, then Sub(zeropt) and Mul(scale))";
+           "mode=int: integer weights with their finn_datatype, then Sub(zeropt) and Mul(scale); "
+           "mode=finn: integer weights, the scale moved behind the consumer as FINN does, where that is right; "
+           "a scale that is not a power of two re-associates float arithmetic)";
   }
   Result<bool> run_on_graph(ir::Model& model, ir::Graph& g, pass::PassContext& ctx) override {
     return fold(model, g, ctx);
@@ -62,19 +228,105 @@ class FoldQuantWeights : public pass::GraphPass {
       if (!inputs) continue;
       std::vector<const Tensor*> ptrs;
       for (const auto& t : *inputs) ptrs.push_back(t.defined() ? &t : nullptr);
-      if (*mode_ == "int" && dialect::classify(*node) != dialect::Op::kTrunc) {
+      const bool trunc = dialect::classify(*node) == dialect::Op::kTrunc;
+      if (*mode_ == "int" && !trunc) {
         QONNX_RETURN_IF_ERROR(fold_to_integers(model, node, ptrs, ctx));
+      } else if (*mode_ == "finn" && !trunc) {
+        QONNX_RETURN_IF_ERROR(fold_for_finn(model, node, ptrs, ctx));
       } else {
-        QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, exec::evaluate_node(model, *node, ptrs, ctx.registry()));
-        record_outcome(ctx, *node, "folded", "constant inputs, precomputed float tensor");
-        ir::Value* out = node->output(0);
-        g.remove_node(node);
-        QONNX_RETURN_IF_ERROR(g.set_initializer(out, outs[0]));
+        QONNX_RETURN_IF_ERROR(fold_to_floats(model, node, ptrs, ctx, "constant inputs, precomputed float tensor"));
       }
       ++folded_quantizers_;
       changed = true;
     }
     return changed;
+  }
+
+  static Status fold_to_floats(ir::Model& model, ir::Node* node, const std::vector<const Tensor*>& inputs,
+                               pass::PassContext& ctx, const std::string& detail) {
+    QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, exec::evaluate_node(model, *node, inputs, ctx.registry()));
+    record_outcome(ctx, *node, "folded", detail);
+    ir::Graph& g = *node->graph();
+    ir::Value* out = node->output(0);
+    g.remove_node(node);
+    return g.set_initializer(out, outs[0]);
+  }
+
+  Status fold_for_finn(ir::Model& model, ir::Node* node, const std::vector<const Tensor*>& inputs, pass::PassContext& ctx) {
+    auto codes = integer_codes(*node, inputs);
+    if (!codes.is_ok()) return std::move(codes).status().with_context(node->describe());
+    auto& [q, p] = codes.value();
+    auto fall_back = [&](const std::string& why) {
+      ++float_fallbacks_;
+      return fold_to_floats(model, node, inputs, ctx, "float weights: " + why);
+    };
+    if (!all_integer_valued(p.zeropt)) return fall_back("the zero point is not an integer");
+    // q - z, its range from the quantizer's bounds, and its type (FINN's INTk/UINTk/BIPOLAR/BINARY at z = 0).
+    const bool zero_zeropt = all_zero(p.zeropt);
+    const quant::IntRange bounds = p.bipolar() ? quant::IntRange{-1.0f, 1.0f} : quant::quant_int_range(p.bits, p.is_signed, p.narrow);
+    const float* zs = p.zeropt.data<float>();
+    const auto [z_lo, z_hi] = std::minmax_element(zs, zs + p.zeropt.numel());
+    const double lo = double(bounds.min) - *z_hi, hi = double(bounds.max) - *z_lo;
+    if (!zero_zeropt && std::max(-lo, hi) > 16777216.0)
+      return fall_back(fmt::format("q - zero point spans [{}, {}], beyond float32's exact integers", lo, hi));
+    const std::string datatype = zero_zeropt ? integer_datatype(p) : ir::smallest_integer_datatype(lo, hi).name;
+    Tensor ints(DType::kFloat, q.dims());
+    exec::for_each_broadcast<1>(q.dims(), {&p.zeropt.dims()},
+                                [&](int64_t o, const auto& off) { ints.data<float>()[o] = q.data<float>()[o] - zs[off[0]]; });
+    const std::string what = zero_zeropt ? "codes" : "codes - zero point";
+    ir::Graph& g = *node->graph();
+    ir::Value* weight = node->output(0);
+    if (all_equal_to(p.scale, 1.0f)) {
+      record_outcome(ctx, *node, "folded", fmt::format("integer weights {} ({}), unit scale: no Mul", datatype, what));
+      g.remove_node(node);
+      QONNX_RETURN_IF_ERROR(g.set_initializer(weight, ints));
+      g.set_finn_datatype(weight->name(), datatype);
+      ++integer_weights_;
+      return Status::ok();
+    }
+    const Tensor collapsed = collapse_constant_axes(p.scale, q.rank());
+    auto move = scale_move(g, weight, collapsed);
+    if (auto* why = std::get_if<std::string>(&move)) return fall_back("the scale cannot move behind the consumer: " + *why);
+    const ScaleMove& m = std::get<ScaleMove>(move);
+    const bool exact = !m.reassociates || all_powers_of_two(collapsed);
+    record_outcome(ctx, *node, "folded",
+                   fmt::format("integer weights {} ({}), scale {} moved behind {} input #{} as {} {}: {}", datatype, what,
+                               dims_to_string(collapsed.dims()), m.consumer->describe(), m.weight_input,
+                               m.divide_behind ? "Div" : "Mul", dims_to_string(m.dims),
+                               !m.reassociates ? "the same products, selected: exact"
+                               : exact ? "a power of two: exact barring overflow and subnormals"
+                                       : "not a power of two: re-associates float arithmetic, results may differ in rounding"));
+    g.remove_node(node);
+    QONNX_RETURN_IF_ERROR(g.set_initializer(weight, ints));
+    g.set_finn_datatype(weight->name(), datatype);
+    QONNX_RETURN_IF_ERROR(apply_scale_move(g, m, weight->name(), collapsed.reshaped(m.dims)));
+    ++integer_weights_;
+    ++scales_moved_;
+    if (!exact) ++scales_moved_inexact_;
+    return Status::ok();
+  }
+
+  // The consumer reads the integers; the scale goes in front of its other input (Add/Sub) and behind it.
+  static Status apply_scale_move(ir::Graph& g, const ScaleMove& m, const std::string& weight_name, const Tensor& scale) {
+    ir::Node* consumer = m.consumer;
+    ir::Value* out = consumer->output(0);
+    const std::string name = consumer->name().empty() ? out->name() : consumer->name();
+    QONNX_ASSIGN_OR_RETURN(ir::Value* s, g.add_initializer_tensor(g.unique_name(weight_name + "_scale"), scale));
+    std::vector<ir::Value*> inputs = consumer->inputs();
+    if (m.other_input >= 0) {
+      ir::Value* other = inputs[static_cast<size_t>(m.other_input)];
+      QONNX_ASSIGN_OR_RETURN(ir::Node* div, g.insert_node(consumer, name + "_prescale", "Div", "", {other, s},
+                                                          {g.unique_name(other->name() + "_prescaled")}));
+      inputs[static_cast<size_t>(m.other_input)] = div->output(0);
+    }
+    // The consumer, rebuilt to write an unscaled value; the scale op writes its output.
+    ir::Node* after = g.next_node(consumer);
+    QONNX_ASSIGN_OR_RETURN(ir::Node* unscaled, g.insert_node(consumer, consumer->name(), consumer->op_type(), consumer->domain(),
+                                                             inputs, {g.unique_name(out->name() + "_unscaled")}));
+    unscaled->copy_attributes_from(*consumer);
+    g.remove_node(consumer);
+    return g.insert_node(after, name + "_scale", m.divide_behind ? "Div" : "Mul", "", {unscaled->output(0), s}, {out->name()})
+        .status();
   }
 
   Status fold_to_integers(ir::Model& model, ir::Node* node, const std::vector<const Tensor*>& inputs,
@@ -103,8 +355,17 @@ class FoldQuantWeights : public pass::GraphPass {
     return mul.status();
   }
 
-  pass::Option<std::string> mode_{this, "mode", "float", "float | int (integer codes with a finn_datatype)", {"float", "int"}};
+  pass::Option<std::string> mode_{this, "mode", "float",
+                                  "float | int (integer codes with a finn_datatype) | finn (integer weights, scale moved "
+                                  "behind the consumer)",
+                                  {"float", "int", "finn"}};
   pass::Statistic folded_quantizers_{this, "folded-quantizers", "quantizers on constants precomputed"};
+  pass::Statistic integer_weights_{this, "integer-weights", "mode=finn: weights stored as integers with a finn_datatype"};
+  pass::Statistic scales_moved_{this, "scales-moved", "mode=finn: weight scales moved behind their consumer"};
+  pass::Statistic scales_moved_inexact_{this, "scales-moved-not-power-of-two",
+                                        "mode=finn: moved scales that are not powers of two and re-associate float "
+                                        "arithmetic (results may differ in rounding; Gather's selection excluded)"};
+  pass::Statistic float_fallbacks_{this, "float-fallbacks", "mode=finn: weights folded to floats instead (outcome says why)"};
 };
 
 }  // namespace

@@ -74,18 +74,6 @@ std::optional<std::pair<int, bool>> container_bits(int32_t elem_type) {
   }
 }
 
-// The smallest integer type holding [lo, hi] (unsigned when lo >= 0).
-FinnDataType smallest_integer_type(double lo, double hi) {
-  if (lo >= 0) {
-    int bits = 1;
-    while (bits < 64 && std::ldexp(1.0, bits) - 1 < hi) ++bits;
-    return ir::integer_datatype(bits, false);
-  }
-  int bits = 2;
-  while (bits < 64 && (-std::ldexp(1.0, bits - 1) > lo || std::ldexp(1.0, bits - 1) - 1 < hi)) ++bits;
-  return ir::integer_datatype(bits, true);
-}
-
 class InferDatatypes : public pass::GraphPass {
  public:
   // Main graph only: qonnx's InferDataTypes annotates the main graph only; body annotations would be new output.
@@ -230,7 +218,7 @@ class InferDatatypes : public pass::GraphPass {
       FinnDataType in = datatype_of(g, n.input(0));
       QONNX_ASSIGN_OR_RETURN(const auto bounds, clip_bounds(g, n));
       if (in.kind == FinnDataType::Kind::kInteger && bounds && bounds->first <= bounds->second) {
-        FinnDataType narrowed = smallest_integer_type(bounds->first, bounds->second);
+        FinnDataType narrowed = ir::smallest_integer_datatype(bounds->first, bounds->second);
         return annotate(g, out, narrowed.bits < in.bits ? narrowed : in);
       }
     }

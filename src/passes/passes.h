@@ -29,6 +29,10 @@ std::unique_ptr<pass::Pass> make_to_channels_last();
 std::unique_ptr<pass::Pass> make_quant_act_to_multithreshold();
 std::unique_ptr<pass::Pass> make_gemm_to_matmul();
 std::unique_ptr<pass::Pass> make_hls4ml_support();
+// FINN's front end (docs/finn.md).
+std::unique_ptr<pass::Pass> make_batchnorm_to_affine();
+std::unique_ptr<pass::Pass> make_remove_identity_ops();
+std::unique_ptr<pass::Pass> make_extract_quant_scale_zeropt();
 
 // Whether a value is an initializer the passes may treat as constant. An initializer that is also a
 // graph input is a default a caller could override: a variable, unless freeze-initializer-inputs

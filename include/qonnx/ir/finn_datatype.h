@@ -50,7 +50,7 @@ FinnDataType float32_datatype();
 // INTk / UINTk, BINARY for an unsigned single bit.
 FinnDataType integer_datatype(int bits, bool is_signed);
 FinnDataType scaled_int_datatype(int bits);
-// The smallest INTk / UINTk (BINARY) holding every integer in [lo, hi]; unsigned when lo >= 0.
+// The smallest INTk / UINTk (BINARY for [0, 1]) holding [lo, hi]: unsigned when lo >= 0; k <= 64.
 FinnDataType smallest_integer_datatype(double lo, double hi);
 
 // qonnx's get_tensor_datatype: the finn_datatype annotation, else FLOAT16 for a float16 tensor, else
