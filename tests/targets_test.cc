@@ -12,7 +12,7 @@ namespace qonnx::test {
 namespace {
 
 TEST(Targets, BuiltInTargetsInTheirOrder) {
-  EXPECT_EQ(targets::TargetRegistry::global().names(), (std::vector<std::string>{"qdq", "ngraph", "fold", "ascend", "qonnx", "hls4ml"}));
+  EXPECT_EQ(targets::TargetRegistry::global().names(), (std::vector<std::string>{"qdq", "ngraph", "fold", "ascend", "qonnx", "finn", "hls4ml"}));
 }
 
 TEST(Targets, EveryPipelineParsesBackToItself) {

@@ -302,8 +302,28 @@ class FoldQuantWeights : public pass::GraphPass {
     QONNX_RETURN_IF_ERROR(apply_scale_move(g, m, weight->name(), collapsed.reshaped(m.dims)));
     ++integer_weights_;
     ++scales_moved_;
-    if (!exact) ++scales_moved_inexact_;
+    if (!exact) {
+      ++scales_moved_inexact_;
+      const int64_t terms = reassociated_terms(m, q.dims());
+      if (terms > max_terms_.value()) max_terms_ += terms - max_terms_.value();
+    }
     return Status::ok();
+  }
+
+  // How many products the consumer sums into one output element: the length of the re-associated sum
+  // (at most, for ConvTranspose); 2 for the element-wise consumers (their bounds are 4-5 ulps).
+  static int64_t reassociated_terms(const ScaleMove& m, const Dims& w) {
+    const std::string& op = m.consumer->op_type();
+    const int64_t rank = static_cast<int64_t>(w.size());
+    auto product = [&](int64_t from, int64_t skip) {
+      int64_t n = 1;
+      for (int64_t d = from; d < rank; ++d) n *= d == skip ? 1 : w[static_cast<size_t>(d)];
+      return n;
+    };
+    if (op == "Conv") return product(1, -1);
+    if (op == "ConvTranspose") return product(0, 1);
+    if (op == "MatMul") return rank < 2 ? w[0] : w[static_cast<size_t>(m.weight_input == 1 ? rank - 2 : rank - 1)];
+    return 2;
   }
 
   // The consumer reads the integers; the scale goes in front of its other input (Add/Sub) and behind it.
@@ -365,6 +385,8 @@ class FoldQuantWeights : public pass::GraphPass {
   pass::Statistic scales_moved_inexact_{this, "scales-moved-not-power-of-two",
                                         "mode=finn: moved scales that are not powers of two and re-associate float "
                                         "arithmetic (results may differ in rounding; Gather's selection excluded)"};
+  pass::Statistic max_terms_{this, "max-reassociated-terms",
+                             "mode=finn: the longest sum a non-power-of-two scale move re-associates (a maximum, not a count)"};
   pass::Statistic float_fallbacks_{this, "float-fallbacks", "mode=finn: weights folded to floats instead (outcome says why)"};
 };
 

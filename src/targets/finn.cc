@@ -76,7 +76,7 @@ class FinnTarget : public Target {
     // ConvertQONNXtoFINN.
     b.add("extract-conv-bias").add("gemm-to-matmul").add("fold-transpose-into-quant").add("infer-shapes");
     b.add("infer-datatypes").add(kWeightPass, {{"mode", "finn"}}).add(kActivationPass).add("infer-shapes");
-    b.add("infer-datatypes").add(kAvgPoolPass).add("remove-identity-ops").add("cleanup").add("infer-shapes").add("infer-datatypes");
+    b.add("infer-datatypes").add("remove-identity-ops").add("cleanup").add("infer-shapes").add("infer-datatypes");
     return b.build();
   }
   bool owns_pipeline(const std::vector<pass::PipelineItem>& pipeline) const override {
@@ -102,14 +102,15 @@ class FinnTarget : public Target {
     analysis::CheckOptions deviation_options{request.runs, request.seed, request.atol, request.rtol};
     std::string beyond = fmt::format("beyond atol {:g} / rtol {:g}", request.atol, request.rtol);
     if (!request.tolerance_given) {
-      // A re-associated sum of n terms differs by at most about (2n + 1) units in the last place of the
-      // largest term: counted as a relative bound, so what lies beyond is a level that flipped downstream.
+      // A re-associated sum of n terms differs by about (2n + 1) units in the last place of the sum of
+      // its terms' magnitudes: taken relative to the output, what lies beyond is a sum that cancelled or
+      // a quantization level that flipped downstream.
       const double terms = static_cast<double>(std::max<int64_t>(reference.value().reassociated_terms, 1));
       deviation_options.atol = moved == 0 ? 0.0 : request.atol;
       deviation_options.rtol = moved == 0 ? 0.0 : (2 * terms + 1) * std::ldexp(1.0, -24);
       beyond = moved == 0 ? "differ"
-                          : fmt::format("beyond atol {:g} / rtol {:g} (the re-association bound of {} terms; beyond it a "
-                                        "quantization level flipped downstream)", deviation_options.atol,
+                          : fmt::format("beyond atol {:g} / rtol {:g} (the re-association bound of {}-term sums; beyond "
+                                        "it a sum cancelled or a quantization level flipped downstream)", deviation_options.atol,
                                         deviation_options.rtol, static_cast<int64_t>(terms));
     }
     QONNX_ASSIGN_OR_RETURN(const ir::Model original, request.original());
