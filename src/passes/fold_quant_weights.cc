@@ -296,17 +296,18 @@ class FoldQuantWeights : public pass::GraphPass {
                                !m.reassociates ? "the same products, selected: exact"
                                : exact ? "a power of two: exact barring overflow and subnormals"
                                        : "not a power of two: re-associates float arithmetic, results may differ in rounding"));
-    g.remove_node(node);
-    QONNX_RETURN_IF_ERROR(g.set_initializer(weight, ints));
-    g.set_finn_datatype(weight->name(), datatype);
-    QONNX_RETURN_IF_ERROR(apply_scale_move(g, m, weight->name(), collapsed.reshaped(m.dims)));
-    ++integer_weights_;
-    ++scales_moved_;
     if (!exact) {
       ++scales_moved_inexact_;
       const int64_t terms = reassociated_terms(m, q.dims());
       if (terms > max_terms_.value()) max_terms_ += terms - max_terms_.value();
     }
+    g.remove_node(node);
+    QONNX_RETURN_IF_ERROR(g.set_initializer(weight, ints));
+    g.set_finn_datatype(weight->name(), datatype);
+    // Rebuilds the consumer: m.consumer is gone after it.
+    QONNX_RETURN_IF_ERROR(apply_scale_move(g, m, weight->name(), collapsed.reshaped(m.dims)));
+    ++integer_weights_;
+    ++scales_moved_;
     return Status::ok();
   }
 

@@ -159,6 +159,13 @@ class QuantActToMultiThreshold : public pass::GraphPass {
     const std::string out_dtype = p.bipolar() && out_bias == -1.0f ? "BIPOLAR" : ir::smallest_integer_datatype(out_bias, top).name;
     const bool needs_sub = !zero_in_bias, needs_mul = !all_ones(p.scale);
 
+    // Recorded first: the rewrite removes the node.
+    const bool nan_exact = p.bipolar();
+    record_outcome(ctx, *n, "converted",
+                   fmt::format("MultiThreshold, {} threshold(s) x {} channel(s), out_dtype {}{}{}{}; exact on every float32{}",
+                               count, channels, out_dtype, relu ? ", Relu absorbed" : "", needs_sub ? ", Sub zero point" : "",
+                               needs_mul ? ", Mul scale" : "",
+                               nan_exact ? "" : fmt::format(" but NaN (the Quant gives NaN, MultiThreshold level {})", lowest)));
     pass::Rewriter e(g, n);
     QONNX_ASSIGN_OR_RETURN(ir::Value* thr, e.constant("thresholds", thresholds));
     const std::string layout_name = data_layout(layout.one_axis ? layout.axis : 1, rank);
@@ -191,12 +198,6 @@ class QuantActToMultiThreshold : public pass::GraphPass {
       g.remove_node(relu);
       ++relu_absorbed_;
     }
-    const bool nan_exact = p.bipolar();
-    record_outcome(ctx, *n, "converted",
-                   fmt::format("MultiThreshold, {} threshold(s) x {} channel(s), out_dtype {}{}{}{}; exact on every float32{}",
-                               count, channels, out_dtype, relu ? ", Relu absorbed" : "", needs_sub ? ", Sub zero point" : "",
-                               needs_mul ? ", Mul scale" : "",
-                               nan_exact ? "" : fmt::format(" but NaN (the Quant gives NaN, MultiThreshold level {})", lowest)));
     ++converted_;
     return true;
   }
