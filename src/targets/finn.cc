@@ -81,7 +81,8 @@ class FinnTarget : public Target {
     pass::PipelineBuilder b(registry);
     // qonnx's cleanup_model, as FINN runs it first.
     b.add("qonnx-domains").add("freeze-initializer-inputs");
-    if (options.opset) add_opset_steps(b, options.opset);
+    // Below opset 7 Gemm broadcasts C its own way (gemm-to-matmul leaves it): raised to 13, never lowered.
+    add_opset_steps(b, options.opset ? options.opset : kOldestTargetOpset);
     b.add("infer-shapes").add("unique-parameters").add("fold-constants", {{"skip-quantizers", "1"}, {"shapes", "1"}});
     b.add("infer-shapes").add("fold-transpose-into-quant").add("cleanup", {{"merge-constants", "0"}});
     // ConvertQONNXtoFINN.
