@@ -44,13 +44,15 @@ class QuantActToMultiThreshold : public pass::GraphPass {
            "[-> Mul scale] (FINN's ConvertQuantActToMultiThreshold), exact for every rounding mode and zero point";
   }
   Result<bool> run_on_graph(ir::Model& model, ir::Graph& g, pass::PassContext& ctx) override {
-    std::vector<ir::Node*> quantizers;
+    std::vector<ir::Node*> quantizers, minifloat;
     for (const auto& n : g.nodes()) {
       const dialect::Op op = dialect::classify(*n);
-      if ((op == dialect::Op::kQuant || op == dialect::Op::kBipolarQuant) && n->output(0) && n->input(0) &&
-          !is_constant(n->input(0)))
-        quantizers.push_back(n.get());
+      if (!n->output(0) || !n->input(0) || is_constant(n->input(0))) continue;
+      if (op == dialect::Op::kQuant || op == dialect::Op::kBipolarQuant) quantizers.push_back(n.get());
+      if (op == dialect::Op::kFloatQuant) minifloat.push_back(n.get());
     }
+    for (ir::Node* n : minifloat)
+      QONNX_RETURN_IF_ERROR(leave(n, "minifloat levels are not evenly spaced: no MultiThreshold form (count x scale + bias)", ctx).status());
     bool changed = false;
     for (ir::Node* n : quantizers) {
       QONNX_ASSIGN_OR_RETURN(bool converted, convert(g, n, ctx));
