@@ -26,6 +26,7 @@ std::unique_ptr<pass::Pass> make_extract_conv_bias();
 std::unique_ptr<pass::Pass> make_infer_datatypes();
 std::unique_ptr<pass::Pass> make_qcdq_to_qonnx();
 std::unique_ptr<pass::Pass> make_to_channels_last();
+std::unique_ptr<pass::Pass> make_avgpool_trunc_to_quantavgpool();
 
 // Whether a value is an initializer the passes may treat as constant. An initializer that is also a
 // graph input is a default a caller could override: a variable, unless freeze-initializer-inputs

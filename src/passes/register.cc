@@ -19,6 +19,7 @@ void register_all_passes(pass::PassRegistry& registry) {
     registry.add(make);
   registry.add(make_qcdq_to_qonnx);
   registry.add(make_to_channels_last);
+  registry.add(make_avgpool_trunc_to_quantavgpool);
 }
 
 }  // namespace qonnx::passes
