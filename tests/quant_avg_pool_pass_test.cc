@@ -319,6 +319,63 @@ TEST(AvgPoolTruncToQuantAvgPool, EmitsFinnsFormWithTheOutputDatatype) {
   EXPECT_EQ(conv->model.graph().finn_datatype("y"), "INT4");
 }
 
+// The widest sums the bound admits (up to 1.6e6, error bounds 0.29 to 0.46): random codes near the
+// top and bottom of the range and the extremes stay exact.
+TEST(AvgPoolTruncToQuantAvgPool, LargestProvableSumsStayExact) {
+  struct Wide {
+    const char* datatype;
+    int64_t kernel;
+    float scale;
+    int64_t in_bits, out_bits;
+  };
+  std::mt19937 rng(16);
+  for (Wide w : {Wide{"UINT16", 3, 0.1f, 20, 16}, Wide{"INT16", 3, 0.1f, 20, 16}, Wide{"INT16", 7, 0.25f, 22, 16},
+                 Wide{"UINT16", 5, 1.0f, 21, 17}}) {
+    PatternCase c;
+    c.datatype = w.datatype, c.kernel = w.kernel, c.stride = 1, c.input_scale = w.scale, c.trunc_scale = w.scale;
+    c.in_bits = w.in_bits, c.out_bits = w.out_bits;
+    SCOPED_TRACE(testing::Message() << w.datatype << " k " << w.kernel << " scale " << w.scale);
+    auto original = pattern_model(c).build();
+    ASSERT_TRUE(original.is_ok());
+    auto conv = convert(c);
+    ASSERT_NE(conv->pool, nullptr) << conv->ctx.diagnostics()[0].message;
+    const ir::IntegerRange r = *ir::integer_datatype_range(w.datatype);
+    std::uniform_int_distribution<int64_t> near_top(static_cast<int64_t>(r.max) - 200, static_cast<int64_t>(r.max));
+    std::uniform_int_distribution<int64_t> near_bottom(static_cast<int64_t>(r.min), static_cast<int64_t>(r.min) + 200);
+    for (int round = 0; round < 20; ++round) {
+      Tensor q(DType::kFloat, {1, 2, spatial_size(c), spatial_size(c)});
+      for (int64_t i = 0; i < q.numel(); ++i) q.data<float>()[i] = static_cast<float>(round % 2 ? near_top(rng) : near_bottom(rng));
+      ASSERT_EQ(outputs_differ(original.value(), conv->model, {{"q", q}}), "");
+    }
+    for (const Tensor& q : code_inputs(c, rng)) ASSERT_EQ(outputs_differ(original.value(), conv->model, {{"q", q}}), "");
+  }
+}
+
+// Beyond the bound the float32 AveragePool really loses the sum: codes 2^24 - 1 (three) and 2^24 - 3
+// sum to 67108858, the original computes 67108856, QuantAvgPool2d the exact value. The pass leaves it.
+TEST(AvgPoolTruncToQuantAvgPool, BeyondTheBoundTheOriginalIsNotTheIntegerSum) {
+  PatternCase c;
+  c.datatype = "UINT24", c.kernel = 2, c.stride = 2, c.in_bits = 26, c.out_bits = 26;
+  auto conv = convert(c);
+  EXPECT_EQ(conv->pool, nullptr);
+  ASSERT_EQ(conv->ctx.diagnostics().size(), 1u);
+  EXPECT_NE(conv->ctx.diagnostics()[0].message.find("not provably exact"), std::string::npos);
+  Tensor q(DType::kFloat, {1, 2, spatial_size(c), spatial_size(c)});
+  for (int64_t i = 0; i < q.numel(); ++i) q.data<float>()[i] = 16777215.0f;
+  q.data<float>()[spatial_size(c) + 1] = 16777213.0f;  // the first window: 2^24 - 1 three times, 2^24 - 3
+  auto original = exec::Executor::create(pattern_model(c).build().value()).value().run({{"q", q}});
+  ASSERT_TRUE(original.is_ok()) << original.status().to_string();
+  EXPECT_EQ(original->outputs[0].data<float>()[0], 67108856.0f);
+  NodeCase pool;
+  pool.op = "QuantAvgPool2d";
+  pool.domain = kGeneral;
+  pool.inputs = {q};
+  pool.attrs = [](io::NodeBuilder& n) { n.attr("kernel", int64_t{2}).attr("stride", int64_t{2}).attr("ibits", int64_t{24}).attr("obits", int64_t{26}); };
+  auto exact = run1(pool);
+  ASSERT_TRUE(exact.is_ok()) << exact.status().to_string();
+  EXPECT_EQ(exact->data<float>()[0], 67108858.0f);
+}
+
 // 2021 exports: Trunc in the default domain; the QuantAvgPool2d goes to the general domain, imported.
 TEST(AvgPoolTruncToQuantAvgPool, DefaultDomainTruncConvertsAndImportsTheGeneralDomain) {
   PatternCase c;
