@@ -11,12 +11,15 @@
 //
 // The window sum is taken in double, in row-major window order, then rounded half to even: on integer
 // inputs it is the exact integer sum as long as partial sums stay within 2^53. qonnx's numpy execution
-// instead averages in float32 (onnxruntime's AveragePool), multiplies by kernel^2 and rounds; that
-// equals the exact sum only while |sum| < 2^22 for kernels whose kernel^2 is not a power of two
-// (onnxruntime 1.30 first differs at 6553605 for k=5, 6422533 for k=7, 9437189 for k=3) and while
-// |sum| <= 2^24 otherwise. The hardware (FINN's Pool, AccumBits = acc_bits, Size = shift) sums exactly,
-// so the exact sum is the op's meaning; rounding the sum (not each input) is qonnx's, and makes a
-// Div by a scale in front (near-integer inputs) harmless.
+// instead averages in float32 (onnxruntime's AveragePool), multiplies by kernel^2 (float32) and rounds.
+// On integer inputs whose partial sums stay within 2^24 that is the exact sum while |sum| < 2^22 (two
+// roundings of 2^-24 each), and beyond that only by luck when kernel^2 is not a power of two: with
+// onnxruntime 1.30 the first sums that come out off by one are 6553605 (k=5), 6422533 (k=7) and
+// 9437189 (k=3); for k = 2, 4, 8 the scaling is exact and only the float32 sum (beyond 2^24) can
+// differ. The hardware (FINN's Pool: AccumBits = acc_bits, Size = shift) sums exactly, so the exact sum
+// is the op's meaning; rounding the sum (not each input) is qonnx's, and makes a Div by a scale in front
+// (near-integer inputs) harmless. NaN and infinities propagate (qonnx's int conversion makes
+// arbitrary integers of them).
 #pragma once
 
 #include <cstdint>
