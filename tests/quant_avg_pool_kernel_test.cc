@@ -11,6 +11,7 @@
 #include <onnx/defs/schema.h>
 
 #include "qonnx/dialect/qonnx_dialect.h"
+#include "qonnx/exec/threads.h"
 #include "qonnx/quant/avg_pool.h"
 #include "support/test_util.h"
 
@@ -131,6 +132,33 @@ TEST(QuantAvgPool2dKernel, GeneratedCasesMatchTheExactIntegerSum) {
           }
         }
   EXPECT_EQ(checked, 2 * 5 * 3 * 7 * 3);
+}
+
+// Rows split over threads give the same bits as one thread (each row is summed on its own).
+TEST(QuantAvgPool2dKernel, ThreadsGiveTheSameResult) {
+  struct Restore {
+    ~Restore() {
+      exec::set_threads(1);
+      exec::set_min_work_per_thread(exec::kDefaultMinWorkPerThread);
+    }
+  } restore;
+  exec::set_min_work_per_thread(1);
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> value(-128, 127);
+  Tensor x(DType::kFloat, {2, 5, 13, 11});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>(value(rng));
+  PoolCase p;
+  p.kernel = 3, p.stride = 2, p.ibits = 8, p.obits = 6, p.is_signed = true;
+  const Tensor want = reference_pool(x, p);
+  for (int threads : {1, 3, 4}) {
+    exec::set_threads(threads);
+    for (const char* layout : {"NCHW", "NHWC"}) {
+      p.layout = layout;
+      auto got = pool_nchw(x, p);
+      ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+      EXPECT_TRUE(got->identical(want)) << threads << " threads, " << layout;
+    }
+  }
 }
 
 TEST(QuantAvgPool2dKernel, SumsBeyondFloat32AreExact) {
