@@ -17,7 +17,7 @@ bool is_general_domain(const std::string& domain) {
 }
 
 const std::vector<std::string>& general_op_types() {
-  static const std::vector<std::string> ops = {kQuantOp, kIntQuantOp, kBipolarQuantOp, kTruncOp, kFloatQuantOp, kMultiThresholdOp};
+  static const std::vector<std::string> ops = {kQuantOp, kIntQuantOp, kBipolarQuantOp, kTruncOp, kFloatQuantOp, kMultiThresholdOp, kQuantAvgPool2dOp};
   return ops;
 }
 
@@ -29,6 +29,7 @@ Op general_op(const std::string& op_type) {
   if (op_type == kTruncOp) return Op::kTrunc;
   if (op_type == kFloatQuantOp) return Op::kFloatQuant;
   if (op_type == kMultiThresholdOp) return Op::kMultiThreshold;
+  if (op_type == kQuantAvgPool2dOp) return Op::kQuantAvgPool2d;
   return Op::kNone;
 }
 

@@ -21,7 +21,7 @@ namespace {
 
 using AttrType = onnx::AttributeProto::AttributeType;
 
-enum class Rule { kAny, kBool, kRoundingMode, kFinite, kDataLayout, kFinnDatatype };
+enum class Rule { kAny, kBool, kRoundingMode, kFinite, kDataLayout, kPoolLayout, kFinnDatatype };
 
 struct AttrSpec {
   const char* name;
@@ -59,12 +59,21 @@ const OpSpec* spec_of(Op op, int64_t version) {
                                        {"out_scale", onnx::AttributeProto::FLOAT, Rule::kFinite},
                                        {"out_bias", onnx::AttributeProto::FLOAT, Rule::kFinite},
                                        {"data_layout", onnx::AttributeProto::STRING, Rule::kDataLayout}}};
+  // Value ranges (kernel >= 1, ...) are checked where the attributes are read (quant/avg_pool.h).
+  static const OpSpec quant_avg_pool{{"x"},
+                                     {{"kernel", onnx::AttributeProto::INT, Rule::kAny},
+                                      {"stride", onnx::AttributeProto::INT, Rule::kAny},
+                                      {"ibits", onnx::AttributeProto::INT, Rule::kAny},
+                                      {"obits", onnx::AttributeProto::INT, Rule::kAny},
+                                      kSigned,
+                                      {"data_layout", onnx::AttributeProto::STRING, Rule::kPoolLayout}}};
   switch (op) {
     case Op::kQuant: return &quant;
     case Op::kBipolarQuant: return &bipolar;
     case Op::kTrunc: return version >= 2 ? &trunc_v2 : &trunc_v1;
     case Op::kFloatQuant: return &float_quant;
     case Op::kMultiThreshold: return &multi_threshold;
+    case Op::kQuantAvgPool2d: return &quant_avg_pool;
     default: return nullptr;
   }
 }
@@ -143,6 +152,10 @@ Status check_value(const onnx::AttributeProto& a, const AttrSpec& spec) {
         return attr_error(Code::kInvalidModel, a, fmt::format("'{}' is not a data layout (NCHW, NHWC, NC, NCW, NWC, ...)", s));
       return Status::ok();
     }
+    case Rule::kPoolLayout:
+      if (a.s() != "NCHW" && a.s() != "NHWC")
+        return attr_error(Code::kInvalidModel, a, fmt::format("must be NCHW or NHWC, got '{}'", a.s()));
+      return Status::ok();
     case Rule::kFinnDatatype:
       if (!is_finn_datatype(a.s()))
         return attr_error(Code::kInvalidModel, a,

@@ -2,6 +2,9 @@
 // any ONNX runtime:
 //  - MultiThreshold: Unsqueeze -> GreaterOrEqual(thresholds) -> Cast -> ReduceSum -> [Mul] -> [Add]
 //    (the count is exact in float; scale and bias are applied as the kernel does, multiply then add);
+//  - QuantAvgPool2d: Cast to double -> one Slice per window tap (static spatial dims) -> Add chain in
+//    the kernel's window order -> Round -> [Mul by 2^-shift -> Floor] -> Cast to float: the kernel's
+//    own arithmetic (double sum, half-to-even, exact power-of-two scaling), so bit for bit;
 //  - qonnx.custom_op.channels_last Conv / MaxPool / BatchNormalization: Transpose to channels-first,
 //    the default-domain op with the same attributes, Transpose back (the kernel does exactly this).
 // Needs the default-domain opset >= 13 (Unsqueeze and ReduceSum take axes as inputs).
@@ -13,6 +16,7 @@
 #include "passes/layout_perm.h"
 #include "passes/passes.h"
 #include "qonnx/exec/dtype_dispatch.h"
+#include "qonnx/quant/avg_pool.h"
 
 namespace qonnx::passes {
 namespace {
@@ -21,7 +25,7 @@ class LowerCustomOps : public pass::GraphPass {
  public:
   std::string name() const override { return "lower-custom-ops"; }
   std::string summary() const override {
-    return "Lower MultiThreshold and channels_last Conv/MaxPool/BatchNormalization to exact standard ops";
+    return "Lower MultiThreshold, QuantAvgPool2d and channels_last Conv/MaxPool/BatchNormalization to exact standard ops";
   }
 
   Result<bool> run_on_graph(ir::Model& model, ir::Graph& g, pass::PassContext& ctx) override {
@@ -33,11 +37,15 @@ class LowerCustomOps : public pass::GraphPass {
     for (ir::Node* n : nodes) {
       const dialect::Op op = dialect::classify(*n);
       bool multithreshold = op == dialect::Op::kMultiThreshold;
+      bool avg_pool = op == dialect::Op::kQuantAvgPool2d;
       bool channels_last = op == dialect::Op::kChannelsLastConv || op == dialect::Op::kChannelsLastMaxPool ||
                            op == dialect::Op::kChannelsLastBatchNormalization;
-      if ((!multithreshold && !channels_last) || !n->output(0)) continue;
-      QONNX_ASSIGN_OR_RETURN(bool lowered, multithreshold ? lower_multithreshold(g, n, ctx) : lower_channels_last(g, n, ctx));
-      changed |= lowered;
+      if ((!multithreshold && !avg_pool && !channels_last) || !n->output(0)) continue;
+      Result<bool> lowered = multithreshold ? lower_multithreshold(g, n, ctx)
+                             : avg_pool     ? lower_quant_avg_pool(g, n, ctx)
+                                            : lower_channels_last(g, n, ctx);
+      if (!lowered.is_ok()) return std::move(lowered).status();
+      changed |= lowered.value();
     }
     return changed;
   }
@@ -109,6 +117,57 @@ class LowerCustomOps : public pass::GraphPass {
     return true;
   }
 
+  Result<bool> lower_quant_avg_pool(ir::Graph& g, ir::Node* n, pass::PassContext& ctx) {
+    QONNX_ASSIGN_OR_RETURN_CTX(const quant::AvgPoolParams p, quant::read_avg_pool_params(*n), n->describe());
+    ir::Value* x = n->input(0);
+    const auto dims = g.dims_of(x);
+    const auto type = g.type_of(x);
+    if (!dims || dims->size() != 4) return leave(n, "the input's shape is unknown or not 4-D (run infer-shapes)", ctx);
+    if (!type || type->dtype != DType::kFloat) return leave(n, "the input is not known to be float", ctx);
+    const int64_t h_axis = p.channels_last ? 1 : 2, w_axis = h_axis + 1;
+    const int64_t oh = quant::avg_pool_output_dim((*dims)[h_axis], p.kernel, p.stride);
+    const int64_t ow = quant::avg_pool_output_dim((*dims)[w_axis], p.kernel, p.stride);
+    if ((*dims)[h_axis] < 0 || (*dims)[w_axis] < 0) return leave(n, "the spatial dims are not static (the Slices need them)", ctx);
+    if (oh < 0 || ow < 0)
+      return Status(Code::kInvalidModel, fmt::format("input of shape {} is smaller than the {}x{} kernel", dims_to_string(*dims),
+                                                     p.kernel, p.kernel))
+          .with_context(n->describe());
+    const int64_t shift = quant::avg_pool_shift(p);
+    pass::Rewriter e(g, n);
+    auto int64_pair = [](int64_t a, int64_t b) {
+      Tensor t(DType::kInt64, {2});
+      t.data<int64_t>()[0] = a;
+      t.data<int64_t>()[1] = b;
+      return t;
+    };
+    auto cast_to = [](DType to) { return [to](ir::Node& c) { c.set_attr("to", static_cast<int64_t>(to)); }; };
+    QONNX_ASSIGN_OR_RETURN(ir::Value* xd, e.op("to_double", "Cast", {x}, cast_to(DType::kDouble)));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* axes, e.constant("axes", int64_pair(h_axis, w_axis)));
+    QONNX_ASSIGN_OR_RETURN(ir::Value* steps, e.constant("steps", int64_pair(p.stride, p.stride)));
+    ir::Value* sum = nullptr;
+    for (int64_t dy = 0; dy < p.kernel; ++dy)
+      for (int64_t dx = 0; dx < p.kernel; ++dx) {
+        const std::string tap = fmt::format("tap_{}_{}", dy, dx);
+        QONNX_ASSIGN_OR_RETURN(ir::Value* starts, e.constant(tap + "_starts", int64_pair(dy, dx)));
+        QONNX_ASSIGN_OR_RETURN(ir::Value* ends, e.constant(tap + "_ends", int64_pair(dy + p.stride * (oh - 1) + 1, dx + p.stride * (ow - 1) + 1)));
+        QONNX_ASSIGN_OR_RETURN(ir::Value* window, e.op(tap, "Slice", {xd, starts, ends, axes, steps}));
+        if (sum) {
+          QONNX_ASSIGN_OR_RETURN(sum, e.op(tap + "_sum", "Add", {sum, window}));
+        } else {
+          sum = window;
+        }
+      }
+    QONNX_ASSIGN_OR_RETURN(ir::Value* pooled, e.op("round", "Round", {sum}));
+    if (shift > 0) {
+      QONNX_ASSIGN_OR_RETURN(ir::Value* step, e.constant("inverse_step", Tensor::scalar<double>(DType::kDouble, std::ldexp(1.0, static_cast<int>(-shift)))));
+      QONNX_ASSIGN_OR_RETURN(ir::Value* scaled, e.op("shifted", "Mul", {pooled, step}));
+      QONNX_ASSIGN_OR_RETURN(pooled, e.op("floor", "Floor", {scaled}));
+    }
+    QONNX_RETURN_IF_ERROR(e.finish("to_float", "Cast", {pooled}, cast_to(DType::kFloat)));
+    ++quant_avg_pool_lowered_;
+    return true;
+  }
+
   Result<bool> lower_channels_last(ir::Graph& g, ir::Node* n, pass::PassContext& ctx) {
     int64_t rank = g.rank_of(n->input(0));
     if (rank < 3 && n->op_type() != "BatchNormalization") return leave(n, "the input's rank is unknown (run infer-shapes)", ctx);
@@ -137,6 +196,7 @@ class LowerCustomOps : public pass::GraphPass {
   }
   pass::Statistic left_{this, "left", "nodes left in place (reported)"};
   pass::Statistic multithreshold_lowered_{this, "multithreshold-lowered", "MultiThreshold nodes lowered"};
+  pass::Statistic quant_avg_pool_lowered_{this, "quant-avg-pool-lowered", "QuantAvgPool2d nodes lowered"};
   pass::Statistic channels_last_lowered_{this, "channels-last-lowered", "channels_last nodes lowered"};
 };
 

@@ -33,6 +33,7 @@ std::unique_ptr<pass::Pass> make_hls4ml_support();
 std::unique_ptr<pass::Pass> make_batchnorm_to_affine();
 std::unique_ptr<pass::Pass> make_remove_identity_ops();
 std::unique_ptr<pass::Pass> make_extract_quant_scale_zeropt();
+std::unique_ptr<pass::Pass> make_avgpool_trunc_to_quantavgpool();
 
 // Whether a value is an initializer the passes may treat as constant. An initializer that is also a
 // graph input is a default a caller could override: a variable, unless freeze-initializer-inputs

@@ -7,6 +7,7 @@
 
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/ir/model.h"
+#include "qonnx/quant/avg_pool.h"
 
 namespace qonnx::schemas {
 namespace {
@@ -20,6 +21,33 @@ const std::vector<std::string> kNumeric = {"tensor(float)", "tensor(double)", "t
 void same_as_first_input_float(onnx::InferenceContext& ctx) {
   ctx.getOutputType(0)->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
   if (onnx::hasInputShape(ctx, 0)) onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+}
+
+// QuantAvgPool2d: float32 out, the pooled shape of a 4-D input in its data_layout (qonnx/quant/avg_pool.h).
+void quant_avg_pool_shape(onnx::InferenceContext& ctx) {
+  ctx.getOutputType(0)->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  if (!onnx::hasInputShape(ctx, 0)) return;
+  const auto& in = onnx::getInputShape(ctx, 0);
+  if (in.dim_size() != 4) fail_shape_inference("QuantAvgPool2d needs a 4-D input, got rank ", in.dim_size());
+  auto int_attr = [&](const char* name) {
+    const onnx::AttributeProto* a = ctx.getAttribute(name);
+    return a ? a->i() : int64_t{1};
+  };
+  const onnx::AttributeProto* layout = ctx.getAttribute("data_layout");
+  const bool channels_last = layout && layout->s() == "NHWC";
+  const int64_t kernel = int_attr("kernel"), stride = int_attr("stride");
+  auto* out = ctx.getOutputType(0)->mutable_tensor_type()->mutable_shape();
+  for (int d = 0; d < 4; ++d) {
+    auto* dim = out->add_dim();
+    const bool spatial = channels_last ? (d == 1 || d == 2) : d >= 2;
+    if (!spatial) {
+      *dim = in.dim(d);
+    } else if (in.dim(d).has_dim_value() && kernel >= 1 && stride >= 1) {
+      const int64_t o = quant::avg_pool_output_dim(in.dim(d).dim_value(), kernel, stride);
+      if (o < 0) fail_shape_inference("QuantAvgPool2d: spatial size ", in.dim(d).dim_value(), " is smaller than the kernel ", kernel);
+      dim->set_dim_value(o);
+    }
+  }
 }
 
 void add(onnx::OpSchema schema) { onnx::OpSchemaRegistry::OpSchemaRegisterOnce once(schema); }
@@ -83,6 +111,18 @@ void register_domain(const std::string& d) {
     s.Attr("out_scale", "", onnx::AttributeProto::FLOAT, 1.0f);
     s.Attr("out_bias", "", onnx::AttributeProto::FLOAT, 0.0f);
     s.Attr("data_layout", "", onnx::AttributeProto::STRING, std::string("NCHW"));
+    add(s);
+  }
+  {
+    onnx::OpSchema s;
+    s.SetName(dialect::kQuantAvgPool2dOp).SetDomain(d).SinceVersion(1);
+    s.Input(0, "x", "integer-valued input, NCHW or NHWC", "T").TypeConstraint("T", {"tensor(float)"}, "float input");
+    s.Output(0, "y", "pooled integers (float32)", "T");
+    for (const char* name : {"kernel", "stride", "ibits", "obits"})
+      s.Attr(name, "", onnx::AttributeProto::INT, static_cast<int64_t>(1));
+    s.Attr("signed", "", onnx::AttributeProto::INT, static_cast<int64_t>(0));
+    s.Attr("data_layout", "", onnx::AttributeProto::STRING, std::string("NCHW"));
+    s.TypeAndShapeInferenceFunction(quant_avg_pool_shape);
     add(s);
   }
 }

@@ -88,7 +88,7 @@ class FinnTarget : public Target {
     // ConvertQONNXtoFINN.
     b.add("extract-conv-bias").add("gemm-to-matmul").add("fold-transpose-into-quant").add("infer-shapes");
     b.add("infer-datatypes").add(kWeightPass, {{"mode", "finn"}}).add(kActivationPass).add("infer-shapes");
-    b.add("infer-datatypes").add("remove-identity-ops").add("cleanup").add("infer-shapes").add("infer-datatypes");
+    b.add("infer-datatypes").add(kAvgPoolPass).add("remove-identity-ops").add("cleanup").add("infer-shapes").add("infer-datatypes");
     return b.build();
   }
   bool owns_pipeline(const std::vector<pass::PipelineItem>& pipeline) const override {

@@ -28,6 +28,8 @@ inline constexpr const char* kBipolarQuantOp = "BipolarQuant";
 inline constexpr const char* kTruncOp = "Trunc";
 inline constexpr const char* kFloatQuantOp = "FloatQuant";
 inline constexpr const char* kMultiThresholdOp = "MultiThreshold";
+// FINN's integer average pool (Brevitas TruncAvgPool2d); semantics in qonnx/quant/avg_pool.h.
+inline constexpr const char* kQuantAvgPool2dOp = "QuantAvgPool2d";
 
 // Every spelling of the general domain seen in exports, canonical first: qonnx.custom_op.general,
 // finn.custom_op.general (legacy FINN), finn (bare, which qonnx maps to the general domain), onnx.brevitas.
@@ -41,6 +43,7 @@ enum class Op {
   kTrunc,
   kFloatQuant,
   kMultiThreshold,
+  kQuantAvgPool2d,
   kChannelsLastConv,
   kChannelsLastMaxPool,
   kChannelsLastBatchNormalization,

@@ -21,6 +21,11 @@ inline float round_half_even(float t) {
   if (std::fabs(r - t) == 0.5f) r = 2.0f * std::round(t * 0.5f);
   return r;
 }
+inline double round_half_even(double t) {
+  double r = std::round(t);
+  if (std::fabs(r - t) == 0.5) r = 2.0 * std::round(t * 0.5);
+  return r;
+}
 
 inline float sign_of(float t) { return t > 0.0f ? 1.0f : (t < 0.0f ? -1.0f : t); }
 

@@ -12,6 +12,7 @@ void add_general_op(exec::KernelRegistry& r, const std::string& op_type, exec::V
 void register_quant_kernels(exec::KernelRegistry& r);
 void register_trunc_kernels(exec::KernelRegistry& r);
 void register_multithreshold_kernels(exec::KernelRegistry& r);
+void register_quant_avg_pool_kernels(exec::KernelRegistry& r);
 void register_floatquant_kernels(exec::KernelRegistry& r);
 void register_channels_last_kernels(exec::KernelRegistry& r);
 

@@ -24,6 +24,7 @@ void register_qonnx_kernels(exec::KernelRegistry& r) {
   register_quant_kernels(r);
   register_trunc_kernels(r);
   register_multithreshold_kernels(r);
+  register_quant_avg_pool_kernels(r);
   register_floatquant_kernels(r);
   register_channels_last_kernels(r);
   add_general_op(r, "Identity", {1, exec::kNoUpperVersion}, exec::Kernel{general_identity, nullptr, {}});
