@@ -9,6 +9,8 @@
 #include <random>
 
 #include <fmt/format.h>
+#include <tuple>
+
 #include <gtest/gtest.h>
 
 #include "qonnx/exec/broadcast.h"
@@ -689,6 +691,26 @@ TEST(ExtractQuantScaleZeroPt, SkipsUnitPartsAndConvertsParameterTypes) {
 }
 
 // ---- infer-datatypes on FINN's front-end output ----
+
+TEST(InferDatatypesFinn, QuantAvgPool2dIsTypedByObitsAndSigned) {
+  for (const auto& [obits, is_signed, want] : std::vector<std::tuple<int64_t, int64_t, std::string>>{
+           {4, 0, "UINT4"}, {8, 1, "INT8"}, {32, 0, "UINT32"}}) {
+    io::ModelBuilder b(13);
+    b.import(kQ, 1).input("x", DType::kFloat, {1, 2, 4, 4}).output("y", DType::kFloat);
+    b.node("QuantAvgPool2d", {"x"}, {"y"}, kQ).attr("kernel", int64_t{2}).attr("stride", int64_t{2})
+        .attr("ibits", int64_t{4}).attr("obits", obits).attr("signed", is_signed);
+    ir::Model m = b.build().value();
+    ASSERT_TRUE(run_passes(m, "infer-datatypes").is_ok());
+    EXPECT_EQ(m.graph().finn_datatype("y"), want);
+  }
+  io::ModelBuilder b(13);
+  b.import(kQ, 1).input("x", DType::kFloat, {1, 2, 4, 4}).output("y", DType::kFloat);
+  b.node("QuantAvgPool2d", {"x"}, {"y"}, kQ).attr("kernel", int64_t{2}).attr("obits", int64_t{40});
+  ir::Model m = b.build().value();
+  auto r = run_passes(m, "infer-datatypes");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("obits 40"), std::string::npos) << r.status().to_string();
+}
 
 TEST(InferDatatypesFinn, EveryTensorFinnReadsIsTyped) {
   // x -> MultiThreshold (UINT2) -> MatMul(Quant(W) scale 0.5) -> Mul -> MultiThreshold (BIPOLAR, out_scale 2,

@@ -4,6 +4,7 @@
 //   Quant with constant scale/zero point/scalar integer bit width: INTk/UINTk/BIPOLAR/BINARY at unit
 //   scale and zero point 0, SCALEDINT<k> at another scale, FLOAT32 otherwise (non-zero zero point
 //   included); BipolarQuant: BIPOLAR at unit scale; MultiThreshold: out_dtype; Trunc: FLOAT32;
+//   QuantAvgPool2d: INT/UINT<obits> (obits 2..32, as qonnx);
 //   MatMul/Gemm/Conv/Add/Sub/Mul: INT32/UINT32 on integers, SCALEDINT<32> on scaled integers, FLOAT32
 //   with a float input; Reshape/Transpose/... keep their input's type; QuantizeLinear: its output
 //   container (INT8, UINT8, ...), DequantizeLinear: SCALEDINT<container bits>.
@@ -18,6 +19,7 @@
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/ir/finn_datatype.h"
+#include "qonnx/quant/avg_pool.h"
 #include "passes/passes.h"
 
 namespace qonnx::passes {
@@ -200,6 +202,12 @@ class InferDatatypes : public pass::GraphPass {
         return annotate(g, out, dt);
       }
       case dialect::Op::kChannelsLastMaxPool: return annotate(g, out, datatype_of(g, n.input(0)));
+      case dialect::Op::kQuantAvgPool2d: {
+        QONNX_ASSIGN_OR_RETURN_CTX(const quant::AvgPoolParams p, quant::read_avg_pool_params(n), n.describe());
+        if (p.obits < 2 || p.obits > 32)
+          return Status(Code::kUnsupported, fmt::format("{}: obits {} has no datatype (qonnx: 2..32)", n.describe(), p.obits));
+        return annotate(g, out, ir::integer_datatype(static_cast<int>(p.obits), p.is_signed));
+      }
       default: break;
     }
     const std::string& op = n.op_type();
