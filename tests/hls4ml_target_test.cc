@@ -155,7 +155,7 @@ TEST(Hls4mlSupport, ReportsWhatHls4mlRefuses) {
 
 // Layouts hls4ml's handlers misread: global pooling (channel count from dimension 1, data pooled as
 // channels-last) unless one channel or one position, and 1-D pooling; Resize modes and Flatten axes it
-// does not have.
+// does not have; attributes it reads with another default or none.
 TEST(Hls4mlSupport, ReportsLayoutsAndModesHls4mlMisreads) {
   const char* kCl = dialect::kChannelsLastDomain;
   io::ModelBuilder b(13);
@@ -163,7 +163,7 @@ TEST(Hls4mlSupport, ReportsLayoutsAndModesHls4mlMisreads) {
   b.input("x", DType::kFloat, {1, 3, 4, 4}).input("x1", DType::kFloat, {1, 1, 4, 4}).input("x2", DType::kFloat, {1, 5, 3});
   b.input("x3", DType::kFloat, {1, 3, 1, 1});
   b.initializer("roi", f32({0}, {})).initializer("scales", f32({4}, {1, 1, 2, 2}));
-  for (const char* y : {"g0", "g1", "g2", "p", "r", "f0", "f1", "f2"}) b.output(y, DType::kFloat);
+  for (const char* y : {"g0", "g1", "g2", "p", "r", "f0", "f1", "f2", "r2", "e"}) b.output(y, DType::kFloat);
   b.node("GlobalAveragePool", {"x"}, {"g0"});
   b.node("GlobalMaxPool", {"x1"}, {"g1"});  // one channel: both orders agree
   b.node("GlobalAveragePool", {"x3"}, {"g2"});  // one position
@@ -175,6 +175,8 @@ TEST(Hls4mlSupport, ReportsLayoutsAndModesHls4mlMisreads) {
   b.node("Flatten", {"x"}, {"f0"}).attr("axis", 2);
   b.node("Flatten", {"x"}, {"f1"}).attr("axis", 0);  // a batch of 1: hls4ml's form
   b.node("Flatten", {"x1"}, {"f2"}).attr("axis", 2);  // one channel: hls4ml's form too
+  b.node("Resize", {"x", "roi", "scales"}, {"r2"});
+  b.node("Elu", {"x"}, {"e"});
   ir::Model m = b.build().value();
   ASSERT_TRUE(run_passes(m, "infer-shapes{initializers=1}").is_ok());
   pass::PassContext ctx;
@@ -192,8 +194,10 @@ TEST(Hls4mlSupport, ReportsLayoutsAndModesHls4mlMisreads) {
                           "channels-last data",
                           "Resize_4: hls4ml: mode linear: hls4ml's Resize takes 'nearest' (and 'bilinear', a name ONNX "
                           "does not use)",
-                          "Flatten_5: hls4ml: hls4ml flattens every dimension after the first, this Flatten does not"}));
-  EXPECT_EQ(ctx.counters().at("hls4ml-support").at("unsupported"), 4);
+                          "Flatten_5: hls4ml: hls4ml flattens every dimension after the first, this Flatten does not",
+                          "Resize_8: hls4ml: attribute mode is absent (hls4ml reads it without a default)",
+                          "Elu_9: hls4ml: alpha is absent: ONNX's default is 1.0, hls4ml's 0.01"}));
+  EXPECT_EQ(ctx.counters().at("hls4ml-support").at("unsupported"), 6);
 }
 
 TEST(Hls4mlTargetPipeline, IsListedAndEndsWithTheReport) {

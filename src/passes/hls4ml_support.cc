@@ -15,7 +15,9 @@
 //    or one position;
 //  - Quant needs constant parameters, a scalar bit width and rounding_mode ROUND or FLOOR spelled out;
 //    it reads absent `signed`/`narrow` as 0 (QONNX's default for `signed` is 1), narrow only when signed;
-//  - MatMul and Conv need constant weights (an initializer, or a quantizer of one).
+//  - MatMul and Conv need constant weights (an initializer, or a quantizer of one);
+//  - Resize's mode is read without a default and must be nearest; Elu/ThresholdedRelu's alpha defaults to
+//    0.01 in hls4ml, 1.0 in ONNX; Flatten always flattens after the first dimension.
 // Warnings (one per problem, with the node) and the `unsupported` statistic say what hls4ml refuses;
 // one note per quantizer says which fixed-point type hls4ml makes of it.
 #include <algorithm>
@@ -134,9 +136,12 @@ class Hls4mlSupport : public pass::GraphPass {
     } else if (op == "Reshape" || op == "Resize") {
       for (size_t i = 1; i < n.inputs().size(); ++i)
         if (n.input(i) && !n.input(i)->is_initializer()) out.push_back(fmt::format("input #{} is not an initializer", i));
-      if (op == "Resize" && n.attr_string("mode", "nearest") != "nearest")
+      if (op == "Resize" && !n.has_attr("mode")) out.push_back("attribute mode is absent (hls4ml reads it without a default)");
+      else if (op == "Resize" && n.attr_string("mode", "") != "nearest")
         out.push_back(fmt::format("mode {}: hls4ml's Resize takes 'nearest' (and 'bilinear', a name ONNX does not use)",
-                                  n.attr_string("mode", "nearest")));
+                                  n.attr_string("mode", "")));
+    } else if (op == "Elu" || op == "ThresholdedRelu") {
+      if (!n.has_attr("alpha")) out.push_back("alpha is absent: ONNX's default is 1.0, hls4ml's 0.01");
     } else if (op == "Flatten") {
       if (!flattens_after_first(g, n)) out.push_back("hls4ml flattens every dimension after the first, this Flatten does not");
     } else if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
