@@ -40,8 +40,8 @@ class ExplicitAttributes : public pass::GraphPass {
       if (!ir::is_default_domain(n.domain())) continue;
       const std::string& op = n.op_type();
       const int64_t version = model.op_version(n.domain());
-      if (op == "Conv") changed |= window(g, n, Window::kConv, false);
-      else if (op == "MaxPool" || op == "AveragePool") changed |= window(g, n, Window::kPool, false);
+      if (op == "Conv") changed |= window(g, n, Window::kConv, /*channels_last=*/false);
+      else if (op == "MaxPool" || op == "AveragePool") changed |= window(g, n, Window::kPool, /*channels_last=*/false);
       else if (op == "Softmax" && version < 13) changed |= write(n, "axis", int64_t{1}, axis_);
       else if (op == "Concat" && version < 4) changed |= write(n, "axis", int64_t{1}, axis_);
       else if (op == "Elu" || op == "ThresholdedRelu") changed |= write(n, "alpha", 1.0f, alpha_);
