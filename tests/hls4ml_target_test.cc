@@ -80,6 +80,31 @@ TEST_F(Hls4mlTarget, SharedModelsConvertCheckAndKeepTheirQuantizers) {
   EXPECT_EQ(count_ops(mdc.value(), [](const ir::Node& n) { return dialect::classify(n) == dialect::Op::kChannelsLastMaxPool; }), 2);
 }
 
+// The legacy TFC_1W1A exports (Quant without rounding_mode) and qonnx2mdc (MaxPool without pads) use
+// QONNX/ONNX defaults hls4ml does not apply: explicit-attributes writes them out, so hls4ml-support has
+// nothing left to report, and the result is bit-identical.
+TEST_F(Hls4mlTarget, DefaultsHls4mlDoesNotApplyAreWrittenOut) {
+  struct Expectation {
+    const char* model;
+    const char* written;  // explicit-attributes' statistic
+  };
+  const Expectation kModels[] = {
+      {"legacy_2021_6e618d8/TFC_1W1A.onnx", "explicit-attributes: rounding-mode = 8"},
+      {"legacy_2021_6e618d8/TFC_1W1A_with_domains_and_shapes.onnx", "explicit-attributes: rounding-mode = 8"},
+      {"qonnx2mdc/qonnx_model.onnx", "explicit-attributes: pads = 2"}};
+  if (shared_models().empty()) GTEST_SKIP() << "../shared/qonnx_models is absent";
+  for (const Expectation& e : kModels) {
+    const std::filesystem::path in = shared(e.model);
+    ASSERT_FALSE(in.empty()) << e.model;
+    auto r = run_cli("convert " + in.string() + " --target hls4ml --check 2 --atol 0 --rtol 0 --stats -o " + path("m.onnx"));
+    ASSERT_EQ(r.exit_code, 0) << e.model << "\n" << r.err << r.out;
+    EXPECT_NE(r.out.find(": ok over 2 runs: max abs error 0"), std::string::npos) << r.out;
+    EXPECT_NE((r.out + r.err).find(e.written), std::string::npos) << r.out << r.err;
+    EXPECT_EQ(r.err.find("warning"), std::string::npos) << e.model << "\n" << r.err;
+    EXPECT_EQ((r.out + r.err).find("hls4ml-support: unsupported"), std::string::npos) << r.out << r.err;
+  }
+}
+
 // A QCDQ export (made here with --target qdq) becomes Quant nodes hls4ml reads, exactly.
 TEST_F(Hls4mlTarget, QcdqExportBecomesQuantNodes) {
   const std::filesystem::path in = shared("qonnx_model_zoo/TFC_2W2A.onnx");
@@ -128,6 +153,53 @@ TEST(Hls4mlSupport, ReportsWhatHls4mlRefuses) {
   EXPECT_EQ(ctx.counters().at("hls4ml-support").at("quantizers"), 1);
 }
 
+// Layouts hls4ml's handlers misread: global pooling (channel count from dimension 1, data pooled as
+// channels-last) unless one channel or one position, and 1-D pooling; Resize modes and Flatten axes it
+// does not have; attributes it reads with another default or none.
+TEST(Hls4mlSupport, ReportsLayoutsAndModesHls4mlMisreads) {
+  const char* kCl = dialect::kChannelsLastDomain;
+  io::ModelBuilder b(13);
+  b.import(kCl, 1);
+  b.input("x", DType::kFloat, {1, 3, 4, 4}).input("x1", DType::kFloat, {1, 1, 4, 4}).input("x2", DType::kFloat, {1, 5, 3});
+  b.input("x3", DType::kFloat, {1, 3, 1, 1});
+  b.initializer("roi", f32({0}, {})).initializer("scales", f32({4}, {1, 1, 2, 2}));
+  for (const char* y : {"g0", "g1", "g2", "p", "r", "f0", "f1", "f2", "r2", "e"}) b.output(y, DType::kFloat);
+  b.node("GlobalAveragePool", {"x"}, {"g0"});
+  b.node("GlobalMaxPool", {"x1"}, {"g1"});  // one channel: both orders agree
+  b.node("GlobalAveragePool", {"x3"}, {"g2"});  // one position
+  b.node("MaxPool", {"x2"}, {"p"}, kCl)
+      .attr("kernel_shape", std::vector<int64_t>{2})
+      .attr("strides", std::vector<int64_t>{1})
+      .attr("pads", std::vector<int64_t>{0, 0});
+  b.node("Resize", {"x", "roi", "scales"}, {"r"}).attr("mode", "linear");
+  b.node("Flatten", {"x"}, {"f0"}).attr("axis", 2);
+  b.node("Flatten", {"x"}, {"f1"}).attr("axis", 0);  // a batch of 1: hls4ml's form
+  b.node("Flatten", {"x1"}, {"f2"}).attr("axis", 2);  // one channel: hls4ml's form too
+  b.node("Resize", {"x", "roi", "scales"}, {"r2"});
+  b.node("Elu", {"x"}, {"e"});
+  ir::Model m = b.build().value();
+  ASSERT_TRUE(run_passes(m, "infer-shapes{initializers=1}").is_ok());
+  pass::PassContext ctx;
+  ASSERT_TRUE(run_passes(m, "hls4ml-support", ctx).is_ok());
+  std::vector<std::string> warnings;
+  for (const auto& d : ctx.diagnostics())
+    if (d.warning) warnings.push_back(d.node + ": " + d.message);
+  EXPECT_EQ(warnings, (std::vector<std::string>{
+                          "GlobalAveragePool_0: hls4ml: hls4ml takes dimension 1 of [1, 3, 4, 4] as the channels "
+                          "(channels-first, as ONNX defines the op) but pools the data in channels-last order (element "
+                          "position * channels + channel): it pools the wrong elements unless there is one channel or "
+                          "one position",
+                          "MaxPool_3: hls4ml: 1-D pooling: hls4ml's handler sets no pad_left/pad_right, which its "
+                          "Pooling1D layer requires, and takes the channel count from dimension 1, the width of "
+                          "channels-last data",
+                          "Resize_4: hls4ml: mode linear: hls4ml's Resize takes 'nearest' (and 'bilinear', a name ONNX "
+                          "does not use)",
+                          "Flatten_5: hls4ml: hls4ml flattens every dimension after the first, this Flatten does not",
+                          "Resize_8: hls4ml: attribute mode is absent (hls4ml reads it without a default)",
+                          "Elu_9: hls4ml: alpha is absent: ONNX's default is 1.0, hls4ml's 0.01"}));
+  EXPECT_EQ(ctx.counters().at("hls4ml-support").at("unsupported"), 6);
+}
+
 TEST(Hls4mlTargetPipeline, IsListedAndEndsWithTheReport) {
   auto r = run_cli("list-passes");
   ASSERT_EQ(r.exit_code, 0);
@@ -138,7 +210,7 @@ TEST(Hls4mlTargetPipeline, IsListedAndEndsWithTheReport) {
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_NE(p.out.find("qcdq-to-qonnx,"), std::string::npos) << p.out;
   EXPECT_NE(p.out.find("to-channels-last,gemm-to-matmul,"), std::string::npos) << p.out;
-  EXPECT_NE(p.out.find(",readable-names,hls4ml-support\n"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find(",readable-names,explicit-attributes,hls4ml-support\n"), std::string::npos) << p.out;
 }
 
 }  // namespace

@@ -8,10 +8,16 @@
 //  - it looks up a declared shape (value_info, graph input or output) for every input of every node,
 //    initializers included, and drops the first (batch) dimension;
 //  - Conv, MaxPool, AveragePool and BatchNormalization on more than 2-D data must be the
-//    qonnx.custom_op.channels_last forms; their attributes are read without defaults;
+//    qonnx.custom_op.channels_last forms; their attributes are read without defaults (explicit-attributes,
+//    before this pass in the target, writes them out); 1-D pooling fails in hls4ml's handler;
+//  - GlobalAveragePool/GlobalMaxPool: hls4ml takes the channel count from dimension 1 (ONNX's
+//    channels-first layout) but pools the data as channels-last, so it is right only with one channel
+//    or one position;
 //  - Quant needs constant parameters, a scalar bit width and rounding_mode ROUND or FLOOR spelled out;
 //    it reads absent `signed`/`narrow` as 0 (QONNX's default for `signed` is 1), narrow only when signed;
-//  - MatMul and Conv need constant weights (an initializer, or a quantizer of one).
+//  - MatMul and Conv need constant weights (an initializer, or a quantizer of one);
+//  - Resize's mode is read without a default and must be nearest; Elu/ThresholdedRelu's alpha defaults to
+//    0.01 in hls4ml, 1.0 in ONNX; Flatten always flattens after the first dimension.
 // Warnings (one per problem, with the node) and the `unsupported` statistic say what hls4ml refuses;
 // one note per quantizer says which fixed-point type hls4ml makes of it.
 #include <algorithm>
@@ -130,6 +136,16 @@ class Hls4mlSupport : public pass::GraphPass {
     } else if (op == "Reshape" || op == "Resize") {
       for (size_t i = 1; i < n.inputs().size(); ++i)
         if (n.input(i) && !n.input(i)->is_initializer()) out.push_back(fmt::format("input #{} is not an initializer", i));
+      if (op == "Resize" && !n.has_attr("mode")) out.push_back("attribute mode is absent (hls4ml reads it without a default)");
+      else if (op == "Resize" && n.attr_string("mode", "") != "nearest")
+        out.push_back(fmt::format("mode {}: hls4ml's Resize takes 'nearest' (and 'bilinear', a name ONNX does not use)",
+                                  n.attr_string("mode", "")));
+    } else if (op == "Elu" || op == "ThresholdedRelu") {
+      if (!n.has_attr("alpha")) out.push_back("alpha is absent: ONNX's default is 1.0, hls4ml's 0.01");
+    } else if (op == "Flatten") {
+      if (!flattens_after_first(g, n)) out.push_back("hls4ml flattens every dimension after the first, this Flatten does not");
+    } else if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+      check_global_pool(g, n, out);
     } else if (op == "Pad") {
       check_pad(g, n, out);
     }
@@ -145,6 +161,9 @@ class Hls4mlSupport : public pass::GraphPass {
     const int64_t rank = g.rank_of(n.input(0));
     if (rank < 0) out.push_back("the rank of input #0 is unknown (hls4ml takes 1-D and 2-D windows)");
     else if (rank != 3 && rank != 4) out.push_back(fmt::format("{}-D windows: hls4ml takes 1-D and 2-D ones", rank - 2));
+    else if (rank == 3 && !conv)
+      out.push_back("1-D pooling: hls4ml's handler sets no pad_left/pad_right, which its Pooling1D layer requires, and "
+                    "takes the channel count from dimension 1, the width of channels-last data");
     std::vector<std::string> required = {"kernel_shape", "strides", "pads"};
     if (conv) required.insert(required.end(), {"dilations", "group"});
     for (const std::string& a : required)
@@ -160,6 +179,40 @@ class Hls4mlSupport : public pass::GraphPass {
     const int64_t channels = x && !x->empty() ? x->back() : -1;  // channels-last data
     if (group != 1 && group != channels)
       out.push_back(fmt::format("group {} of {} channels: hls4ml has layers for group 1 and depthwise (group = channels) only", group, channels));
+  }
+
+  // Whether Flatten's result is (d0, d1 * d2 * ...), what hls4ml makes of every Flatten: axis 1, or an
+  // axis whose leading dimensions other than d0 are 1 (axis 0 of a batch of 1, as Keras exports write it).
+  static bool flattens_after_first(const ir::Graph& g, const ir::Node& n) {
+    const int64_t axis = int_attr(n, "axis", 1);
+    if (axis == 1) return true;
+    auto dims = g.dims_of(n.input(0));
+    if (!dims || dims->empty()) return false;
+    const int64_t rank = static_cast<int64_t>(dims->size());
+    const int64_t a = axis < 0 ? axis + rank : axis;
+    if (a == 0) return (*dims)[0] == 1;
+    for (int64_t d = 1; d < a && d < rank; ++d)
+      if ((*dims)[static_cast<size_t>(d)] != 1) return false;
+    return true;
+  }
+
+  // hls4ml labels the layer channels-last and pools element (position * C + channel), with C read from
+  // dimension 1 as ONNX's channels-first layout has it: the data it pools is channels-first (a graph input
+  // or a Transpose hls4ml carries out), so the two orders agree only when C or the positions are 1.
+  static void check_global_pool(const ir::Graph& g, const ir::Node& n, std::vector<std::string>& out) {
+    auto dims = g.dims_of(n.input(0));
+    if (!dims) return;  // no declared shape: reported above
+    if (dims->size() != 3 && dims->size() != 4) {
+      out.push_back(fmt::format("rank {}: hls4ml takes 1-D and 2-D global pooling", dims->size()));
+      return;
+    }
+    int64_t positions = 1;
+    for (size_t d = 2; d < dims->size(); ++d) positions = (*dims)[d] < 0 || positions < 0 ? -1 : positions * (*dims)[d];
+    if ((*dims)[1] == 1 || positions == 1) return;
+    out.push_back(fmt::format("hls4ml takes dimension 1 of {} as the channels (channels-first, as ONNX defines the op) but "
+                              "pools the data in channels-last order (element position * channels + channel): it pools "
+                              "the wrong elements unless there is one channel or one position",
+                              dims_to_string(*dims)));
   }
 
   static void check_pad(const ir::Graph& g, const ir::Node& n, std::vector<std::string>& out) {

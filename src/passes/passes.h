@@ -29,6 +29,7 @@ std::unique_ptr<pass::Pass> make_to_channels_last();
 std::unique_ptr<pass::Pass> make_quant_act_to_multithreshold();
 std::unique_ptr<pass::Pass> make_gemm_to_matmul();
 std::unique_ptr<pass::Pass> make_hls4ml_support();
+std::unique_ptr<pass::Pass> make_explicit_attributes();
 // FINN's front end (docs/finn.md).
 std::unique_ptr<pass::Pass> make_batchnorm_to_affine();
 std::unique_ptr<pass::Pass> make_remove_identity_ops();

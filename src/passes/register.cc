@@ -22,6 +22,7 @@ void register_all_passes(pass::PassRegistry& registry) {
   registry.add(make_quant_act_to_multithreshold);
   registry.add(make_gemm_to_matmul);
   registry.add(make_hls4ml_support);
+  registry.add(make_explicit_attributes);
   for (auto make : {make_batchnorm_to_affine, make_remove_identity_ops, make_extract_quant_scale_zeropt}) registry.add(make);
   registry.add(make_avgpool_trunc_to_quantavgpool);
 }

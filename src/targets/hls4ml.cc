@@ -4,7 +4,8 @@
 // QuantizeLinear). Models below opset 13 are raised to it (hls4ml's handlers read Pad's pads, Resize's
 // scales and Reshape's shape as inputs, Softmax's axis with the opset-13 default). Every step computes
 // what its input did (gemm-to-matmul: see its file for the one case of one more rounding), so --check
-// compares with the default tolerance; the last pass reports what hls4ml will still refuse.
+// compares with the default tolerance. explicit-attributes writes out the defaults hls4ml does not apply
+// (it reads them without one); the last pass reports what hls4ml will still refuse.
 #include "qonnx/targets/target.h"
 
 namespace qonnx::targets {
@@ -29,7 +30,7 @@ class Hls4mlTarget : public Target {
     // ConvertToChannelsLastAndClean, GemmToMatMul (its Transpose of a quantized weight folds into the Quant).
     b.add("to-channels-last").add("gemm-to-matmul").add("fold-constants", {{"skip-quantizers", "1"}});
     b.add("fold-transpose-into-quant").add("infer-shapes", {{"initializers", "1"}}).add("cleanup", {{"merge-constants", "0"}});
-    b.add("readable-names").add("hls4ml-support");
+    b.add("readable-names").add("explicit-attributes").add("hls4ml-support");
     return b.build();
   }
 };
