@@ -17,13 +17,6 @@ namespace {
 
 class Hls4mlTarget : public TempDirTest {};
 
-// The shared model whose path ends with `tail`.
-std::filesystem::path shared(const std::string& tail) {
-  for (const auto& m : shared_models())
-    if (m.string().size() >= tail.size() && m.string().compare(m.string().size() - tail.size(), tail.size(), tail) == 0) return m;
-  return {};
-}
-
 int count_ops(const ir::Model& m, const std::function<bool(const ir::Node&)>& pred) {
   int n = 0;
   for (const auto& node : m.graph().nodes()) n += pred(*node);
@@ -61,7 +54,7 @@ TEST_F(Hls4mlTarget, SharedModelsConvertCheckAndKeepTheirQuantizers) {
   if (shared_models().empty()) GTEST_SKIP() << "../shared/qonnx_models is absent";
   int i = 0;
   for (const char* tail : kModels) {
-    const std::filesystem::path in = shared(tail);
+    const std::filesystem::path in = shared_model(tail);
     ASSERT_FALSE(in.empty()) << tail;
     const std::string out = path("m" + std::to_string(i++) + ".onnx");
     auto r = run_cli("convert " + in.string() + " --target hls4ml --check 2 -o " + out);
@@ -94,7 +87,7 @@ TEST_F(Hls4mlTarget, DefaultsHls4mlDoesNotApplyAreWrittenOut) {
       {"qonnx2mdc/qonnx_model.onnx", "explicit-attributes: pads = 2"}};
   if (shared_models().empty()) GTEST_SKIP() << "../shared/qonnx_models is absent";
   for (const Expectation& e : kModels) {
-    const std::filesystem::path in = shared(e.model);
+    const std::filesystem::path in = shared_model(e.model);
     ASSERT_FALSE(in.empty()) << e.model;
     auto r = run_cli("convert " + in.string() + " --target hls4ml --check 2 --atol 0 --rtol 0 --stats -o " + path("m.onnx"));
     ASSERT_EQ(r.exit_code, 0) << e.model << "\n" << r.err << r.out;
@@ -107,7 +100,7 @@ TEST_F(Hls4mlTarget, DefaultsHls4mlDoesNotApplyAreWrittenOut) {
 
 // A QCDQ export (made here with --target qdq) becomes Quant nodes hls4ml reads, exactly.
 TEST_F(Hls4mlTarget, QcdqExportBecomesQuantNodes) {
-  const std::filesystem::path in = shared("qonnx_model_zoo/TFC_2W2A.onnx");
+  const std::filesystem::path in = shared_model("qonnx_model_zoo/TFC_2W2A.onnx");
   if (in.empty()) GTEST_SKIP() << "../shared/qonnx_models is absent";
   auto qdq = run_cli("convert " + in.string() + " --target qdq -o " + path("qdq.onnx"));
   ASSERT_EQ(qdq.exit_code, 0) << qdq.err;

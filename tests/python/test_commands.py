@@ -10,7 +10,7 @@ import onnx
 import pytest
 
 import qonnx_cc
-from conftest import SHARED, run_cli
+from conftest import SHARED, make_model, quant_node, run_cli, tensor
 
 TFC = SHARED / "qonnx_model_zoo" / "TFC_2W2A.onnx"
 CNV_LIKE = SHARED / "example-models" / "separable_conv_model_ch_last.onnx"
@@ -38,6 +38,29 @@ def test_convert_in_memory_check_and_options(tmp_path: pathlib.Path) -> None:
     assert pathlib.Path(path).is_file()
     with pytest.raises(qonnx_cc.UsageError, match="unknown target"):
         qonnx_cc.convert(proto, target="nope")
+
+
+def _floor_quant_model(bits: float) -> onnx.ModelProto:
+    """x -> Quant(scale 0.1, zero point 3, FLOOR, `bits`) -> y: the activation form FINN's front end refuses."""
+    return make_model([quant_node("q", "x", "s", "z", "b", "y", rounding="FLOOR")], [tensor("x", [1, 4, 8])],
+                      [tensor("y", [1, 4, 8])], {"s": np.array(0.1, np.float32), "z": np.array(3.0, np.float32),
+                                                  "b": np.array(bits, np.float32)})
+
+
+def test_convert_to_finn_with_multithreshold_options() -> None:
+    model, report = qonnx_cc.convert(_floor_quant_model(4), target="finn", check=2)
+    assert [n.op_type for n in model.graph.node] == ["MultiThreshold", "Mul"]
+    assert report[0]["outcome"] == "converted" and "exact on every float32 but NaN" in report[0]["detail"]
+    x = np.linspace(-2, 2, 32, dtype=np.float32).reshape(1, 4, 8)
+    want = qonnx_cc.InferenceSession(_floor_quant_model(4).SerializeToString()).run(None, {"x": x})[0]
+    got = qonnx_cc.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+    assert np.array_equal(want, got)
+    kept, report = qonnx_cc.convert(_floor_quant_model(4), target="finn", max_multithreshold_bits=3)
+    assert [n.op_type for n in kept.graph.node] == ["Quant"] and "above max-bits 3" in report[0]["detail"]
+    with pytest.raises(qonnx_cc.Unsupported, match="above max-bits 3"):
+        qonnx_cc.convert(_floor_quant_model(4), target="finn", max_multithreshold_bits=3, strict=True)
+    with pytest.raises(qonnx_cc.UsageError):
+        qonnx_cc.convert(_floor_quant_model(4), target="finn", max_multithreshold_bits=17)
 
 
 def test_cleanup_and_channels_last_match_cli(qonnx_cc_bin: str, tmp_path: pathlib.Path) -> None:

@@ -104,6 +104,11 @@ std::vector<std::filesystem::path> shared_models() {
   return out;
 }
 
+std::filesystem::path shared_model(const std::string& tail) {
+  for (const auto& m : shared_models())
+    if (m.string().size() >= tail.size() && m.string().compare(m.string().size() - tail.size(), tail.size(), tail) == 0) return m;
+  return {};
+}
 
 Tensor nhwc_to_nchw(const Tensor& t) {
   const Dims& d = t.dims();

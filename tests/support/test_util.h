@@ -72,6 +72,8 @@ Tensor nchw_to_nhwc(const Tensor& t);
 
 // Every .onnx under QONNX_SHARED_MODELS (sorted); empty when ../shared is absent.
 std::vector<std::filesystem::path> shared_models();
+// The shared model whose path ends with `tail` ("qonnx_model_zoo/TFC_2W2A.onnx"); empty when absent.
+std::filesystem::path shared_model(const std::string& tail);
 
 // Runs both models on `feeds` with the executor: "" when output 0 is the same float32 tensor value for
 // value (NaN equals NaN), else the first difference or why a run failed.
