@@ -271,8 +271,9 @@ class FoldQuantWeights : public pass::GraphPass {
       return fall_back(fmt::format("q - zero point spans [{}, {}], beyond float32's exact integers", lo, hi));
     const std::string datatype = zero_zeropt ? integer_datatype(p) : ir::smallest_integer_datatype(lo, hi).name;
     Tensor ints(DType::kFloat, q.dims());
+    const float* code = q.data<float>();  // a structured binding cannot be captured before C++20
     exec::for_each_broadcast<1>(q.dims(), {&p.zeropt.dims()},
-                                [&](int64_t o, const auto& off) { ints.data<float>()[o] = q.data<float>()[o] - zs[off[0]]; });
+                                [&](int64_t o, const auto& off) { ints.data<float>()[o] = code[o] - zs[off[0]]; });
     const std::string what = zero_zeropt ? "codes" : "codes - zero point";
     ir::Graph& g = *node->graph();
     ir::Value* weight = node->output(0);

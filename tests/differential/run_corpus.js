@@ -7,7 +7,7 @@
 // qdq, ngraph and ascend results must hold no QONNX op (FloatQuant is reported, not failed).
 //
 //   run_corpus.js --qonnx-cc BIN (--gen GEN --count N [--seed S] | --corpus DIR | --models DIR)
-//                 [--jobs J] [--check N (2; 1 with --models)] [--targets qdq,ngraph,ascend,fold] [--target-opset N]
+//                 [--jobs J] [--check N (2; 1 with --models)] [--targets qdq,ngraph,ascend,fold,finn,hls4ml] [--target-opset N]
 //                 [--first K] [--work DIR] [--keep]
 //
 // --gen: GEN (qonnx_diffgen) writes N models first; --corpus: a folder qonnx_diffgen --out wrote;
@@ -28,7 +28,7 @@ const { Reader, TYPES } = require(path.join(repo, 'tools/ort/tensor_proto.js'));
 const ortHarness = require(path.join(repo, 'tools/ort/run_ort.js'));
 
 const USAGE = `usage: run_corpus.js --qonnx-cc BIN (--gen GEN --count N [--seed S] | --corpus DIR | --models DIR)
-                     [--jobs J] [--check N] [--targets qdq,ngraph,ascend,fold] [--target-opset N] [--first K] [--work DIR] [--keep]`;
+                     [--jobs J] [--check N] [--targets qdq,ngraph,ascend,fold,finn,hls4ml] [--target-opset N] [--first K] [--work DIR] [--keep]`;
 const FLOAT_ATOL = 1e-5, FLOAT_RTOL = 1e-4, SHARED_MISMATCH = 0.001;
 const COMMAND_TIMEOUT_MS = 600000;
 
@@ -61,7 +61,7 @@ function parseArgs(argv) {
   if (o.gen && o.count === null) usage('--gen needs --count');
   // Real models can be large (an input of 789444 rows): one --check run each (tests/convert_test.cc does 8).
   if (o.check === null) o.check = o.models ? 1 : 2;
-  for (const t of o.targets) if (!['qdq', 'ngraph', 'ascend', 'fold'].includes(t)) usage(`--targets: unknown target '${t}'`);
+  for (const t of o.targets) if (!['qdq', 'ngraph', 'ascend', 'fold', 'finn', 'hls4ml'].includes(t)) usage(`--targets: unknown target '${t}'`);
   if (o.targetOpset !== null && (o.targetOpset < 13 || o.targetOpset > 21)) usage('--target-opset: 13..21');
   return o;
 }
@@ -240,7 +240,8 @@ async function runModel(o, ort, c, dir) {
         fail(`opset-${target}`, `--target-opset ${o.targetOpset} of an opset-${input} model gives opset ${opset}, expected ${expected}`,
              c.repro([`convert-${target}`]));
     }
-    if (target === 'fold') continue;  // fold keeps activation quantizers by design
+    // fold, finn and hls4ml keep QONNX ops by design (activation quantizers, MultiThreshold, Quant nodes).
+    if (['fold', 'finn', 'hls4ml'].includes(target)) continue;
     let left;
     try {
       left = qonnxOpsLeft(out);
@@ -325,7 +326,7 @@ function reproducer(o, stages, genCommand, model, c, convertArgs) {
 // placeholders (the same cause under qdq, ngraph and ascend is one cause).
 function causeKey(f) {
   const d = f.detail
-    .replace(/--target (qdq|ngraph|ascend|fold)/g, '--target T')
+    .replace(/--target (qdq|ngraph|ascend|fold|finn|hls4ml)/g, '--target T')
     .replace(/'[^']*'/g, "'_'")
     .replace(/"[^"]*"/g, '"_"')
     .replace(/\[[0-9, ]*\]/g, '[_]')
@@ -335,7 +336,7 @@ function causeKey(f) {
     .replace(/ --check N --seed N/g, '')
     .replace(/\/\S+\/(runs\/N\/)/g, '$1')
     .slice(0, 300);
-  return `${f.stage.replace(/-(qdq|ngraph|ascend|fold)$/, '')}: ${d}`;
+  return `${f.stage.replace(/-(qdq|ngraph|ascend|fold|finn|hls4ml)$/, '')}: ${d}`;
 }
 
 async function main() {
