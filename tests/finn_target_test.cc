@@ -91,5 +91,24 @@ TEST_F(FinnTarget, LeftQuantizersAreReportedAndStrictRefusesThem) {
   EXPECT_EQ(elsewhere.exit_code, 2) << elsewhere.err;
 }
 
+// A QCDQ export (made here with --target qdq) reaches the FINN form too, exactly.
+TEST_F(FinnTarget, QcdqExportBecomesTheFinnForm) {
+  const std::filesystem::path in = shared_model("qonnx_model_zoo/TFC_2W2A.onnx");
+  if (in.empty()) GTEST_SKIP() << "../shared/qonnx_models is absent";
+  ASSERT_EQ(run_cli("convert " + in.string() + " --target qdq -o " + path("qdq.onnx")).exit_code, 0);
+  auto r = run_cli("convert " + path("qdq.onnx") + " --target finn --check 2 -o " + path("f.onnx"));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("against the original: max abs error 0,"), std::string::npos) << r.out;
+  auto m = io::load_model(path("f.onnx"));
+  ASSERT_TRUE(m.is_ok());
+  int multithresholds = 0;
+  for (const auto& n : m.value().graph().nodes()) {
+    EXPECT_NE(n->op_type(), "QuantizeLinear");
+    EXPECT_NE(n->op_type(), "DequantizeLinear");
+    multithresholds += n->op_type() == dialect::kMultiThresholdOp;
+  }
+  EXPECT_EQ(multithresholds, 4);
+}
+
 }  // namespace
 }  // namespace qonnx::test

@@ -85,6 +85,8 @@ class FinnTarget : public Target {
     add_opset_steps(b, options.opset ? options.opset : kOldestTargetOpset);
     b.add("infer-shapes").add("unique-parameters").add("fold-constants", {{"skip-quantizers", "1"}, {"shapes", "1"}});
     b.add("infer-shapes").add("fold-transpose-into-quant").add("cleanup", {{"merge-constants", "0"}});
+    // A QCDQ export: its exact QuantizeLinear -> [Clip] -> DequantizeLinear chains become Quant nodes first.
+    b.add("qcdq-to-qonnx").add("infer-shapes");
     // ConvertQONNXtoFINN.
     b.add("extract-conv-bias").add("gemm-to-matmul").add("fold-transpose-into-quant").add("infer-shapes");
     b.add("infer-datatypes").add(kWeightPass, {{"mode", "finn"}}).add(kActivationPass).add("infer-shapes");
