@@ -202,6 +202,7 @@ TEST_F(QuantActToMultiThresholdOrt, LoweredFormAgreesInOnnxruntime) {
 
 // One Quant on x (1, 3, 4) with the given parameters and attributes, through the pass.
 struct Single {
+  explicit Single(ir::Model m) : converted(std::move(m)) {}
   ir::Model converted;
   pass::PassContext ctx;
 };
@@ -214,7 +215,7 @@ std::unique_ptr<Single> convert_single(const Tensor& scale, const Tensor& zero, 
   b.initializer("s", scale).initializer("z", zero).initializer("b", f32s(bits));
   if (relu) b.node("Relu", {"x"}, {"r"});
   b.node("Quant", {relu ? "r" : "x", "s", "z", "b"}, {"y"}, kQ).attr("signed", is_signed).attr("narrow", 0).attr("rounding_mode", "ROUND").name("q");
-  auto out = std::make_unique<Single>(Single{b.build().value(), {}});
+  auto out = std::make_unique<Single>(b.build().value());
   auto ran = run_passes(out->converted, passes, out->ctx);
   EXPECT_TRUE(ran.is_ok()) << ran.status().to_string();
   return out;
