@@ -1,4 +1,4 @@
-// Targets: one per backend qonnx-cc converts to (qdq, ngraph, ascend, fold, qonnx, ...). A target owns
+// Targets: one per backend qonnx-cc converts to (qdq, ngraph, ascend, fold, qonnx, finn, hls4ml). A target owns
 // what is particular to its backend: the ops of its domain (kernels and ONNX schemas), the pipeline
 // `convert --target NAME` runs, and how a conversion is checked. Passes and the pass manager know no
 // target. Adding one: src/targets/<name>.cc and one line in src/targets/register.cc (docs/extending.md).
