@@ -6,7 +6,6 @@
 
 #include "qonnx/kernels/register.h"
 #include "qonnx/schemas/schemas.h"
-#include "qonnx/support/log.h"
 #include "qonnx/targets/target.h"
 
 namespace qonnx::targets {
@@ -19,17 +18,10 @@ constexpr double kFp19RelativeBound = 1.0 / 1024;
 // The Ascend result's exact reference: the same pipeline on the original, with ascend-quant-matmul
 // emitting QuantBatchMatMul's arithmetic in standard ops with each scale replaced by its FP19 value.
 Result<ir::Model> fp19_reference(const CheckRequest& request) {
-  QONNX_ASSIGN_OR_RETURN(std::vector<pass::PipelineItem> pipeline, pass::parse_pipeline(pass::format_pipeline(*request.pipeline)));
+  QONNX_ASSIGN_OR_RETURN(std::vector<pass::PipelineItem> pipeline, fresh_pipeline(request));
   QONNX_RETURN_IF_ERROR(pass::set_pass_option(pipeline, kRewritePass, "emit", "fp19-reference").status());
-  QONNX_ASSIGN_OR_RETURN(ir::Model model, request.original());
   pass::PassContext ctx;
-  // The conversion itself has printed the passes' warnings already.
-  const auto level = log::level();
-  if (level < log::Level::kError) log::set_level(log::Level::kError);
-  auto ran = pass::run_pipeline(model, pipeline, ctx);
-  log::set_level(level);
-  QONNX_RETURN_IF_ERROR(ran.status());
-  return model;
+  return run_on_original(request, pipeline, ctx);
 }
 
 class AscendTarget : public Target {

@@ -14,7 +14,6 @@
 
 #include <fmt/format.h>
 
-#include "qonnx/support/log.h"
 #include "qonnx/targets/target.h"
 
 namespace qonnx::targets {
@@ -47,16 +46,9 @@ constexpr std::pair<const char*, const char*> kInexactSteps[] = {{kWeightPass, "
                                                                  {"gemm-to-matmul", "rounded-twice"}};
 
 Result<Reference> exact_reference(const CheckRequest& request) {
-  QONNX_ASSIGN_OR_RETURN(std::vector<pass::PipelineItem> pipeline, pass::parse_pipeline(pass::format_pipeline(*request.pipeline)));
-  pipeline = without_exact_rewrites(pipeline);
-  QONNX_ASSIGN_OR_RETURN(ir::Model model, request.original());
+  QONNX_ASSIGN_OR_RETURN(const std::vector<pass::PipelineItem> pipeline, fresh_pipeline(request));
   pass::PassContext ctx;
-  // The conversion itself has printed the passes' warnings already.
-  const auto level = log::level();
-  if (level < log::Level::kError) log::set_level(log::Level::kError);
-  auto ran = pass::run_pipeline(model, pipeline, ctx);
-  log::set_level(level);
-  QONNX_RETURN_IF_ERROR(ran.status());
+  QONNX_ASSIGN_OR_RETURN(ir::Model model, run_on_original(request, without_exact_rewrites(pipeline), ctx));
   Reference out{std::move(model)};
   auto counter = [&](const char* pass, const char* name) -> int64_t {
     auto it = ctx.counters().find(pass);

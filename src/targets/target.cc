@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "qonnx/exec/kernel.h"
+#include "qonnx/support/log.h"
 
 namespace qonnx::targets {
 
@@ -73,6 +74,21 @@ void add_lowering_steps(pass::PipelineBuilder& builder, int64_t opset, const pas
   add_opset_steps(builder, opset ? opset : kOldestTargetOpset);
   builder.add("lower-quant", lower_quant);
   builder.add("lower-custom-ops").add("fold-constants").add("cleanup").add("infer-shapes");
+}
+
+Result<std::vector<pass::PipelineItem>> fresh_pipeline(const CheckRequest& request) {
+  return pass::parse_pipeline(pass::format_pipeline(*request.pipeline));
+}
+
+Result<ir::Model> run_on_original(const CheckRequest& request, const std::vector<pass::PipelineItem>& pipeline,
+                                  pass::PassContext& ctx) {
+  QONNX_ASSIGN_OR_RETURN(ir::Model model, request.original());
+  const auto level = log::level();
+  if (level < log::Level::kError) log::set_level(log::Level::kError);
+  auto ran = pass::run_pipeline(model, pipeline, ctx);
+  log::set_level(level);
+  QONNX_RETURN_IF_ERROR(ran.status());
+  return model;
 }
 
 bool uses_pass(const std::vector<pass::PipelineItem>& pipeline, const std::string& pass) {

@@ -69,6 +69,14 @@ class Target {
   virtual Result<CheckOutcome> check(const ir::Model& converted, const CheckRequest& request) const;
 };
 
+// A fresh copy of the pipeline that made the result (its own pass instances, whose options a reference
+// may change).
+Result<std::vector<pass::PipelineItem>> fresh_pipeline(const CheckRequest& request);
+// Runs `pipeline` on a fresh copy of the original for a check's reference, the passes' warnings muted
+// (the conversion has printed them already); `ctx` receives the counters.
+Result<ir::Model> run_on_original(const CheckRequest& request, const std::vector<pass::PipelineItem>& pipeline,
+                                  pass::PassContext& ctx);
+
 // The default check: both models on the same seeded random inputs, every output within atol/rtol.
 Result<CheckOutcome> check_outputs_match(const ir::Model& converted, const CheckRequest& request);
 
