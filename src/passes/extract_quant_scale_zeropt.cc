@@ -9,16 +9,11 @@
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/pass/rewriter.h"
 #include "qonnx/quant/params.h"
+#include "passes/param_layout.h"
 #include "passes/passes.h"
 
 namespace qonnx::passes {
 namespace {
-
-bool all_equal_to(const Tensor& t, float v) {
-  for (int64_t i = 0; i < t.numel(); ++i)
-    if (t.data<float>()[i] != v) return false;
-  return true;
-}
 
 class ExtractQuantScaleZeroPt : public pass::GraphPass {
  public:

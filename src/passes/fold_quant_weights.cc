@@ -24,6 +24,7 @@
 #include "qonnx/exec/executor.h"
 #include "qonnx/ir/finn_datatype.h"
 #include "qonnx/kernels/quant.h"
+#include "passes/param_layout.h"
 #include "passes/passes.h"
 
 namespace qonnx::passes {
@@ -32,12 +33,6 @@ namespace {
 std::string integer_datatype(const quant::QuantParams& p) {
   if (p.bits == 1) return p.is_signed ? "BIPOLAR" : "BINARY";
   return fmt::format("{}INT{}", p.is_signed ? "" : "U", p.bits);
-}
-
-bool all_zero(const Tensor& t) {
-  for (int64_t i = 0; i < t.numel(); ++i)
-    if (t.data<float>()[i] != 0.0f) return false;
-  return true;
 }
 
 // Integer codes and parameters of a Quant or BipolarQuant node with constant inputs.
@@ -54,19 +49,6 @@ Result<std::pair<Tensor, quant::QuantParams>> integer_codes(const ir::Node& node
   return std::make_pair(std::move(codes), std::move(p));
 }
 
-
-// Every element is an integer (a float32 tensor).
-bool all_integer_valued(const Tensor& t) {
-  for (int64_t i = 0; i < t.numel(); ++i)
-    if (t.data<float>()[i] != std::nearbyint(t.data<float>()[i])) return false;
-  return true;
-}
-
-bool all_equal_to(const Tensor& t, float v) {
-  for (int64_t i = 0; i < t.numel(); ++i)
-    if (t.data<float>()[i] != v) return false;
-  return true;
-}
 
 // +-2^k for a normal k: multiplying or dividing by it rounds nothing (barring overflow and subnormals).
 bool all_powers_of_two(const Tensor& t) {
@@ -260,7 +242,7 @@ class FoldQuantWeights : public pass::GraphPass {
       ++float_fallbacks_;
       return fold_to_floats(model, node, inputs, ctx, "float weights: " + why);
     };
-    if (!all_integer_valued(p.zeropt)) return fall_back("the zero point is not an integer");
+    if (!all_integral(p.zeropt)) return fall_back("the zero point is not an integer");
     // q - z, its range from the quantizer's bounds, and its type (FINN's INTk/UINTk/BIPOLAR/BINARY at z = 0).
     const bool zero_zeropt = all_zero(p.zeropt);
     const quant::IntRange bounds = p.bipolar() ? quant::IntRange{-1.0f, 1.0f} : quant::quant_int_range(p.bits, p.is_signed, p.narrow);

@@ -35,9 +35,11 @@ bool all_integral(const Tensor& t) {
   return true;
 }
 
-bool all_zero(const Tensor& t) {
+bool all_zero(const Tensor& t) { return all_equal_to(t, 0.0f); }
+
+bool all_equal_to(const Tensor& t, float v) {
   for (int64_t i = 0; i < t.numel(); ++i)
-    if (t.data<float>()[i] != 0.0f) return false;
+    if (t.data<float>()[i] != v) return false;
   return true;
 }
 

@@ -21,6 +21,8 @@ Layout layout_for_rank(const Tensor& t, int64_t x_rank);
 
 bool all_integral(const Tensor& t);
 bool all_zero(const Tensor& t);
+// Every element of the float32 tensor t equals v.
+bool all_equal_to(const Tensor& t, float v);
 // Every value of the float32 tensor t lies in [lo, hi].
 bool all_within(const Tensor& t, double lo, double hi);
 // A 1-D (or scalar) float32 copy of a per-tensor / one-axis parameter.

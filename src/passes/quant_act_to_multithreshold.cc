@@ -23,12 +23,6 @@
 namespace qonnx::passes {
 namespace {
 
-bool all_ones(const Tensor& t) {
-  for (int64_t i = 0; i < t.numel(); ++i)
-    if (t.data<float>()[i] != 1.0f) return false;
-  return true;
-}
-
 // MultiThreshold's data_layout for a channel axis: channels first (the default) or last.
 std::string data_layout(int64_t axis, int64_t rank) {
   if (axis == 1 || rank == 2) return "";
@@ -159,7 +153,7 @@ class QuantActToMultiThreshold : public pass::GraphPass {
     const float out_bias = zero_in_bias ? lowest - z0 : lowest;
     const double top = out_bias + step * static_cast<double>(count);
     const std::string out_dtype = p.bipolar() && out_bias == -1.0f ? "BIPOLAR" : ir::smallest_integer_datatype(out_bias, top).name;
-    const bool needs_sub = !zero_in_bias, needs_mul = !all_ones(p.scale);
+    const bool needs_sub = !zero_in_bias, needs_mul = !all_equal_to(p.scale, 1.0f);
 
     // Recorded first: the rewrite removes the node.
     const bool nan_exact = p.bipolar();
