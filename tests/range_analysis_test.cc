@@ -1,0 +1,385 @@
+// The range analysis (qonnx/analysis/range.h): soundness of every tensor's interval against the executor
+// on generated MLPs and CNNs (random and adversarial inputs, intermediates exposed), exactness of the
+// accumulator ranges by brute force over every input of small 2..4-bit layers, and the witness: the
+// input that takes each bound the weight's sign selects reaches the accumulator bound.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "qonnx/analysis/range.h"
+#include "qonnx/dialect/qonnx_dialect.h"
+#include "qonnx/exec/executor.h"
+#include "qonnx/io/model_builder.h"
+#include "qonnx/pass/pass.h"
+#include "support/test_util.h"
+
+namespace qonnx {
+namespace {
+
+using analysis::Interval;
+using analysis::RangeAnalysis;
+
+constexpr const char* kQ = dialect::kGeneralDomain;
+
+Tensor scalar_f(float v) { return test::f32s(v); }
+
+// Quant(in) -> out with scalar parameters given as initializers named after `out`.
+void add_quant(io::ModelBuilder& b, const std::string& in, const std::string& out, float scale, int bits,
+               bool is_signed, bool narrow = false, const std::string& mode = "ROUND") {
+  b.initializer(out + "_s", scalar_f(scale)).initializer(out + "_z", scalar_f(0)).initializer(out + "_b", scalar_f(bits));
+  b.node("Quant", {in, out + "_s", out + "_z", out + "_b"}, {out}, kQ)
+      .attr("signed", is_signed ? 1 : 0)
+      .attr("narrow", narrow ? 1 : 0)
+      .attr("rounding_mode", mode);
+}
+
+Tensor random_tensor(std::mt19937& rng, Dims dims, float lo, float hi, bool integral) {
+  Tensor t(DType::kFloat, dims);
+  std::uniform_real_distribution<float> u(lo, hi);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = integral ? std::round(u(rng)) : u(rng);
+  return t;
+}
+
+Result<ir::Model> with_shapes(const io::ModelBuilder& b) {
+  QONNX_ASSIGN_OR_RETURN(ir::Model model, b.build());
+  QONNX_ASSIGN_OR_RETURN(auto items, pass::parse_pipeline("infer-shapes"));
+  pass::PassContext ctx;
+  QONNX_RETURN_IF_ERROR(pass::run_pipeline(model, items, ctx).status());
+  return model;
+}
+
+// Every value of every tensor the analysis bounds lies in its interval, and in its channel's.
+void expect_inside(const RangeAnalysis& a, const exec::RunResult& run, const std::string& what) {
+  for (const auto& [name, t] : run.exposed) {
+    auto it = a.tensors.find(name);
+    ASSERT_NE(it, a.tensors.end()) << name;
+    const analysis::TensorRange& r = it->second;
+    if (t.dtype() != DType::kFloat) continue;
+    const float* p = t.data<float>();
+    const int64_t channels = static_cast<int64_t>(r.channels.size());
+    if (channels) {
+      ASSERT_EQ(t.dim(1), channels) << name;
+    }
+    const int64_t inner = channels ? t.numel() / t.dim(0) / channels : 1;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      ASSERT_TRUE(p[i] >= r.all.lo && p[i] <= r.all.hi)
+          << what << ": " << name << "[" << i << "] = " << p[i] << " outside [" << r.all.lo << ", " << r.all.hi << "]";
+      if (channels) {
+        const Interval c = r.channels[static_cast<size_t>((i / inner) % channels)];
+        ASSERT_TRUE(p[i] >= c.lo && p[i] <= c.hi) << what << ": " << name << "[" << i << "] = " << p[i]
+                                                  << " outside its channel's [" << c.lo << ", " << c.hi << "]";
+      }
+    }
+  }
+}
+
+std::vector<std::string> all_values(const ir::Model& model) {
+  std::vector<std::string> names;
+  for (const auto& node : model.graph().nodes())
+    for (const ir::Value* o : node->outputs()) names.push_back(o->name());
+  return names;
+}
+
+// Inputs: uniform random, all at one end, each element at a random end, and values at the rounding
+// boundaries of a quantizer with `scale` (k + 1/2 steps, and one float on either side of them).
+std::vector<Tensor> probe_inputs(std::mt19937& rng, const Dims& dims, float lo, float hi, float scale) {
+  std::vector<Tensor> inputs;
+  for (int i = 0; i < 40; ++i) inputs.push_back(random_tensor(rng, dims, lo, hi, false));
+  for (float end : {lo, hi}) {
+    Tensor t(DType::kFloat, dims);
+    std::fill(t.data<float>(), t.data<float>() + t.numel(), end);
+    inputs.push_back(t);
+  }
+  std::bernoulli_distribution coin(0.5);
+  for (int i = 0; i < 20; ++i) {
+    Tensor t(DType::kFloat, dims);
+    for (int64_t e = 0; e < t.numel(); ++e) t.data<float>()[e] = coin(rng) ? lo : hi;
+    inputs.push_back(t);
+  }
+  std::uniform_int_distribution<int> step(static_cast<int>(lo / scale) - 1, static_cast<int>(hi / scale) + 1);
+  for (int i = 0; i < 20; ++i) {
+    Tensor t(DType::kFloat, dims);
+    for (int64_t e = 0; e < t.numel(); ++e) {
+      float v = (static_cast<float>(step(rng)) + 0.5f) * scale;
+      if (coin(rng)) v = std::nextafter(v, coin(rng) ? INFINITY : -INFINITY);
+      t.data<float>()[e] = std::min(std::max(v, lo), hi);
+    }
+    inputs.push_back(t);
+  }
+  return inputs;
+}
+
+void check_sound(const ir::Model& model, const Dims& dims, float lo, float hi, float scale, unsigned seed) {
+  analysis::RangeOptions options;
+  options.input_ranges["x"] = {lo, hi};
+  auto a = analysis::analyze_ranges(model, options);
+  ASSERT_TRUE(a.is_ok()) << a.status().message();
+  auto ex = exec::Executor::create(model);
+  ASSERT_TRUE(ex.is_ok()) << ex.status().message();
+  ASSERT_TRUE(ex->expose(all_values(model)).is_ok());
+  std::mt19937 rng(seed);
+  for (const Tensor& x : probe_inputs(rng, dims, lo, hi, scale)) {
+    auto run = ex->run({{"x", x}});
+    ASSERT_TRUE(run.is_ok()) << run.status().message();
+    expect_inside(a.value(), run.value(), "seed " + std::to_string(seed));
+  }
+}
+
+// x [2, K] -> Quant (signed 4 bits, 0.25) -> MatMul (Quant weights, per-output-channel scale) -> Add
+// bias -> Relu -> Quant (unsigned 3 bits) -> MatMul (integral weights) -> Mul 0.125 -> Clip.
+io::ModelBuilder mlp(std::mt19937& rng, int64_t k, int64_t c1, int64_t c2) {
+  io::ModelBuilder b;
+  b.import(kQ, 1).input("x", DType::kFloat, {2, k}).output("y", DType::kFloat);
+  add_quant(b, "x", "xq", 0.25f, 4, true);
+  b.initializer("w1", random_tensor(rng, {k, c1}, -1.0f, 1.0f, false));
+  b.initializer("w1_s", random_tensor(rng, {1, c1}, 0.05f, 0.2f, false));
+  b.initializer("w1_z", scalar_f(0)).initializer("w1_b", scalar_f(3));
+  b.node("Quant", {"w1", "w1_s", "w1_z", "w1_b"}, {"w1q"}, kQ).attr("signed", 1).attr("narrow", 1).attr("rounding_mode", "ROUND");
+  b.node("MatMul", {"xq", "w1q"}, {"h1"});
+  b.initializer("bias1", random_tensor(rng, {c1}, -0.5f, 0.5f, false));
+  b.node("Add", {"h1", "bias1"}, {"h1b"});
+  b.node("Relu", {"h1b"}, {"h1r"});
+  add_quant(b, "h1r", "h1q", 0.5f, 3, false);
+  b.initializer("w2", random_tensor(rng, {c1, c2}, -3.0f, 3.0f, true));
+  b.node("MatMul", {"h1q", "w2"}, {"h2"});
+  b.initializer("m", scalar_f(0.125f));
+  b.node("Mul", {"h2", "m"}, {"h2m"});
+  b.initializer("clip_lo", scalar_f(-1.0f)).initializer("clip_hi", scalar_f(2.0f));
+  b.node("Clip", {"h2m", "clip_lo", "clip_hi"}, {"y"});
+  return b;
+}
+
+// x [2, 2, 6, 6] -> Quant -> Conv 3x3 pad 1 (Quant weights, per-channel scale, bias) -> Relu -> MaxPool
+// 2x2 -> Quant (unsigned 2 bits) -> Conv 2x2 no pad (integral weights, 2 groups) -> Flatten -> Quant ->
+// Gemm (transB, integral weights, bias) -> MultiThreshold.
+io::ModelBuilder cnn(std::mt19937& rng) {
+  io::ModelBuilder b;
+  b.import(kQ, 1).input("x", DType::kFloat, {2, 2, 6, 6}).output("y", DType::kFloat);
+  add_quant(b, "x", "xq", 0.5f, 3, true);
+  b.initializer("w1", random_tensor(rng, {4, 2, 3, 3}, -1.0f, 1.0f, false));
+  b.initializer("w1_s", random_tensor(rng, {4, 1, 1, 1}, 0.1f, 0.3f, false));
+  b.initializer("w1_z", scalar_f(0)).initializer("w1_b", scalar_f(4));
+  b.node("Quant", {"w1", "w1_s", "w1_z", "w1_b"}, {"w1q"}, kQ).attr("signed", 1).attr("narrow", 0).attr("rounding_mode", "ROUND");
+  b.initializer("b1", random_tensor(rng, {4}, -0.5f, 0.5f, false));
+  b.node("Conv", {"xq", "w1q", "b1"}, {"c1"}).attr("kernel_shape", std::vector<int64_t>{3, 3}).attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c1"}, {"c1r"});
+  b.node("MaxPool", {"c1r"}, {"p1"}).attr("kernel_shape", std::vector<int64_t>{2, 2}).attr("strides", std::vector<int64_t>{2, 2});
+  add_quant(b, "p1", "p1q", 0.25f, 2, false);
+  b.initializer("w2", random_tensor(rng, {4, 2, 2, 2}, -4.0f, 4.0f, true));
+  b.node("Conv", {"p1q", "w2"}, {"c2"}).attr("kernel_shape", std::vector<int64_t>{2, 2}).attr("group", 2);
+  b.node("Flatten", {"c2"}, {"f"});
+  add_quant(b, "f", "fq", 1.0f, 4, true);
+  b.initializer("w3", random_tensor(rng, {3, 16}, -2.0f, 2.0f, true));
+  b.initializer("b3", random_tensor(rng, {3}, -1.0f, 1.0f, false));
+  b.node("Gemm", {"fq", "w3", "b3"}, {"g"}).attr("transB", 1);
+  b.initializer("thr", Tensor(random_tensor(rng, {3, 4}, -2.0f, 2.0f, false)));
+  b.node("MultiThreshold", {"g", "thr"}, {"y"}, kQ).attr("out_dtype", "UINT3").attr("out_scale", 0.5f).attr("out_bias", -1.0f);
+  return b;
+}
+
+TEST(RangeAnalysis, MlpIntervalsHoldEveryObservedValue) {
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    std::mt19937 rng(seed);
+    auto model = with_shapes(mlp(rng, 5, 4, 3));
+    ASSERT_TRUE(model.is_ok()) << model.status().message();
+    check_sound(model.value(), {2, 5}, -2.5f, 1.75f, 0.25f, seed);
+  }
+}
+
+TEST(RangeAnalysis, CnnIntervalsHoldEveryObservedValue) {
+  for (unsigned seed = 1; seed <= 4; ++seed) {
+    std::mt19937 rng(seed);
+    auto model = with_shapes(cnn(rng));
+    ASSERT_TRUE(model.is_ok()) << model.status().message();
+    check_sound(model.value(), {2, 2, 6, 6}, -2.0f, 1.5f, 0.5f, seed);
+  }
+}
+
+TEST(RangeAnalysis, PerChannelRangesAreReportedAfterShapeInference) {
+  std::mt19937 rng(3);
+  auto model = with_shapes(cnn(rng));
+  ASSERT_TRUE(model.is_ok());
+  auto a = analysis::analyze_ranges(model.value(), {});
+  ASSERT_TRUE(a.is_ok());
+  EXPECT_EQ(a->tensors.at("c1").channels.size(), 4u);
+  EXPECT_EQ(a->tensors.at("p1q").channels.size(), 4u);
+  ASSERT_TRUE(a->tensors.at("p1q").scaled_int.has_value());
+  // No input range given: the float input's range is everything, and the quantizer clamps it.
+  EXPECT_EQ(a->tensors.at("xq").all.lo, -2.0);
+  EXPECT_EQ(a->tensors.at("xq").all.hi, 1.5);
+}
+
+TEST(RangeAnalysis, UnhandledOpGetsTheWholeRangeAndANote) {
+  io::ModelBuilder b;
+  b.import(kQ, 1).input("x", DType::kFloat, {1, 4}).output("y", DType::kFloat);
+  add_quant(b, "x", "xq", 1.0f, 4, true);
+  b.node("Softmax", {"xq"}, {"y"});
+  auto model = b.build();
+  ASSERT_TRUE(model.is_ok());
+  auto a = analysis::analyze_ranges(model.value(), {});
+  ASSERT_TRUE(a.is_ok());
+  const analysis::TensorRange& y = a->tensors.at("y");
+  EXPECT_TRUE(std::isinf(y.all.lo) && std::isinf(y.all.hi));
+  EXPECT_NE(y.note.find("Softmax"), std::string::npos) << y.note;
+}
+
+// A single linear layer over every input of a quantizer: Quant(x) with scale 1 -> MatMul or Conv with
+// integral weights. Returns the model; `n_inputs` elements per sample.
+struct Layer {
+  io::ModelBuilder builder;
+  Dims x_dims;       // one sample
+  int64_t channels;  // output channels (axis 1)
+};
+
+Layer matmul_layer(std::mt19937& rng, int64_t k, int64_t c, int bits, bool is_signed, bool narrow, int64_t batch) {
+  Layer l{io::ModelBuilder(), {k}, c};
+  l.builder.import(kQ, 1).input("x", DType::kFloat, {batch, k}).output("y", DType::kFloat);
+  add_quant(l.builder, "x", "xq", 1.0f, bits, is_signed, narrow);
+  l.builder.initializer("w", random_tensor(rng, {k, c}, -7.0f, 7.0f, true));
+  l.builder.node("MatMul", {"xq", "w"}, {"y"});
+  return l;
+}
+
+Layer conv_layer(std::mt19937& rng, int64_t c, int bits, bool is_signed, int64_t batch) {
+  // x [N, 2, 2, 1], weights [C, 2, 2, 1]: one output position summing 4 inputs.
+  Layer l{io::ModelBuilder(), {2, 2, 1}, c};
+  l.builder.import(kQ, 1).input("x", DType::kFloat, {batch, 2, 2, 1}).output("y", DType::kFloat);
+  add_quant(l.builder, "x", "xq", 1.0f, bits, is_signed);
+  l.builder.initializer("w", random_tensor(rng, {c, 2, 2, 1}, -7.0f, 7.0f, true));
+  l.builder.node("Conv", {"xq", "w"}, {"y"}).attr("kernel_shape", std::vector<int64_t>{2, 1});
+  return l;
+}
+
+int64_t code_min(int bits, bool is_signed, bool narrow) {
+  return is_signed ? -(int64_t{1} << (bits - 1)) + (narrow ? 1 : 0) : 0;
+}
+int64_t code_max(int bits, bool is_signed, bool narrow) {
+  return is_signed ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1 - (narrow ? 1 : 0);
+}
+
+// Every combination of codes as a batch (x = code, scale 1), the observed min/max per output channel.
+void brute_force(const std::string& what, std::mt19937& rng, bool conv, int bits, bool is_signed, bool narrow) {
+  const int64_t lo = code_min(bits, is_signed, narrow), hi = code_max(bits, is_signed, narrow);
+  const int64_t levels = hi - lo + 1;
+  const int64_t k = conv ? 4 : (levels <= 4 ? 4 : 3);
+  int64_t combos = 1;
+  for (int64_t i = 0; i < k; ++i) combos *= levels;
+  Layer l = conv ? conv_layer(rng, 3, bits, is_signed, combos) : matmul_layer(rng, k, 3, bits, is_signed, narrow, combos);
+  auto model = l.builder.build();
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  Dims dims = l.x_dims;
+  dims.insert(dims.begin(), combos);
+  Tensor x(DType::kFloat, dims);
+  for (int64_t n = 0; n < combos; ++n) {
+    int64_t rest = n;
+    for (int64_t e = 0; e < k; ++e, rest /= levels) x.data<float>()[n * k + e] = static_cast<float>(lo + rest % levels);
+  }
+  analysis::RangeOptions options;
+  options.input_ranges["x"] = {-100, 100};
+  auto a = analysis::analyze_ranges(model.value(), options);
+  ASSERT_TRUE(a.is_ok());
+  ASSERT_EQ(a->accumulators.size(), 1u) << what;
+  const analysis::Accumulator& acc = a->accumulators[0];
+  auto ex = exec::Executor::create(model.value());
+  ASSERT_TRUE(ex.is_ok());
+  auto run = ex->run({{"x", x}});
+  ASSERT_TRUE(run.is_ok()) << run.status().message();
+  const Tensor& y = run->outputs[0];
+  int64_t all_min = INT64_MAX, all_max = INT64_MIN;
+  for (int64_t c = 0; c < l.channels; ++c) {
+    int64_t mn = INT64_MAX, mx = INT64_MIN;
+    for (int64_t n = 0; n < combos; ++n) {
+      const int64_t v = static_cast<int64_t>(y.data<float>()[n * l.channels + c]);
+      mn = std::min(mn, v);
+      mx = std::max(mx, v);
+    }
+    EXPECT_EQ(acc.lo[static_cast<size_t>(c)], mn) << what << " channel " << c;
+    EXPECT_EQ(acc.hi[static_cast<size_t>(c)], mx) << what << " channel " << c;
+    all_min = std::min(all_min, mn);
+    all_max = std::max(all_max, mx);
+  }
+  EXPECT_EQ(acc.signed_bits, analysis::signed_bits_for(all_min, all_max)) << what;
+  EXPECT_TRUE(acc.attained) << what;
+}
+
+TEST(RangeAnalysis, AccumulatorRangesEqualBruteForceOverEveryInput) {
+  std::mt19937 rng(7);
+  for (int bits = 2; bits <= 4; ++bits)
+    for (bool is_signed : {false, true})
+      for (bool narrow : {false, true})
+        for (bool conv : {false, true})
+          for (int rep = 0; rep < 3; ++rep)
+            brute_force(fmt::format("{} bits {} narrow {} {} rep {}", bits, is_signed ? "signed" : "unsigned", narrow,
+                                    conv ? "Conv" : "MatMul", rep),
+                        rng, conv, bits, is_signed, narrow && !conv);
+}
+
+TEST(RangeAnalysis, BitWidthsAreTheSmallestHoldingTheRange) {
+  EXPECT_EQ(analysis::signed_bits_for(-128, 127), 8);
+  EXPECT_EQ(analysis::signed_bits_for(-129, 0), 9);
+  EXPECT_EQ(analysis::signed_bits_for(0, 128), 9);
+  EXPECT_EQ(analysis::signed_bits_for(-1, 0), 1);
+  EXPECT_EQ(analysis::signed_bits_for(0, 0), 1);
+  EXPECT_EQ(analysis::unsigned_bits_for(0, 255), 8);
+  EXPECT_EQ(analysis::unsigned_bits_for(0, 256), 9);
+  EXPECT_EQ(analysis::unsigned_bits_for(0, 0), 1);
+  EXPECT_EQ(analysis::unsigned_bits_for(-1, 3), 0);
+  EXPECT_EQ(analysis::signed_bits_for(INT64_MIN, INT64_MAX), 64);
+}
+
+// A layer too wide to enumerate: the input that takes each element's bound by the weight's sign
+// reaches the accumulator's max (and the opposite choice its min), per output channel.
+TEST(RangeAnalysis, WitnessInputsReachEveryAccumulatorBound) {
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    std::mt19937 rng(seed);
+    const int64_t k = 64, c = 8;
+    const int bits = 4;
+    Layer l = matmul_layer(rng, k, c, bits, true, false, 2 * c);
+    auto model = l.builder.build();
+    ASSERT_TRUE(model.is_ok());
+    auto a = analysis::analyze_ranges(model.value(), {});
+    ASSERT_TRUE(a.is_ok());
+    ASSERT_EQ(a->accumulators.size(), 1u);
+    const analysis::Accumulator& acc = a->accumulators[0];
+    EXPECT_TRUE(acc.attained);
+    auto w = model->graph().initializer_tensor(model->graph().find_value("w"));
+    ASSERT_TRUE(w.is_ok());
+    const float* wp = w->data<float>();
+    const float lo = static_cast<float>(code_min(bits, true, false)), hi = static_cast<float>(code_max(bits, true, false));
+    Tensor x(DType::kFloat, {2 * c, k});
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t e = 0; e < k; ++e) {
+        const bool positive = wp[e * c + ch] > 0;
+        x.data<float>()[(2 * ch) * k + e] = positive ? hi : lo;      // row 2ch: the max of channel ch
+        x.data<float>()[(2 * ch + 1) * k + e] = positive ? lo : hi;  // row 2ch+1: its min
+      }
+    auto ex = exec::Executor::create(model.value());
+    ASSERT_TRUE(ex.is_ok());
+    auto run = ex->run({{"x", x}});
+    ASSERT_TRUE(run.is_ok());
+    const float* y = run->outputs[0].data<float>();
+    for (int64_t ch = 0; ch < c; ++ch) {
+      EXPECT_EQ(static_cast<int64_t>(y[(2 * ch) * c + ch]), acc.hi[static_cast<size_t>(ch)]) << "seed " << seed;
+      EXPECT_EQ(static_cast<int64_t>(y[(2 * ch + 1) * c + ch]), acc.lo[static_cast<size_t>(ch)]) << "seed " << seed;
+    }
+  }
+}
+
+// Padding reads zeros: the bound then holds 0 in each term's range and is reported as not attained.
+TEST(RangeAnalysis, PaddedConvAccumulatorIsABoundNotAttained) {
+  std::mt19937 rng(11);
+  auto model = with_shapes(cnn(rng));
+  ASSERT_TRUE(model.is_ok());
+  auto a = analysis::analyze_ranges(model.value(), {});
+  ASSERT_TRUE(a.is_ok());
+  ASSERT_EQ(a->accumulators.size(), 3u);
+  EXPECT_FALSE(a->accumulators[0].attained);  // Conv with pads 1
+  EXPECT_TRUE(a->accumulators[1].attained);   // Conv without padding, 2 groups
+  EXPECT_TRUE(a->accumulators[2].attained);   // Gemm
+  EXPECT_EQ(a->accumulators[1].reduction, 2 * 2 * 2);
+}
+
+}  // namespace
+}  // namespace qonnx
