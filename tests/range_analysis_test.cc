@@ -381,5 +381,42 @@ TEST(RangeAnalysis, PaddedConvAccumulatorIsABoundNotAttained) {
   EXPECT_EQ(a->accumulators[1].reduction, 2 * 2 * 2);
 }
 
+// An input range without 0 next to zero padding: every sum of every position over every input
+// (3^9 of them) lies in the accumulator range, border positions (which read zeros) included.
+TEST(RangeAnalysis, PaddedConvAccumulatorHoldsTheBorderSums) {
+  std::mt19937 rng(5);
+  const int64_t combos = 19683;  // 3^9
+  io::ModelBuilder b;
+  b.import(kQ, 1).input("x", DType::kFloat, {combos, 1, 3, 3}).output("y", DType::kFloat);
+  add_quant(b, "x", "xq", 1.0f, 4, true);
+  b.initializer("w", random_tensor(rng, {2, 1, 3, 3}, -7.0f, 7.0f, true));
+  b.node("Conv", {"xq", "w"}, {"y"}).attr("kernel_shape", std::vector<int64_t>{3, 3}).attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto model = b.build();
+  ASSERT_TRUE(model.is_ok());
+  analysis::RangeOptions options;
+  options.input_ranges["x"] = {1, 3};
+  auto a = analysis::analyze_ranges(model.value(), options);
+  ASSERT_TRUE(a.is_ok());
+  ASSERT_EQ(a->accumulators.size(), 1u);
+  const analysis::Accumulator& acc = a->accumulators[0];
+  EXPECT_FALSE(acc.attained);
+  Tensor x(DType::kFloat, {combos, 1, 3, 3});
+  for (int64_t n = 0; n < combos; ++n) {
+    int64_t rest = n;
+    for (int64_t e = 0; e < 9; ++e, rest /= 3) x.data<float>()[n * 9 + e] = static_cast<float>(1 + rest % 3);
+  }
+  auto ex = exec::Executor::create(model.value());
+  ASSERT_TRUE(ex.is_ok());
+  auto run = ex->run({{"x", x}});
+  ASSERT_TRUE(run.is_ok());
+  const Tensor& y = run->outputs[0];
+  const float* p = y.data<float>();
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const size_t c = static_cast<size_t>((i / 9) % 2);
+    ASSERT_GE(static_cast<int64_t>(p[i]), acc.lo[c]) << i;
+    ASSERT_LE(static_cast<int64_t>(p[i]), acc.hi[c]) << i;
+  }
+}
+
 }  // namespace
 }  // namespace qonnx
