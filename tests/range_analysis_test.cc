@@ -127,17 +127,19 @@ void check_sound(const ir::Model& model, const Dims& dims, float lo, float hi, f
   }
 }
 
-// x [2, K] -> Quant (signed 4 bits, 0.25) -> MatMul (Quant weights, per-output-channel scale) -> Add
+// x [2, K] -> Quant (signed 4 bits, 0.25) -> MatMul (Quant weights [C, K] with a per-output-channel
+// scale, transposed as Brevitas exports them) -> Add
 // bias -> Relu -> Quant (unsigned 3 bits) -> MatMul (integral weights) -> Mul 0.125 -> Clip.
 io::ModelBuilder mlp(std::mt19937& rng, int64_t k, int64_t c1, int64_t c2) {
   io::ModelBuilder b;
   b.import(kQ, 1).input("x", DType::kFloat, {2, k}).output("y", DType::kFloat);
   add_quant(b, "x", "xq", 0.25f, 4, true);
-  b.initializer("w1", random_tensor(rng, {k, c1}, -1.0f, 1.0f, false));
-  b.initializer("w1_s", random_tensor(rng, {1, c1}, 0.05f, 0.2f, false));
+  b.initializer("w1", random_tensor(rng, {c1, k}, -1.0f, 1.0f, false));
+  b.initializer("w1_s", random_tensor(rng, {c1, 1}, 0.05f, 0.2f, false));
   b.initializer("w1_z", scalar_f(0)).initializer("w1_b", scalar_f(3));
   b.node("Quant", {"w1", "w1_s", "w1_z", "w1_b"}, {"w1q"}, kQ).attr("signed", 1).attr("narrow", 1).attr("rounding_mode", "ROUND");
-  b.node("MatMul", {"xq", "w1q"}, {"h1"});
+  b.node("Transpose", {"w1q"}, {"w1t"}).attr("perm", std::vector<int64_t>{1, 0});
+  b.node("MatMul", {"xq", "w1t"}, {"h1"});
   b.initializer("bias1", random_tensor(rng, {c1}, -0.5f, 0.5f, false));
   b.node("Add", {"h1", "bias1"}, {"h1b"});
   b.node("Relu", {"h1b"}, {"h1r"});
@@ -186,6 +188,21 @@ TEST(RangeAnalysis, MlpIntervalsHoldEveryObservedValue) {
     ASSERT_TRUE(model.is_ok()) << model.status().message();
     check_sound(model.value(), {2, 5}, -2.5f, 1.75f, 0.25f, seed);
   }
+}
+
+// Both MatMuls have integer inputs and integer weight codes (the first through Quant -> Transpose).
+TEST(RangeAnalysis, MlpAccumulatorsSeeThroughTransposedQuantWeights) {
+  std::mt19937 rng(2);
+  auto model = with_shapes(mlp(rng, 5, 4, 3));
+  ASSERT_TRUE(model.is_ok());
+  auto a = analysis::analyze_ranges(model.value(), {});
+  ASSERT_TRUE(a.is_ok());
+  ASSERT_EQ(a->accumulators.size(), 2u);
+  EXPECT_EQ(a->accumulators[0].reduction, 5);
+  // Input codes [-8, 7], weight codes in [-3, 3] (3 bits, narrow): at most 5 * 8 * 3 in magnitude.
+  EXPECT_LE(a->accumulators[0].max, 120);
+  EXPECT_GE(a->accumulators[0].min, -120);
+  EXPECT_EQ(a->accumulators[1].reduction, 4);
 }
 
 TEST(RangeAnalysis, CnnIntervalsHoldEveryObservedValue) {

@@ -12,6 +12,7 @@
 #include "qonnx/exec/executor.h"
 #include "qonnx/ir/finn_datatype.h"
 #include "qonnx/kernels/quant.h"
+#include "qonnx/kernels/transpose.h"
 #include "qonnx/quant/params.h"
 #include "qonnx/support/json.h"
 
@@ -70,6 +71,18 @@ std::optional<std::vector<float>> per_axis(const Tensor& t, int64_t rank, int64_
     if (out_axis == axis ? t.dim(d) != count : t.dim(d) != 1) return std::nullopt;
   }
   return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+}
+
+// The axis (of a rank-`rank` tensor they broadcast against) along which a and b vary: the first non-1
+// dim of the one with more than one element; 0 when both are scalars.
+int64_t varying_axis(const Tensor& a, const Tensor& b, int64_t rank) {
+  for (const Tensor* t : {&a, &b}) {
+    if (t->numel() <= 1) continue;
+    const int64_t offset = rank - static_cast<int64_t>(t->rank());
+    for (size_t d = 0; d < t->rank(); ++d)
+      if (t->dim(d) != 1) return offset + static_cast<int64_t>(d);
+  }
+  return 0;
 }
 
 Interval tensor_hull(const Tensor& t) {
@@ -154,18 +167,35 @@ class Analyzer {
   // A constant weight: an initializer, or a Quant of constants whose scale and zero point are scalars
   // or one per output channel (`out_axis` of the weight). `codes` holds its integers (code - zero
   // point), when every zero point is integral, or an integral initializer itself.
+  // `out_axis` < 0: any axis the parameters vary along (reported in `scale_axis`, -1 for scalars).
   struct ConstWeight {
     Tensor value;
     std::optional<Tensor> codes;
+    int64_t scale_axis = -1;
   };
   std::optional<ConstWeight> const_weight(const ir::Value* v, int64_t out_axis) const {
     if (auto c = constant(v)) {
-      ConstWeight w{*c, std::nullopt};
+      ConstWeight w{*c, std::nullopt, -1};
       const float* p = c->data<float>();
       if (std::all_of(p, p + c->numel(), [](float x) { return is_integral(x); })) w.codes = *c;
       return w;
     }
     const ir::Node* q = v ? v->producer() : nullptr;
+    if (q && q->op_type() == "Transpose" && q->domain().empty()) {
+      // Brevitas exports Quant(W [C, K]) -> Transpose -> MatMul: the codes move with the values.
+      std::vector<int64_t> perm = q->attr_ints("perm");
+      auto inner = const_weight(q->input(0), -1);
+      if (!inner) return std::nullopt;
+      const int64_t rank = static_cast<int64_t>(inner->value.rank());
+      if (perm.empty())
+        for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);
+      if (static_cast<int64_t>(perm.size()) != rank) return std::nullopt;
+      if (out_axis >= 0 && out_axis < rank && inner->scale_axis >= 0 && perm[out_axis] != inner->scale_axis)
+        return std::nullopt;
+      ConstWeight w{kernels::transposed(inner->value, perm), std::nullopt, -1};
+      if (inner->codes) w.codes = kernels::transposed(*inner->codes, perm);
+      return w;
+    }
     if (!q || dialect::classify(*q) != dialect::Op::kQuant) return std::nullopt;
     std::vector<std::optional<Tensor>> holder;
     auto tensors = input_tensors(*q, holder);
@@ -176,13 +206,17 @@ class Analyzer {
     auto codes = kernels::quant_codes(in, *tensors[0], params.value());
     if (!codes.is_ok() || codes->dims() != tensors[0]->dims() || codes->rank() < 2) return std::nullopt;
     const Tensor& x = *tensors[0];
-    const int64_t rank = static_cast<int64_t>(x.rank()), count = x.dim(static_cast<size_t>(out_axis));
+    const int64_t rank = static_cast<int64_t>(x.rank());
+    if (out_axis < 0) out_axis = varying_axis(params->scale, params->zeropt, rank);
+    if (out_axis >= rank) return std::nullopt;
+    const int64_t count = x.dim(static_cast<size_t>(out_axis));
     auto s = per_axis(params->scale, rank, out_axis, count);
     auto z = per_axis(params->zeropt, rank, out_axis, count);
     if (!s || !z) return std::nullopt;
     int64_t inner = 1;
     for (int64_t d = out_axis + 1; d < rank; ++d) inner *= x.dim(static_cast<size_t>(d));
-    ConstWeight w{Tensor(DType::kFloat, x.dims()), Tensor(DType::kFloat, x.dims())};
+    ConstWeight w{Tensor(DType::kFloat, x.dims()), Tensor(DType::kFloat, x.dims()),
+                  params->scale.numel() > 1 || params->zeropt.numel() > 1 ? out_axis : -1};
     const float* cp = codes->data<float>();
     float* vp = w.value.data<float>();
     float* np = w.codes->data<float>();
