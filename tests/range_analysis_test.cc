@@ -14,6 +14,8 @@
 #include "qonnx/io/model_builder.h"
 #include "qonnx/io/model_io.h"
 #include "qonnx/pass/pass.h"
+#include "support/cli.h"
+#include "support/temp_dir.h"
 #include "support/test_util.h"
 
 namespace qonnx {
@@ -491,6 +493,32 @@ TEST(RangeAnalysis, SharedModelIntervalsHoldEveryObservedValue) {
     checked += ran ? 1 : 0;
   }
   EXPECT_GE(checked, 5);
+}
+
+class RangeCli : public test::TempDirTest {};
+
+// The command prints the ranges and the accumulators of a file model, as text and as JSON, and names
+// a bad --input-range.
+TEST_F(RangeCli, PrintsRangesAndAccumulators) {
+  std::mt19937 rng(4);
+  Layer l = matmul_layer(rng, 3, 2, 2, true, false, 1);
+  const std::string model = path("layer.onnx");
+  ASSERT_TRUE(io::write_file_atomic(model, l.builder.serialize()).is_ok());
+  auto text = test::run_cli("range " + model + " --input-range x=-1,0.5 --per-channel");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("xq: [-1, 0]  int [-1, 0] scale 1 zero point 0"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("accumulators:\nMatMul_1 (MatMul): ["), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  [1] ["), std::string::npos) << text.out;
+  auto json = test::run_cli("range " + model + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"accumulators\""), std::string::npos) << json.out;
+  EXPECT_NE(json.out.find("\"signed_bits\""), std::string::npos) << json.out;
+  auto bad = test::run_cli("range " + model + " --input-range y=0,1");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("'y' is not an input"), std::string::npos) << bad.err;
+  auto reversed = test::run_cli("range " + model + " --input-range x=1,0");
+  EXPECT_NE(reversed.exit_code, 0);
+  EXPECT_NE(reversed.err.find("LO <= HI"), std::string::npos) << reversed.err;
 }
 
 }  // namespace

@@ -810,11 +810,15 @@ std::string range_text(const RangeAnalysis& a, bool per_channel) {
   for (const std::string& name : a.order) {
     const TensorRange& r = a.tensors.at(name);
     out += fmt::format("{}: [{}, {}]", name, bound(r.all.lo), bound(r.all.hi));
-    if (r.scaled_int && r.scaled_int->scale.size() == 1 && r.scaled_int->lo.size() == 1)
-      out += fmt::format("  int [{}, {}] scale {} zero point {}", r.scaled_int->lo[0], r.scaled_int->hi[0],
-                         r.scaled_int->scale[0], r.scaled_int->zero_point[0]);
-    else if (r.scaled_int)
+    if (r.scaled_int && uniform_scale(*r.scaled_int)) {
+      const ScaledInt& s = *r.scaled_int;
+      out += fmt::format("  int [{}, {}] scale {}", *std::min_element(s.lo.begin(), s.lo.end()),
+                         *std::max_element(s.hi.begin(), s.hi.end()), s.scale[0]);
+      if (std::all_of(s.zero_point.begin(), s.zero_point.end(), [&](double z) { return z == s.zero_point[0]; }))
+        out += fmt::format(" zero point {}", s.zero_point[0]);
+    } else if (r.scaled_int) {
       out += "  int per channel";
+    }
     if (!r.note.empty()) out += "  (" + r.note + ")";
     out += "\n";
     if (per_channel)
