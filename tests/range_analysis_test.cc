@@ -380,7 +380,13 @@ TEST(RangeAnalysis, WitnessInputsReachEveryAccumulatorBound) {
     auto run = ex->run({{"x", x}});
     ASSERT_TRUE(run.is_ok());
     const float* y = run->outputs[0].data<float>();
+    // Integer inputs and weights: every partial sum is an exact float32, so the value range is the
+    // accumulator range itself.
+    const analysis::TensorRange& yr = a->tensors.at("y");
+    ASSERT_EQ(yr.channels.size(), static_cast<size_t>(c));
     for (int64_t ch = 0; ch < c; ++ch) {
+      EXPECT_EQ(yr.channels[static_cast<size_t>(ch)].lo, static_cast<double>(acc.lo[static_cast<size_t>(ch)]));
+      EXPECT_EQ(yr.channels[static_cast<size_t>(ch)].hi, static_cast<double>(acc.hi[static_cast<size_t>(ch)]));
       EXPECT_EQ(static_cast<int64_t>(y[(2 * ch) * c + ch]), acc.hi[static_cast<size_t>(ch)]) << "seed " << seed;
       EXPECT_EQ(static_cast<int64_t>(y[(2 * ch + 1) * c + ch]), acc.lo[static_cast<size_t>(ch)]) << "seed " << seed;
     }

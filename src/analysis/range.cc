@@ -103,6 +103,25 @@ double float_sum_slack(int64_t n, double abs_sum) {
          static_cast<double>(n) * std::ldexp(1.0, -149);
 }
 
+// The exponent of the lowest set bit of a finite non-zero float32: v is an integer multiple of 2^e.
+int lowest_bit_exponent(float v) {
+  int e = 0;
+  int64_t m = static_cast<int64_t>(std::ldexp(std::frexp(static_cast<double>(v), &e), 24));  // v = m 2^(e-24)
+  e -= 24;
+  while (m % 2 == 0) {
+    m /= 2;
+    ++e;
+  }
+  return e;
+}
+
+// log2 of a positive power of two, nullopt for anything else.
+std::optional<int> power_of_two_exponent(double v) {
+  int e = 0;
+  if (!(v > 0) || std::frexp(v, &e) != 0.5) return std::nullopt;
+  return e - 1;
+}
+
 int64_t clamp_to_int64(__int128 v) {
   if (v > std::numeric_limits<int64_t>::max()) return std::numeric_limits<int64_t>::max();
   if (v < std::numeric_limits<int64_t>::min()) return std::numeric_limits<int64_t>::min();
@@ -139,7 +158,19 @@ class Analyzer {
     if (auto t = g_.type_of(v); t) return t->dtype;
     return DType::kUndefined;
   }
-  int64_t rank_of(const ir::Value* v) const { return g_.rank_of(v); }
+  // The declared rank, else that of input 0 for ops that keep it (so models without inferred shapes
+  // keep their per-channel ranges through quantizers and activations); -1 when unknown.
+  int64_t rank_of(const ir::Value* v) const {
+    const int64_t declared = g_.rank_of(v);
+    const ir::Node* p = v ? v->producer() : nullptr;
+    if (declared >= 0 || !p || p->inputs().empty()) return declared;
+    const dialect::Op qop = dialect::classify(*p);
+    const bool keeps_rank = qop == dialect::Op::kQuant || qop == dialect::Op::kBipolarQuant ||
+                            qop == dialect::Op::kMultiThreshold ||
+                            (p->domain().empty() && (p->op_type() == "Relu" || p->op_type() == "Clip" ||
+                                                     p->op_type() == "Identity" || p->op_type() == "MaxPool"));
+    return keeps_rank ? rank_of(p->input(0)) : -1;
+  }
   // Dim 1 when known and positive, else 0.
   int64_t channel_dim(const ir::Value* v) const {
     auto d = g_.dims_of(v);
@@ -697,6 +728,7 @@ class Analyzer {
     // Float value range per output channel. A padded position reads 0, so 0 joins each term's range.
     TensorRange r;
     const float* wp = w->data<float>();
+    const std::optional<int> grid = sum_grid(xr, *w, bias_c);
     for (int64_t c = 0; c < C; ++c) {
       double lo = 0, hi = 0, abs_sum = 0;
       for (int64_t k = 0; k < K; ++k) {
@@ -716,19 +748,45 @@ class Analyzer {
         hi += bv;
         abs_sum += std::fabs(bv);
       }
-      const double slack = float_sum_slack(K + 2, abs_sum);
+      // On a grid of 2^grid, every product and partial sum of magnitude up to 2^(24 + grid) is an
+      // exact float32 (and double): the sum then has no rounding error in any order.
+      const bool exact = grid && abs_sum <= std::ldexp(1.0, 24 + *grid);
+      const double slack = exact ? 0.0 : float_sum_slack(K + 2, abs_sum);
       lo = std::isnan(lo) ? -kInf : float_down(lo - slack);
       hi = std::isnan(hi) ? kInf : float_up(hi + slack);
       r.channels.push_back({lo, hi});
     }
-    const auto out_dims = g_.dims_of(node.output(0));
-    const bool channel_axis_1 = op == "Conv" || (out_dims ? out_dims->size() == 2 : x_rank == 2);
+    // Conv and Gemm outputs have their channels on axis 1; a MatMul output has them last (axis 1
+    // when x is 2-D).
+    const bool channel_axis_1 = op != "MatMul" || x_rank == 2;
     if (!channel_axis_1) {
       r.all = hull_of(r.channels);
       r.channels.clear();
     }
     if (cw->codes) accumulate(node, xr, C, K, cw->codes->data<float>(), index, in_ch, padded);
     return r;
+  }
+
+  // The exponent E such that every input value, weight, product and bias is an integer multiple of
+  // 2^E: inputs n * s with s a power of two, weights on their own grid; nullopt when there is none or
+  // it leaves float32's range (E < -149 or E > 103).
+  static std::optional<int> sum_grid(const TensorRange& xr, const Tensor& w, const std::optional<std::vector<float>>& bias) {
+    if (!xr.scaled_int || !uniform_scale(*xr.scaled_int)) return std::nullopt;
+    const std::optional<int> ex = power_of_two_exponent(xr.scaled_int->scale[0]);
+    if (!ex) return std::nullopt;
+    int ew = std::numeric_limits<int>::max();
+    const float* wp = w.data<float>();
+    for (int64_t i = 0; i < w.numel(); ++i) {
+      if (!std::isfinite(wp[i])) return std::nullopt;
+      if (wp[i] != 0) ew = std::min(ew, lowest_bit_exponent(wp[i]));
+    }
+    if (ew == std::numeric_limits<int>::max()) ew = 0;  // all zero
+    const int e = *ex + ew;
+    if (e < -149 || e > 103) return std::nullopt;
+    if (bias)
+      for (float b : *bias)
+        if (!is_integral(std::ldexp(static_cast<double>(b), -e))) return std::nullopt;
+    return e;
   }
 
   // The exact integer accumulator range when x is integer-valued with one scale and the weights are
