@@ -527,5 +527,44 @@ TEST_F(RangeCli, PrintsRangesAndAccumulators) {
   EXPECT_NE(reversed.err.find("LO <= HI"), std::string::npos) << reversed.err;
 }
 
+// An annotated integer input is its own integer form: the accumulator of the layer reading it directly
+// uses the annotation's range (UINT2 codes 0..3 against weights -2, 3: [-6, 9]).
+TEST(RangeAnalysis, AnnotatedInputGivesTheIntegerRange) {
+  io::ModelBuilder b;
+  b.input("x", DType::kFloat, {1, 2}).output("y", DType::kFloat).annotate("x", "UINT2");
+  b.initializer("w", test::f32({2, 1}, {-2.0f, 3.0f}));
+  b.node("MatMul", {"x", "w"}, {"y"});
+  auto model = b.build();
+  ASSERT_TRUE(model.is_ok());
+  auto a = analysis::analyze_ranges(model.value(), {});
+  ASSERT_TRUE(a.is_ok());
+  ASSERT_EQ(a->accumulators.size(), 1u);
+  EXPECT_EQ(a->accumulators[0].min, -6);
+  EXPECT_EQ(a->accumulators[0].max, 9);
+  EXPECT_EQ(a->accumulators[0].signed_bits, 5);
+  EXPECT_EQ(a->accumulators[0].unsigned_bits, 0);
+  EXPECT_EQ(a->tensors.at("y").all.lo, -6.0);
+  EXPECT_EQ(a->tensors.at("y").all.hi, 9.0);
+}
+
+// A quantizer whose scale varies along an axis other than 1 still bounds its output (every code at the
+// corners of the scale range), and the executor agrees.
+TEST(RangeAnalysis, QuantWithScaleAlongTheLastAxisIsBoundedSoundly) {
+  io::ModelBuilder b;
+  b.import(kQ, 1).input("x", DType::kFloat, {2, 3, 4}).output("y", DType::kFloat);
+  b.initializer("s", test::f32({4}, {0.1f, 0.3f, 0.7f, 1.1f}));
+  b.initializer("z", scalar_f(1)).initializer("bw", scalar_f(3));
+  b.node("Quant", {"x", "s", "z", "bw"}, {"y"}, kQ).attr("signed", 1).attr("narrow", 0).attr("rounding_mode", "FLOOR");
+  auto model = with_shapes(b);
+  ASSERT_TRUE(model.is_ok());
+  check_sound(model.value(), {2, 3, 4}, -5.0f, 5.0f, 0.1f, 1);
+  auto a = analysis::analyze_ranges(model.value(), {});
+  ASSERT_TRUE(a.is_ok());
+  // Codes -4..3 minus zero point 1: -5..2, times scales up to 1.1.
+  EXPECT_LE(a->tensors.at("y").all.lo, -5 * 1.1f);
+  EXPECT_GE(a->tensors.at("y").all.hi, 2 * 1.1f);
+  EXPECT_FALSE(a->tensors.at("y").note.empty());
+}
+
 }  // namespace
 }  // namespace qonnx

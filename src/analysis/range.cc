@@ -291,7 +291,10 @@ class Analyzer {
       r.all = {float_down(it->second.lo), float_up(it->second.hi)};
     } else if (auto dt = ir::integer_datatype_range(g_.finn_datatype(in->name())); dt) {
       r.all = {dt->min, dt->max};
-      r.scaled_int = ScaledInt{{1.0}, {0.0}, {static_cast<int64_t>(dt->min)}, {static_cast<int64_t>(dt->max)}};
+      // INT64 / UINT64 ends do not convert to int64 exactly: no integer form for them.
+      constexpr double kLimit = 4611686018427387904.0;  // 2^62
+      if (dt->min >= -kLimit && dt->max <= kLimit)
+        r.scaled_int = ScaledInt{{1.0}, {0.0}, {static_cast<int64_t>(dt->min)}, {static_cast<int64_t>(dt->max)}};
     } else {
       r.all = type_range(dtype);
     }
@@ -809,7 +812,7 @@ class Analyzer {
       for (int64_t k = 0; k < K; ++k) {
         const int64_t wv = static_cast<int64_t>(codes[index(c, k)]);
         const int64_t ch = in_ch(c, k);
-        const bool per = ch >= 0 && si.lo.size() > 1;
+        const bool per = ch >= 0 && si.lo.size() > 1 && static_cast<size_t>(ch) < si.lo.size();
         int64_t nlo = per ? si.lo[static_cast<size_t>(ch)] : *std::min_element(si.lo.begin(), si.lo.end());
         int64_t nhi = per ? si.hi[static_cast<size_t>(ch)] : *std::max_element(si.hi.begin(), si.hi.end());
         if (padded) {
