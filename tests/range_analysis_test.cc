@@ -156,7 +156,8 @@ io::ModelBuilder mlp(std::mt19937& rng, int64_t k, int64_t c1, int64_t c2) {
   return b;
 }
 
-// x [2, 2, 6, 6] -> Quant -> Conv 3x3 pad 1 (Quant weights, per-channel scale, bias) -> Relu -> MaxPool
+// x [2, 2, 6, 6] -> Quant -> Conv 3x3 pad 1 (Quant weights, per-channel scale, bias) ->
+// BatchNormalization -> Relu -> MaxPool
 // 2x2 -> Quant (unsigned 2 bits) -> Conv 2x2 no pad (integral weights, 2 groups) -> Flatten -> Quant ->
 // Gemm (transB, integral weights, bias) -> MultiThreshold.
 io::ModelBuilder cnn(std::mt19937& rng) {
@@ -169,7 +170,12 @@ io::ModelBuilder cnn(std::mt19937& rng) {
   b.node("Quant", {"w1", "w1_s", "w1_z", "w1_b"}, {"w1q"}, kQ).attr("signed", 1).attr("narrow", 0).attr("rounding_mode", "ROUND");
   b.initializer("b1", random_tensor(rng, {4}, -0.5f, 0.5f, false));
   b.node("Conv", {"xq", "w1q", "b1"}, {"c1"}).attr("kernel_shape", std::vector<int64_t>{3, 3}).attr("pads", std::vector<int64_t>{1, 1, 1, 1});
-  b.node("Relu", {"c1"}, {"c1r"});
+  b.initializer("bn_scale", random_tensor(rng, {4}, -2.0f, 2.0f, false));
+  b.initializer("bn_bias", random_tensor(rng, {4}, -1.0f, 1.0f, false));
+  b.initializer("bn_mean", random_tensor(rng, {4}, -0.5f, 0.5f, false));
+  b.initializer("bn_var", random_tensor(rng, {4}, 0.1f, 2.0f, false));
+  b.node("BatchNormalization", {"c1", "bn_scale", "bn_bias", "bn_mean", "bn_var"}, {"c1n"});
+  b.node("Relu", {"c1n"}, {"c1r"});
   b.node("MaxPool", {"c1r"}, {"p1"}).attr("kernel_shape", std::vector<int64_t>{2, 2}).attr("strides", std::vector<int64_t>{2, 2});
   add_quant(b, "p1", "p1q", 0.25f, 2, false);
   b.initializer("w2", random_tensor(rng, {4, 2, 2, 2}, -4.0f, 4.0f, true));
@@ -224,6 +230,8 @@ TEST(RangeAnalysis, PerChannelRangesAreReportedAfterShapeInference) {
   auto a = analysis::analyze_ranges(model.value(), {});
   ASSERT_TRUE(a.is_ok());
   EXPECT_EQ(a->tensors.at("c1").channels.size(), 4u);
+  EXPECT_EQ(a->tensors.at("c1n").channels.size(), 4u);
+  EXPECT_TRUE(std::isfinite(a->tensors.at("c1n").all.lo) && std::isfinite(a->tensors.at("c1n").all.hi));
   EXPECT_EQ(a->tensors.at("p1q").channels.size(), 4u);
   ASSERT_TRUE(a->tensors.at("p1q").scaled_int.has_value());
   // No input range given: the float input's range is everything, and the quantizer clamps it.

@@ -338,6 +338,8 @@ class Analyzer {
       r = per_tensor(range_of(node.input(0)));
     } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
       r = arithmetic(node, &why);
+    } else if (op == "BatchNormalization") {
+      r = batch_norm(node, &why);
     } else if (op == "MatMul" || op == "Gemm" || op == "Conv") {
       r = linear(node, &why);
     }
@@ -603,6 +605,43 @@ class Analyzer {
     // min(max(x, lo), hi): min > max gives max everywhere, as the kernel.
     return map_monotone(range_of(node.input(0)),
                         [lo, hi](double v) { return std::min(std::max(v, static_cast<double>(lo)), static_cast<double>(hi)); });
+  }
+
+  // BatchNormalization in inference mode with constant float32 parameters, one per channel: the kernel's
+  // y = x * a + b with a = (1 / sqrt(var + eps)) * scale and b = B - mean * a, all float32, is monotone
+  // in x, so its values at the channel's ends are the exact extremes.
+  std::optional<TensorRange> batch_norm(const ir::Node& node, std::string* why) {
+    auto training = node.attr<int64_t>("training_mode", 0);
+    auto epsilon = node.attr<float>("epsilon", 1e-5f);
+    if (!training.is_ok() || training.value() != 0 || node.outputs().size() != 1 || node.has_attr("spatial") ||
+        node.has_attr("is_test") || !epsilon.is_ok() || dtype_of(node.input(0)) != DType::kFloat)
+      return everything_with(why, "only the inference form on float32 is bounded");
+    std::vector<Tensor> params;
+    for (size_t i = 1; i < 5; ++i) {
+      auto c = constant(node.input(i));
+      if (!c || dtype_of(node.input(i)) != DType::kFloat || c->rank() != 1)
+        return everything_with(why, "the parameters are not constant float32 vectors");
+      params.push_back(std::move(*c));
+    }
+    const int64_t channels = params[0].numel();
+    for (const Tensor& p : params)
+      if (p.numel() != channels) return everything_with(why, "parameters of different lengths");
+    const TensorRange xr = range_of(node.input(0));
+    if (!xr.channels.empty() && static_cast<int64_t>(xr.channels.size()) != channels)
+      return everything_with(why, "the input's channel count differs from the parameters'");
+    const float eps = epsilon.value();
+    TensorRange r;
+    for (int64_t c = 0; c < channels; ++c) {
+      const float scale = params[0].data<float>()[c], bias = params[1].data<float>()[c];
+      const float mean = params[2].data<float>()[c], var = params[3].data<float>()[c];
+      const float a = 1.0f / std::sqrt(var + eps) * scale;
+      const float b = bias - mean * a;
+      const Interval xi = xr.channel(static_cast<size_t>(c));
+      const float y1 = static_cast<float>(xi.lo) * a + b, y2 = static_cast<float>(xi.hi) * a + b;
+      if (std::isnan(y1) || std::isnan(y2)) return everything_with(why, "no finite bound (inf times 0, or NaN parameters)");
+      r.channels.push_back({std::min(y1, y2), std::max(y1, y2)});
+    }
+    return r;
   }
 
   // Add/Sub/Mul/Div of two independent ranges in float32: each is monotone in either operand with
