@@ -401,23 +401,33 @@ TEST(RangeAnalysis, WitnessInputsReachEveryAccumulatorBound) {
   }
 }
 
-// Padding reads zeros: the bound then holds 0 in each term's range and is reported as not attained.
-TEST(RangeAnalysis, PaddedConvAccumulatorIsABoundNotAttained) {
+// Padding reads zeros: with the input's spatial dims known the tap patterns of the border positions
+// are enumerated and the bound is attained; without them 0 joins each term's range and the result is a
+// bound, not attained.
+TEST(RangeAnalysis, PaddedConvAccumulatorIsAttainedWhenTheGeometryIsKnown) {
   std::mt19937 rng(11);
+  auto unshaped = cnn(rng).build();
+  ASSERT_TRUE(unshaped.is_ok());
+  auto b = analysis::analyze_ranges(unshaped.value(), {});
+  ASSERT_TRUE(b.is_ok());
+  ASSERT_GE(b->accumulators.size(), 1u);
+  EXPECT_FALSE(b->accumulators[0].attained);  // Conv with pads 1, input dims unknown
+  rng.seed(11);
   auto model = with_shapes(cnn(rng));
   ASSERT_TRUE(model.is_ok());
   auto a = analysis::analyze_ranges(model.value(), {});
   ASSERT_TRUE(a.is_ok());
   ASSERT_EQ(a->accumulators.size(), 3u);
-  EXPECT_FALSE(a->accumulators[0].attained);  // Conv with pads 1
+  EXPECT_TRUE(a->accumulators[0].attained);  // Conv with pads 1
   EXPECT_TRUE(a->accumulators[1].attained);   // Conv without padding, 2 groups
   EXPECT_TRUE(a->accumulators[2].attained);   // Gemm
   EXPECT_EQ(a->accumulators[1].reduction, 2 * 2 * 2);
 }
 
-// An input range without 0 next to zero padding: every sum of every position over every input
-// (3^9 of them) lies in the accumulator range, border positions (which read zeros) included.
-TEST(RangeAnalysis, PaddedConvAccumulatorHoldsTheBorderSums) {
+// An input range without 0 next to zero padding, every input (3^9 of them): without shapes every sum
+// of every position lies in the accumulator range (border positions, which read zeros, included);
+// with shapes the per-channel extremes over all positions are the accumulator range exactly.
+void padded_conv_border_sums(bool shapes) {
   std::mt19937 rng(5);
   const int64_t combos = 19683;  // 3^9
   io::ModelBuilder b;
@@ -425,7 +435,7 @@ TEST(RangeAnalysis, PaddedConvAccumulatorHoldsTheBorderSums) {
   add_quant(b, "x", "xq", 1.0f, 4, true);
   b.initializer("w", random_tensor(rng, {2, 1, 3, 3}, -7.0f, 7.0f, true));
   b.node("Conv", {"xq", "w"}, {"y"}).attr("kernel_shape", std::vector<int64_t>{3, 3}).attr("pads", std::vector<int64_t>{1, 1, 1, 1});
-  auto model = b.build();
+  auto model = shapes ? with_shapes(b) : b.build();
   ASSERT_TRUE(model.is_ok());
   analysis::RangeOptions options;
   options.input_ranges["x"] = {1, 3};
@@ -433,7 +443,7 @@ TEST(RangeAnalysis, PaddedConvAccumulatorHoldsTheBorderSums) {
   ASSERT_TRUE(a.is_ok());
   ASSERT_EQ(a->accumulators.size(), 1u);
   const analysis::Accumulator& acc = a->accumulators[0];
-  EXPECT_FALSE(acc.attained);
+  EXPECT_EQ(acc.attained, shapes);
   Tensor x(DType::kFloat, {combos, 1, 3, 3});
   for (int64_t n = 0; n < combos; ++n) {
     int64_t rest = n;
@@ -445,12 +455,28 @@ TEST(RangeAnalysis, PaddedConvAccumulatorHoldsTheBorderSums) {
   ASSERT_TRUE(run.is_ok());
   const Tensor& y = run->outputs[0];
   const float* p = y.data<float>();
+  std::vector<int64_t> lo(2, INT64_MAX), hi(2, INT64_MIN);
   for (int64_t i = 0; i < y.numel(); ++i) {
     const size_t c = static_cast<size_t>((i / 9) % 2);
     ASSERT_GE(static_cast<int64_t>(p[i]), acc.lo[c]) << i;
     ASSERT_LE(static_cast<int64_t>(p[i]), acc.hi[c]) << i;
+    lo[c] = std::min(lo[c], static_cast<int64_t>(p[i]));
+    hi[c] = std::max(hi[c], static_cast<int64_t>(p[i]));
+  }
+  if (shapes) {
+    EXPECT_EQ(lo, acc.lo);
+    EXPECT_EQ(hi, acc.hi);
+    const analysis::TensorRange& yr = a->tensors.at("y");
+    ASSERT_EQ(yr.channels.size(), 2u);
+    for (size_t c = 0; c < 2; ++c) {
+      EXPECT_EQ(yr.channels[c].lo, static_cast<double>(lo[c]));
+      EXPECT_EQ(yr.channels[c].hi, static_cast<double>(hi[c]));
+    }
   }
 }
+
+TEST(RangeAnalysis, PaddedConvAccumulatorHoldsTheBorderSums) { padded_conv_border_sums(false); }
+TEST(RangeAnalysis, PaddedConvAccumulatorIsExactOverEveryInputWithShapes) { padded_conv_border_sums(true); }
 
 // Every shared model the executor runs: with each float input in [-1, 1], random inputs and the two
 // ends keep every exposed value inside its interval. Inputs beyond kMaxInputElements (a batch of

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -733,7 +734,11 @@ class Analyzer {
     int64_t C = 0, K = 0;
     std::function<int64_t(int64_t, int64_t)> index;  // element of the weight read by term (c, k)
     std::function<int64_t(int64_t, int64_t)> in_ch;  // -1: the whole input range
-    bool padded = false;
+    // Which kernel taps (k % area) an output position reads inside the input: one mask per distinct
+    // pattern. Padding with unknown geometry: every tap may read a 0 (`pad_hull`).
+    int64_t area = 1;
+    std::vector<std::vector<char>> masks{{1}};
+    bool pad_hull = false;
     const int64_t x_rank = rank_of(x);
     if (op == "MatMul" || op == "Gemm") {
       if (w->rank() != 2) return everything_with(why, "the weight is not 2-D");
@@ -749,7 +754,7 @@ class Analyzer {
       const int64_t group = group_attr.value();
       C = w->dim(0);
       const int64_t cin_g = w->dim(1);
-      const int64_t area = w->numel() / std::max<int64_t>(C * cin_g, 1);
+      area = w->numel() / std::max<int64_t>(C * cin_g, 1);
       K = cin_g * area;
       if (group <= 0 || C % group != 0) return everything_with(why, "bad group");
       const int64_t c_per_group = C / group;
@@ -758,9 +763,16 @@ class Analyzer {
       in_ch = [per_ci, c_per_group, cin_g, area](int64_t c, int64_t k) {
         return per_ci ? (c / c_per_group) * cin_g + k / area : -1;
       };
+      bool padded = false;
       for (int64_t p : node.attr_ints("pads")) padded = padded || p != 0;
       const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
       padded = padded || (auto_pad != "NOTSET" && auto_pad != "VALID");
+      masks = {std::vector<char>(static_cast<size_t>(area), 1)};
+      if (padded) {
+        auto exact = auto_pad == "NOTSET" ? conv_tap_masks(node, x, *w) : std::nullopt;
+        pad_hull = !exact;
+        if (exact) masks = std::move(*exact);
+      }
     }
     std::optional<std::vector<float>> bias_c;
     if (bias) {
@@ -772,31 +784,35 @@ class Analyzer {
     const float* wp = w->data<float>();
     const std::optional<int> grid = sum_grid(xr, *w, bias_c);
     for (int64_t c = 0; c < C; ++c) {
-      double lo = 0, hi = 0, abs_sum = 0;
-      for (int64_t k = 0; k < K; ++k) {
-        const double wv = wp[index(c, k)];
-        if (wv == 0) continue;
-        const int64_t ch = in_ch(c, k);
-        Interval xi = ch < 0 ? xr.all : xr.channels[static_cast<size_t>(ch)];
-        if (padded) xi = hull(xi, {0, 0});
-        const double a = wv * xi.lo, b = wv * xi.hi;
-        lo += std::min(a, b);
-        hi += std::max(a, b);
-        abs_sum += std::max(std::fabs(a), std::fabs(b));
+      Interval channel{kInf, -kInf};
+      for (const std::vector<char>& mask : masks) {
+        double lo = 0, hi = 0, abs_sum = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          const double wv = wp[index(c, k)];
+          if (wv == 0 || !mask[static_cast<size_t>(k % area)]) continue;
+          const int64_t ch = in_ch(c, k);
+          Interval xi = ch < 0 ? xr.all : xr.channels[static_cast<size_t>(ch)];
+          if (pad_hull) xi = hull(xi, {0, 0});
+          const double a = wv * xi.lo, b = wv * xi.hi;
+          lo += std::min(a, b);
+          hi += std::max(a, b);
+          abs_sum += std::max(std::fabs(a), std::fabs(b));
+        }
+        if (bias_c) {
+          const double bv = (*bias_c)[static_cast<size_t>(c)];
+          lo += bv;
+          hi += bv;
+          abs_sum += std::fabs(bv);
+        }
+        // On a grid of 2^grid, every product and partial sum of magnitude up to 2^(24 + grid) is an
+        // exact float32 (and double): the sum then has no rounding error in any order.
+        const bool exact = grid && abs_sum <= std::ldexp(1.0, 24 + *grid);
+        const double slack = exact ? 0.0 : float_sum_slack(K + 2, abs_sum);
+        lo = std::isnan(lo) ? -kInf : float_down(lo - slack);
+        hi = std::isnan(hi) ? kInf : float_up(hi + slack);
+        channel = hull(channel, {lo, hi});
       }
-      if (bias_c) {
-        const double bv = (*bias_c)[static_cast<size_t>(c)];
-        lo += bv;
-        hi += bv;
-        abs_sum += std::fabs(bv);
-      }
-      // On a grid of 2^grid, every product and partial sum of magnitude up to 2^(24 + grid) is an
-      // exact float32 (and double): the sum then has no rounding error in any order.
-      const bool exact = grid && abs_sum <= std::ldexp(1.0, 24 + *grid);
-      const double slack = exact ? 0.0 : float_sum_slack(K + 2, abs_sum);
-      lo = std::isnan(lo) ? -kInf : float_down(lo - slack);
-      hi = std::isnan(hi) ? kInf : float_up(hi + slack);
-      r.channels.push_back({lo, hi});
+      r.channels.push_back(channel);
     }
     // Conv and Gemm outputs have their channels on axis 1; a MatMul output has them last (axis 1
     // when x is 2-D).
@@ -805,7 +821,7 @@ class Analyzer {
       r.all = hull_of(r.channels);
       r.channels.clear();
     }
-    if (cw->codes) accumulate(node, xr, C, K, cw->codes->data<float>(), index, in_ch, padded);
+    if (cw->codes) accumulate(node, xr, C, K, cw->codes->data<float>(), index, in_ch, area, masks, pad_hull);
     return r;
   }
 
@@ -831,12 +847,55 @@ class Analyzer {
     return e;
   }
 
+  // The distinct patterns of in-bounds kernel taps over the output positions of a Conv with explicit
+  // pads (row-major over the kernel dims, as the weight stores them); nullopt when the input's
+  // spatial dims or the attributes are not known.
+  std::optional<std::vector<std::vector<char>>> conv_tap_masks(const ir::Node& node, const ir::Value* x,
+                                                               const Tensor& w) const {
+    const auto dims = g_.dims_of(x);
+    const size_t spatial = w.rank() - 2;
+    if (!dims || dims->size() != spatial + 2) return std::nullopt;
+    const std::vector<int64_t> strides = node.attr_ints("strides", std::vector<int64_t>(spatial, 1));
+    const std::vector<int64_t> dilations = node.attr_ints("dilations", std::vector<int64_t>(spatial, 1));
+    const std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * spatial, 0));
+    if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial) return std::nullopt;
+    std::vector<std::vector<char>> full{{}};
+    for (size_t d = 0; d < spatial; ++d) {
+      const int64_t size = (*dims)[d + 2], k = w.dim(d + 2), stride = strides[d], dil = dilations[d];
+      const int64_t begin = pads[d], end = pads[d + spatial];
+      if (size <= 0 || stride <= 0 || dil <= 0) return std::nullopt;
+      const int64_t span = size + begin + end - dil * (k - 1) - 1;
+      if (span < 0) return std::nullopt;
+      std::set<std::vector<char>> per_dim;
+      for (int64_t o = 0; o <= span / stride; ++o) {
+        std::vector<char> m(static_cast<size_t>(k));
+        for (int64_t j = 0; j < k; ++j) {
+          const int64_t at = o * stride - begin + j * dil;
+          m[static_cast<size_t>(j)] = at >= 0 && at < size;
+        }
+        per_dim.insert(std::move(m));
+      }
+      std::vector<std::vector<char>> next;
+      for (const auto& prefix : full)
+        for (const auto& m : per_dim) {
+          std::vector<char> combined;
+          for (char p : prefix.empty() ? std::vector<char>{1} : prefix)
+            for (char t : m) combined.push_back(static_cast<char>(p && t));
+          next.push_back(std::move(combined));
+        }
+      full = std::move(next);
+    }
+    return full;
+  }
+
   // The exact integer accumulator range when x is integer-valued with one scale and the weights are
-  // integral: per output channel the extreme sums take each input at the bound the weight's sign
-  // selects, so both are attained on the input box (without padding).
+  // integral: per output channel and tap pattern the extreme sums take each input at the bound the
+  // weight's sign selects, so both are attained on the input box (`pad_hull`: padding whose geometry
+  // is unknown, a bound only).
   void accumulate(const ir::Node& node, const TensorRange& xr, int64_t C, int64_t K, const float* codes,
                   const std::function<int64_t(int64_t, int64_t)>& index,
-                  const std::function<int64_t(int64_t, int64_t)>& in_ch, bool padded) {
+                  const std::function<int64_t(int64_t, int64_t)>& in_ch, int64_t area,
+                  const std::vector<std::vector<char>>& masks, bool pad_hull) {
     if (!xr.scaled_int || !uniform_scale(*xr.scaled_int)) return;
     const ScaledInt& si = *xr.scaled_int;
     Accumulator acc;
@@ -844,23 +903,29 @@ class Analyzer {
     acc.op_type = node.op_type();
     acc.output = node.output(0)->name();
     acc.reduction = K;
-    acc.attained = !padded;
+    acc.attained = !pad_hull;
     __int128 all_lo = 0, all_hi = 0;
     for (int64_t c = 0; c < C; ++c) {
       __int128 lo = 0, hi = 0;
-      for (int64_t k = 0; k < K; ++k) {
-        const int64_t wv = static_cast<int64_t>(codes[index(c, k)]);
-        const int64_t ch = in_ch(c, k);
-        const bool per = ch >= 0 && si.lo.size() > 1 && static_cast<size_t>(ch) < si.lo.size();
-        int64_t nlo = per ? si.lo[static_cast<size_t>(ch)] : *std::min_element(si.lo.begin(), si.lo.end());
-        int64_t nhi = per ? si.hi[static_cast<size_t>(ch)] : *std::max_element(si.hi.begin(), si.hi.end());
-        if (padded) {
-          nlo = std::min<int64_t>(nlo, 0);
-          nhi = std::max<int64_t>(nhi, 0);
+      for (size_t m = 0; m < masks.size(); ++m) {
+        __int128 mask_lo = 0, mask_hi = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          if (!masks[m][static_cast<size_t>(k % area)]) continue;
+          const int64_t wv = static_cast<int64_t>(codes[index(c, k)]);
+          const int64_t ch = in_ch(c, k);
+          const bool per = ch >= 0 && si.lo.size() > 1 && static_cast<size_t>(ch) < si.lo.size();
+          int64_t nlo = per ? si.lo[static_cast<size_t>(ch)] : *std::min_element(si.lo.begin(), si.lo.end());
+          int64_t nhi = per ? si.hi[static_cast<size_t>(ch)] : *std::max_element(si.hi.begin(), si.hi.end());
+          if (pad_hull) {
+            nlo = std::min<int64_t>(nlo, 0);
+            nhi = std::max<int64_t>(nhi, 0);
+          }
+          const __int128 a = static_cast<__int128>(wv) * nlo, b = static_cast<__int128>(wv) * nhi;
+          mask_lo += std::min(a, b);
+          mask_hi += std::max(a, b);
         }
-        const __int128 a = static_cast<__int128>(wv) * nlo, b = static_cast<__int128>(wv) * nhi;
-        lo += std::min(a, b);
-        hi += std::max(a, b);
+        lo = m == 0 ? mask_lo : std::min(lo, mask_lo);
+        hi = m == 0 ? mask_hi : std::max(hi, mask_hi);
       }
       acc.lo.push_back(clamp_to_int64(lo));
       acc.hi.push_back(clamp_to_int64(hi));
