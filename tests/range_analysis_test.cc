@@ -600,5 +600,42 @@ TEST(RangeAnalysis, QuantWithScaleAlongTheLastAxisIsBoundedSoundly) {
   EXPECT_FALSE(a->tensors.at("y").note.empty());
 }
 
+// Binarized layers as Brevitas exports them: BipolarQuant input, BipolarQuant(W [C, K]) -> Transpose
+// weights. Every one of the 2^8 inputs through the executor: the accumulator range is exact.
+TEST(RangeAnalysis, BipolarLayerAccumulatorEqualsBruteForce) {
+  std::mt19937 rng(9);
+  const int64_t k = 8, c = 3, combos = 256;
+  io::ModelBuilder b;
+  b.import(kQ, 1).input("x", DType::kFloat, {combos, k}).output("y", DType::kFloat);
+  b.initializer("one", scalar_f(1.0f)).initializer("w", random_tensor(rng, {c, k}, -1.0f, 1.0f, false));
+  b.node("BipolarQuant", {"x", "one"}, {"xq"}, kQ);
+  b.node("BipolarQuant", {"w", "one"}, {"wq"}, kQ);
+  b.node("Transpose", {"wq"}, {"wt"}).attr("perm", std::vector<int64_t>{1, 0});
+  b.node("MatMul", {"xq", "wt"}, {"y"});
+  auto model = b.build();
+  ASSERT_TRUE(model.is_ok());
+  auto a = analysis::analyze_ranges(model.value(), {});
+  ASSERT_TRUE(a.is_ok());
+  ASSERT_EQ(a->accumulators.size(), 1u);
+  Tensor x(DType::kFloat, {combos, k});
+  for (int64_t n = 0; n < combos; ++n)
+    for (int64_t e = 0; e < k; ++e) x.data<float>()[n * k + e] = (n >> e) & 1 ? 1.0f : -1.0f;
+  auto ex = exec::Executor::create(model.value());
+  ASSERT_TRUE(ex.is_ok());
+  auto run = ex->run({{"x", x}});
+  ASSERT_TRUE(run.is_ok());
+  const float* y = run->outputs[0].data<float>();
+  for (int64_t ch = 0; ch < c; ++ch) {
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (int64_t n = 0; n < combos; ++n) {
+      lo = std::min(lo, static_cast<int64_t>(y[n * c + ch]));
+      hi = std::max(hi, static_cast<int64_t>(y[n * c + ch]));
+    }
+    EXPECT_EQ(a->accumulators[0].lo[static_cast<size_t>(ch)], lo);
+    EXPECT_EQ(a->accumulators[0].hi[static_cast<size_t>(ch)], hi);
+  }
+  EXPECT_EQ(a->accumulators[0].signed_bits, 5);  // [-8, 8]
+}
+
 }  // namespace
 }  // namespace qonnx

@@ -196,7 +196,7 @@ class Analyzer {
     return std::move(f).value();
   }
 
-  // A constant weight: an initializer, or a Quant of constants whose scale and zero point are scalars
+  // A constant weight: an initializer, or a Quant / BipolarQuant of constants whose scale and zero point are scalars
   // or one per output channel (`out_axis` of the weight). `codes` holds its integers (code - zero
   // point), when every zero point is integral, or an integral initializer itself.
   // `out_axis` < 0: any axis the parameters vary along (reported in `scale_axis`, -1 for scalars).
@@ -228,14 +228,17 @@ class Analyzer {
       if (inner->codes) w.codes = kernels::transposed(*inner->codes, perm);
       return w;
     }
-    if (!q || dialect::classify(*q) != dialect::Op::kQuant) return std::nullopt;
+    const dialect::Op qop = q ? dialect::classify(*q) : dialect::Op::kNone;
+    if (qop != dialect::Op::kQuant && qop != dialect::Op::kBipolarQuant) return std::nullopt;
     std::vector<std::optional<Tensor>> holder;
     auto tensors = input_tensors(*q, holder);
     if (tensors.empty() || !tensors[0]) return std::nullopt;
     quant::NodeInputs in(*q, tensors);
-    auto params = quant::read_quant_params(in);
+    const bool bipolar = qop == dialect::Op::kBipolarQuant;
+    auto params = bipolar ? quant::read_bipolar_params(in) : quant::read_quant_params(in);
     if (!params.is_ok()) return std::nullopt;
-    auto codes = kernels::quant_codes(in, *tensors[0], params.value());
+    auto codes = bipolar ? quant::bipolar_codes(in, *tensors[0], params->scale)
+                         : kernels::quant_codes(in, *tensors[0], params.value());
     if (!codes.is_ok() || codes->dims() != tensors[0]->dims() || codes->rank() < 2) return std::nullopt;
     const Tensor& x = *tensors[0];
     const int64_t rank = static_cast<int64_t>(x.rank());
