@@ -221,6 +221,10 @@ class Analyzer {
       const int64_t rank = static_cast<int64_t>(inner->value.rank());
       if (perm.empty())
         for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);
+      std::vector<int64_t> sorted = perm;
+      std::sort(sorted.begin(), sorted.end());
+      for (int64_t d = 0; d < static_cast<int64_t>(sorted.size()); ++d)
+        if (sorted[static_cast<size_t>(d)] != d) return std::nullopt;
       if (static_cast<int64_t>(perm.size()) != rank) return std::nullopt;
       if (out_axis >= 0 && out_axis < rank && inner->scale_axis >= 0 && perm[out_axis] != inner->scale_axis)
         return std::nullopt;
@@ -266,20 +270,30 @@ class Analyzer {
     return w;
   }
 
-  // The range of an input value (constants: their values, per channel along axis 1).
+  // The range of an input value (constants: their values, per channel along axis 1, read in double;
+  // 64-bit integers, which double may round, widened by one step of double on each side).
   TensorRange range_of(const ir::Value* v) {
     if (auto it = out_.tensors.find(v->name()); it != out_.tensors.end()) return it->second;
     TensorRange r;
-    if (auto c = constant(v)) {
-      r.all = c->numel() ? tensor_hull(*c) : Interval{0, 0};
-      if (c->rank() >= 2 && c->dim(1) > 0) {
+    auto stored = v && v->is_initializer() ? g_.initializer_tensor(v) : Result<Tensor>(Status(Code::kFailed, ""));
+    auto c = stored.is_ok() ? exec::cast_tensor(stored.value(), DType::kDouble) : Result<Tensor>(stored.status());
+    if (c.is_ok()) {
+      const bool wide = stored->dtype() == DType::kInt64 || stored->dtype() == DType::kUInt64;
+      auto widen = [wide](Interval i) {
+        return wide ? Interval{std::nextafter(i.lo, -kInf), std::nextafter(i.hi, kInf)} : i;
+      };
+      const double* p = c->data<double>();
+      r.all = c->numel() ? Interval{kInf, -kInf} : Interval{0, 0};
+      for (int64_t i = 0; i < c->numel(); ++i) r.all = hull(r.all, {p[i], p[i]});
+      r.all = widen(r.all);
+      if (c->rank() >= 2 && c->dim(1) > 0 && c->numel() > 0) {
         const int64_t channels = c->dim(1), inner = c->numel() / c->dim(0) / channels;
         r.channels.assign(static_cast<size_t>(channels), Interval{kInf, -kInf});
-        const float* p = c->data<float>();
         for (int64_t i = 0; i < c->numel(); ++i) {
           Interval& ch = r.channels[static_cast<size_t>((i / inner) % channels)];
           ch = hull(ch, {p[i], p[i]});
         }
+        for (Interval& ch : r.channels) ch = widen(ch);
       }
     } else {
       r.all = type_range(dtype_of(v));
@@ -717,6 +731,8 @@ class Analyzer {
         return everything_with(why, "Gemm with transA, alpha or beta other than the defaults is not handled");
       trans_b = tb.value() != 0;
     }
+    if (dtype_of(x) != DType::kFloat)
+      return everything_with(why, "only float32 layers are bounded (integer types wrap around)");
     auto cw = const_weight(node.input(1), op == "Conv" || trans_b ? 0 : 1);
     if (!cw) {
       *why = "the weight is neither a constant nor a Quant of constants with per-output-channel parameters";
