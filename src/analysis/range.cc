@@ -334,7 +334,9 @@ class Analyzer {
     const dialect::Op qop = dialect::classify(node);
     std::string why = "op not handled by the range analysis";
     std::optional<TensorRange> r;
-    if (qop == dialect::Op::kQuant) {
+    if (!node.input(0) || node.input(0)->name().empty() || !node.output(0)) {
+      why = "no input 0";
+    } else if (qop == dialect::Op::kQuant) {
       r = quant(node, &why);
     } else if (qop == dialect::Op::kBipolarQuant) {
       r = bipolar_quant(node, &why);
@@ -667,7 +669,7 @@ class Analyzer {
   std::optional<TensorRange> arithmetic(const ir::Node& node, std::string* why) {
     const ir::Value* a = node.input(0);
     const ir::Value* b = node.input(1);
-    if (dtype_of(a) != DType::kFloat || dtype_of(b) != DType::kFloat) {
+    if (!b || dtype_of(a) != DType::kFloat || dtype_of(b) != DType::kFloat) {
       *why = "only float32 arithmetic is bounded";
       return std::nullopt;
     }
