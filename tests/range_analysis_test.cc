@@ -635,5 +635,24 @@ TEST(RangeAnalysis, BipolarLayerAccumulatorEqualsBruteForce) {
   EXPECT_EQ(a->accumulators[0].signed_bits, 5);  // [-8, 8]
 }
 
+// Near 2^31 float32 cannot tell the sums apart (FINN issue 1517: 32 bits where 33 were needed); the
+// integer computation can: INT16 inputs against weights 32767, two terms fit 32 bits, three need 33.
+TEST(RangeAnalysis, AccumulatorWidthsAreExactNearTwoToThe31) {
+  for (int64_t k : {2, 3}) {
+    io::ModelBuilder b;
+    b.input("x", DType::kFloat, {1, k}).output("y", DType::kFloat).annotate("x", "INT16");
+    b.initializer("w", test::f32({k, 1}, std::vector<float>(static_cast<size_t>(k), 32767.0f)));
+    b.node("MatMul", {"x", "w"}, {"y"});
+    auto model = b.build();
+    ASSERT_TRUE(model.is_ok());
+    auto a = analysis::analyze_ranges(model.value(), {});
+    ASSERT_TRUE(a.is_ok());
+    ASSERT_EQ(a->accumulators.size(), 1u);
+    EXPECT_EQ(a->accumulators[0].min, k * 32767 * -32768);
+    EXPECT_EQ(a->accumulators[0].max, k * 32767 * 32767);
+    EXPECT_EQ(a->accumulators[0].signed_bits, k == 2 ? 32 : 33);
+  }
+}
+
 }  // namespace
 }  // namespace qonnx
