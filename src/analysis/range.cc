@@ -852,7 +852,7 @@ class Analyzer {
   static std::optional<int> sum_grid(const TensorRange& xr, const Tensor& w, const std::optional<std::vector<float>>& bias) {
     if (!xr.scaled_int || !uniform_scale(*xr.scaled_int)) return std::nullopt;
     const std::optional<int> ex = power_of_two_exponent(xr.scaled_int->scale[0]);
-    if (!ex) return std::nullopt;
+    if (!ex || *ex < -149) return std::nullopt;  // n * 2^ex itself must be a float32, not a rounded one
     int ew = std::numeric_limits<int>::max();
     const float* wp = w.data<float>();
     for (int64_t i = 0; i < w.numel(); ++i) {
