@@ -364,7 +364,10 @@ class Analyzer {
       r = linear(node, &why);
     }
     if (!r) return fallback(node, why);
-    set(node.output(0), std::move(*r), dtype_of(node.input(0)) == DType::kUndefined ? DType::kFloat : dtype_of(node.input(0)));
+    // Quantizers and MultiThreshold produce float32; the other handled ops keep their input's type
+    // (unknown stays unknown, so later arithmetic does not take an integer tensor for a float one).
+    const bool float_out = qop == dialect::Op::kQuant || qop == dialect::Op::kBipolarQuant || qop == dialect::Op::kMultiThreshold;
+    set(node.output(0), std::move(*r), float_out ? DType::kFloat : dtype_of(node.input(0)));
     for (size_t i = 1; i < node.outputs().size(); ++i) {
       const ir::Value* o = node.output(i);
       if (!o || o->name().empty()) continue;
