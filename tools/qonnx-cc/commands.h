@@ -23,5 +23,6 @@ void add_trans_quant_param_command(CLI::App& app, int& exit_code);
 void add_cleanup_command(CLI::App& app, int& exit_code);
 void add_cost_command(CLI::App& app, int& exit_code);
 void add_channels_last_command(CLI::App& app, int& exit_code);
+void add_range_command(CLI::App& app, int& exit_code);
 
 }  // namespace qonnx::cli

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   qonnx::cli::add_cleanup_command(app, exit_code);
   qonnx::cli::add_cost_command(app, exit_code);
   qonnx::cli::add_channels_last_command(app, exit_code);
+  qonnx::cli::add_range_command(app, exit_code);
   for (auto* sub : app.get_subcommands({})) sub->fallthrough();
   try {
     app.parse(argc, argv);

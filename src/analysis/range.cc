@@ -1,0 +1,1094 @@
+#include "qonnx/analysis/range.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "qonnx/dialect/qonnx_dialect.h"
+#include "qonnx/exec/dtype_dispatch.h"
+#include "qonnx/exec/executor.h"
+#include "qonnx/ir/finn_datatype.h"
+#include "qonnx/kernels/quant.h"
+#include "qonnx/kernels/transpose.h"
+#include "qonnx/quant/params.h"
+#include "qonnx/support/json.h"
+
+namespace qonnx::analysis {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Interval hull(Interval a, Interval b) { return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)}; }
+Interval hull_of(const std::vector<Interval>& v) {
+  Interval h{kInf, -kInf};
+  for (const Interval& i : v) h = hull(h, i);
+  return h;
+}
+Interval everything() { return {-kInf, kInf}; }
+
+// double -> float32 rounded toward -inf / +inf, so a bound computed in double stays a bound in float32.
+double float_down(double x) {
+  float f = static_cast<float>(x);
+  if (static_cast<double>(f) > x) f = std::nextafter(f, -INFINITY);
+  return f;
+}
+double float_up(double x) {
+  float f = static_cast<float>(x);
+  if (static_cast<double>(f) < x) f = std::nextafter(f, INFINITY);
+  return f;
+}
+
+// The whole range of a tensor type (floats: everything but NaN).
+Interval type_range(DType dtype) {
+  switch (dtype) {
+    case DType::kInt8: return {-128, 127};
+    case DType::kUInt8: return {0, 255};
+    case DType::kInt16: return {-32768, 32767};
+    case DType::kUInt16: return {0, 65535};
+    case DType::kInt32: return {-2147483648.0, 2147483647.0};
+    case DType::kUInt32: return {0, 4294967295.0};
+    case DType::kInt64: return {-9223372036854775808.0, 9223372036854775807.0};
+    case DType::kUInt64: return {0, 18446744073709551615.0};
+    case DType::kInt4: return {-8, 7};
+    case DType::kUInt4: return {0, 15};
+    case DType::kBool: return {0, 1};
+    default: return everything();
+  }
+}
+
+// The values of `t` (rank <= rank) broadcast against a tensor of rank `rank`, as one value per index
+// of `axis` (count of them): a scalar repeated, or a tensor whose only non-1 dim lands on `axis`.
+std::optional<std::vector<float>> per_axis(const Tensor& t, int64_t rank, int64_t axis, int64_t count) {
+  if (t.numel() == 1) return std::vector<float>(static_cast<size_t>(count), t.data<float>()[0]);
+  if (static_cast<int64_t>(t.rank()) > rank || axis < 0 || count <= 0) return std::nullopt;
+  const int64_t offset = rank - static_cast<int64_t>(t.rank());
+  for (size_t d = 0; d < t.rank(); ++d) {
+    const int64_t out_axis = offset + static_cast<int64_t>(d);
+    if (out_axis == axis ? t.dim(d) != count : t.dim(d) != 1) return std::nullopt;
+  }
+  return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+}
+
+// The axis (of a rank-`rank` tensor they broadcast against) along which a and b vary: the first non-1
+// dim of the one with more than one element; 0 when both are scalars.
+int64_t varying_axis(const Tensor& a, const Tensor& b, int64_t rank) {
+  for (const Tensor* t : {&a, &b}) {
+    if (t->numel() <= 1) continue;
+    const int64_t offset = rank - static_cast<int64_t>(t->rank());
+    for (size_t d = 0; d < t->rank(); ++d)
+      if (t->dim(d) != 1) return offset + static_cast<int64_t>(d);
+  }
+  return 0;
+}
+
+Interval tensor_hull(const Tensor& t) {
+  Interval h{kInf, -kInf};
+  const float* p = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) h = hull(h, {p[i], p[i]});
+  return h;
+}
+
+// Gamma bound of a float32 sum of n terms in any order (with or without FMA): |fl(sum) - sum| <=
+// gamma(n) * sum |term|, gamma(n) = n u / (1 - n u), u = 2^-24 (Higham, Accuracy and Stability, 3.1).
+// `abs_sum` is computed in double, whose own rounding (relative n 2^-53) is covered by the extra
+// 2^-40 factor; subnormal results add at most 2^-149 per operation.
+double float_sum_slack(int64_t n, double abs_sum) {
+  const double nu = static_cast<double>(n) * std::ldexp(1.0, -24);
+  const double gamma = nu / (1.0 - nu);
+  return (gamma + static_cast<double>(n) * std::ldexp(1.0, -52)) * abs_sum * (1.0 + std::ldexp(1.0, -40)) +
+         static_cast<double>(n) * std::ldexp(1.0, -149);
+}
+
+// The exponent of the lowest set bit of a finite non-zero float32: v is an integer multiple of 2^e.
+int lowest_bit_exponent(float v) {
+  int e = 0;
+  int64_t m = static_cast<int64_t>(std::ldexp(std::frexp(static_cast<double>(v), &e), 24));  // v = m 2^(e-24)
+  e -= 24;
+  while (m % 2 == 0) {
+    m /= 2;
+    ++e;
+  }
+  return e;
+}
+
+// log2 of a positive power of two, nullopt for anything else.
+std::optional<int> power_of_two_exponent(double v) {
+  int e = 0;
+  if (!(v > 0) || std::frexp(v, &e) != 0.5) return std::nullopt;
+  return e - 1;
+}
+
+int64_t clamp_to_int64(__int128 v) {
+  if (v > std::numeric_limits<int64_t>::max()) return std::numeric_limits<int64_t>::max();
+  if (v < std::numeric_limits<int64_t>::min()) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+
+// One scale for every channel (the integers of different channels then add up in one accumulator).
+bool uniform_scale(const ScaledInt& s) {
+  return !s.scale.empty() && std::all_of(s.scale.begin(), s.scale.end(), [&](double v) { return v == s.scale[0]; });
+}
+
+bool is_integral(double v) { return std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.0e15; }
+
+class Analyzer {
+ public:
+  Analyzer(const ir::Model& model, const RangeOptions& options) : g_(model.graph()), options_(options) {}
+
+  Result<RangeAnalysis> run() {
+    for (const ir::Value* in : g_.runtime_inputs()) set_input(in);
+    QONNX_ASSIGN_OR_RETURN(auto order, exec::topological_order(g_));
+    for (const ir::Node* node : order) visit(*node);
+    return std::move(out_);
+  }
+
+ private:
+  const ir::Graph& g_;
+  const RangeOptions& options_;
+  RangeAnalysis out_;
+  std::map<const ir::Value*, DType> dtype_;
+
+  DType dtype_of(const ir::Value* v) const {
+    if (auto it = dtype_.find(v); it != dtype_.end()) return it->second;
+    if (const ir::Initializer* init = g_.initializer(v)) return init->dtype();
+    if (auto t = g_.type_of(v); t) return t->dtype;
+    return DType::kUndefined;
+  }
+  // The declared rank, else that of input 0 for ops that keep it (so models without inferred shapes
+  // keep their per-channel ranges through quantizers and activations); -1 when unknown.
+  int64_t rank_of(const ir::Value* v) const {
+    const int64_t declared = g_.rank_of(v);
+    const ir::Node* p = v ? v->producer() : nullptr;
+    if (declared >= 0 || !p || p->inputs().empty()) return declared;
+    const dialect::Op qop = dialect::classify(*p);
+    const bool keeps_rank = qop == dialect::Op::kQuant || qop == dialect::Op::kBipolarQuant ||
+                            qop == dialect::Op::kMultiThreshold ||
+                            (p->domain().empty() && (p->op_type() == "Relu" || p->op_type() == "Clip" ||
+                                                     p->op_type() == "Identity" || p->op_type() == "MaxPool"));
+    return keeps_rank ? rank_of(p->input(0)) : -1;
+  }
+  // Dim 1 when known and positive, else 0.
+  int64_t channel_dim(const ir::Value* v) const {
+    auto d = g_.dims_of(v);
+    return d && d->size() >= 2 && (*d)[1] > 0 ? (*d)[1] : 0;
+  }
+
+  void set(const ir::Value* v, TensorRange r, DType dtype) {
+    if (!v) return;
+    if (!r.channels.empty()) r.all = hull_of(r.channels);
+    dtype_[v] = dtype;
+    if (!out_.tensors.count(v->name())) out_.order.push_back(v->name());
+    out_.tensors[v->name()] = std::move(r);
+  }
+
+  // A constant input as float32 (initializers only), nullopt otherwise.
+  std::optional<Tensor> constant(const ir::Value* v) const {
+    if (!v || !v->is_initializer()) return std::nullopt;
+    auto t = g_.initializer_tensor(v);
+    if (!t.is_ok()) return std::nullopt;
+    auto f = exec::cast_tensor(t.value(), DType::kFloat);
+    if (!f.is_ok()) return std::nullopt;
+    return std::move(f).value();
+  }
+
+  // A constant weight: an initializer, or a Quant / BipolarQuant of constants whose scale and zero point are scalars
+  // or one per output channel (`out_axis` of the weight). `codes` holds its integers (code - zero
+  // point), when every zero point is integral, or an integral initializer itself.
+  // `out_axis` < 0: any axis the parameters vary along (reported in `scale_axis`, -1 for scalars).
+  struct ConstWeight {
+    Tensor value;
+    std::optional<Tensor> codes;
+    int64_t scale_axis = -1;
+  };
+  std::optional<ConstWeight> const_weight(const ir::Value* v, int64_t out_axis) const {
+    if (auto c = constant(v)) {
+      ConstWeight w{*c, std::nullopt, -1};
+      const float* p = c->data<float>();
+      if (std::all_of(p, p + c->numel(), [](float x) { return is_integral(x); })) w.codes = *c;
+      return w;
+    }
+    const ir::Node* q = v ? v->producer() : nullptr;
+    if (q && q->op_type() == "Transpose" && q->domain().empty()) {
+      // Brevitas exports Quant(W [C, K]) -> Transpose -> MatMul: the codes move with the values.
+      std::vector<int64_t> perm = q->attr_ints("perm");
+      auto inner = const_weight(q->input(0), -1);
+      if (!inner) return std::nullopt;
+      const int64_t rank = static_cast<int64_t>(inner->value.rank());
+      if (perm.empty())
+        for (int64_t d = rank - 1; d >= 0; --d) perm.push_back(d);
+      std::vector<int64_t> sorted = perm;
+      std::sort(sorted.begin(), sorted.end());
+      for (int64_t d = 0; d < static_cast<int64_t>(sorted.size()); ++d)
+        if (sorted[static_cast<size_t>(d)] != d) return std::nullopt;
+      if (static_cast<int64_t>(perm.size()) != rank) return std::nullopt;
+      if (out_axis >= 0 && out_axis < rank && inner->scale_axis >= 0 && perm[out_axis] != inner->scale_axis)
+        return std::nullopt;
+      ConstWeight w{kernels::transposed(inner->value, perm), std::nullopt, -1};
+      if (inner->codes) w.codes = kernels::transposed(*inner->codes, perm);
+      return w;
+    }
+    const dialect::Op qop = q ? dialect::classify(*q) : dialect::Op::kNone;
+    if (qop != dialect::Op::kQuant && qop != dialect::Op::kBipolarQuant) return std::nullopt;
+    std::vector<std::optional<Tensor>> holder;
+    auto tensors = input_tensors(*q, holder);
+    if (tensors.empty() || !tensors[0]) return std::nullopt;
+    quant::NodeInputs in(*q, tensors);
+    const bool bipolar = qop == dialect::Op::kBipolarQuant;
+    auto params = bipolar ? quant::read_bipolar_params(in) : quant::read_quant_params(in);
+    if (!params.is_ok()) return std::nullopt;
+    auto codes = bipolar ? quant::bipolar_codes(in, *tensors[0], params->scale)
+                         : kernels::quant_codes(in, *tensors[0], params.value());
+    if (!codes.is_ok() || codes->dims() != tensors[0]->dims() || codes->rank() < 2) return std::nullopt;
+    const Tensor& x = *tensors[0];
+    const int64_t rank = static_cast<int64_t>(x.rank());
+    if (out_axis < 0) out_axis = varying_axis(params->scale, params->zeropt, rank);
+    if (out_axis >= rank) return std::nullopt;
+    const int64_t count = x.dim(static_cast<size_t>(out_axis));
+    auto s = per_axis(params->scale, rank, out_axis, count);
+    auto z = per_axis(params->zeropt, rank, out_axis, count);
+    if (!s || !z) return std::nullopt;
+    int64_t inner = 1;
+    for (int64_t d = out_axis + 1; d < rank; ++d) inner *= x.dim(static_cast<size_t>(d));
+    ConstWeight w{Tensor(DType::kFloat, x.dims()), Tensor(DType::kFloat, x.dims()),
+                  params->scale.numel() > 1 || params->zeropt.numel() > 1 ? out_axis : -1};
+    const float* cp = codes->data<float>();
+    float* vp = w.value.data<float>();
+    float* np = w.codes->data<float>();
+    bool integral = true;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+      const size_t c = static_cast<size_t>((i / inner) % count);
+      vp[i] = (cp[i] - (*z)[c]) * (*s)[c];  // the kernel's float32 formula
+      np[i] = cp[i] - (*z)[c];
+      integral = integral && is_integral((*z)[c]);
+    }
+    if (!integral) w.codes.reset();
+    return w;
+  }
+
+  // The range of an input value (constants: their values, per channel along axis 1, read in double;
+  // 64-bit integers, which double may round, widened by one step of double on each side).
+  TensorRange range_of(const ir::Value* v) {
+    if (auto it = out_.tensors.find(v->name()); it != out_.tensors.end()) return it->second;
+    TensorRange r;
+    auto stored = v && v->is_initializer() ? g_.initializer_tensor(v) : Result<Tensor>(Status(Code::kFailed, ""));
+    auto c = stored.is_ok() ? exec::cast_tensor(stored.value(), DType::kDouble) : Result<Tensor>(stored.status());
+    if (c.is_ok()) {
+      const bool wide = stored->dtype() == DType::kInt64 || stored->dtype() == DType::kUInt64;
+      auto widen = [wide](Interval i) {
+        return wide ? Interval{std::nextafter(i.lo, -kInf), std::nextafter(i.hi, kInf)} : i;
+      };
+      const double* p = c->data<double>();
+      r.all = c->numel() ? Interval{kInf, -kInf} : Interval{0, 0};
+      for (int64_t i = 0; i < c->numel(); ++i) r.all = hull(r.all, {p[i], p[i]});
+      r.all = widen(r.all);
+      if (c->rank() >= 2 && c->dim(1) > 0 && c->numel() > 0) {
+        const int64_t channels = c->dim(1), inner = c->numel() / c->dim(0) / channels;
+        r.channels.assign(static_cast<size_t>(channels), Interval{kInf, -kInf});
+        for (int64_t i = 0; i < c->numel(); ++i) {
+          Interval& ch = r.channels[static_cast<size_t>((i / inner) % channels)];
+          ch = hull(ch, {p[i], p[i]});
+        }
+        for (Interval& ch : r.channels) ch = widen(ch);
+      }
+    } else {
+      r.all = type_range(dtype_of(v));
+      r.note = "not reached by the analysis";
+    }
+    return r;
+  }
+
+  void set_input(const ir::Value* in) {
+    TensorRange r;
+    const DType dtype = dtype_of(in);
+    if (auto it = options_.input_ranges.find(in->name()); it != options_.input_ranges.end()) {
+      r.all = {float_down(it->second.lo), float_up(it->second.hi)};
+    } else if (auto dt = ir::integer_datatype_range(g_.finn_datatype(in->name())); dt) {
+      r.all = {dt->min, dt->max};
+      // INT64 / UINT64 ends do not convert to int64 exactly: no integer form for them.
+      constexpr double kLimit = 4611686018427387904.0;  // 2^62
+      if (dt->min >= -kLimit && dt->max <= kLimit)
+        r.scaled_int = ScaledInt{{1.0}, {0.0}, {static_cast<int64_t>(dt->min)}, {static_cast<int64_t>(dt->max)}};
+    } else {
+      r.all = type_range(dtype);
+    }
+    set(in, std::move(r), dtype);
+  }
+
+  void fallback(const ir::Node& node, const std::string& why) {
+    for (const ir::Value* o : node.outputs()) {
+      if (!o || o->name().empty()) continue;
+      TensorRange r;
+      r.all = type_range(dtype_of(o));
+      r.note = fmt::format("{} ({}): {}; the type's whole range", node.name(), node.op_type(), why);
+      set(o, std::move(r), dtype_of(o));
+    }
+  }
+
+  void visit(const ir::Node& node) {
+    const std::string& op = node.op_type();
+    const dialect::Op qop = dialect::classify(node);
+    std::string why = "op not handled by the range analysis";
+    std::optional<TensorRange> r;
+    if (!node.input(0) || node.input(0)->name().empty() || !node.output(0)) {
+      why = "no input 0";
+    } else if (qop == dialect::Op::kQuant) {
+      r = quant(node, &why);
+    } else if (qop == dialect::Op::kBipolarQuant) {
+      r = bipolar_quant(node, &why);
+    } else if (qop == dialect::Op::kMultiThreshold) {
+      r = multithreshold(node, &why);
+    } else if (qop != dialect::Op::kNone || !node.domain().empty()) {
+      // another QONNX op or a custom domain: not handled (yet)
+    } else if (op == "Relu") {
+      r = relu(node);
+    } else if (op == "Clip") {
+      r = clip(node, &why);
+    } else if (op == "MaxPool") {
+      if (node.outputs().size() == 1) r = range_of(node.input(0));
+    } else if (op == "Identity") {
+      r = range_of(node.input(0));
+    } else if (op == "Transpose") {
+      r = transpose(node);
+    } else if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") {
+      r = per_tensor(range_of(node.input(0)));
+    } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+      r = arithmetic(node, &why);
+    } else if (op == "BatchNormalization") {
+      r = batch_norm(node, &why);
+    } else if (op == "MatMul" || op == "Gemm" || op == "Conv") {
+      r = linear(node, &why);
+    }
+    if (!r) return fallback(node, why);
+    // Quantizers and MultiThreshold produce float32; the other handled ops keep their input's type
+    // (unknown stays unknown, so later arithmetic does not take an integer tensor for a float one).
+    const bool float_out = qop == dialect::Op::kQuant || qop == dialect::Op::kBipolarQuant || qop == dialect::Op::kMultiThreshold;
+    set(node.output(0), std::move(*r), float_out ? DType::kFloat : dtype_of(node.input(0)));
+    for (size_t i = 1; i < node.outputs().size(); ++i) {
+      const ir::Value* o = node.output(i);
+      if (!o || o->name().empty()) continue;
+      TensorRange extra;
+      extra.all = type_range(dtype_of(o));
+      extra.note = "secondary output: the type's whole range";
+      set(o, std::move(extra), dtype_of(o));
+    }
+  }
+
+  // Channels along axis 1 dropped (the data moves); a per-tensor scaled-int form stays.
+  static TensorRange per_tensor(TensorRange r) {
+    r.channels.clear();
+    if (r.scaled_int && !uniform_scale(*r.scaled_int)) r.scaled_int.reset();
+    if (r.scaled_int && r.scaled_int->lo.size() != 1) {
+      const ScaledInt& s = *r.scaled_int;
+      r.scaled_int = ScaledInt{{s.scale[0]}, {s.zero_point[0]}, {*std::min_element(s.lo.begin(), s.lo.end())},
+                               {*std::max_element(s.hi.begin(), s.hi.end())}};
+    }
+    return r;
+  }
+
+  TensorRange transpose(const ir::Node& node) {
+    TensorRange in = range_of(node.input(0));
+    const std::vector<int64_t> perm = node.attr_ints("perm");
+    if (perm.size() >= 2 && perm[1] == 1) return in;
+    return per_tensor(std::move(in));
+  }
+
+  // Channel count of an output with input x: x's channels, else its dim 1, else `hint`.
+  int64_t channels_for(const ir::Value* x, const TensorRange& xr, int64_t hint) const {
+    if (!xr.channels.empty()) return static_cast<int64_t>(xr.channels.size());
+    if (int64_t c = channel_dim(x)) return c;
+    return hint;
+  }
+
+  std::vector<const Tensor*> input_tensors(const ir::Node& node, std::vector<std::optional<Tensor>>& holder) const {
+    holder.clear();
+    for (const ir::Value* v : node.inputs()) holder.push_back(constant(v));
+    std::vector<const Tensor*> ptrs;
+    for (const auto& t : holder) ptrs.push_back(t ? &*t : nullptr);
+    return ptrs;
+  }
+
+  // Quant: the code is a monotone function of x for each (scale, zero point) (float division and
+  // addition are monotone, so are clamp and every rounding mode), and so is (code - z) * s of the
+  // code; evaluated at the interval ends with the kernel's float32 formulas the bounds are exact.
+  std::optional<TensorRange> quant(const ir::Node& node, std::string* why) {
+    std::vector<std::optional<Tensor>> holder;
+    auto tensors = input_tensors(node, holder);
+    auto params = quant::read_quant_params(quant::NodeInputs(node, tensors));
+    if (!params.is_ok()) {
+      *why = params.status().message();
+      return std::nullopt;
+    }
+    const quant::QuantParams& p = params.value();
+    const quant::IntRange ir = quant::quant_int_range(p.bits, p.is_signed, p.narrow);
+    const ir::Value* x = node.input(0);
+    const TensorRange xr = range_of(x);
+    const int64_t rank = rank_of(x);
+    int64_t channels = channels_for(x, xr, 0);
+    if (channels == 0 && rank >= 2) {
+      for (const Tensor* t : {&p.scale, &p.zeropt})
+        if (t->numel() > 1 && static_cast<int64_t>(t->rank()) == rank) channels = t->dim(1);
+    }
+    const auto scales = per_axis(p.scale, rank, 1, std::max<int64_t>(channels, 1));
+    const auto zeros = per_axis(p.zeropt, rank, 1, std::max<int64_t>(channels, 1));
+    TensorRange r;
+    if (scales && zeros && (channels > 0 || (scales->size() == 1 && zeros->size() == 1))) {
+      const size_t n = std::max<size_t>(static_cast<size_t>(channels), 1);
+      ScaledInt si;
+      bool integral_zero = true;
+      for (size_t c = 0; c < n; ++c) {
+        const float s = (*scales)[c], z = (*zeros)[c];
+        const Interval xi = xr.channel(channels > 0 ? c : SIZE_MAX);
+        const float a = quant::quant_code(static_cast<float>(xi.lo), s, z, ir, p);
+        const float b = quant::quant_code(static_cast<float>(xi.hi), s, z, ir, p);
+        const float qlo = std::min(a, b), qhi = std::max(a, b);
+        const float ya = (qlo - z) * s, yb = (qhi - z) * s;
+        r.channels.push_back({std::min(ya, yb), std::max(ya, yb)});
+        integral_zero = integral_zero && is_integral(z);
+        si.scale.push_back(s);
+        si.zero_point.push_back(z);
+        si.lo.push_back(static_cast<int64_t>(qlo) - static_cast<int64_t>(z));
+        si.hi.push_back(static_cast<int64_t>(qhi) - static_cast<int64_t>(z));
+      }
+      if (integral_zero) r.scaled_int = std::move(si);
+      if (channels == 0) {
+        r.all = r.channels[0];
+        r.channels.clear();
+      }
+      return r;
+    }
+    // Parameters varying along other axes: every code, and (q - z) * s at the corners of the box of
+    // codes, zero points and scales (monotone in each of them with the others fixed).
+    const float qlo = p.bipolar() ? -1.0f : ir.min, qhi = p.bipolar() ? 1.0f : ir.max;
+    const Interval s = tensor_hull(p.scale), z = tensor_hull(p.zeropt);
+    r.all = {kInf, -kInf};
+    for (float q : {qlo, qhi})
+      for (double zv : {z.lo, z.hi})
+        for (double sv : {s.lo, s.hi}) {
+          const double y = (q - static_cast<float>(zv)) * static_cast<float>(sv);
+          r.all = hull(r.all, {y, y});
+        }
+    r.note = "quantizer parameters vary along an axis other than 1: every code assumed";
+    return r;
+  }
+
+  std::optional<TensorRange> bipolar_quant(const ir::Node& node, std::string* why) {
+    auto scale = constant(node.input(1));
+    if (!scale || scale->numel() == 0) {
+      *why = "the scale is not a constant";
+      return std::nullopt;
+    }
+    const ir::Value* x = node.input(0);
+    const TensorRange xr = range_of(x);
+    const int64_t channels = channels_for(x, xr, 0);
+    const auto scales = per_axis(*scale, rank_of(x), 1, std::max<int64_t>(channels, 1));
+    auto codes = [](Interval xi) {
+      return std::pair<float, float>{xi.lo >= 0 ? 1.0f : -1.0f, xi.hi >= 0 ? 1.0f : -1.0f};
+    };
+    TensorRange r;
+    if (!scales || (channels == 0 && scales->size() != 1)) {
+      const Interval s = tensor_hull(*scale);
+      const auto [a, b] = codes(xr.all);
+      r.all = {kInf, -kInf};
+      for (float q : {a, b})
+        for (double sv : {s.lo, s.hi}) r.all = hull(r.all, {q * static_cast<float>(sv), q * static_cast<float>(sv)});
+      return r;
+    }
+    ScaledInt si;
+    for (size_t c = 0; c < scales->size(); ++c) {
+      const auto [a, b] = codes(xr.channel(channels > 0 ? c : SIZE_MAX));
+      const float s = (*scales)[c];
+      r.channels.push_back({std::min(a * s, b * s), std::max(a * s, b * s)});
+      si.scale.push_back(s);
+      si.zero_point.push_back(0);
+      si.lo.push_back(static_cast<int64_t>(a));
+      si.hi.push_back(static_cast<int64_t>(b));
+    }
+    r.scaled_int = std::move(si);
+    if (channels == 0) {
+      r.all = r.channels[0];
+      r.channels.clear();
+    }
+    return r;
+  }
+
+  // MultiThreshold: the count of thresholds reached never decreases as v grows; out_scale * count +
+  // out_bias in float32 (two roundings, as the kernel) is monotone in the count.
+  std::optional<TensorRange> multithreshold(const ir::Node& node, std::string* why) {
+    auto thr = constant(node.input(1));
+    if (!thr || thr->rank() != 2) {
+      *why = "the thresholds are not a constant (C, T) tensor";
+      return std::nullopt;
+    }
+    auto scale_attr = node.attr<float>("out_scale", 1.0f);
+    auto bias_attr = node.attr<float>("out_bias", 0.0f);
+    if (!scale_attr.is_ok() || !bias_attr.is_ok()) {
+      *why = "unreadable out_scale / out_bias";
+      return std::nullopt;
+    }
+    const float out_scale = scale_attr.value(), out_bias = bias_attr.value();
+    const std::string layout = node.attr_string("data_layout", "NCHW");
+    const bool channels_last = !layout.empty() && layout.back() == 'C';
+    const int64_t rows = thr->dim(0), steps = thr->dim(1);
+    const float* t = thr->data<float>();
+    auto count = [&](int64_t row, double v) {
+      int64_t n = 0;
+      for (int64_t k = 0; k < steps; ++k) n += static_cast<float>(v) >= t[row * steps + k] ? 1 : 0;
+      return n;
+    };
+    auto value = [&](int64_t n) -> double { return out_scale * static_cast<float>(n) + out_bias; };
+    const ir::Value* x = node.input(0);
+    const TensorRange xr = range_of(x);
+    int64_t channels = channels_last ? 0 : channels_for(x, xr, rows > 1 ? rows : 0);
+    if (channels > 0 && rows != 1 && rows != channels) channels = 0;
+    const bool exact_form = out_bias == 0.0f || (out_scale == 1.0f && is_integral(out_bias));
+    TensorRange r;
+    ScaledInt si;
+    const size_t n = std::max<size_t>(static_cast<size_t>(channels), 1);
+    for (size_t c = 0; c < n; ++c) {
+      int64_t lo, hi;
+      if (channels > 0) {
+        const int64_t row = rows == 1 ? 0 : static_cast<int64_t>(c);
+        const Interval xi = xr.channel(c);
+        lo = count(row, xi.lo);
+        hi = count(row, xi.hi);
+      } else {
+        lo = steps;
+        hi = 0;
+        for (int64_t row = 0; row < rows; ++row) {
+          lo = std::min(lo, count(row, xr.all.lo));
+          hi = std::max(hi, count(row, xr.all.hi));
+        }
+      }
+      r.channels.push_back({std::min(value(lo), value(hi)), std::max(value(lo), value(hi))});
+      const int64_t shift = out_scale == 1.0f ? static_cast<int64_t>(out_bias) : 0;
+      si.scale.push_back(out_scale);
+      si.zero_point.push_back(0);
+      si.lo.push_back(lo + shift);
+      si.hi.push_back(hi + shift);
+    }
+    if (exact_form) r.scaled_int = std::move(si);
+    if (channels == 0) {
+      r.all = r.channels[0];
+      r.channels.clear();
+    }
+    return r;
+  }
+
+  template <class F>
+  static TensorRange map_monotone(const TensorRange& in, F f) {
+    TensorRange r;
+    r.all = {f(in.all.lo), f(in.all.hi)};
+    for (const Interval& c : in.channels) r.channels.push_back({f(c.lo), f(c.hi)});
+    return r;
+  }
+
+  TensorRange relu(const ir::Node& node) {
+    const TensorRange in = range_of(node.input(0));
+    TensorRange r = map_monotone(in, [](double v) { return std::max(v, 0.0); });
+    if (in.scaled_int) {
+      bool positive = true;
+      for (double s : in.scaled_int->scale) positive = positive && s > 0;
+      if (positive) {
+        ScaledInt si = *in.scaled_int;
+        for (auto& v : si.lo) v = std::max<int64_t>(v, 0);
+        for (auto& v : si.hi) v = std::max<int64_t>(v, 0);
+        r.scaled_int = std::move(si);
+      }
+    }
+    return r;
+  }
+
+  std::optional<TensorRange> clip(const ir::Node& node, std::string* why) {
+    float lo = -INFINITY, hi = INFINITY;
+    if (node.inputs().size() > 1) {
+      for (size_t i = 1; i < 3 && i < node.inputs().size(); ++i) {
+        if (!node.input(i) || node.input(i)->name().empty()) continue;
+        auto c = constant(node.input(i));
+        if (!c || c->numel() != 1) {
+          *why = "a bound is not a constant scalar";
+          return std::nullopt;
+        }
+        (i == 1 ? lo : hi) = c->data<float>()[0];
+      }
+    } else {  // Clip 6-10: attributes
+      auto min_attr = node.attr<float>("min", -INFINITY);
+      auto max_attr = node.attr<float>("max", INFINITY);
+      if (!min_attr.is_ok() || !max_attr.is_ok()) {
+        *why = "unreadable min / max";
+        return std::nullopt;
+      }
+      lo = min_attr.value();
+      hi = max_attr.value();
+    }
+    // min(max(x, lo), hi): min > max gives max everywhere, as the kernel.
+    return map_monotone(range_of(node.input(0)),
+                        [lo, hi](double v) { return std::min(std::max(v, static_cast<double>(lo)), static_cast<double>(hi)); });
+  }
+
+  // BatchNormalization in inference mode with constant float32 parameters, one per channel: the kernel's
+  // y = x * a + b with a = (1 / sqrt(var + eps)) * scale and b = B - mean * a, all float32, is monotone
+  // in x, so its values at the channel's ends are the exact extremes.
+  std::optional<TensorRange> batch_norm(const ir::Node& node, std::string* why) {
+    auto training = node.attr<int64_t>("training_mode", 0);
+    auto epsilon = node.attr<float>("epsilon", 1e-5f);
+    if (!training.is_ok() || training.value() != 0 || node.outputs().size() != 1 || node.has_attr("spatial") ||
+        node.has_attr("is_test") || !epsilon.is_ok() || dtype_of(node.input(0)) != DType::kFloat)
+      return everything_with(why, "only the inference form on float32 is bounded");
+    std::vector<Tensor> params;
+    for (size_t i = 1; i < 5; ++i) {
+      auto c = constant(node.input(i));
+      if (!c || dtype_of(node.input(i)) != DType::kFloat || c->rank() != 1)
+        return everything_with(why, "the parameters are not constant float32 vectors");
+      params.push_back(std::move(*c));
+    }
+    const int64_t channels = params[0].numel();
+    for (const Tensor& p : params)
+      if (p.numel() != channels) return everything_with(why, "parameters of different lengths");
+    const TensorRange xr = range_of(node.input(0));
+    if (!xr.channels.empty() && static_cast<int64_t>(xr.channels.size()) != channels)
+      return everything_with(why, "the input's channel count differs from the parameters'");
+    const float eps = epsilon.value();
+    TensorRange r;
+    for (int64_t c = 0; c < channels; ++c) {
+      const float scale = params[0].data<float>()[c], bias = params[1].data<float>()[c];
+      const float mean = params[2].data<float>()[c], var = params[3].data<float>()[c];
+      const float a = 1.0f / std::sqrt(var + eps) * scale;
+      const float b = bias - mean * a;
+      const Interval xi = xr.channel(static_cast<size_t>(c));
+      const float y1 = static_cast<float>(xi.lo) * a + b, y2 = static_cast<float>(xi.hi) * a + b;
+      if (std::isnan(y1) || std::isnan(y2)) return everything_with(why, "no finite bound (inf times 0, or NaN parameters)");
+      r.channels.push_back({std::min(y1, y2), std::max(y1, y2)});
+    }
+    return r;
+  }
+
+  // Add/Sub/Mul/Div of two independent ranges in float32: each is monotone in either operand with
+  // the other fixed, so the extremes over a box are at its corners.
+  std::optional<TensorRange> arithmetic(const ir::Node& node, std::string* why) {
+    const ir::Value* a = node.input(0);
+    const ir::Value* b = node.input(1);
+    if (!b || dtype_of(a) != DType::kFloat || dtype_of(b) != DType::kFloat) {
+      *why = "only float32 arithmetic is bounded";
+      return std::nullopt;
+    }
+    const TensorRange ar = range_of(a), br = range_of(b);
+    const std::string& op = node.op_type();
+    auto corners = [&](Interval x, Interval y) -> std::optional<Interval> {
+      if (op == "Div" && y.lo <= 0 && y.hi >= 0) return std::nullopt;
+      Interval h{kInf, -kInf};
+      for (double xv : {x.lo, x.hi})
+        for (double yv : {y.lo, y.hi}) {
+          const float xf = static_cast<float>(xv), yf = static_cast<float>(yv);
+          const float v = op == "Add" ? xf + yf : op == "Sub" ? xf - yf : op == "Mul" ? xf * yf : xf / yf;
+          if (std::isnan(v)) return std::nullopt;  // inf - inf, 0 * inf: no bound from the corners
+          h = hull(h, {v, v});
+        }
+      return h;
+    };
+    // Channels of an operand line up with the output's axis 1 when it has the output's rank.
+    auto out_dims = g_.dims_of(node.output(0));
+    const int64_t out_rank = out_dims ? static_cast<int64_t>(out_dims->size()) : -1;
+    auto aligned = [&](const ir::Value* v, const TensorRange& r) {
+      return out_rank >= 2 && rank_of(v) == out_rank && r.channels.size() > 1;
+    };
+    const bool a_ch = aligned(a, ar), b_ch = aligned(b, br);
+    TensorRange r;
+    if (a_ch || b_ch) {
+      const size_t n = a_ch ? ar.channels.size() : br.channels.size();
+      if (a_ch && b_ch && ar.channels.size() != br.channels.size()) return everything_with(why, "channel counts differ");
+      for (size_t c = 0; c < n; ++c) {
+        auto v = corners(a_ch ? ar.channels[c] : ar.all, b_ch ? br.channels[c] : br.all);
+        if (!v) return everything_with(why, "no finite bound (division by a range holding 0, or inf - inf)");
+        r.channels.push_back(*v);
+      }
+      return r;
+    }
+    auto v = corners(ar.all, br.all);
+    if (!v) return everything_with(why, "no finite bound (division by a range holding 0, or inf - inf)");
+    r.all = *v;
+    return r;
+  }
+  static std::optional<TensorRange> everything_with(std::string* why, const std::string& reason) {
+    *why = reason;
+    return std::nullopt;
+  }
+
+  // MatMul (x [.., K] times constant [K, C]), Gemm (transA 0, alpha = beta = 1) and Conv with a
+  // constant weight. The value range bounds the exact sum in double and widens it by the float32
+  // summation error; with integer-valued inputs and integral weights the integer accumulator range
+  // is exact.
+  std::optional<TensorRange> linear(const ir::Node& node, std::string* why) {
+    const std::string& op = node.op_type();
+    const ir::Value* x = node.input(0);
+    bool trans_b = false;
+    if (op == "Gemm") {
+      auto ta = node.attr<int64_t>("transA", 0);
+      auto tb = node.attr<int64_t>("transB", 0);
+      auto alpha = node.attr<float>("alpha", 1.0f);
+      auto beta = node.attr<float>("beta", 1.0f);
+      if (!ta.is_ok() || !tb.is_ok() || !alpha.is_ok() || !beta.is_ok() || ta.value() != 0 ||
+          alpha.value() != 1.0f || beta.value() != 1.0f)
+        return everything_with(why, "Gemm with transA, alpha or beta other than the defaults is not handled");
+      trans_b = tb.value() != 0;
+    }
+    if (dtype_of(x) != DType::kFloat)
+      return everything_with(why, "only float32 layers are bounded (integer types wrap around)");
+    auto cw = const_weight(node.input(1), op == "Conv" || trans_b ? 0 : 1);
+    if (!cw) {
+      *why = "the weight is neither a constant nor a Quant of constants with per-output-channel parameters";
+      return std::nullopt;
+    }
+    const Tensor* w = &cw->value;
+    std::optional<Tensor> bias;
+    if (op != "MatMul" && node.inputs().size() > 2 && node.input(2) && !node.input(2)->name().empty()) {
+      bias = constant(node.input(2));
+      if (!bias) {
+        *why = "the bias is not a constant";
+        return std::nullopt;
+      }
+    }
+    const TensorRange xr = range_of(x);
+    // Layer geometry: out channels C, terms K per sum; term (c, k) reads input channel in_ch(c, k)
+    // and weight element index(c, k).
+    int64_t C = 0, K = 0;
+    std::function<int64_t(int64_t, int64_t)> index;  // element of the weight read by term (c, k)
+    std::function<int64_t(int64_t, int64_t)> in_ch;  // -1: the whole input range
+    // Which kernel taps (k % area) an output position reads inside the input: one mask per distinct
+    // pattern. Padding with unknown geometry: every tap may read a 0 (`pad_hull`).
+    int64_t area = 1;
+    std::vector<std::vector<char>> masks{{1}};
+    bool pad_hull = false;
+    const int64_t x_rank = rank_of(x);
+    if (op == "MatMul" || op == "Gemm") {
+      if (w->rank() != 2) return everything_with(why, "the weight is not 2-D");
+      K = trans_b ? w->dim(1) : w->dim(0);
+      C = trans_b ? w->dim(0) : w->dim(1);
+      index = [K, C, trans_b](int64_t c, int64_t k) { return trans_b ? c * K + k : k * C + c; };
+      const bool per_k = x_rank == 2 && static_cast<int64_t>(xr.channels.size()) == K;
+      in_ch = [per_k](int64_t, int64_t k) { return per_k ? k : -1; };
+    } else {
+      if (w->rank() < 3) return everything_with(why, "the Conv weight has rank < 3");
+      auto group_attr = node.attr<int64_t>("group", 1);
+      if (!group_attr.is_ok()) return everything_with(why, "unreadable group");
+      const int64_t group = group_attr.value();
+      C = w->dim(0);
+      const int64_t cin_g = w->dim(1);
+      area = w->numel() / std::max<int64_t>(C * cin_g, 1);
+      K = cin_g * area;
+      if (group <= 0 || C % group != 0) return everything_with(why, "bad group");
+      const int64_t c_per_group = C / group;
+      const bool per_ci = static_cast<int64_t>(xr.channels.size()) == cin_g * group;
+      index = [K](int64_t c, int64_t k) { return c * K + k; };
+      in_ch = [per_ci, c_per_group, cin_g, area](int64_t c, int64_t k) {
+        return per_ci ? (c / c_per_group) * cin_g + k / area : -1;
+      };
+      bool padded = false;
+      for (int64_t p : node.attr_ints("pads")) padded = padded || p != 0;
+      const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+      padded = padded || (auto_pad != "NOTSET" && auto_pad != "VALID");
+      masks = {std::vector<char>(static_cast<size_t>(area), 1)};
+      if (padded) {
+        auto exact = auto_pad == "NOTSET" ? conv_tap_masks(node, x, *w) : std::nullopt;
+        pad_hull = !exact;
+        if (exact) masks = std::move(*exact);
+      }
+    }
+    std::optional<std::vector<float>> bias_c;
+    if (bias) {
+      bias_c = per_axis(*bias, 1, 0, C);
+      if (!bias_c) return everything_with(why, "the bias is not one value per output channel");
+    }
+    // Float value range per output channel. A padded position reads 0, so 0 joins each term's range.
+    TensorRange r;
+    const float* wp = w->data<float>();
+    const std::optional<int> grid = sum_grid(xr, *w, bias_c);
+    for (int64_t c = 0; c < C; ++c) {
+      Interval channel{kInf, -kInf};
+      for (const std::vector<char>& mask : masks) {
+        double lo = 0, hi = 0, abs_sum = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          const double wv = wp[index(c, k)];
+          if (wv == 0 || !mask[static_cast<size_t>(k % area)]) continue;
+          const int64_t ch = in_ch(c, k);
+          Interval xi = ch < 0 ? xr.all : xr.channels[static_cast<size_t>(ch)];
+          if (pad_hull) xi = hull(xi, {0, 0});
+          const double a = wv * xi.lo, b = wv * xi.hi;
+          lo += std::min(a, b);
+          hi += std::max(a, b);
+          abs_sum += std::max(std::fabs(a), std::fabs(b));
+        }
+        if (bias_c) {
+          const double bv = (*bias_c)[static_cast<size_t>(c)];
+          lo += bv;
+          hi += bv;
+          abs_sum += std::fabs(bv);
+        }
+        // On a grid of 2^grid, every product and partial sum of magnitude up to 2^(24 + grid) is an
+        // exact float32 (and double): the sum then has no rounding error in any order.
+        const bool exact = grid && abs_sum <= std::ldexp(1.0, 24 + *grid);
+        const double slack = exact ? 0.0 : float_sum_slack(K + 2, abs_sum);
+        lo = std::isnan(lo) ? -kInf : float_down(lo - slack);
+        hi = std::isnan(hi) ? kInf : float_up(hi + slack);
+        channel = hull(channel, {lo, hi});
+      }
+      r.channels.push_back(channel);
+    }
+    // Conv and Gemm outputs have their channels on axis 1; a MatMul output has them last (axis 1
+    // when x is 2-D).
+    const bool channel_axis_1 = op != "MatMul" || x_rank == 2;
+    if (!channel_axis_1) {
+      r.all = hull_of(r.channels);
+      r.channels.clear();
+    }
+    if (cw->codes) accumulate(node, xr, C, K, cw->codes->data<float>(), index, in_ch, area, masks, pad_hull);
+    return r;
+  }
+
+  // The exponent E such that every input value, weight, product and bias is an integer multiple of
+  // 2^E: inputs n * s with s a power of two, weights on their own grid; nullopt when there is none or
+  // it leaves float32's range (E < -149 or E > 103).
+  static std::optional<int> sum_grid(const TensorRange& xr, const Tensor& w, const std::optional<std::vector<float>>& bias) {
+    if (!xr.scaled_int || !uniform_scale(*xr.scaled_int)) return std::nullopt;
+    const std::optional<int> ex = power_of_two_exponent(xr.scaled_int->scale[0]);
+    if (!ex || *ex < -149) return std::nullopt;  // n * 2^ex itself must be a float32, not a rounded one
+    int ew = std::numeric_limits<int>::max();
+    const float* wp = w.data<float>();
+    for (int64_t i = 0; i < w.numel(); ++i) {
+      if (!std::isfinite(wp[i])) return std::nullopt;
+      if (wp[i] != 0) ew = std::min(ew, lowest_bit_exponent(wp[i]));
+    }
+    if (ew == std::numeric_limits<int>::max()) ew = 0;  // all zero
+    const int e = *ex + ew;
+    if (e < -149 || e > 103) return std::nullopt;
+    if (bias)
+      for (float b : *bias)
+        if (!is_integral(std::ldexp(static_cast<double>(b), -e))) return std::nullopt;
+    return e;
+  }
+
+  // The distinct patterns of in-bounds kernel taps over the output positions of a Conv with explicit
+  // pads (row-major over the kernel dims, as the weight stores them); nullopt when the input's
+  // spatial dims or the attributes are not known.
+  std::optional<std::vector<std::vector<char>>> conv_tap_masks(const ir::Node& node, const ir::Value* x,
+                                                               const Tensor& w) const {
+    const auto dims = g_.dims_of(x);
+    const size_t spatial = w.rank() - 2;
+    if (!dims || dims->size() != spatial + 2) return std::nullopt;
+    const std::vector<int64_t> strides = node.attr_ints("strides", std::vector<int64_t>(spatial, 1));
+    const std::vector<int64_t> dilations = node.attr_ints("dilations", std::vector<int64_t>(spatial, 1));
+    const std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * spatial, 0));
+    if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial) return std::nullopt;
+    std::vector<std::vector<char>> full{{}};
+    for (size_t d = 0; d < spatial; ++d) {
+      const int64_t size = (*dims)[d + 2], k = w.dim(d + 2), stride = strides[d], dil = dilations[d];
+      const int64_t begin = pads[d], end = pads[d + spatial];
+      if (size <= 0 || stride <= 0 || dil <= 0) return std::nullopt;
+      const int64_t span = size + begin + end - dil * (k - 1) - 1;
+      if (span < 0) return std::nullopt;
+      std::set<std::vector<char>> per_dim;
+      for (int64_t o = 0; o <= span / stride; ++o) {
+        std::vector<char> m(static_cast<size_t>(k));
+        for (int64_t j = 0; j < k; ++j) {
+          const int64_t at = o * stride - begin + j * dil;
+          m[static_cast<size_t>(j)] = at >= 0 && at < size;
+        }
+        per_dim.insert(std::move(m));
+      }
+      std::vector<std::vector<char>> next;
+      for (const auto& prefix : full)
+        for (const auto& m : per_dim) {
+          std::vector<char> combined;
+          for (char p : prefix.empty() ? std::vector<char>{1} : prefix)
+            for (char t : m) combined.push_back(static_cast<char>(p && t));
+          next.push_back(std::move(combined));
+        }
+      full = std::move(next);
+    }
+    return full;
+  }
+
+  // The exact integer accumulator range when x is integer-valued with one scale and the weights are
+  // integral: per output channel and tap pattern the extreme sums take each input at the bound the
+  // weight's sign selects, so both are attained on the input box (`pad_hull`: padding whose geometry
+  // is unknown, a bound only).
+  void accumulate(const ir::Node& node, const TensorRange& xr, int64_t C, int64_t K, const float* codes,
+                  const std::function<int64_t(int64_t, int64_t)>& index,
+                  const std::function<int64_t(int64_t, int64_t)>& in_ch, int64_t area,
+                  const std::vector<std::vector<char>>& masks, bool pad_hull) {
+    if (!xr.scaled_int || !uniform_scale(*xr.scaled_int)) return;
+    const ScaledInt& si = *xr.scaled_int;
+    Accumulator acc;
+    acc.node = node.name();
+    acc.op_type = node.op_type();
+    acc.output = node.output(0)->name();
+    acc.reduction = K;
+    acc.attained = !pad_hull;
+    __int128 all_lo = 0, all_hi = 0;
+    for (int64_t c = 0; c < C; ++c) {
+      __int128 lo = 0, hi = 0;
+      for (size_t m = 0; m < masks.size(); ++m) {
+        __int128 mask_lo = 0, mask_hi = 0;
+        for (int64_t k = 0; k < K; ++k) {
+          if (!masks[m][static_cast<size_t>(k % area)]) continue;
+          const int64_t wv = static_cast<int64_t>(codes[index(c, k)]);
+          const int64_t ch = in_ch(c, k);
+          const bool per = ch >= 0 && si.lo.size() > 1 && static_cast<size_t>(ch) < si.lo.size();
+          int64_t nlo = per ? si.lo[static_cast<size_t>(ch)] : *std::min_element(si.lo.begin(), si.lo.end());
+          int64_t nhi = per ? si.hi[static_cast<size_t>(ch)] : *std::max_element(si.hi.begin(), si.hi.end());
+          if (pad_hull) {
+            nlo = std::min<int64_t>(nlo, 0);
+            nhi = std::max<int64_t>(nhi, 0);
+          }
+          const __int128 a = static_cast<__int128>(wv) * nlo, b = static_cast<__int128>(wv) * nhi;
+          mask_lo += std::min(a, b);
+          mask_hi += std::max(a, b);
+        }
+        lo = m == 0 ? mask_lo : std::min(lo, mask_lo);
+        hi = m == 0 ? mask_hi : std::max(hi, mask_hi);
+      }
+      acc.lo.push_back(clamp_to_int64(lo));
+      acc.hi.push_back(clamp_to_int64(hi));
+      all_lo = c == 0 ? lo : std::min(all_lo, lo);
+      all_hi = c == 0 ? hi : std::max(all_hi, hi);
+    }
+    if (C == 0) return;
+    acc.min = clamp_to_int64(all_lo);
+    acc.max = clamp_to_int64(all_hi);
+    if (acc.min != all_lo || acc.max != all_hi) return;  // beyond 64 bits: not reported
+    acc.signed_bits = signed_bits_for(acc.min, acc.max);
+    acc.unsigned_bits = unsigned_bits_for(acc.min, acc.max);
+    out_.accumulators.push_back(std::move(acc));
+  }
+};
+
+std::string bound(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{}", v);
+}
+
+}  // namespace
+
+int signed_bits_for(int64_t lo, int64_t hi) {
+  int bits = 1;
+  while (bits < 64) {
+    const __int128 min = -(static_cast<__int128>(1) << (bits - 1)), max = (static_cast<__int128>(1) << (bits - 1)) - 1;
+    if (lo >= min && hi <= max) break;
+    ++bits;
+  }
+  return bits;
+}
+
+int unsigned_bits_for(int64_t lo, int64_t hi) {
+  if (lo < 0) return 0;
+  int bits = 1;
+  while (bits < 64 && static_cast<__int128>(hi) > (static_cast<__int128>(1) << bits) - 1) ++bits;
+  return bits;
+}
+
+Result<RangeAnalysis> analyze_ranges(const ir::Model& model, const RangeOptions& options) {
+  return Analyzer(model, options).run();
+}
+
+std::string range_text(const RangeAnalysis& a, bool per_channel) {
+  std::string out;
+  for (const std::string& name : a.order) {
+    const TensorRange& r = a.tensors.at(name);
+    out += fmt::format("{}: [{}, {}]", name, bound(r.all.lo), bound(r.all.hi));
+    if (r.scaled_int && uniform_scale(*r.scaled_int)) {
+      const ScaledInt& s = *r.scaled_int;
+      out += fmt::format("  int [{}, {}] scale {}", *std::min_element(s.lo.begin(), s.lo.end()),
+                         *std::max_element(s.hi.begin(), s.hi.end()), s.scale[0]);
+      if (std::all_of(s.zero_point.begin(), s.zero_point.end(), [&](double z) { return z == s.zero_point[0]; }))
+        out += fmt::format(" zero point {}", s.zero_point[0]);
+    } else if (r.scaled_int) {
+      out += "  int per channel";
+    }
+    if (!r.note.empty()) out += "  (" + r.note + ")";
+    out += "\n";
+    if (per_channel)
+      for (size_t c = 0; c < r.channels.size(); ++c) {
+        out += fmt::format("  [{}] [{}, {}]", c, bound(r.channels[c].lo), bound(r.channels[c].hi));
+        if (r.scaled_int && r.scaled_int->lo.size() == r.channels.size())
+          out += fmt::format("  int [{}, {}] scale {}", r.scaled_int->lo[c], r.scaled_int->hi[c],
+                             r.scaled_int->scale[r.scaled_int->scale.size() == 1 ? 0 : c]);
+        out += "\n";
+      }
+  }
+  if (!a.accumulators.empty()) out += "accumulators:\n";
+  for (const Accumulator& acc : a.accumulators) {
+    out += fmt::format("{} ({}): [{}, {}] over {} terms, {} bits signed", acc.node, acc.op_type, acc.min, acc.max,
+                       acc.reduction, acc.signed_bits);
+    if (acc.unsigned_bits) out += fmt::format(", {} bits unsigned", acc.unsigned_bits);
+    out += acc.attained ? ", attained\n" : ", bound, not attained (padding)\n";
+    if (per_channel)
+      for (size_t c = 0; c < acc.lo.size(); ++c) out += fmt::format("  [{}] [{}, {}]\n", c, acc.lo[c], acc.hi[c]);
+  }
+  return out;
+}
+
+std::string range_json(const RangeAnalysis& a, bool per_channel) {
+  JsonWriter j;
+  auto interval = [&j](Interval i) {
+    j.begin_array();
+    for (double v : {i.lo, i.hi}) std::isinf(v) ? j.value(v > 0 ? "inf" : "-inf") : j.value(v);
+    j.end_array();
+  };
+  j.begin_object().key("tensors").begin_object();
+  for (const std::string& name : a.order) {
+    const TensorRange& r = a.tensors.at(name);
+    j.key(name).begin_object().key("range");
+    interval(r.all);
+    if (per_channel && !r.channels.empty()) {
+      j.key("channels").begin_array();
+      for (const Interval& c : r.channels) interval(c);
+      j.end_array();
+    }
+    if (r.scaled_int) {
+      const ScaledInt& s = *r.scaled_int;
+      j.key("int").begin_object();
+      auto ints = [&j](const std::vector<int64_t>& v) {
+        j.begin_array();
+        for (int64_t x : v) j.value(x);
+        j.end_array();
+      };
+      auto reals = [&j](const std::vector<double>& v) {
+        j.begin_array();
+        for (double x : v) j.value(x);
+        j.end_array();
+      };
+      j.key("lo");
+      ints(s.lo);
+      j.key("hi");
+      ints(s.hi);
+      j.key("scale");
+      reals(s.scale);
+      j.key("zero_point");
+      reals(s.zero_point);
+      j.end_object();
+    }
+    if (!r.note.empty()) j.key("note").value(r.note);
+    j.end_object();
+  }
+  j.end_object().key("accumulators").begin_array();
+  for (const Accumulator& acc : a.accumulators) {
+    j.begin_object().key("node").value(acc.node).key("op_type").value(acc.op_type).key("output").value(acc.output);
+    j.key("min").value(acc.min).key("max").value(acc.max).key("terms").value(acc.reduction);
+    j.key("signed_bits").value(acc.signed_bits).key("unsigned_bits").value(acc.unsigned_bits);
+    j.key("attained").value(acc.attained);
+    if (per_channel) {
+      j.key("channels").begin_array();
+      for (size_t c = 0; c < acc.lo.size(); ++c) j.begin_array().value(acc.lo[c]).value(acc.hi[c]).end_array();
+      j.end_array();
+    }
+    j.end_object();
+  }
+  j.end_array().end_object();
+  return j.str() + "\n";
+}
+
+}  // namespace qonnx::analysis

@@ -1,0 +1,87 @@
+// `range`: sound value ranges of every tensor and exact integer accumulator ranges (issue 25).
+#include <cstdio>
+
+#include "commands.h"
+#include "qonnx/analysis/range.h"
+#include "qonnx/io/model_io.h"
+#include "qonnx/pass/pass.h"
+
+namespace qonnx::cli {
+
+namespace {
+
+struct RangeCommand {
+  std::string model;
+  std::vector<std::string> input_ranges;  // NAME=LO,HI
+  bool per_channel = false;
+  bool json = false;
+};
+
+Result<analysis::Interval> parse_range(const std::string& text, std::string* name) {
+  const size_t eq = text.rfind('=');
+  const size_t comma = text.rfind(',');
+  if (eq == std::string::npos || comma == std::string::npos || comma < eq)
+    return Status(Code::kUsage, "--input-range '" + text + "': expected NAME=LO,HI");
+  *name = text.substr(0, eq);
+  try {
+    size_t used_lo = 0, used_hi = 0;
+    const std::string lo = text.substr(eq + 1, comma - eq - 1), hi = text.substr(comma + 1);
+    analysis::Interval r{std::stod(lo, &used_lo), std::stod(hi, &used_hi)};
+    if (used_lo != lo.size() || used_hi != hi.size() || !(r.lo <= r.hi))
+      return Status(Code::kUsage, "--input-range '" + text + "': LO and HI must be numbers with LO <= HI");
+    return r;
+  } catch (const std::exception&) {
+    return Status(Code::kUsage, "--input-range '" + text + "': LO and HI must be numbers");
+  }
+}
+
+int run_range(const RangeCommand& c) {
+  analysis::RangeOptions options;
+  for (const std::string& text : c.input_ranges) {
+    std::string name;
+    auto r = parse_range(text, &name);
+    if (!r.is_ok()) return report(r.status());
+    options.input_ranges[name] = r.value();
+  }
+  auto loaded = io::load_model(c.model);
+  if (!loaded.is_ok()) return report(loaded.status());
+  ir::Model model = std::move(loaded).value();
+  for (const auto& [name, r] : options.input_ranges) {
+    bool found = false;
+    for (const ir::Value* in : model.graph().runtime_inputs()) found = found || in->name() == name;
+    if (!found) return report(Status(Code::kUsage, "--input-range: '" + name + "' is not an input of the model"));
+  }
+  // Shapes give the channel counts of intermediate tensors (per-channel ranges).
+  auto items = pass::parse_pipeline("infer-shapes");
+  if (!items.is_ok()) return report(items.status());
+  pass::PassContext ctx;
+  if (auto ran = pass::run_pipeline(model, items.value(), ctx); !ran.is_ok()) return report(ran.status());
+  auto analyzed = analysis::analyze_ranges(model, options);
+  if (!analyzed.is_ok()) return report(analyzed.status());
+  const std::string out = c.json ? analysis::range_json(analyzed.value(), c.per_channel)
+                                 : analysis::range_text(analyzed.value(), c.per_channel);
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return 0;
+}
+
+}  // namespace
+
+void add_range_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("range", "Sound value ranges of every tensor and exact accumulator bit widths");
+  cmd->footer(
+      "Every tensor's interval (never narrower than any execution on inputs in the given ranges), the\n"
+      "integer form (integer range, scale, zero point) of quantized tensors, and for MatMul/Gemm/Conv over\n"
+      "integer-valued inputs the exact accumulator range per output channel and its bit width. Input\n"
+      "ranges: --input-range, else the input's finn_datatype annotation, else its type's range. An op the\n"
+      "analysis does not bound gets its type's whole range and a note. See docs/range.md.\n"
+      "Example:\n"
+      "  qonnx-cc range TFC_2W2A.onnx --input-range global_in=0,1 --per-channel --json\n");
+  auto c = std::make_shared<RangeCommand>();
+  cmd->add_option("MODEL", c->model, "Model file (.onnx)")->required();
+  cmd->add_option("--input-range", c->input_ranges, "NAME=LO,HI: the range of a graph input (repeatable)");
+  cmd->add_flag("--per-channel", c->per_channel, "Also print ranges per channel (axis 1)");
+  cmd->add_flag("--json", c->json, "JSON instead of text");
+  cmd->callback([&exit_code, c] { exit_code = run_range(*c); });
+}
+
+}  // namespace qonnx::cli
