@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -155,10 +156,16 @@ inline int convert_one(const uint8_t* data, size_t size) {
   pass::PassContext ctx;
   auto run = pass::run_pipeline(model.value(), pipeline.value(), ctx);
   if (!run.is_ok()) {
-    (void)run.status().to_string();
+    // The input passed the loader's rules: a pass leaving a model that breaks them is a bug.
+    const auto& context = run.status().context();
+    if (std::find(context.begin(), context.end(), "verifier after the pass") != context.end())
+      invariant_failed("a pass broke the model's validity", run.status().to_string());
     return 0;
   }
+  // One set of rules: what the pipeline accepts, the saver writes and the loader reads again.
   auto saved = io::serialize_model(model.value());
+  if (!saved.is_ok() && saved.status().code() == Code::kInvalidModel)
+    invariant_failed("the saver refuses a model the pipeline accepted", saved.status().to_string());
   if (saved.is_ok()) {
     auto again = io::load_model_from_bytes(saved.value(), base_dir());
     if (!again.is_ok()) invariant_failed("a converted model does not load", again.status().to_string());

@@ -267,8 +267,8 @@ TEST_F(HostileLoad, ExternalDataIsCheckedAtLoadEvenWhenUnused) {
   onnx::TensorProto mixed = external("w.bin", "0", "24");
   mixed.add_float_data(1);
   expect_invalid(with_unused_initializer(mixed), Code::kInvalidModel, "data_location is EXTERNAL but it also holds values in float_data");
-  // Node attributes are decoded without the model's folder: external data there is refused.
-  expect_invalid(with_unused_constant(external("w.bin", "0", "24")), Code::kUnsupported, "external data in a node attribute");
+  // Node attributes are decoded without the model's folder: external data there is an invalid model (exit 5).
+  expect_invalid(with_unused_constant(external("w.bin", "0", "24")), Code::kInvalidModel, "node attributes cannot");
 }
 
 TEST_F(HostileLoad, SparseInitializersAreChecked) {

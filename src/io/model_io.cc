@@ -183,12 +183,15 @@ Status write_file_atomic(const fs::path& path, const std::string& bytes) { retur
 namespace {
 
 // Tensors held by node attributes (Constant's value, ConstantOfShape's value, ...): their storage is
-// checked like an initializer's. They are decoded without the model's folder, so they may not use
-// external data.
+// checked like an initializer's. They are decoded without the model's folder, so a model whose attribute
+// tensor points into a data file cannot be read: an invalid model for this loader, named as such (ONNX's
+// own savers keep attribute tensors inline unless asked otherwise).
 Status check_attribute_tensors(const onnx::NodeProto& np, const fs::path& base_dir) {
   auto check = [&](const onnx::AttributeProto& attr, const onnx::TensorProto& t) -> Status {
     if (t.data_location() == onnx::TensorProto::EXTERNAL)
-      return Status(Code::kUnsupported, fmt::format("tensor '{}': external data in a node attribute is not supported", t.name()))
+      return Status(Code::kInvalidModel,
+                    fmt::format("tensor '{}' keeps its data in an external file, which node attributes cannot do here: "
+                                "store attribute tensors inline (onnx.save_model(..., convert_attribute=False))", t.name()))
           .with_context(fmt::format("attribute '{}'", attr.name()));
     auto storage = ir::validate_tensor_storage(t, base_dir);
     return storage.is_ok() ? Status::ok() : std::move(storage).status().with_context(fmt::format("attribute '{}'", attr.name()));
@@ -341,8 +344,34 @@ Status build_graph(onnx::GraphProto& g, const fs::path& base_dir, const std::vec
   return Status::ok();
 }
 
+// What the loader needs before building the graph; the rest of the rules are check_model_rules().
 Status validate_header(const onnx::ModelProto& m) {
   if (!m.has_graph()) return Status(Code::kInvalidModel, "not an ONNX model: no graph");
+  if (m.ir_version() <= 0) return Status(Code::kInvalidModel, "not an ONNX model: ir_version is missing");
+  return Status::ok();
+}
+
+// Element types inside a declared type (tensors, and the tensors of sequences, optionals and maps).
+Status check_type(const onnx::TypeProto& type, const std::string& value) {
+  auto elem = [&](int32_t t) -> Status {
+    if (t == onnx::TensorProto::UNDEFINED || onnx::TensorProto_DataType_IsValid(t)) return Status::ok();
+    return Status(Code::kInvalidModel, fmt::format("'{}' is declared with elem_type {}, which is not an ONNX data type", value, t));
+  };
+  if (type.has_tensor_type()) return elem(type.tensor_type().elem_type());
+  if (type.has_sparse_tensor_type()) return elem(type.sparse_tensor_type().elem_type());
+  if (type.has_sequence_type() && type.sequence_type().has_elem_type()) return check_type(type.sequence_type().elem_type(), value);
+  if (type.has_optional_type() && type.optional_type().has_elem_type()) return check_type(type.optional_type().elem_type(), value);
+  if (type.has_map_type()) {
+    QONNX_RETURN_IF_ERROR(elem(type.map_type().key_type()));
+    if (type.map_type().has_value_type()) return check_type(type.map_type().value_type(), value);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status check_model_rules(const ir::Model& model) {
+  const onnx::ModelProto& m = model.header();
   if (m.ir_version() <= 0) return Status(Code::kInvalidModel, "not an ONNX model: ir_version is missing");
   // The version every standard op runs at. IR 1 and 2 had no opset imports (opset 1 implied).
   std::vector<std::string> seen;
@@ -359,24 +388,25 @@ Status validate_header(const onnx::ModelProto& m) {
     return Status(Code::kInvalidModel,
                   fmt::format("the model has no opset_import: the versions of its ops are undefined (IR version {}; a file "
                               "cut short after its graph looks like this)", m.ir_version()));
-  return Status::ok();
-}
-
-// Standard ops need the default domain's version (IR 1 and 2 implied opset 1).
-Status check_default_import(const ir::Model& model) {
-  if (model.opset("") || model.header().ir_version() < 3) return Status::ok();
+  const bool needs_default = !model.opset("") && m.ir_version() >= 3;
   Status status = Status::ok();
   model.graph().visit_graphs([&](const ir::Graph& g) {
-    for (const auto& node : g.nodes())
-      if (status.is_ok() && ir::is_default_domain(node->domain()))
-        status = Status(Code::kInvalidModel, "the model has no opset_import for the default ONNX domain ('' or ai.onnx): "
-                                             "the version of its standard ops is undefined")
-                     .with_context(node->describe());
+    if (!status.is_ok()) return;
+    if (needs_default)
+      for (const auto& node : g.nodes())
+        if (status.is_ok() && ir::is_default_domain(node->domain()))
+          status = Status(Code::kInvalidModel, "the model has no opset_import for the default ONNX domain ('' or ai.onnx): "
+                                               "the version of its standard ops is undefined")
+                       .with_context(node->describe());
+    auto check_infos = [&](const onnx::ValueInfoProto* info) {
+      if (status.is_ok() && info && info->has_type()) status = check_type(info->type(), info->name());
+    };
+    for (size_t i = 0; i < g.inputs().size(); ++i) check_infos(g.input_info(i));
+    for (size_t i = 0; i < g.outputs().size(); ++i) check_infos(g.output_info(i));
+    for (const auto& info : g.value_infos()) check_infos(info.get());
   });
   return status;
 }
-
-}  // namespace
 
 Result<ir::Model> load_model_from_bytes(const std::string& bytes, const fs::path& base_dir) {
   if (bytes.empty()) return Status(Code::kInvalidModel, "not an ONNX model: the file is empty");
@@ -396,7 +426,7 @@ Result<ir::Model> model_from_proto(onnx::ModelProto proto, const fs::path& base_
   std::unique_ptr<onnx::GraphProto> g(proto.release_graph());
   model.mutable_header().Swap(&proto);
   QONNX_RETURN_IF_ERROR(build_graph(*g, base_dir, shared, model.graph()));
-  QONNX_RETURN_IF_ERROR(check_default_import(model));
+  QONNX_RETURN_IF_ERROR(check_model_rules(model));
   // Every QONNX node is verified here, whichever path (exec, a pass, a fold) would reach it later.
   QONNX_RETURN_IF_ERROR(dialect::verify_model(model));
   static_cast<const ir::Graph&>(model.graph()).visit_graphs([&](const ir::Graph& g) {
@@ -536,6 +566,8 @@ Status graph_to_proto(const ir::Graph& graph, const SaveOptions& options, Extern
 }
 
 Result<onnx::ModelProto> to_proto(const ir::Model& model, const SaveOptions& options, ExternalWriter* ext) {
+  // Nothing is written that would not load again.
+  if (Status st = check_model_rules(model); !st.is_ok()) return std::move(st).with_context("refusing to write an invalid model");
   onnx::ModelProto m(model.header());
   // auto: external data when the loaded model had it, or when the model would not fit protobuf's 2 GB.
   size_t total = 0;

@@ -929,11 +929,21 @@ int Model::prune_unused_imports() {
   int removed = 0;
   for (int i = imports->size() - 1; i >= 0; --i) {
     const std::string d = canonical_domain(imports->Get(i).domain());
-    if (d.empty() || std::find(used.begin(), used.end(), d) != used.end()) continue;
+    if (d.empty() || std::find(used.begin(), used.end(), d) != used.end() || imports->size() == 1) continue;
     imports->erase(imports->begin() + i);
     ++removed;
   }
   return removed;
+}
+
+int Model::import_used_domains() {
+  int added = 0;
+  for (const std::string& domain : unimported_domains()) {
+    if (is_default_domain(domain)) continue;
+    ensure_import(domain, op_version(domain));
+    ++added;
+  }
+  return added;
 }
 
 void Model::set_metadata(const std::string& key, const std::string& value) {

@@ -305,8 +305,13 @@ double now_seconds() {
 class VerifierInstrumentation : public Instrumentation {
  public:
   Status after_pass(const Pass&, const ir::Model& model, bool) override {
-    if (Status st = verify_graph(model); !st.is_ok()) return std::move(st).with_context("verifier after the pass");
-    return Status::ok();
+    Status st = verify_graph(model);
+    if (st.is_ok()) return st;
+    // The pipeline's input passed the same rules (run_pipeline checks it first): a pass that breaks
+    // them is a bug, not a bad model.
+    Status failed(Code::kFailed, st.message());
+    for (auto it = st.context().rbegin(); it != st.context().rend(); ++it) failed.with_context(*it);
+    return std::move(failed).with_context("verifier after the pass");
   }
 };
 
@@ -386,6 +391,10 @@ Status PrintIrInstrumentation::after_pass(const Pass& pass, const ir::Model& mod
 
 Result<bool> run_pipeline(ir::Model& model, const std::vector<PipelineItem>& items, PassContext& ctx,
                           const std::vector<Instrumentation*>& instrumentations) {
+  // A defect the input brings (a cycle, say) is the input's: named as such, with its own code, before
+  // any pass could be blamed for it.
+  if (!items.empty())
+    if (Status st = verify_graph(model); !st.is_ok()) return std::move(st).with_context("the pipeline's input");
   PipelineRunner runner(model, ctx, instrumentations);
   bool any = false;
   for (const auto& item : items) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "qonnx/exec/executor.h"
+#include "qonnx/io/model_io.h"
 #include "qonnx/pass/pass.h"
 
 namespace qonnx::pass {
@@ -123,7 +124,7 @@ Status verify_one(const ir::Graph& g) {
 }  // namespace
 
 Status verify_graph(const ir::Model& model) {
-  Status status = Status::ok();
+  Status status = io::check_model_rules(model);
   model.graph().visit_graphs([&](const ir::Graph& g) {
     if (!status.is_ok()) return;
     status = verify_one(g);

@@ -42,6 +42,8 @@ class Cleanup : public pass::Pass {
       graph_changed |= name_nodes(g, node_names, ctx);
       return graph_changed;
     }));
+    // Used domains first, so that dropping the unused ones cannot leave the model without imports.
+    if (model.import_used_domains() > 0) changed = true;
     if (int pruned = model.prune_unused_imports(); pruned > 0) {
       imports_removed_ += pruned;
       changed = true;

@@ -26,6 +26,10 @@ struct SaveOptions {
 };
 
 Result<ir::Model> load_model(const std::filesystem::path& path);
+// The one set of model-level validity rules (opset imports, the default domain's import for standard
+// ops, declared element types). The loader applies them, so do the pass verifier after every pass and
+// the savers before writing: a model a pipeline accepts and a saver writes loads again.
+Status check_model_rules(const ir::Model& model);
 Result<ir::Model> load_model_from_bytes(const std::string& bytes, const std::filesystem::path& base_dir);
 Status save_model(const ir::Model& model, const std::filesystem::path& path, const SaveOptions& options = {});
 // Serialized ModelProto with every tensor inline (deterministic).

@@ -415,8 +415,12 @@ class Model {
   void set_import_version(const std::string& domain, int64_t version);
   // Removes every import of `domain`.
   void remove_import(const std::string& domain);
-  // Drops opset imports of non-default domains no node uses; returns how many.
+  // Drops opset imports of non-default domains no node uses, but never the last import (a model needs
+  // one); returns how many.
   int prune_unused_imports();
+  // Adds an import for every non-default domain nodes use without one, at the version its ops run at
+  // (op_version: 1); returns how many.
+  int import_used_domains();
   // Sets (or replaces) a metadata_props entry.
   void set_metadata(const std::string& key, const std::string& value);
 

@@ -312,7 +312,8 @@ Result<bool> run_pipeline(ir::Model& model, const std::vector<PipelineItem>& ite
 Result<bool> for_each_graph(ir::Model& model, const std::function<Result<bool>(ir::Graph&)>& fn);
 
 // SSA names, defined-before-use (in some topological order), produced graph outputs, no cycles;
-// bodies too (their reads of enclosing values resolvable, implicit inputs exact).
+// bodies too (their reads of enclosing values resolvable, implicit inputs exact); and the model-level
+// rules the loader applies (io::check_model_rules).
 Status verify_graph(const ir::Model& model);
 
 }  // namespace qonnx::pass
