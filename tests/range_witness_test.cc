@@ -238,7 +238,9 @@ void check_case(Case c, const fs::path& root) {
         << c.what << ": " << a->accumulators[i].not_attained;
   }
   const std::string text = analysis::range_text(a.value(), false);
-  if (a->accumulators.size() > 1) EXPECT_NE(text.find("bound, not attained ("), std::string::npos) << text;
+  if (a->accumulators.size() > 1) {
+    EXPECT_NE(text.find("bound, not attained ("), std::string::npos) << text;
+  }
 }
 
 class RangeWitness : public test::TempDirTest {};
@@ -289,7 +291,9 @@ TEST_F(RangeWitness, PaddingZerosOutsideTheRangeAreNotAttainedWithoutShapes) {
     // With shapes the analysis knows the tap patterns and the bound is exact; without, 0 joins each
     // term's range and no input reaches the bound (every weight is non-zero with probability ~1).
     EXPECT_EQ(acc.attained, shapes) << acc.not_attained;
-    if (!shapes) EXPECT_NE(acc.not_attained.find("the best input"), std::string::npos) << acc.not_attained;
+    if (!shapes) {
+      EXPECT_NE(acc.not_attained.find("the best input"), std::string::npos) << acc.not_attained;
+    }
   }
 }
 

@@ -77,9 +77,12 @@ ThresholdWidth width_of(const ir::Graph& g, const ir::Node& node, const RangeAna
   for (int64_t row = 0; row < rows; ++row) {
     auto in = row_input(*it->second.scaled_int, rows, row, channels_last);
     if (!in.is_ok()) {
-      w = ThresholdWidth{w.node, w.input, w.thresholds};
-      w.note = in.status().message();
-      return w;
+      ThresholdWidth none;
+      none.node = w.node;
+      none.input = w.input;
+      none.thresholds = w.thresholds;
+      none.note = in.status().message();
+      return none;
     }
     w.input_lo = row == 0 ? in->lo : std::min(w.input_lo, in->lo);
     w.input_hi = row == 0 ? in->hi : std::max(w.input_hi, in->hi);

@@ -252,7 +252,10 @@ class WitnessBuilder {
       }
       std::string why_min, why_max;
       for (bool max : {false, true}) {
-        Witness w{i, max, max ? acc.max : acc.min};
+        Witness w;
+        w.accumulator = i;
+        w.max = max;
+        w.bound = max ? acc.max : acc.min;
         if (!layers[i])
           w.why = "the layer's weight or bias is not a constant the witness can read";
         else if (!paths[i].is_ok())
@@ -289,7 +292,10 @@ class WitnessBuilder {
     if (!node) return std::nullopt;
     auto weight = linear_weight(model_, *node);
     if (!weight) return std::nullopt;
-    Layer l{node, node->input(0), std::move(*weight)};
+    Layer l;
+    l.node = node;
+    l.x = node->input(0);
+    l.weight = std::move(*weight);
     l.channels = static_cast<int64_t>(acc.lo.size());
     l.terms = acc.reduction;
     if (node->op_type() != "MatMul" && node->inputs().size() > 2 && node->input(2) && !node->input(2)->name().empty()) {
