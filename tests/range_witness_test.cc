@@ -270,6 +270,46 @@ TEST_F(RangeWitness, CnnWitnessesReachTheBoundsInTheExecutor) {
   }
 }
 
+// A layer reading an annotated graph input directly (no quantizer): the input's integers are set by
+// hand-derived sign choice, INT3 codes -4..3 against every weight.
+TEST_F(RangeWitness, AnnotatedGraphInputIsItsOwnWitness) {
+  for (unsigned seed = 1; seed <= 4; ++seed) {
+    std::mt19937 rng(seed);
+    Tensor w = random_tensor(rng, {5, 2}, -4, 4, true);
+    io::ModelBuilder b;
+    b.input("x", DType::kFloat, {1, 5}).output("y", DType::kFloat).annotate("x", "INT3");
+    b.initializer("w", w);
+    b.node("MatMul", {"x", "w"}, {"y"});
+    auto model = with_shapes(b);
+    ASSERT_TRUE(model.is_ok());
+    auto a = analysis::analyze_ranges(model.value(), {});
+    ASSERT_TRUE(a.is_ok());
+    auto witnesses = analysis::check_witnesses(model.value(), a.value(), "");
+    ASSERT_TRUE(witnesses.is_ok());
+    // The bounds by hand: per channel, each weight times -4 or 3, whichever is larger (smaller).
+    int64_t mx = INT64_MIN, mn = INT64_MAX;
+    for (int64_t c = 0; c < 2; ++c) {
+      int64_t hi = 0, lo = 0;
+      for (int64_t k = 0; k < 5; ++k) {
+        const int64_t wv = static_cast<int64_t>(w.data<float>()[k * 2 + c]);
+        hi += std::max(wv * -4, wv * 3);
+        lo += std::min(wv * -4, wv * 3);
+      }
+      mx = std::max(mx, hi);
+      mn = std::min(mn, lo);
+    }
+    for (const analysis::Witness& wit : witnesses.value()) {
+      ASSERT_TRUE(wit.attained) << wit.why;
+      EXPECT_EQ(wit.bound, wit.max ? mx : mn);
+      EXPECT_EQ(wit.value, static_cast<double>(wit.bound));  // scale 1: the output is the accumulator
+      for (int64_t k = 0; k < 5; ++k) {
+        const float v = wit.inputs.at(0).data<float>()[k];
+        EXPECT_TRUE(v == -4.0f || v == 3.0f) << v;
+      }
+    }
+  }
+}
+
 // A padded Conv over an input range without 0 (after the quantizer: codes 1..3): the border sums read
 // zeros the inputs cannot give, so the bound is only attained when an interior position exists.
 TEST_F(RangeWitness, PaddingZerosOutsideTheRangeAreNotAttainedWithoutShapes) {

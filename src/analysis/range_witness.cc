@@ -263,7 +263,7 @@ class WitnessBuilder {
         else if (!run_high.is_ok())
           w.why = "the model does not run on its inputs' range ends: " + run_high.status().message();
         else
-          build(*layers[i], *paths[i], low.value(), run_low.value(), run_high.value(), ex.value(), w);
+          build(*layers[i], *paths[i], {&low.value(), &run_low.value()}, {&high.value(), &run_high.value()}, ex.value(), w);
         if (w.attained && !layer_dir.empty()) {
           w.dir = layer_dir + (max ? "_max" : "_min");
           QONNX_RETURN_IF_ERROR(write(w, acc));
@@ -356,20 +356,25 @@ class WitnessBuilder {
     return map;
   }
 
-  void build(const Layer& l, const Path& path, const std::map<std::string, Tensor>& low_feeds,
-             const exec::RunResult& low, const exec::RunResult& high, const exec::Executor& ex, Witness& w) const {
+  // The inputs of a run and what it computed.
+  struct Run {
+    const std::map<std::string, Tensor>* feeds;
+    const exec::RunResult* result;
+  };
+
+  void build(const Layer& l, const Path& path, Run low, Run high, const exec::Executor& ex, Witness& w) const {
     auto fail = [&w](std::string why) { w.why = std::move(why); };
     const TensorRange& xr = a_.tensors.at(l.x->name());
     if (!xr.scaled_int) return fail("the layer's input has no integer form");
     const double scale = xr.scaled_int->scale[0];
-    const Tensor* x_low = value_in(low, low_feeds, l.x);
-    const Tensor* y_low = value_in(low, low_feeds, l.node->output(0));
-    auto x_high = feeds_value(high, l.x);
+    const Tensor* x_low = value_in(*low.result, *low.feeds, l.x);
+    const Tensor* y_low = value_in(*low.result, *low.feeds, l.node->output(0));
+    const Tensor* x_high = value_in(*high.result, *high.feeds, l.x);
     if (!x_low || !y_low || !x_high) return fail("the layer's input or output was not exposed");
     auto n_low = integers_of(*x_low, scale);
     auto n_high = integers_of(*x_high, scale);
     if (!n_low.is_ok() || !n_high.is_ok()) return fail((n_low.is_ok() ? n_high : n_low).status().message());
-    auto map = source_index(path, low, low_feeds);
+    auto map = source_index(path, *low.result, *low.feeds);
     if (!map.is_ok()) return fail(map.status().message());
     auto geometry = Geometry::of(l, x_low->dims(), y_low->dims());
     if (!geometry.is_ok()) return fail(geometry.status().message());
@@ -407,7 +412,7 @@ class WitnessBuilder {
                               "counts values the inputs cannot give together (padding, or a range wider than reached)",
                               static_cast<int64_t>(best)));
     // The witness: the source at its low end except the elements of the chosen sum's terms.
-    std::map<std::string, Tensor> witness = low_feeds;
+    std::map<std::string, Tensor> witness = *low.feeds;
     const Interval src_range = a_.tensors.at(path.source->name()).all;
     auto src = exec::cast_tensor(witness.at(path.source->name()), DType::kDouble);
     if (!src.is_ok()) return fail(src.status().message());
@@ -421,11 +426,6 @@ class WitnessBuilder {
     if (!typed.is_ok()) return fail(typed.status().message());
     witness[path.source->name()] = std::move(typed).value();
     check(l, *geometry, best_c, best_pos, witness, ex, w);
-  }
-
-  static std::optional<Tensor> feeds_value(const exec::RunResult& r, const ir::Value* v) {
-    if (auto it = r.exposed.find(v->name()); it != r.exposed.end()) return it->second;
-    return std::nullopt;
   }
 
   // Runs the executor on the witness: the integer sum of its own layer input must equal the bound, and
