@@ -93,17 +93,6 @@ Interval tensor_hull(const Tensor& t) {
   return h;
 }
 
-// Gamma bound of a float32 sum of n terms in any order (with or without FMA): |fl(sum) - sum| <=
-// gamma(n) * sum |term|, gamma(n) = n u / (1 - n u), u = 2^-24 (Higham, Accuracy and Stability, 3.1).
-// `abs_sum` is computed in double, whose own rounding (relative n 2^-53) is covered by the extra
-// 2^-40 factor; subnormal results add at most 2^-149 per operation.
-double float_sum_slack(int64_t n, double abs_sum) {
-  const double nu = static_cast<double>(n) * std::ldexp(1.0, -24);
-  const double gamma = nu / (1.0 - nu);
-  return (gamma + static_cast<double>(n) * std::ldexp(1.0, -52)) * abs_sum * (1.0 + std::ldexp(1.0, -40)) +
-         static_cast<double>(n) * std::ldexp(1.0, -149);
-}
-
 // The exponent of the lowest set bit of a finite non-zero float32: v is an integer multiple of 2^e.
 int lowest_bit_exponent(float v) {
   int e = 0;
@@ -139,6 +128,15 @@ bool is_integral(double v) { return std::isfinite(v) && v == std::floor(v) && st
 class Analyzer {
  public:
   Analyzer(const ir::Model& model, const RangeOptions& options) : g_(model.graph()), options_(options) {}
+
+  // The weight of a linear layer with integer codes, as linear() reads it.
+  std::optional<LinearWeight> linear_weight(const ir::Node& node) const {
+    auto trans_attr = node.attr<int64_t>("transB", 0);
+    const bool trans_b = node.op_type() == "Gemm" && trans_attr.is_ok() && trans_attr.value() != 0;
+    auto cw = const_weight(node.input(1), node.op_type() == "Conv" || trans_b ? 0 : 1);
+    if (!cw || !cw->codes) return std::nullopt;
+    return LinearWeight{std::move(cw->value), std::move(*cw->codes)};
+  }
 
   Result<RangeAnalysis> run() {
     for (const ir::Value* in : g_.runtime_inputs()) set_input(in);
@@ -927,7 +925,6 @@ class Analyzer {
     acc.op_type = node.op_type();
     acc.output = node.output(0)->name();
     acc.reduction = K;
-    acc.attained = !pad_hull;
     __int128 all_lo = 0, all_hi = 0;
     for (int64_t c = 0; c < C; ++c) {
       __int128 lo = 0, hi = 0;
@@ -973,6 +970,17 @@ std::string bound(double v) {
 
 }  // namespace
 
+// Gamma bound of a float32 sum of n terms in any order (with or without FMA): |fl(sum) - sum| <=
+// gamma(n) * sum |term|, gamma(n) = n u / (1 - n u), u = 2^-24 (Higham, Accuracy and Stability, 3.1).
+// `abs_sum` is computed in double, whose own rounding (relative n 2^-53) is covered by the extra
+// 2^-40 factor; subnormal results add at most 2^-149 per operation.
+double float_sum_slack(int64_t n, double abs_sum) {
+  const double nu = static_cast<double>(n) * std::ldexp(1.0, -24);
+  const double gamma = nu / (1.0 - nu);
+  return (gamma + static_cast<double>(n) * std::ldexp(1.0, -52)) * abs_sum * (1.0 + std::ldexp(1.0, -40)) +
+         static_cast<double>(n) * std::ldexp(1.0, -149);
+}
+
 int signed_bits_for(int64_t lo, int64_t hi) {
   int bits = 1;
   while (bits < 64) {
@@ -991,7 +999,14 @@ int unsigned_bits_for(int64_t lo, int64_t hi) {
 }
 
 Result<RangeAnalysis> analyze_ranges(const ir::Model& model, const RangeOptions& options) {
-  return Analyzer(model, options).run();
+  QONNX_ASSIGN_OR_RETURN(RangeAnalysis analysis, Analyzer(model, options).run());
+  analysis.thresholds = threshold_widths(model, analysis);
+  return analysis;
+}
+
+std::optional<LinearWeight> linear_weight(const ir::Model& model, const ir::Node& node) {
+  if (node.inputs().size() < 2 || !node.input(1)) return std::nullopt;
+  return Analyzer(model, RangeOptions{}).linear_weight(node);
 }
 
 std::string range_text(const RangeAnalysis& a, bool per_channel) {
@@ -1024,9 +1039,25 @@ std::string range_text(const RangeAnalysis& a, bool per_channel) {
     out += fmt::format("{} ({}): [{}, {}] over {} terms, {} bits signed", acc.node, acc.op_type, acc.min, acc.max,
                        acc.reduction, acc.signed_bits);
     if (acc.unsigned_bits) out += fmt::format(", {} bits unsigned", acc.unsigned_bits);
-    out += acc.attained ? ", attained\n" : ", bound, not attained (padding)\n";
+    if (acc.attained)
+      out += ", attained\n";
+    else if (acc.not_attained.empty())
+      out += ", bound (attainment not checked)\n";
+    else
+      out += ", bound, not attained (" + acc.not_attained + ")\n";
     if (per_channel)
       for (size_t c = 0; c < acc.lo.size(); ++c) out += fmt::format("  [{}] [{}, {}]\n", c, acc.lo[c], acc.hi[c]);
+  }
+  if (!a.thresholds.empty()) out += "thresholds:\n";
+  for (const ThresholdWidth& t : a.thresholds) {
+    if (!t.note.empty()) {
+      out += fmt::format("{} (MultiThreshold): {}\n", t.node, t.note);
+      continue;
+    }
+    out += fmt::format("{} (MultiThreshold): input int [{}, {}], thresholds as integers [{}, {}], {} bits signed",
+                       t.node, t.input_lo, t.input_hi, t.min, t.max, t.signed_bits);
+    if (t.unsigned_bits) out += fmt::format(", {} bits unsigned", t.unsigned_bits);
+    out += fmt::format(" ({} always crossed, {} never crossed)\n", t.always_crossed, t.never_crossed);
   }
   return out;
 }
@@ -1080,11 +1111,25 @@ std::string range_json(const RangeAnalysis& a, bool per_channel) {
     j.key("min").value(acc.min).key("max").value(acc.max).key("terms").value(acc.reduction);
     j.key("signed_bits").value(acc.signed_bits).key("unsigned_bits").value(acc.unsigned_bits);
     j.key("attained").value(acc.attained);
+    if (!acc.not_attained.empty()) j.key("not_attained").value(acc.not_attained);
     if (per_channel) {
       j.key("channels").begin_array();
       for (size_t c = 0; c < acc.lo.size(); ++c) j.begin_array().value(acc.lo[c]).value(acc.hi[c]).end_array();
       j.end_array();
     }
+    j.end_object();
+  }
+  j.end_array().key("thresholds").begin_array();
+  for (const ThresholdWidth& t : a.thresholds) {
+    j.begin_object().key("node").value(t.node).key("input").value(t.input).key("thresholds").value(t.thresholds);
+    if (!t.note.empty()) {
+      j.key("note").value(t.note).end_object();
+      continue;
+    }
+    j.key("input_int").begin_array().value(t.input_lo).value(t.input_hi).end_array();
+    j.key("min").value(t.min).key("max").value(t.max);
+    j.key("signed_bits").value(t.signed_bits).key("unsigned_bits").value(t.unsigned_bits);
+    j.key("always_crossed").value(t.always_crossed).key("never_crossed").value(t.never_crossed);
     j.end_object();
   }
   j.end_array().end_object();

@@ -1,6 +1,8 @@
 // `range`: sound value ranges of every tensor and exact integer accumulator ranges (issue 25).
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "commands.h"
 #include "qonnx/analysis/range.h"
 #include "qonnx/io/model_io.h"
@@ -15,6 +17,8 @@ struct RangeCommand {
   std::vector<std::string> input_ranges;  // NAME=LO,HI
   bool per_channel = false;
   bool json = false;
+  std::string witness_dir;  // --witness DIR
+  std::string annotate;     // --annotate OUT.onnx
 };
 
 Result<analysis::Interval> parse_range(const std::string& text, std::string* name) {
@@ -58,9 +62,31 @@ int run_range(const RangeCommand& c) {
   if (auto ran = pass::run_pipeline(model, items.value(), ctx); !ran.is_ok()) return report(ran.status());
   auto analyzed = analysis::analyze_ranges(model, options);
   if (!analyzed.is_ok()) return report(analyzed.status());
-  const std::string out = c.json ? analysis::range_json(analyzed.value(), c.per_channel)
-                                 : analysis::range_text(analyzed.value(), c.per_channel);
+  // Every accumulator bound is checked by running a witness; --witness keeps the inputs.
+  auto witnesses = analysis::check_witnesses(model, analyzed.value(), c.witness_dir);
+  if (!witnesses.is_ok()) return report(witnesses.status());
+  std::string out = c.json ? analysis::range_json(analyzed.value(), c.per_channel)
+                           : analysis::range_text(analyzed.value(), c.per_channel);
+  if (!c.json && !c.witness_dir.empty()) {
+    out += "witnesses:\n";
+    for (const analysis::Witness& w : witnesses.value()) {
+      const analysis::Accumulator& acc = analyzed->accumulators[w.accumulator];
+      const std::string layer = acc.node.empty() ? acc.output : acc.node;
+      if (w.attained)
+        out += fmt::format("{} {} {}: {} (channel {}, {} = {})\n", layer, w.max ? "max" : "min", w.bound, w.dir,
+                           w.channel, acc.output, w.value);
+      else
+        out += fmt::format("{} {} {}: bound, not attained ({})\n", layer, w.max ? "max" : "min", w.bound, w.why);
+    }
+  }
   std::fwrite(out.data(), 1, out.size(), stdout);
+  if (!c.annotate.empty()) {
+    // The file as loaded (without the inferred shapes) gets the annotations.
+    auto original = io::load_model(c.model);
+    if (!original.is_ok()) return report(original.status());
+    analysis::annotate_ranges(original.value(), analyzed.value());
+    if (Status st = io::save_model(original.value(), c.annotate); !st.is_ok()) return report(st);
+  }
   return 0;
 }
 
@@ -73,14 +99,23 @@ void add_range_command(CLI::App& app, int& exit_code) {
       "integer form (integer range, scale, zero point) of quantized tensors, and for MatMul/Gemm/Conv over\n"
       "integer-valued inputs the exact accumulator range per output channel and its bit width. Input\n"
       "ranges: --input-range, else the input's finn_datatype annotation, else its type's range. An op the\n"
-      "analysis does not bound gets its type's whole range and a note. See docs/range.md.\n"
+      "analysis does not bound gets its type's whole range and a note. Each accumulator bound is checked\n"
+      "by building an input that reaches it and running the executor: \"attained\", or \"bound, not\n"
+      "attained\" and why. MultiThreshold: the bit width of its thresholds as integers over its input's\n"
+      "range. See docs/range.md.\n"
       "Example:\n"
-      "  qonnx-cc range TFC_2W2A.onnx --input-range global_in=0,1 --per-channel --json\n");
+      "  qonnx-cc range TFC_2W2A.onnx --input-range global_in=0,1 --per-channel --json\n"
+      "  qonnx-cc range TFC_2W2A.onnx --witness wit --annotate TFC_annotated.onnx\n"
+      "  qonnx-cc exec TFC_2W2A.onnx --input-dir wit/MatMul_0_max --expose MatMul_0_out0\n");
   auto c = std::make_shared<RangeCommand>();
   cmd->add_option("MODEL", c->model, "Model file (.onnx)")->required();
   cmd->add_option("--input-range", c->input_ranges, "NAME=LO,HI: the range of a graph input (repeatable)");
   cmd->add_flag("--per-channel", c->per_channel, "Also print ranges per channel (axis 1)");
   cmd->add_flag("--json", c->json, "JSON instead of text");
+  cmd->add_option("--witness", c->witness_dir,
+                  "Write DIR/<layer>_<min|max>/input_K.pb: an input reaching each accumulator bound (checked by running it)");
+  cmd->add_option("--annotate", c->annotate,
+                  "Write the model with finn_datatype annotations (accumulator outputs, MultiThreshold inputs and thresholds)");
   cmd->callback([&exit_code, c] { exit_code = run_range(*c); });
 }
 
