@@ -15,7 +15,6 @@
 #include "qonnx/kernels/quant.h"
 #include "qonnx/kernels/transpose.h"
 #include "qonnx/quant/params.h"
-#include "qonnx/support/json.h"
 
 namespace qonnx::analysis {
 
@@ -966,11 +965,6 @@ class Analyzer {
   }
 };
 
-std::string bound(double v) {
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return fmt::format("{}", v);
-}
-
 }  // namespace
 
 int signed_bits_for(int64_t lo, int64_t hi) {
@@ -992,103 +986,6 @@ int unsigned_bits_for(int64_t lo, int64_t hi) {
 
 Result<RangeAnalysis> analyze_ranges(const ir::Model& model, const RangeOptions& options) {
   return Analyzer(model, options).run();
-}
-
-std::string range_text(const RangeAnalysis& a, bool per_channel) {
-  std::string out;
-  for (const std::string& name : a.order) {
-    const TensorRange& r = a.tensors.at(name);
-    out += fmt::format("{}: [{}, {}]", name, bound(r.all.lo), bound(r.all.hi));
-    if (r.scaled_int && uniform_scale(*r.scaled_int)) {
-      const ScaledInt& s = *r.scaled_int;
-      out += fmt::format("  int [{}, {}] scale {}", *std::min_element(s.lo.begin(), s.lo.end()),
-                         *std::max_element(s.hi.begin(), s.hi.end()), s.scale[0]);
-      if (std::all_of(s.zero_point.begin(), s.zero_point.end(), [&](double z) { return z == s.zero_point[0]; }))
-        out += fmt::format(" zero point {}", s.zero_point[0]);
-    } else if (r.scaled_int) {
-      out += "  int per channel";
-    }
-    if (!r.note.empty()) out += "  (" + r.note + ")";
-    out += "\n";
-    if (per_channel)
-      for (size_t c = 0; c < r.channels.size(); ++c) {
-        out += fmt::format("  [{}] [{}, {}]", c, bound(r.channels[c].lo), bound(r.channels[c].hi));
-        if (r.scaled_int && r.scaled_int->lo.size() == r.channels.size())
-          out += fmt::format("  int [{}, {}] scale {}", r.scaled_int->lo[c], r.scaled_int->hi[c],
-                             r.scaled_int->scale[r.scaled_int->scale.size() == 1 ? 0 : c]);
-        out += "\n";
-      }
-  }
-  if (!a.accumulators.empty()) out += "accumulators:\n";
-  for (const Accumulator& acc : a.accumulators) {
-    out += fmt::format("{} ({}): [{}, {}] over {} terms, {} bits signed", acc.node, acc.op_type, acc.min, acc.max,
-                       acc.reduction, acc.signed_bits);
-    if (acc.unsigned_bits) out += fmt::format(", {} bits unsigned", acc.unsigned_bits);
-    out += acc.attained ? ", attained\n" : ", bound, not attained (padding)\n";
-    if (per_channel)
-      for (size_t c = 0; c < acc.lo.size(); ++c) out += fmt::format("  [{}] [{}, {}]\n", c, acc.lo[c], acc.hi[c]);
-  }
-  return out;
-}
-
-std::string range_json(const RangeAnalysis& a, bool per_channel) {
-  JsonWriter j;
-  auto interval = [&j](Interval i) {
-    j.begin_array();
-    for (double v : {i.lo, i.hi}) std::isinf(v) ? j.value(v > 0 ? "inf" : "-inf") : j.value(v);
-    j.end_array();
-  };
-  j.begin_object().key("tensors").begin_object();
-  for (const std::string& name : a.order) {
-    const TensorRange& r = a.tensors.at(name);
-    j.key(name).begin_object().key("range");
-    interval(r.all);
-    if (per_channel && !r.channels.empty()) {
-      j.key("channels").begin_array();
-      for (const Interval& c : r.channels) interval(c);
-      j.end_array();
-    }
-    if (r.scaled_int) {
-      const ScaledInt& s = *r.scaled_int;
-      j.key("int").begin_object();
-      auto ints = [&j](const std::vector<int64_t>& v) {
-        j.begin_array();
-        for (int64_t x : v) j.value(x);
-        j.end_array();
-      };
-      auto reals = [&j](const std::vector<double>& v) {
-        j.begin_array();
-        for (double x : v) j.value(x);
-        j.end_array();
-      };
-      j.key("lo");
-      ints(s.lo);
-      j.key("hi");
-      ints(s.hi);
-      j.key("scale");
-      reals(s.scale);
-      j.key("zero_point");
-      reals(s.zero_point);
-      j.end_object();
-    }
-    if (!r.note.empty()) j.key("note").value(r.note);
-    j.end_object();
-  }
-  j.end_object().key("accumulators").begin_array();
-  for (const Accumulator& acc : a.accumulators) {
-    j.begin_object().key("node").value(acc.node).key("op_type").value(acc.op_type).key("output").value(acc.output);
-    j.key("min").value(acc.min).key("max").value(acc.max).key("terms").value(acc.reduction);
-    j.key("signed_bits").value(acc.signed_bits).key("unsigned_bits").value(acc.unsigned_bits);
-    j.key("attained").value(acc.attained);
-    if (per_channel) {
-      j.key("channels").begin_array();
-      for (size_t c = 0; c < acc.lo.size(); ++c) j.begin_array().value(acc.lo[c]).value(acc.hi[c]).end_array();
-      j.end_array();
-    }
-    j.end_object();
-  }
-  j.end_array().end_object();
-  return j.str() + "\n";
 }
 
 }  // namespace qonnx::analysis

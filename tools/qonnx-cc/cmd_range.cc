@@ -3,6 +3,7 @@
 
 #include "commands.h"
 #include "qonnx/analysis/range.h"
+#include "qonnx/analysis/range_report.h"
 #include "qonnx/io/model_io.h"
 #include "qonnx/pass/pass.h"
 
@@ -15,6 +16,8 @@ struct RangeCommand {
   std::vector<std::string> input_ranges;  // NAME=LO,HI
   bool per_channel = false;
   bool json = false;
+  std::string report_mode = "range";
+  std::string key_filter;
 };
 
 Result<analysis::Interval> parse_range(const std::string& text, std::string* name) {
@@ -36,6 +39,13 @@ Result<analysis::Interval> parse_range(const std::string& text, std::string* nam
 }
 
 int run_range(const RangeCommand& c) {
+  analysis::ReportOptions report_options{analysis::ReportMode::kRange, c.per_channel, c.key_filter};
+  if (auto mode = analysis::parse_report_mode(c.report_mode)) {
+    report_options.mode = *mode;
+  } else {
+    return report(Status(Code::kUsage, "--report-mode '" + c.report_mode +
+                                           "': expected range, stuck_channel or zerostuck_channel"));
+  }
   analysis::RangeOptions options;
   for (const std::string& text : c.input_ranges) {
     std::string name;
@@ -58,8 +68,14 @@ int run_range(const RangeCommand& c) {
   if (auto ran = pass::run_pipeline(model, items.value(), ctx); !ran.is_ok()) return report(ran.status());
   auto analyzed = analysis::analyze_ranges(model, options);
   if (!analyzed.is_ok()) return report(analyzed.status());
-  const std::string out = c.json ? analysis::range_json(analyzed.value(), c.per_channel)
-                                 : analysis::range_text(analyzed.value(), c.per_channel);
+  std::string out;
+  if (c.json) {
+    auto json = analysis::range_json(model.graph(), analyzed.value(), report_options);
+    if (!json.is_ok()) return report(json.status());
+    out = std::move(json).value();
+  } else {
+    out = analysis::range_text(model.graph(), analyzed.value(), report_options);
+  }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return 0;
 }
@@ -73,14 +89,23 @@ void add_range_command(CLI::App& app, int& exit_code) {
       "integer form (integer range, scale, zero point) of quantized tensors, and for MatMul/Gemm/Conv over\n"
       "integer-valued inputs the exact accumulator range per output channel and its bit width. Input\n"
       "ranges: --input-range, else the input's finn_datatype annotation, else its type's range. An op the\n"
-      "analysis does not bound gets its type's whole range and a note. See docs/range.md.\n"
+      "analysis does not bound gets its type's whole range and a note.\n"
+      "--report-mode as qonnx-range-analysis: range (default), stuck_channel (channels of node outputs\n"
+      "whose every value is one constant over the input ranges) or zerostuck_channel (constantly 0).\n"
+      "--json writes qonnx's report shape (range: {tensor: [lo, hi] or [[lo per channel], [hi per\n"
+      "channel]]}; stuck_channel: {tensor: [[channel, value], ...]}; zerostuck_channel: {tensor:\n"
+      "[channel, ...]}) plus the key \"@qonnx-cc\" with integer forms, accumulators and notes.\n"
+      "See docs/range.md.\n"
       "Example:\n"
-      "  qonnx-cc range TFC_2W2A.onnx --input-range global_in=0,1 --per-channel --json\n");
+      "  qonnx-cc range TFC_2W2A.onnx --input-range global_in=0,1 --per-channel --json\n"
+      "  qonnx-cc range CNV_2W2A.onnx --input-range global_in=0,1 --report-mode stuck_channel --key-filter Quant\n");
   auto c = std::make_shared<RangeCommand>();
   cmd->add_option("MODEL", c->model, "Model file (.onnx)")->required();
   cmd->add_option("--input-range", c->input_ranges, "NAME=LO,HI: the range of a graph input (repeatable)");
   cmd->add_flag("--per-channel", c->per_channel, "Also print ranges per channel (axis 1)");
-  cmd->add_flag("--json", c->json, "JSON instead of text");
+  cmd->add_flag("--json", c->json, "JSON instead of text (qonnx-range-analysis's shape, plus \"@qonnx-cc\")");
+  cmd->add_option("--report-mode", c->report_mode, "range (default), stuck_channel or zerostuck_channel");
+  cmd->add_option("--key-filter", c->key_filter, "Only tensors (and accumulators) whose name contains this");
   cmd->callback([&exit_code, c] { exit_code = run_range(*c); });
 }
 
