@@ -4,11 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "qonnx/analysis/range.h"
-#include "qonnx/ir/graph.h"
+#include "qonnx/ir/model.h"
 
 namespace qonnx::analysis {
 
