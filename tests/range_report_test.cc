@@ -166,7 +166,9 @@ TEST(RangeReport, StuckChannelsAreExactlyTheConstructedOnes) {
     }
     const auto seen = observed_values(model.value(), k, rng);
     const auto stuck = constructed_stuck(l, false);
-    for (const auto& [name, channels] : seen)
+    for (const auto& entry : seen) {
+      const std::string& name = entry.first;
+      const auto& channels = entry.second;
       for (size_t ch = 0; ch < channels.size(); ++ch) {
         auto it = std::find_if(stuck.begin(), stuck.end(), [&](const StuckChannel& s) {
           return s.tensor == name && s.channel == static_cast<int64_t>(ch);
@@ -178,6 +180,7 @@ TEST(RangeReport, StuckChannelsAreExactlyTheConstructedOnes) {
           EXPECT_EQ(*channels[ch].begin(), it->value) << "seed " << seed << ": " << name << "[" << ch << "]";
         }
       }
+    }
   }
   EXPECT_GT(zero_total, 10);  // the seeds do make zero-stuck and
   EXPECT_GT(stuck_total, zero_total);  // non-zero-stuck channels
