@@ -614,9 +614,12 @@ TEST(RangeQonnx, ExactGridModelsGiveQonnxsRanges) {
     EXPECT_EQ(c.ours_violated, 0);
     EXPECT_EQ(c.qonnx_violated, 0) << "seed " << seed;
     EXPECT_EQ(c.ours_tighter, 0) << "seed " << seed;
-    // Only Flatten's channels differ: ours keeps one range for the tensor there, qonnx one per element.
+    // Where both see the same inputs they agree; qonnx is tighter only where ours keeps one range for
+    // a reshaped tensor (Reshape, Flatten) and qonnx one per element, and downstream of that.
     for (const auto& [reason, n] : c.tighter_by_reason)
-      EXPECT_NE(reason.find("per-channel ranges through Flatten"), std::string::npos) << "seed " << seed << ": " << reason;
+      EXPECT_TRUE(reason.find("per-channel ranges through Reshape") == 0 || reason.find("per-channel ranges through Flatten") == 0 ||
+                  reason.find("downstream of a wider input") == 0)
+          << "seed " << seed << ": " << reason;
     EXPECT_GT(c.equal, 0);
     totals.add(c);
   }
