@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make bench: kernel bandwidth vs a memory copy (Google Benchmark, one thread) and `convert` scaling
 # with nodes and bytes. Usage: bench/run_bench.sh BUILD_DIR
-# BENCH_ONLY=exec runs section 4 (exec vs onnxruntime) alone, BENCH_ONLY=python section 5 (the Python package).
+# BENCH_ONLY=exec runs section 4 (exec vs onnxruntime) alone, BENCH_ONLY=python section 5 (the Python package),
+# BENCH_ONLY=range section 6 (the accumulator table of docs/range.md).
 set -euo pipefail
 BUILD=${1:-build}
 OUT=$BUILD/bench/results
@@ -9,8 +10,8 @@ mkdir -p "$OUT"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 ONLY=${BENCH_ONLY:-}
-if [ -n "$ONLY" ] && [ "$ONLY" != exec ] && [ "$ONLY" != python ]; then
-  echo "BENCH_ONLY=$ONLY: 'exec' or 'python'" >&2; exit 2
+if [ -n "$ONLY" ] && [ "$ONLY" != exec ] && [ "$ONLY" != python ] && [ "$ONLY" != range ]; then
+  echo "BENCH_ONLY=$ONLY: 'exec', 'python' or 'range'" >&2; exit 2
 fi
 
 # ---- 1. kernels: bytes/s (read + written, CPU time) of each kernel / the copy's, same binary, same run
@@ -188,5 +189,19 @@ if [ "${BENCH_PYTHON:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = python ]; 
     echo; echo "5. Python package: skipped (no shared models at $MODELS)"
   else
     "$PY" "$ROOT/bench/python_bench.py" "$BUILD" "$MODELS" "$OUT/python"
+  fi
+fi
+
+# ---- 6. range: per shared model, the accumulator widths qonnx-cc range finds, the total accumulator
+# bits and the time of the command (bench/range_table.py; the table in docs/range.md). BENCH_RANGE=0 skips.
+if [ "${BENCH_RANGE:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = range ]; }; then
+  ROOT=$(cd "$(dirname "$0")/.." && pwd)
+  MODELS=${QONNX_SHARED_MODELS:-$ROOT/../shared/qonnx_models}
+  echo
+  if [ ! -d "$MODELS" ]; then
+    echo "6. range: skipped (no shared models at $MODELS)"
+  else
+    echo "6. range: accumulator widths of the shared models (no input ranges; ms = best of 3, whole command)"
+    python3 "$ROOT/bench/range_table.py" "$QC" "$MODELS" | tee "$OUT/range_table.md"
   fi
 fi

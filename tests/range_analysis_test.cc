@@ -549,9 +549,14 @@ TEST_F(RangeCli, PrintsRangesAndAccumulators) {
   ASSERT_TRUE(io::write_file_atomic(model, l.builder.serialize()).is_ok());
   auto text = test::run_cli("range " + model + " --input-range x=-1,0.5 --per-channel");
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("xq: [-1, 0]  int [-1, 0] scale 1 zero point 0"), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("accumulators:\nMatMul_1 (MatMul): ["), std::string::npos) << text.out;
-  EXPECT_NE(text.out.find("  [1] ["), std::string::npos) << text.out;
+  const size_t xq = text.out.find("\n  xq ");
+  ASSERT_NE(xq, std::string::npos) << text.out;
+  const std::string xq_row = text.out.substr(xq + 1, text.out.find('\n', xq + 1) - xq - 1);
+  EXPECT_NE(xq_row.find(" [-1, 0]  "), std::string::npos) << xq_row;
+  EXPECT_NE(xq_row.find("  [-1, 0] x 1, zero point 0"), std::string::npos) << xq_row;
+  EXPECT_NE(text.out.find("\naccumulators (1):\n  node "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("\n  MatMul_1 "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("    [1] "), std::string::npos) << text.out;
   auto json = test::run_cli("range " + model + " --json");
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_NE(json.out.find("\"accumulators\""), std::string::npos) << json.out;

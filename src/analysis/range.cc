@@ -15,7 +15,6 @@
 #include "qonnx/kernels/quant.h"
 #include "qonnx/kernels/transpose.h"
 #include "qonnx/quant/params.h"
-#include "qonnx/support/json.h"
 
 namespace qonnx::analysis {
 
@@ -963,11 +962,6 @@ class Analyzer {
   }
 };
 
-std::string bound(double v) {
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return fmt::format("{}", v);
-}
-
 }  // namespace
 
 // Gamma bound of a float32 sum of n terms in any order (with or without FMA): |fl(sum) - sum| <=
@@ -1007,133 +1001,6 @@ Result<RangeAnalysis> analyze_ranges(const ir::Model& model, const RangeOptions&
 std::optional<LinearWeight> linear_weight(const ir::Model& model, const ir::Node& node) {
   if (node.inputs().size() < 2 || !node.input(1)) return std::nullopt;
   return Analyzer(model, RangeOptions{}).linear_weight(node);
-}
-
-std::string range_text(const RangeAnalysis& a, bool per_channel) {
-  std::string out;
-  for (const std::string& name : a.order) {
-    const TensorRange& r = a.tensors.at(name);
-    out += fmt::format("{}: [{}, {}]", name, bound(r.all.lo), bound(r.all.hi));
-    if (r.scaled_int && uniform_scale(*r.scaled_int)) {
-      const ScaledInt& s = *r.scaled_int;
-      out += fmt::format("  int [{}, {}] scale {}", *std::min_element(s.lo.begin(), s.lo.end()),
-                         *std::max_element(s.hi.begin(), s.hi.end()), s.scale[0]);
-      if (std::all_of(s.zero_point.begin(), s.zero_point.end(), [&](double z) { return z == s.zero_point[0]; }))
-        out += fmt::format(" zero point {}", s.zero_point[0]);
-    } else if (r.scaled_int) {
-      out += "  int per channel";
-    }
-    if (!r.note.empty()) out += "  (" + r.note + ")";
-    out += "\n";
-    if (per_channel)
-      for (size_t c = 0; c < r.channels.size(); ++c) {
-        out += fmt::format("  [{}] [{}, {}]", c, bound(r.channels[c].lo), bound(r.channels[c].hi));
-        if (r.scaled_int && r.scaled_int->lo.size() == r.channels.size())
-          out += fmt::format("  int [{}, {}] scale {}", r.scaled_int->lo[c], r.scaled_int->hi[c],
-                             r.scaled_int->scale[r.scaled_int->scale.size() == 1 ? 0 : c]);
-        out += "\n";
-      }
-  }
-  if (!a.accumulators.empty()) out += "accumulators:\n";
-  for (const Accumulator& acc : a.accumulators) {
-    out += fmt::format("{} ({}): [{}, {}] over {} terms, {} bits signed", acc.node, acc.op_type, acc.min, acc.max,
-                       acc.reduction, acc.signed_bits);
-    if (acc.unsigned_bits) out += fmt::format(", {} bits unsigned", acc.unsigned_bits);
-    if (acc.attained)
-      out += ", attained\n";
-    else if (acc.not_attained.empty())
-      out += ", bound (attainment not checked)\n";
-    else
-      out += ", bound, not attained (" + acc.not_attained + ")\n";
-    if (per_channel)
-      for (size_t c = 0; c < acc.lo.size(); ++c) out += fmt::format("  [{}] [{}, {}]\n", c, acc.lo[c], acc.hi[c]);
-  }
-  if (!a.thresholds.empty()) out += "thresholds:\n";
-  for (const ThresholdWidth& t : a.thresholds) {
-    if (!t.note.empty()) {
-      out += fmt::format("{} (MultiThreshold): {}\n", t.node, t.note);
-      continue;
-    }
-    out += fmt::format("{} (MultiThreshold): input int [{}, {}], thresholds as integers [{}, {}], {} bits signed",
-                       t.node, t.input_lo, t.input_hi, t.min, t.max, t.signed_bits);
-    if (t.unsigned_bits) out += fmt::format(", {} bits unsigned", t.unsigned_bits);
-    out += fmt::format(" ({} always crossed, {} never crossed)\n", t.always_crossed, t.never_crossed);
-  }
-  return out;
-}
-
-std::string range_json(const RangeAnalysis& a, bool per_channel) {
-  JsonWriter j;
-  auto interval = [&j](Interval i) {
-    j.begin_array();
-    for (double v : {i.lo, i.hi}) std::isinf(v) ? j.value(v > 0 ? "inf" : "-inf") : j.value(v);
-    j.end_array();
-  };
-  j.begin_object().key("tensors").begin_object();
-  for (const std::string& name : a.order) {
-    const TensorRange& r = a.tensors.at(name);
-    j.key(name).begin_object().key("range");
-    interval(r.all);
-    if (per_channel && !r.channels.empty()) {
-      j.key("channels").begin_array();
-      for (const Interval& c : r.channels) interval(c);
-      j.end_array();
-    }
-    if (r.scaled_int) {
-      const ScaledInt& s = *r.scaled_int;
-      j.key("int").begin_object();
-      auto ints = [&j](const std::vector<int64_t>& v) {
-        j.begin_array();
-        for (int64_t x : v) j.value(x);
-        j.end_array();
-      };
-      auto reals = [&j](const std::vector<double>& v) {
-        j.begin_array();
-        for (double x : v) j.value(x);
-        j.end_array();
-      };
-      j.key("lo");
-      ints(s.lo);
-      j.key("hi");
-      ints(s.hi);
-      j.key("scale");
-      reals(s.scale);
-      j.key("zero_point");
-      reals(s.zero_point);
-      j.end_object();
-    }
-    if (!r.note.empty()) j.key("note").value(r.note);
-    j.end_object();
-  }
-  j.end_object().key("accumulators").begin_array();
-  for (const Accumulator& acc : a.accumulators) {
-    j.begin_object().key("node").value(acc.node).key("op_type").value(acc.op_type).key("output").value(acc.output);
-    j.key("min").value(acc.min).key("max").value(acc.max).key("terms").value(acc.reduction);
-    j.key("signed_bits").value(acc.signed_bits).key("unsigned_bits").value(acc.unsigned_bits);
-    j.key("attained").value(acc.attained);
-    if (!acc.not_attained.empty()) j.key("not_attained").value(acc.not_attained);
-    if (per_channel) {
-      j.key("channels").begin_array();
-      for (size_t c = 0; c < acc.lo.size(); ++c) j.begin_array().value(acc.lo[c]).value(acc.hi[c]).end_array();
-      j.end_array();
-    }
-    j.end_object();
-  }
-  j.end_array().key("thresholds").begin_array();
-  for (const ThresholdWidth& t : a.thresholds) {
-    j.begin_object().key("node").value(t.node).key("input").value(t.input).key("thresholds").value(t.thresholds);
-    if (!t.note.empty()) {
-      j.key("note").value(t.note).end_object();
-      continue;
-    }
-    j.key("input_int").begin_array().value(t.input_lo).value(t.input_hi).end_array();
-    j.key("min").value(t.min).key("max").value(t.max);
-    j.key("signed_bits").value(t.signed_bits).key("unsigned_bits").value(t.unsigned_bits);
-    j.key("always_crossed").value(t.always_crossed).key("never_crossed").value(t.never_crossed);
-    j.end_object();
-  }
-  j.end_array().end_object();
-  return j.str() + "\n";
 }
 
 }  // namespace qonnx::analysis

@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "qonnx/analysis/range.h"
+#include "qonnx/analysis/range_report.h"
 #include "qonnx/io/model_io.h"
 #include "qonnx/pass/pass.h"
 
@@ -19,6 +20,8 @@ struct RangeCommand {
   bool json = false;
   std::string witness_dir;  // --witness DIR
   std::string annotate;     // --annotate OUT.onnx
+  std::string report_mode = "range";
+  std::string key_filter;
 };
 
 Result<analysis::Interval> parse_range(const std::string& text, std::string* name) {
@@ -40,6 +43,13 @@ Result<analysis::Interval> parse_range(const std::string& text, std::string* nam
 }
 
 int run_range(const RangeCommand& c) {
+  analysis::ReportOptions report_options{analysis::ReportMode::kRange, c.per_channel, c.key_filter};
+  if (auto mode = analysis::parse_report_mode(c.report_mode)) {
+    report_options.mode = *mode;
+  } else {
+    return report(Status(Code::kUsage, "--report-mode '" + c.report_mode +
+                                           "': expected range, stuck_channel or zerostuck_channel"));
+  }
   analysis::RangeOptions options;
   for (const std::string& text : c.input_ranges) {
     std::string name;
@@ -65,10 +75,16 @@ int run_range(const RangeCommand& c) {
   // Every accumulator bound is checked by running a witness; --witness keeps the inputs.
   auto witnesses = analysis::check_witnesses(model, analyzed.value(), c.witness_dir);
   if (!witnesses.is_ok()) return report(witnesses.status());
-  std::string out = c.json ? analysis::range_json(analyzed.value(), c.per_channel)
-                           : analysis::range_text(analyzed.value(), c.per_channel);
+  std::string out;
+  if (c.json) {
+    auto json = analysis::range_json(model.graph(), analyzed.value(), report_options);
+    if (!json.is_ok()) return report(json.status());
+    out = std::move(json).value();
+  } else {
+    out = analysis::range_text(model.graph(), analyzed.value(), report_options);
+  }
   if (!c.json && !c.witness_dir.empty()) {
-    out += "witnesses:\n";
+    out += "\nwitnesses:\n";
     for (const analysis::Witness& w : witnesses.value()) {
       const analysis::Accumulator& acc = analyzed->accumulators[w.accumulator];
       const std::string layer = acc.node.empty() ? acc.output : acc.node;
@@ -102,16 +118,25 @@ void add_range_command(CLI::App& app, int& exit_code) {
       "analysis does not bound gets its type's whole range and a note. Each accumulator bound is checked\n"
       "by building an input that reaches it and running the executor: \"attained\", or \"bound, not\n"
       "attained\" and why. MultiThreshold: the bit width of its thresholds as integers over its input's\n"
-      "range. See docs/range.md.\n"
+      "range.\n"
+      "--report-mode as qonnx-range-analysis: range (default), stuck_channel (channels of node outputs\n"
+      "whose every value is one constant over the input ranges) or zerostuck_channel (constantly 0).\n"
+      "--json writes qonnx's report shape (range: {tensor: [lo, hi] or [[lo per channel], [hi per\n"
+      "channel]]}; stuck_channel: {tensor: [[channel, value], ...]}; zerostuck_channel: {tensor:\n"
+      "[channel, ...]}) plus the key \"@qonnx-cc\" with integer forms, accumulators, thresholds and notes.\n"
+      "See docs/range.md.\n"
       "Example:\n"
       "  qonnx-cc range TFC_2W2A.onnx --input-range global_in=0,1 --per-channel --json\n"
+      "  qonnx-cc range CNV_2W2A.onnx --input-range global_in=0,1 --report-mode stuck_channel --key-filter Quant\n"
       "  qonnx-cc range TFC_2W2A.onnx --witness wit --annotate TFC_annotated.onnx\n"
       "  qonnx-cc exec TFC_2W2A.onnx --input-dir wit/MatMul_0_max --expose MatMul_0_out0\n");
   auto c = std::make_shared<RangeCommand>();
   cmd->add_option("MODEL", c->model, "Model file (.onnx)")->required();
   cmd->add_option("--input-range", c->input_ranges, "NAME=LO,HI: the range of a graph input (repeatable)");
   cmd->add_flag("--per-channel", c->per_channel, "Also print ranges per channel (axis 1)");
-  cmd->add_flag("--json", c->json, "JSON instead of text");
+  cmd->add_flag("--json", c->json, "JSON instead of text (qonnx-range-analysis's shape, plus \"@qonnx-cc\")");
+  cmd->add_option("--report-mode", c->report_mode, "range (default), stuck_channel or zerostuck_channel");
+  cmd->add_option("--key-filter", c->key_filter, "Only tensors (and accumulators) whose name contains this");
   cmd->add_option("--witness", c->witness_dir,
                   "Write DIR/<layer>_<min|max>/input_K.pb: an input reaching each accumulator bound (checked by running it)");
   cmd->add_option("--annotate", c->annotate,

@@ -135,8 +135,6 @@ double float_sum_slack(int64_t n, double abs_sum);
 int signed_bits_for(int64_t lo, int64_t hi);
 int unsigned_bits_for(int64_t lo, int64_t hi);
 
-// Text report (per tensor, per channel when `per_channel`), and the same as JSON.
-std::string range_text(const RangeAnalysis& analysis, bool per_channel);
-std::string range_json(const RangeAnalysis& analysis, bool per_channel);
+// The text and JSON reports are in qonnx/analysis/range_report.h.
 
 }  // namespace qonnx::analysis
