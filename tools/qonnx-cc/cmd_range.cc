@@ -1,5 +1,6 @@
 // `range`: sound value ranges of every tensor and exact integer accumulator ranges (issue 25).
 #include <cstdio>
+#include <filesystem>
 
 #include "commands.h"
 #include "qonnx/analysis/range.h"
@@ -15,6 +16,7 @@ struct RangeCommand {
   std::vector<std::string> input_ranges;  // NAME=LO,HI
   bool per_channel = false;
   bool json = false;
+  std::string html;  // FILE for the HTML page
 };
 
 Result<analysis::Interval> parse_range(const std::string& text, std::string* name) {
@@ -58,6 +60,11 @@ int run_range(const RangeCommand& c) {
   if (auto ran = pass::run_pipeline(model, items.value(), ctx); !ran.is_ok()) return report(ran.status());
   auto analyzed = analysis::analyze_ranges(model, options);
   if (!analyzed.is_ok()) return report(analyzed.status());
+  if (!c.html.empty()) {
+    const std::string title = std::filesystem::path(c.model).filename().string();
+    if (Status st = io::write_file_atomic(c.html, analysis::range_html(analyzed.value(), title)); !st.is_ok()) return report(st);
+    if (!c.json) return 0;  // the page instead of the text report
+  }
   const std::string out = c.json ? analysis::range_json(analyzed.value(), c.per_channel)
                                  : analysis::range_text(analyzed.value(), c.per_channel);
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -75,12 +82,16 @@ void add_range_command(CLI::App& app, int& exit_code) {
       "ranges: --input-range, else the input's finn_datatype annotation, else its type's range. An op the\n"
       "analysis does not bound gets its type's whole range and a note. See docs/range.md.\n"
       "Example:\n"
-      "  qonnx-cc range TFC_2W2A.onnx --input-range global_in=0,1 --per-channel --json\n");
+      "  qonnx-cc range TFC_2W2A.onnx --input-range global_in=0,1 --per-channel --json\n"
+      "  qonnx-cc range TFC_2W2A.onnx --html ranges.html\n");
   auto c = std::make_shared<RangeCommand>();
   cmd->add_option("MODEL", c->model, "Model file (.onnx)")->required();
   cmd->add_option("--input-range", c->input_ranges, "NAME=LO,HI: the range of a graph input (repeatable)");
   cmd->add_flag("--per-channel", c->per_channel, "Also print ranges per channel (axis 1)");
   cmd->add_flag("--json", c->json, "JSON instead of text");
+  cmd->add_option("--html", c->html,
+                  "Write a self-contained HTML page: accumulator widths, tensor intervals and integer forms as charts, "
+                  "and tables (no text report then, unless --json)");
   cmd->callback([&exit_code, c] { exit_code = run_range(*c); });
 }
 

@@ -71,9 +71,14 @@ Result<RangeAnalysis> analyze_ranges(const ir::Model& model, const RangeOptions&
 // Smallest signed (two's complement) and unsigned bit widths holding [lo, hi]; unsigned is 0 when lo < 0.
 int signed_bits_for(int64_t lo, int64_t hi);
 int unsigned_bits_for(int64_t lo, int64_t hi);
+// The width an accumulator needs: unsigned when it never goes negative (as FINN picks UINT / INT).
+inline int accumulator_bits(const Accumulator& a) { return a.min >= 0 ? a.unsigned_bits : a.signed_bits; }
 
 // Text report (per tensor, per channel when `per_channel`), and the same as JSON.
 std::string range_text(const RangeAnalysis& analysis, bool per_channel);
 std::string range_json(const RangeAnalysis& analysis, bool per_channel);
+// A self-contained HTML page (src/analysis/range_html.cc): tensor intervals, integer forms and
+// accumulator widths as charts, and the same as tables.
+std::string range_html(const RangeAnalysis& analysis, const std::string& title);
 
 }  // namespace qonnx::analysis
