@@ -50,6 +50,7 @@ std::string svg_open(double width, double height) {
 
 // A text element; `anchor` is start, middle or end.
 std::string text_at(double x, double y, const std::string& text, double font, const char* anchor, const std::string& full = "") {
+  if (text.empty()) return "";
   std::string out = fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"{}\" text-anchor=\"{}\">{}", num(x), num(y), font, anchor,
                                 escape(text));
   if (!full.empty() && full != text) out += "<title>" + escape(full) + "</title>";
@@ -123,7 +124,7 @@ std::string page_begin(const std::string& title, const std::string& heading) {
       "body{{font-family:{2};margin:2em;color:#222}}svg.chart{{max-width:100%;height:auto;display:block}}"
       "svg.chart text{{font-family:{2};fill:#222}}"
       "table{{border-collapse:collapse;margin:0.5em 0}}td,th{{border:1px solid #ccc;padding:2px 8px;text-align:left}}"
-      "td.n{{text-align:right;font-variant-numeric:tabular-nums}}h2{{margin-top:1.5em}}</style></head><body>\n<h1>{1}</h1>\n",
+      "td.n{{text-align:right;font-variant-numeric:tabular-nums}}h2{{margin-top:1.5em}}h1,h2,p,td{{overflow-wrap:anywhere}}</style></head><body>\n<h1>{1}</h1>\n",
       escape(title), escape(heading), kFonts);
 }
 
