@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(cmake ninja-build g++ ccache pkg-config libonnx-dev libprotobuf-dev protobuf-compiler
           libcli11-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
           libonnx-testdata clang libclang-rt-14-dev
+          chromium
           python3-dev pybind11-dev python3-numpy python3-onnx python3-pytest python3-setuptools python3-pip python3-venv)
 missing=()
 for p in "${packages[@]}"; do

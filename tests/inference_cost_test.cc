@@ -313,9 +313,11 @@ TEST(InferenceCost, HtmlIsSelfContainedWithOneBarPerLayer) {
   EXPECT_EQ(html.find("<svg xmlns=\"http://www.w3.org/2000/svg\""), html.find("<svg"));
   EXPECT_EQ(html.find("src="), std::string::npos);  // nothing loaded from elsewhere
   EXPECT_NE(html.find("cnv&lt;&amp;&gt;"), std::string::npos);
-  size_t bars = 0;
-  for (size_t pos = 0; (pos = html.find("<rect", pos)) != std::string::npos; ++pos) ++bars;
-  EXPECT_EQ(bars, 3 * c->nodes.size());  // MACs, weight bits, bit widths
+  size_t bars = 0, weighted = 0;
+  for (size_t pos = 0; (pos = html.find("data-value=", pos)) != std::string::npos; ++pos) ++bars;
+  for (const auto& n : c->nodes) weighted += n.weight_datatype.empty() ? 0 : 1;
+  // MACs, weight bits, then input and weight bit widths (no accumulators: those come from api::cost).
+  EXPECT_EQ(bars, 3 * c->nodes.size() + weighted);
 }
 
 TEST_F(CostCli, ExitCodesAndFiles) {

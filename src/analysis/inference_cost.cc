@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
+#include "analysis/html_chart.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "qonnx/ir/finn_datatype.h"
@@ -323,10 +324,12 @@ std::string python_float(double v) {
 
 namespace {
 
-// A JSON value as qonnx's dict holds it: number, bool, string or object (keys sorted when printed).
+// A JSON value as qonnx's dict holds it: number (a Python float), integer, bool, string or object
+// (keys sorted when printed).
 struct PyValue {
-  enum class Kind { kNumber, kBool, kString, kObject } kind = Kind::kNumber;
+  enum class Kind { kNumber, kInteger, kBool, kString, kObject } kind = Kind::kNumber;
   double number = 0;
+  int64_t integer = 0;
   bool boolean = false;
   std::string text;
   std::map<std::string, PyValue> object;  // sorted: json.dump(sort_keys=True)
@@ -340,6 +343,16 @@ PyValue of_kind(PyValue::Kind kind) {
 PyValue number(double x) {
   PyValue v = of_kind(PyValue::Kind::kNumber);
   v.number = x;
+  return v;
+}
+PyValue integer(int64_t x) {
+  PyValue v = of_kind(PyValue::Kind::kInteger);
+  v.integer = x;
+  return v;
+}
+PyValue boolean(bool x) {
+  PyValue v = of_kind(PyValue::Kind::kBool);
+  v.boolean = x;
   return v;
 }
 
@@ -360,6 +373,7 @@ std::string json_string(const std::string& s) {
 void print(const PyValue& v, int indent, std::string& out) {
   switch (v.kind) {
     case PyValue::Kind::kNumber: out += python_float(v.number); return;
+    case PyValue::Kind::kInteger: out += std::to_string(v.integer); return;
     case PyValue::Kind::kBool: out += v.boolean ? "true" : "false"; return;
     case PyValue::Kind::kString: out += json_string(v.text); return;
     case PyValue::Kind::kObject: break;
@@ -406,8 +420,7 @@ std::string cost_json(const InferenceCost& cost, bool breakdown, bool flat) {
   }
   PyValue& text = total.object["unsupported"] = of_kind(PyValue::Kind::kString);
   text.text = unsupported;
-  PyValue& flag = total.object["discount_sparsity"] = of_kind(PyValue::Kind::kBool);
-  flag.boolean = cost.discount_sparsity;
+  total.object["discount_sparsity"] = boolean(cost.discount_sparsity);
   PyValue root = of_kind(PyValue::Kind::kObject);
   if (flat) {
     root = total;
@@ -419,6 +432,20 @@ std::string cost_json(const InferenceCost& cost, bool breakdown, bool flat) {
       for (const auto& n : cost.nodes) nodes.object[n.name] = with_totals(n.costs);
       root.object["optype_cost"] = optypes;
       root.object["node_cost"] = nodes;
+      PyValue accumulators = of_kind(PyValue::Kind::kObject);
+      int64_t total_bits = 0;
+      for (const Accumulator& a : cost.accumulators) {
+        PyValue& entry = accumulators.object[a.node] = of_kind(PyValue::Kind::kObject);
+        entry.object["min"] = integer(a.min);
+        entry.object["max"] = integer(a.max);
+        entry.object["signed_bits"] = integer(a.signed_bits);
+        entry.object["unsigned_bits"] = integer(a.unsigned_bits);
+        entry.object["bits"] = integer(accumulator_bits(a));
+        entry.object["attained"] = boolean(a.attained);
+        total_bits += accumulator_bits(a);
+      }
+      root.object["node_accumulator"] = accumulators;
+      root.object["total_accumulator_bits"] = integer(total_bits);
     }
   }
   std::string out;
@@ -426,87 +453,64 @@ std::string cost_json(const InferenceCost& cost, bool breakdown, bool flat) {
   return out + "\n";
 }
 
-namespace {
-
-std::string html_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else if (c == '"') out += "&quot;";
-    else out += c;
-  }
-  return out;
-}
-
-// Large counts as 12.3M / 4.56G.
-std::string human(double v) {
-  const char* units[] = {"", "k", "M", "G", "T", "P"};
-  int u = 0;
-  while (std::abs(v) >= 1000 && u < 5) {
-    v /= 1000;
-    ++u;
-  }
-  return u == 0 ? fmt::format("{:.0f}", v) : fmt::format("{:.3g}{}", v, units[u]);
-}
-
-// One horizontal bar chart: a row per layer, bar length proportional to the value.
-std::string bar_chart(const std::string& title, const std::vector<std::pair<std::string, double>>& rows,
-                      const std::string& color, const std::vector<std::string>& labels) {
-  constexpr int kLabelWidth = 220, kBarWidth = 460, kRow = 20;
-  double max = 0;
-  for (const auto& r : rows) max = std::max(max, r.second);
-  const int height = kRow * static_cast<int>(rows.size()) + 10;
-  std::string svg = fmt::format("<h2>{}</h2>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">\n",
-                                html_escape(title), kLabelWidth + kBarWidth + 120, height);
-  for (size_t k = 0; k < rows.size(); ++k) {
-    const int y = static_cast<int>(k) * kRow + 5;
-    const double len = max > 0 ? rows[k].second / max * kBarWidth : 0;
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>", kLabelWidth - 6, y + 14, html_escape(rows[k].first));
-    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"><title>{}: {}</title></rect>",
-                       kLabelWidth, y + 2, len, kRow - 4, color, html_escape(rows[k].first), html_escape(labels[k]));
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\">{}</text>\n", kLabelWidth + len + 4, y + 14, html_escape(labels[k]));
-  }
-  return svg + "</svg>\n";
-}
-
-}  // namespace
-
 std::string cost_html(const InferenceCost& cost, const std::string& title) {
+  using html::human;
   const CostTotals t = cost_totals(cost.total);
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>" + html_escape(title) +
-                     " - inference cost</title>\n<style>body{font-family:sans-serif;margin:2em}svg text{font-size:12px}"
-                     "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
-                     "th:first-child,td:first-child{text-align:left}</style></head><body>\n";
-  html += "<h1>Inference cost: " + html_escape(title) + "</h1>\n<table>\n";
-  auto row = [&](const std::string& k, double v) {
-    html += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", k, human(v), python_float(v));
-  };
+  std::map<std::string, const Accumulator*> accumulator;
+  int64_t accumulator_total = 0;
+  int widest = 0;
+  for (const Accumulator& a : cost.accumulators) {
+    accumulator[a.node] = &a;
+    accumulator_total += accumulator_bits(a);
+    widest = std::max(widest, accumulator_bits(a));
+  }
+  std::string page = html::page_begin(title + " - inference cost", "Inference cost: " + title);
+  std::vector<std::vector<std::string>> summary;
+  auto row = [&](const std::string& k, double v) { summary.push_back({k, human(v), python_float(v)}); };
   row("MACs", t.macs);
   row("BOPs", t.bops);
   row("weight bits", t.mem_w_bits);
   row("weight elements", t.mem_w_elems);
   row("output bits", t.mem_o_bits);
   row("output elements", t.mem_o_elems);
-  html += fmt::format("</table>\n<p>sparsity discounted: {}; unsupported ops: {}</p>\n", cost.discount_sparsity ? "yes" : "no",
-                      cost.unsupported.empty() ? "none" : html_escape(fmt::format("{}", fmt::join(cost.unsupported, ", "))));
-  std::vector<std::pair<std::string, double>> macs, wbits, bits;
-  std::vector<std::string> mac_labels, wbit_labels, bit_labels;
+  if (!cost.accumulators.empty()) {
+    summary.push_back({"accumulator bits (all layers)", std::to_string(accumulator_total), std::to_string(accumulator_total)});
+    summary.push_back({"widest accumulator (bits)", std::to_string(widest), std::to_string(widest)});
+  }
+  page += html::table({"total", "", "exact"}, summary, {false, true, true});
+  page += fmt::format("<p>sparsity discounted: {}; unsupported ops: {}; accumulators sized: {} of {} layers</p>\n",
+                      cost.discount_sparsity ? "yes" : "no",
+                      cost.unsupported.empty() ? "none" : html::escape(fmt::format("{}", fmt::join(cost.unsupported, ", "))),
+                      cost.accumulators.size(), cost.nodes.size());
+
+  std::vector<html::BarRow> macs, wbits, bits;
+  std::vector<std::vector<std::string>> layers;
   for (const auto& n : cost.nodes) {
     const CostTotals nt = cost_totals(n.costs);
-    macs.emplace_back(n.name, nt.macs);
-    mac_labels.push_back(human(nt.macs) + " MACs");
-    wbits.emplace_back(n.name, nt.mem_w_bits);
-    wbit_labels.push_back(human(nt.mem_w_bits) + " bits" + (n.weight_datatype.empty() ? "" : " (" + n.weight_datatype + ")"));
-    bits.emplace_back(n.name, std::max({n.input_bits, n.weight_bits, n.output_bits}));
-    bit_labels.push_back(fmt::format("in {} / weight {} / out {}", n.input_datatype,
-                                     n.weight_datatype.empty() ? "-" : n.weight_datatype, n.output_datatype));
+    macs.push_back({n.name, {nt.macs}, {human(nt.macs) + " MACs"}});
+    wbits.push_back({n.name, {nt.mem_w_bits}, {human(nt.mem_w_bits) + " bits" + (n.weight_datatype.empty() ? "" : " (" + n.weight_datatype + ")")}});
+    const auto acc = accumulator.find(n.name);
+    const Accumulator* a = acc == accumulator.end() ? nullptr : acc->second;
+    // -1: no bar (no weight, or no accumulator the analysis could size).
+    html::BarRow b{n.name, {static_cast<double>(n.input_bits), n.weight_datatype.empty() ? -1.0 : n.weight_bits,
+                            a ? static_cast<double>(accumulator_bits(*a)) : -1.0},
+                   {fmt::format("{} ({})", n.input_bits, n.input_datatype),
+                    n.weight_datatype.empty() ? "" : fmt::format("{} ({})", n.weight_bits, n.weight_datatype),
+                    a ? fmt::format("{} ({}INT{})", accumulator_bits(*a), a->min >= 0 ? "U" : "", accumulator_bits(*a)) : ""}};
+    bits.push_back(b);
+    layers.push_back({n.name, n.op_type, python_float(nt.macs), python_float(nt.mem_w_bits), n.input_datatype,
+                      n.weight_datatype.empty() ? "-" : n.weight_datatype, n.output_datatype,
+                      a ? fmt::format("[{}, {}]", a->min, a->max) : "-", a ? std::to_string(accumulator_bits(*a)) : "-"});
   }
-  html += bar_chart("MACs per layer", macs, "#4e79a7", mac_labels);
-  html += bar_chart("Weight memory per layer (bits)", wbits, "#f28e2b", wbit_labels);
-  html += bar_chart("Bit widths per layer (widest of input, weight, output)", bits, "#59a14f", bit_labels);
-  return html + "</body></html>\n";
+  page += html::bar_chart("MACs per layer", {{"MACs", "#4e79a7"}}, macs);
+  page += html::bar_chart("Weight memory per layer (bits)", {{"weight bits", "#f28e2b"}}, wbits);
+  page += html::bar_chart("Bit widths per layer",
+                          {{"input bits", "#59a14f"}, {"weight bits", "#f28e2b"}, {"accumulator bits (exact, qonnx-cc range)", "#b07aa1"}},
+                          bits);
+  page += "<h2>Layers</h2>\n" +
+          html::table({"layer", "op", "MACs", "weight bits", "input", "weight", "output", "accumulator range", "accumulator bits"},
+                      layers, {false, false, true, true, false, false, false, true, true});
+  return page + html::page_end();
 }
 
 }  // namespace qonnx::analysis

@@ -51,7 +51,8 @@ void add_cost_command(CLI::App& app, int& exit_code) {
       "elements by theirs. Datatypes follow qonnx: INTk/UINTk/BIPOLAR for integer quantizers at unit scale,\n"
       "SCALEDINT<k> at another scale, FLOAT32 otherwise. Beyond qonnx, ConvTranspose, GlobalAveragePool,\n"
       "Resize and MultiThreshold are costed too (--qonnx-ops-only: reported as unsupported, as qonnx does).\n"
-      "The JSON is qonnx's: keys sorted, indent 2, floats as Python prints them.\n"
+      "The JSON is qonnx's: keys sorted, indent 2, floats as Python prints them. Beyond qonnx, --breakdown adds\n"
+      "each MatMul/Gemm/Conv's exact accumulator range and width over integer inputs (as `range` computes them).\n"
       "Example:\n"
       "  qonnx-cc cost TFC_2W2A.onnx --json cost.json --breakdown --html cost.html\n"
       "  qonnx-cc cost model_qcdq.onnx --clip-aware        (JSON on stdout)\n");
@@ -59,13 +60,14 @@ void add_cost_command(CLI::App& app, int& exit_code) {
   api::CostOptions* o = &c->cost;
   cmd->add_option("MODEL", o->input_name, "Model file (.onnx)")->required();
   cmd->add_option("--json,--output-json", c->json, "Write the JSON here ('-': stdout; default: stdout unless --html)");
-  cmd->add_flag("--breakdown,--cost-breakdown", o->breakdown, "Add per-op-type (optype_cost) and per-node (node_cost) tables");
+  cmd->add_flag("--breakdown,--cost-breakdown", o->breakdown, "Add per-op-type (optype_cost) and per-node (node_cost) tables, and the exact accumulator widths per layer "
+                   "(node_accumulator, total_accumulator_bits)");
   cmd->add_flag("--no-discount-sparsity", c->no_discount_sparsity, "Count zero weights (qonnx's discount_sparsity=False)");
   cmd->add_flag("--flat", o->flat, "qonnx's 2021 layout: the totals at the top level, no total_cost wrapper");
   cmd->add_flag("--clip-aware", o->clip_aware,
                 "QCDQ: a Clip with constant bounds gives the true bit width (qonnx counts Clip-narrowed int8 as 8 bits)");
   cmd->add_flag("--qonnx-ops-only", o->qonnx_ops_only, "Cost only the ops qonnx costs");
-  cmd->add_option("--html", c->html, "Write a self-contained HTML page with per-layer bars (MACs, weight bits, bit widths)");
+  cmd->add_option("--html", c->html, "Write a self-contained HTML page: totals, per-layer bars (MACs, weight bits, input/weight/accumulator bits), a layer table");
   cmd->add_option("--output-onnx", c->output_onnx, "Also save the preprocessed model (qonnx's output_onnx)");
   cmd->callback([&exit_code, c] { exit_code = run_cost(*c); });
 }

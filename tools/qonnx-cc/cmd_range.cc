@@ -1,5 +1,6 @@
 // `range`: sound value ranges of every tensor and exact integer accumulator ranges (issue 25).
 #include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -22,6 +23,7 @@ struct RangeCommand {
   std::string annotate;     // --annotate OUT.onnx
   std::string report_mode = "range";
   std::string key_filter;
+  std::string html;  // FILE for the HTML page
 };
 
 Result<analysis::Interval> parse_range(const std::string& text, std::string* name) {
@@ -75,6 +77,18 @@ int run_range(const RangeCommand& c) {
   // Every accumulator bound is checked by running a witness; --witness keeps the inputs.
   auto witnesses = analysis::check_witnesses(model, analyzed.value(), c.witness_dir);
   if (!witnesses.is_ok()) return report(witnesses.status());
+  if (!c.annotate.empty()) {
+    // The file as loaded (without the inferred shapes) gets the annotations.
+    auto original = io::load_model(c.model);
+    if (!original.is_ok()) return report(original.status());
+    analysis::annotate_ranges(original.value(), analyzed.value());
+    if (Status st = io::save_model(original.value(), c.annotate); !st.is_ok()) return report(st);
+  }
+  if (!c.html.empty()) {
+    const std::string title = std::filesystem::path(c.model).filename().string();
+    if (Status st = io::write_file_atomic(c.html, analysis::range_html(analyzed.value(), title)); !st.is_ok()) return report(st);
+    if (!c.json) return 0;  // the page instead of the text report
+  }
   std::string out;
   if (c.json) {
     auto json = analysis::range_json(model.graph(), analyzed.value(), report_options);
@@ -96,13 +110,6 @@ int run_range(const RangeCommand& c) {
     }
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
-  if (!c.annotate.empty()) {
-    // The file as loaded (without the inferred shapes) gets the annotations.
-    auto original = io::load_model(c.model);
-    if (!original.is_ok()) return report(original.status());
-    analysis::annotate_ranges(original.value(), analyzed.value());
-    if (Status st = io::save_model(original.value(), c.annotate); !st.is_ok()) return report(st);
-  }
   return 0;
 }
 
@@ -129,7 +136,8 @@ void add_range_command(CLI::App& app, int& exit_code) {
       "  qonnx-cc range TFC_2W2A.onnx --input-range global_in=0,1 --per-channel --json\n"
       "  qonnx-cc range CNV_2W2A.onnx --input-range global_in=0,1 --report-mode stuck_channel --key-filter Quant\n"
       "  qonnx-cc range TFC_2W2A.onnx --witness wit --annotate TFC_annotated.onnx\n"
-      "  qonnx-cc exec TFC_2W2A.onnx --input-dir wit/MatMul_0_max --expose MatMul_0_out0\n");
+      "  qonnx-cc exec TFC_2W2A.onnx --input-dir wit/MatMul_0_max --expose MatMul_0_out0\n"
+      "  qonnx-cc range TFC_2W2A.onnx --html ranges.html\n");
   auto c = std::make_shared<RangeCommand>();
   cmd->add_option("MODEL", c->model, "Model file (.onnx)")->required();
   cmd->add_option("--input-range", c->input_ranges, "NAME=LO,HI: the range of a graph input (repeatable)");
@@ -141,6 +149,9 @@ void add_range_command(CLI::App& app, int& exit_code) {
                   "Write DIR/<layer>_<min|max>/input_K.pb: an input reaching each accumulator bound (checked by running it)");
   cmd->add_option("--annotate", c->annotate,
                   "Write the model with finn_datatype annotations (accumulator outputs, MultiThreshold inputs and thresholds)");
+  cmd->add_option("--html", c->html,
+                  "Write a self-contained HTML page: accumulator widths, tensor intervals and integer forms as charts, "
+                  "and tables (no text report then, unless --json)");
   cmd->callback([&exit_code, c] { exit_code = run_range(*c); });
 }
 

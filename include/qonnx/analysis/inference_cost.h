@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "qonnx/analysis/range.h"
 #include "qonnx/ir/model.h"
 #include "qonnx/support/status.h"
 
@@ -50,17 +51,23 @@ struct InferenceCost {
   std::set<std::string> unsupported;                       // op types neither costed nor free
   bool discount_sparsity = true;
   std::vector<std::string> warnings;
+  // Exact accumulator ranges of the costed linear layers (qonnx-cc range), `node` named as in `nodes`;
+  // filled by api::cost, empty when the analysis found none.
+  std::vector<Accumulator> accumulators;
 };
 
 Result<InferenceCost> inference_cost(const ir::Model& model, const CostOptions& options);
 CostTotals cost_totals(const CostTable& table);
 
 // qonnx's JSON (json.dump(sort_keys=True, indent=2), floats as Python prints them): {"total_cost": ...}
-// with "optype_cost" and "node_cost" when `breakdown`; `flat`: the 2021 layout (the totals at top level).
+// with "optype_cost" and "node_cost" when `breakdown`, and then also (beyond qonnx) "node_accumulator"
+// (per layer: min, max, signed/unsigned bits, "bits" the narrower that holds it, attained) and
+// "total_accumulator_bits"; `flat`: the 2021 layout (the totals at top level).
 std::string cost_json(const InferenceCost& cost, bool breakdown, bool flat);
 // Python's repr of a float (1345500.0, 1e+16, 0.0001, 1.5e-05): shortest digits that round-trip.
 std::string python_float(double v);
-// A self-contained HTML page: totals, then per-layer bars (MACs, weight bits, bit widths) in inline SVG.
+// A self-contained HTML page: totals, then per-layer bars (MACs, weight bits, bit widths of input,
+// weight and accumulator) in inline SVG sized to their labels, and a per-layer table.
 std::string cost_html(const InferenceCost& cost, const std::string& title);
 
 }  // namespace qonnx::analysis

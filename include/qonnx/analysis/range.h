@@ -134,7 +134,12 @@ double float_sum_slack(int64_t n, double abs_sum);
 // Smallest signed (two's complement) and unsigned bit widths holding [lo, hi]; unsigned is 0 when lo < 0.
 int signed_bits_for(int64_t lo, int64_t hi);
 int unsigned_bits_for(int64_t lo, int64_t hi);
+// The width an accumulator needs: unsigned when it never goes negative (as FINN picks UINT / INT).
+inline int accumulator_bits(const Accumulator& a) { return a.min >= 0 ? a.unsigned_bits : a.signed_bits; }
 
 // The text and JSON reports are in qonnx/analysis/range_report.h.
+// A self-contained HTML page (src/analysis/range_html.cc): tensor intervals, integer forms and
+// accumulator widths as charts, and the same as tables.
+std::string range_html(const RangeAnalysis& analysis, const std::string& title);
 
 }  // namespace qonnx::analysis
