@@ -2,6 +2,7 @@
 
 #include <mutex>
 
+#include "qonnx/analysis/register.h"
 #include "qonnx/exec/kernel.h"
 #include "qonnx/kernels/register.h"
 #include "qonnx/pass/pass.h"
@@ -16,6 +17,7 @@ void register_all() {
   std::call_once(once, [] {
     kernels::register_core_kernels(exec::KernelRegistry::global());
     passes::register_all_passes(pass::PassRegistry::global());
+    analysis::register_analysis_passes(pass::PassRegistry::global());
     schemas::register_qonnx_schemas();
     targets::register_all_targets(targets::TargetRegistry::global());
     targets::TargetRegistry::global().register_ops(exec::KernelRegistry::global());

@@ -73,6 +73,38 @@ TEST_F(FinnTarget, EverySharedModelConvertsAndChecks) {
   EXPECT_GT(converted_total, 40);  // the quantized models' activation quantizers, all but the 16-bit ones
 }
 
+// minimize-accumulator-width: the accumulators get their exact widths (TFC_2W2A: 10, 7, 7, 7 bits, as
+// docs/range.md derives), and every annotation the finn form carries holds on executed inputs.
+TEST_F(FinnTarget, AccumulatorsGetTheirSmallestTypesAndTheyHold) {
+  const auto models = shared_models();
+  if (models.empty()) GTEST_SKIP() << "../shared/qonnx_models is absent";
+  int i = 0, accumulators = 0;
+  for (const auto& in : models) {
+    if (in.string().find("three_layer") != std::string::npos) continue;  // seconds per run, nothing new
+    const std::string out = path(fmt::format("m{}.onnx", i++));
+    auto r = run_cli(fmt::format("convert {} --target finn -o {}", in.string(), out));
+    ASSERT_EQ(r.exit_code, 0) << in << "\n" << r.err;
+    for (int seed = 1; seed <= 3; ++seed) {
+      auto e = run_cli(fmt::format("exec {} --random-inputs --seed {} --check-datatypes", out, seed));
+      EXPECT_EQ(e.exit_code, 0) << in << " seed " << seed << "\n" << e.err;
+    }
+    auto m = io::load_model(out);
+    ASSERT_TRUE(m.is_ok());
+    std::vector<std::string> widths;
+    for (const auto& n : m->graph().nodes())
+      if ((n->op_type() == "MatMul" || n->op_type() == "Conv") && n->output(0)) {
+        const auto type = ir::parse_finn_datatype(m->graph().finn_datatype(n->output(0)->name()));
+        if (type && type->is_integer() && type->name != "INT32") {
+          widths.push_back(type->name);
+          ++accumulators;
+        }
+      }
+    if (in.filename() == "TFC_2W2A.onnx" && in.parent_path().filename() == "qonnx_model_zoo")
+      EXPECT_EQ(widths, (std::vector<std::string>{"INT10", "INT7", "INT7", "INT7"}));
+  }
+  EXPECT_GT(accumulators, 10);
+}
+
 // A quantizer left by the pass is named with its reason; --strict makes it an error; the bit width option
 // reaches the pass.
 TEST_F(FinnTarget, LeftQuantizersAreReportedAndStrictRefusesThem) {

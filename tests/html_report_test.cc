@@ -167,7 +167,9 @@ void expect_clean(const std::string& html_path, int expected_charts, const std::
       if (b.value > 0) per_unit = std::max(per_unit, b.width / b.value);
     for (const Bar& b : bars) {
       EXPECT_NEAR(b.width, b.value * per_unit, 0.02 + 1e-4 * b.width) << "chart " << chart << " value " << b.value;
-      if (b.value > 0) EXPECT_GT(b.width, 0) << "chart " << chart;
+      if (b.value > 0) {
+        EXPECT_GT(b.width, 0) << "chart " << chart;
+      }
     }
   }
 }
@@ -325,7 +327,9 @@ TEST(HtmlChart, BarLengthsAreProportionalToValues) {
     for (size_t k = 0; k < values.size(); ++k) {
       EXPECT_NEAR(widths[k], max > 0 ? values[k] / max * widths[std::max_element(values.begin(), values.end()) - values.begin()] : 0, 1e-3);
       for (size_t j = 0; j < k; ++j)
-        if (values[j] != values[k]) EXPECT_NE(widths[j], widths[k]);
+        if (values[j] != values[k]) {
+          EXPECT_NE(widths[j], widths[k]);
+        }
     }
   }
 }

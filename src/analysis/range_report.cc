@@ -101,8 +101,7 @@ std::string thresholds_text(const RangeAnalysis& a, const ReportOptions& options
                     std::to_string(t.always_crossed), std::to_string(t.never_crossed)});
   }
   if (rows.size() == 1) return "";
-  return fmt::format("
-MultiThreshold thresholds ({}):\n", a.thresholds.size()) + aligned(rows);
+  return fmt::format("\nMultiThreshold thresholds ({}):\n", a.thresholds.size()) + aligned(rows);
 }
 
 std::string accumulators_text(const RangeAnalysis& a, const ReportOptions& options) {

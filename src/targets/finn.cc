@@ -83,6 +83,8 @@ class FinnTarget : public Target {
     b.add("extract-conv-bias").add("gemm-to-matmul").add("fold-transpose-into-quant").add("infer-shapes");
     b.add("infer-datatypes").add(kWeightPass, {{"mode", "finn"}}).add(kActivationPass).add("infer-shapes");
     b.add("infer-datatypes").add(kAvgPoolPass).add("remove-identity-ops").add("cleanup").add("infer-shapes").add("infer-datatypes");
+    // MinimizeAccumulatorWidth, from exact integer ranges: accumulators and thresholds get their smallest types.
+    b.add("minimize-accumulator-width");
     return b.build();
   }
   bool owns_pipeline(const std::vector<pass::PipelineItem>& pipeline) const override {
