@@ -102,7 +102,7 @@ TEST_F(FinnTarget, AccumulatorsGetTheirSmallestTypesAndTheyHold) {
     if (in.filename() == "TFC_2W2A.onnx" && in.parent_path().filename() == "qonnx_model_zoo")
       EXPECT_EQ(widths, (std::vector<std::string>{"INT10", "INT7", "INT7", "INT7"}));
   }
-  EXPECT_GT(accumulators, 10);
+  EXPECT_GT(accumulators, 4);  // more models than the one checked exactly above
 }
 
 // A quantizer left by the pass is named with its reason; --strict makes it an error; the bit width option
