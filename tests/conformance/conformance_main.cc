@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <onnx/onnx_pb.h>
 
 #include "qonnx/exec/compare.h"
 #include "qonnx/exec/executor.h"
@@ -35,6 +36,47 @@ struct CaseResult {
   std::string reason;
 };
 
+// A declared value type's kind, element type and (optional) whether it holds a sequence.
+struct DeclaredKind {
+  ValueKind kind = ValueKind::kTensor;
+  DType elem = DType::kUndefined;
+  bool of_sequence = false;
+};
+
+DeclaredKind declared_kind(const onnx::ValueInfoProto* info) {
+  DeclaredKind k;
+  if (!info) return k;
+  const onnx::TypeProto* t = &info->type();
+  if (t->has_optional_type()) {
+    k.kind = ValueKind::kOptional;
+    t = &t->optional_type().elem_type();
+    if (t->has_sequence_type()) {
+      k.of_sequence = true;
+      t = &t->sequence_type().elem_type();
+    }
+  } else if (t->has_sequence_type()) {
+    k.kind = ValueKind::kSequence;
+    t = &t->sequence_type().elem_type();
+  }
+  if (t->has_tensor_type() && dtype_known(t->tensor_type().elem_type())) k.elem = static_cast<DType>(t->tensor_type().elem_type());
+  return k;
+}
+
+// The declared type of graph input or output `name`.
+DeclaredKind declared_kind(const ir::Graph& g, const std::string& name, bool output) {
+  const size_t n = output ? g.outputs().size() : g.inputs().size();
+  for (size_t i = 0; i < n; ++i) {
+    const onnx::ValueInfoProto* info = output ? g.output_info(i) : g.input_info(i);
+    if (info && info->name() == name) return declared_kind(info);
+  }
+  return {};
+}
+
+Result<io::NamedTensor> read_value(const fs::path& f, const DeclaredKind& k) {
+  if (k.kind == ValueKind::kTensor) return io::read_tensor_file(f);
+  return io::read_container_file(f, k.kind, k.elem, k.of_sequence);
+}
+
 CaseResult run_case(const fs::path& dir) {
   auto model = io::load_model(dir / "model.onnx");
   if (!model.is_ok()) return {false, "load: " + model.status().to_string()};
@@ -52,9 +94,10 @@ CaseResult run_case(const fs::path& dir) {
     for (size_t k = 0;; ++k) {
       fs::path f = set / fmt::format("input_{}.pb", k);
       if (!fs::exists(f)) break;
-      auto t = io::read_tensor_file(f);
+      // Inputs are matched by name when the name is a graph input, else by position; a sequence or
+      // optional input is read as its declared type says (its file does not say).
+      auto t = read_value(f, k < inputs.size() ? declared_kind(g, inputs[k]->name(), false) : DeclaredKind{});
       if (!t.is_ok()) return {false, "input: " + t.status().to_string()};
-      // Inputs are matched by name when the name is a graph input, else by position.
       std::string name = t->name;
       const ir::Value* v = name.empty() ? nullptr : g.find_value(name);
       if (!v || !v->is_graph_input()) {
@@ -67,7 +110,7 @@ CaseResult run_case(const fs::path& dir) {
     if (!r.is_ok()) return {false, "run: " + r.status().to_string()};
     for (size_t k = 0; k < r->outputs.size(); ++k) {
       fs::path f = set / fmt::format("output_{}.pb", k);
-      auto expected = io::read_tensor_file(f);
+      auto expected = read_value(f, declared_kind(g, g.outputs()[k]->name(), true));
       if (!expected.is_ok()) return {false, "expected output: " + expected.status().to_string()};
       auto c = exec::compare_tensors(r->outputs[k], expected->tensor, 1e-7, 1e-3);
       if (!c.ok()) {

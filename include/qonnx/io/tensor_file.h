@@ -16,6 +16,10 @@ struct NamedTensor {
 
 // Reads .pb (TensorProto) or .npy by extension.
 Result<NamedTensor> read_tensor_file(const std::filesystem::path& path);
+// A SequenceProto or OptionalProto (.pb) file, the ONNX backend tests' non-tensor values, as a
+// sequence or optional value (Tensor::kind). `kind` says which it is and `elem`/`of_sequence` give an
+// empty one its type: the file says neither.
+Result<NamedTensor> read_container_file(const std::filesystem::path& path, ValueKind kind, DType elem, bool of_sequence);
 Status write_tensor_pb(const std::filesystem::path& path, const std::string& name, const Tensor& tensor);
 Status write_tensor_npy(const std::filesystem::path& path, const Tensor& tensor);
 

@@ -60,6 +60,7 @@ Tensor take_slice(const Tensor& t, size_t axis, int64_t index) {
 // Stacks equally shaped tensors along a new axis `axis`.
 Result<Tensor> stack(const std::vector<Tensor>& parts, size_t axis) {
   const Tensor& first = parts.front();
+  if (!first.is_tensor()) return Status(Code::kInvalidModel, fmt::format("a {} value cannot be a scan output", first.type_string()));
   QONNX_RETURN_IF_ERROR(check_copyable(first));
   for (const Tensor& p : parts)
     if (p.dims() != first.dims() || p.dtype() != first.dtype())
@@ -310,7 +311,8 @@ Status scan8_kernel(exec::KernelContext& ctx, const ScanAttrs& attrs) {
 void register_control_flow_kernels(exec::KernelRegistry& r) {
   // If and Loop: later versions only widened the types.
   r.add("", "If", {1, exec::kNoUpperVersion}, if_kernel);
-  r.add("", "Loop", {1, exec::kNoUpperVersion}, exec::typed_kernel<LoopAttrs, loop_attrs, loop_kernel>());
+  // Loop-carried values may be sequences and optionals (Loop-13, -16).
+  r.add("", "Loop", {1, exec::kNoUpperVersion}, exec::with_containers(exec::typed_kernel<LoopAttrs, loop_attrs, loop_kernel>()));
   r.add("", "Scan", {8, 8}, exec::typed_kernel<ScanAttrs, scan8_attrs, scan8_kernel>());
   r.add("", "Scan", {9, exec::kNoUpperVersion}, exec::typed_kernel<ScanAttrs, scan9_attrs, scan9_kernel>());
 }
