@@ -197,5 +197,21 @@ TEST(Bernoulli, SeededRunsRepeatAndFollowTheProbabilities) {
   expect_error(run_op("Bernoulli", {f32({1}, {1.5f})}, nullptr, 15), Code::kInvalidModel, "not a probability");
 }
 
+// Without a seed every run draws anew, also when the probabilities are a constant (not folded at plan time).
+TEST(Bernoulli, UnseededDrawsAreNotFoldedIntoAConstant) {
+  io::ModelBuilder b(15);
+  b.initializer("p", f32({1000}, std::vector<float>(1000, 0.5f)));
+  b.output("y", DType::kFloat);
+  b.node("Bernoulli", {"p"}, {"y"});
+  auto model = b.build();
+  ASSERT_TRUE(model.is_ok()) << model.status().to_string();
+  auto ex = exec::Executor::create(model.value());
+  ASSERT_TRUE(ex.is_ok()) << ex.status().to_string();
+  auto first = ex.value().run({});
+  auto second = ex.value().run({});
+  ASSERT_TRUE(first.is_ok() && second.is_ok());
+  EXPECT_FALSE(first.value().outputs[0].identical(second.value().outputs[0]));
+}
+
 }  // namespace
 }  // namespace qonnx::test

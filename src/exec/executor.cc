@@ -193,7 +193,7 @@ PreparedState prepack_step(const Executor::Plan& plan, const Executor::Plan::Ste
 // here: then it fails the same way at run time, where it always has).
 bool fold_at_plan_time(Executor::Plan& plan, const ir::Node& node, const PreparedKernel& k, int64_t version,
                        const TypeCheck& type_check) {
-  if (!node.bodies().empty() || !node.implicit_inputs().empty()) return false;
+  if (!node.bodies().empty() || !node.implicit_inputs().empty() || k.kernel->random) return false;
   std::vector<const Tensor*> ins;
   for (const ir::Value* v : node.inputs()) {
     if (v && !fixed_at_plan_time(plan, v)) return false;

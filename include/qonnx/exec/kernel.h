@@ -146,6 +146,8 @@ struct Kernel {
   // Takes sequence and optional values (Tensor::kind) as inputs: the sequence and optional ops,
   // Identity, Loop. The executor rejects a container input of any other kernel.
   bool containers = false;
+  // Draws random numbers (Bernoulli): never run at plan time, even on constant inputs.
+  bool random = false;
 };
 
 // `kernel` marked as taking sequence and optional inputs.

@@ -82,7 +82,9 @@ Status bernoulli(exec::KernelContext& ctx, const BernoulliAttrs& a) {
 }  // namespace
 
 void register_random_kernels(exec::KernelRegistry& r) {
-  r.add("", "Bernoulli", {15, exec::kNoUpperVersion}, exec::typed_kernel<BernoulliAttrs, prepare_bernoulli, bernoulli>());
+  exec::Kernel k = exec::typed_kernel<BernoulliAttrs, prepare_bernoulli, bernoulli>();
+  k.random = true;  // a new draw per run without a seed: not folded at plan time
+  r.add("", "Bernoulli", {15, exec::kNoUpperVersion}, k);
 }
 
 }  // namespace qonnx::kernels
