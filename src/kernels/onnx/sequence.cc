@@ -210,6 +210,8 @@ Status split_to_sequence(exec::KernelContext& ctx, const SplitAttrs& a) {
     if (split->rank() == 0) {
       const int64_t chunk = at(0);
       if (chunk <= 0) return ctx.input_error(Code::kInvalidModel, 1, "split {} must be positive", chunk);
+      if ((extent + chunk - 1) / chunk > static_cast<int64_t>(kMaxSequenceLength))
+        return ctx.error(Code::kInvalidModel, "the split makes too many tensors ({})", (extent + chunk - 1) / chunk);
       for (int64_t done = 0; done < extent; done += chunk) sizes.push_back(std::min(chunk, extent - done));
     } else {
       int64_t sum = 0;
@@ -217,12 +219,14 @@ Status split_to_sequence(exec::KernelContext& ctx, const SplitAttrs& a) {
         if (at(i) < 0) return ctx.input_error(Code::kInvalidModel, 1, "split sizes must not be negative, got {}", at(i));
         sizes.push_back(at(i));
         sum += at(i);
-        if (sum > extent) break;
+        if (sum > extent || sizes.size() > kMaxSequenceLength) break;
       }
       if (sum != extent)
         return ctx.input_error(Code::kInvalidModel, 1, "split sizes add up to {}, the axis has {}", sum, extent);
     }
   } else {
+    if (extent > static_cast<int64_t>(kMaxSequenceLength))
+      return ctx.error(Code::kInvalidModel, "the split makes too many tensors ({})", extent);
     sizes.assign(static_cast<size_t>(extent), 1);
     squeeze = !a.keepdims;
   }

@@ -1,6 +1,7 @@
 // Signal processing (opset 17): DFT (17, and 20 with the axis as an input), STFT, the Hann, Hamming
 // and Blackman window generators and MelWeightMatrix. Transforms are direct sums over a table of
 // twiddle factors, in double, rounded to the input type at the end.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -72,6 +73,14 @@ void transform(const double* in, int64_t in_stride, int64_t n, int64_t bins, con
   }
 }
 
+// The transforms are direct sums (lines x n x bins multiply-adds): refuse what would run for hours.
+Status check_work(const exec::KernelContext& ctx, int64_t lines, int64_t n, int64_t bins) {
+  const double work = static_cast<double>(lines) * static_cast<double>(n) * static_cast<double>(bins);
+  if (work > 0x1.0p38)
+    return ctx.error(Code::kUnsupported, "a transform of {} lines of {} points ({} bins) is beyond the direct DFT's budget", lines, n, bins);
+  return Status::ok();
+}
+
 struct DftAttrs {
   bool axis_input = false;  // DFT-20: the axis is input #2 (default -2)
   int64_t axis = 1;
@@ -138,6 +147,7 @@ Status dft(exec::KernelContext& ctx, const DftAttrs& a) {
       for (int64_t i = 0; i < inner; ++i)
         for (int64_t c = 0; c < comps; ++c)
           padded.data<double>()[((o * n + j) * inner + i) * 2 + c] = xd.data<double>()[((o * len + j) * inner + i) * comps + c];
+  QONNX_RETURN_IF_ERROR(check_work(ctx, outer * inner, n, bins));
   Tensor y(DType::kDouble, out_dims);
   const Twiddles tw(n, a.inverse);
   for (int64_t o = 0; o < outer; ++o)
@@ -196,6 +206,7 @@ Status stft(exec::KernelContext& ctx, const StftAttrs& a) {
   if (window) {
     QONNX_ASSIGN_OR_RETURN(wd, exec::cast_tensor(*window, DType::kDouble));
   }
+  QONNX_RETURN_IF_ERROR(check_work(ctx, batch * frames, n, bins));
   Tensor y(DType::kDouble, out_dims);
   const Twiddles tw(n, false);
   std::vector<double> frame(static_cast<size_t>(2 * n));
@@ -289,7 +300,10 @@ Status mel_weight_matrix(exec::KernelContext& ctx, const MelAttrs& a) {
   std::vector<int64_t> points(static_cast<size_t>(mel_bins + 2));
   for (int64_t i = 0; i < mel_bins + 2; ++i) {
     const double hz = 700.0 * (std::pow(10.0, (low + step * static_cast<double>(i)) / 2595.0) - 1.0);
-    points[static_cast<size_t>(i)] = static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
+    const double bin = std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate));
+    // Bins past the spectrogram only shape the slopes' denominators: clamped far enough not to matter
+    // for the rows kept, and to stay an int64.
+    points[static_cast<size_t>(i)] = static_cast<int64_t>(std::min(bin, static_cast<double>(int64_t{1} << 40)));
   }
   Tensor y(DType::kDouble, {spec_bins, mel_bins});
   auto put = [&](int64_t row, int64_t col, double v) {
@@ -301,9 +315,11 @@ Status mel_weight_matrix(exec::KernelContext& ctx, const MelAttrs& a) {
     if (center == left) {
       put(center, i, 1.0);
     } else {
-      for (int64_t j = left; j <= center; ++j) put(j, i, static_cast<double>(j - left) / static_cast<double>(center - left));
+      for (int64_t j = std::max<int64_t>(left, 0); j <= std::min(center, spec_bins - 1); ++j)
+        put(j, i, static_cast<double>(j - left) / static_cast<double>(center - left));
     }
-    for (int64_t j = center; j < right; ++j) put(j, i, static_cast<double>(right - j) / static_cast<double>(right - center));
+    for (int64_t j = std::max<int64_t>(center, 0); j < std::min(right, spec_bins); ++j)
+      put(j, i, static_cast<double>(right - j) / static_cast<double>(right - center));
   }
   QONNX_ASSIGN_OR_RETURN(Tensor out, exec::cast_tensor(y, a.dtype));
   ctx.set_output(0, std::move(out));

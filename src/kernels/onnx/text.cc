@@ -71,6 +71,8 @@ Result<TfIdfAttrs> prepare_tfidf(const ir::Node& node, int64_t) {
       a.pool.emplace(std::move(g), gram);  // a repeated n-gram keeps its first position
     }
   }
+  // Grams longer than the pool's longest never match.
+  a.max_n = std::min<int64_t>(a.max_n, static_cast<int64_t>(counts.size()));
   if (a.indexes.size() != gram)
     return Status(Code::kInvalidModel, fmt::format("attribute 'ngram_indexes' has {} entries, the pool holds {} n-grams", a.indexes.size(), gram));
   if (!a.weights.empty() && a.weights.size() != gram)
@@ -105,7 +107,7 @@ Status tfidf(exec::KernelContext& ctx, const TfIdfAttrs& a) {
       else g.ints.push_back(dt == DType::kInt32 ? int64_t{x->data<int32_t>()[i]} : x->data<int64_t>()[i]);
     };
     for (int64_t start = 0; start < cols; ++start)
-      for (int64_t n = a.min_n; n <= a.max_n; ++n) {
+      for (int64_t n = a.min_n; n <= a.max_n && start + n - 1 < cols; ++n) {
         // Unigrams once; longer grams once per skip distance that fits the row.
         const int64_t skips = n == 1 ? 0 : a.max_skip;
         for (int64_t s = 0; s <= skips; ++s) {
