@@ -63,7 +63,7 @@ Result<Tensor> stack(const std::vector<Tensor>& parts, size_t axis) {
   if (!first.is_tensor()) return Status(Code::kInvalidModel, fmt::format("a {} value cannot be a scan output", first.type_string()));
   QONNX_RETURN_IF_ERROR(check_copyable(first));
   for (const Tensor& p : parts)
-    if (p.dims() != first.dims() || p.dtype() != first.dtype())
+    if (!p.is_tensor() || p.dims() != first.dims() || p.dtype() != first.dtype())
       return Status(Code::kInvalidModel, fmt::format("per-iteration outputs differ: {} {} vs {} {}", dtype_name(first.dtype()),
                                                      dims_to_string(first.dims()), dtype_name(p.dtype()),
                                                      dims_to_string(p.dims())));
