@@ -9,6 +9,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "ir/tensor_codec.h"
+#include "qonnx/ir/model.h"
 #include "qonnx/io/model_io.h"
 #include "qonnx/support/limits.h"
 
@@ -206,6 +207,34 @@ Result<NamedTensor> read_container_file(const fs::path& path, ValueKind kind, DT
     return Status(Code::kUnsupported, fmt::format("an optional of element kind {}", proto.elem_type())).with_context(path.string());
   }
   return out;
+}
+
+Result<NamedTensor> read_value_file(const fs::path& path, const ir::Graph& graph, const std::string& name) {
+  const onnx::ValueInfoProto* info = nullptr;
+  for (size_t i = 0; !info && i < graph.inputs().size(); ++i)
+    if (graph.input_info(i) && graph.input_info(i)->name() == name) info = graph.input_info(i);
+  for (size_t i = 0; !info && i < graph.outputs().size(); ++i)
+    if (graph.output_info(i) && graph.output_info(i)->name() == name) info = graph.output_info(i);
+  if (!info) return read_tensor_file(path);
+  const onnx::TypeProto* t = &info->type();
+  ValueKind kind = ValueKind::kTensor;
+  bool of_sequence = false;
+  if (t->has_optional_type()) {
+    kind = ValueKind::kOptional;
+    t = &t->optional_type().elem_type();
+    if (t->has_sequence_type()) {
+      of_sequence = true;
+      t = &t->sequence_type().elem_type();
+    }
+  } else if (t->has_sequence_type()) {
+    kind = ValueKind::kSequence;
+    t = &t->sequence_type().elem_type();
+  }
+  if (kind == ValueKind::kTensor) return read_tensor_file(path);
+  const DType elem = t->has_tensor_type() && dtype_known(t->tensor_type().elem_type())
+                         ? static_cast<DType>(t->tensor_type().elem_type())
+                         : DType::kUndefined;
+  return read_container_file(path, kind, elem, of_sequence);
 }
 
 Status write_tensor_pb(const fs::path& path, const std::string& name, const Tensor& tensor) {

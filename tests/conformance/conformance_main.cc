@@ -17,7 +17,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <onnx/onnx_pb.h>
 
 #include "qonnx/exec/compare.h"
 #include "qonnx/exec/executor.h"
@@ -35,47 +34,6 @@ struct CaseResult {
   bool passed = false;
   std::string reason;
 };
-
-// A declared value type's kind, element type and (optional) whether it holds a sequence.
-struct DeclaredKind {
-  ValueKind kind = ValueKind::kTensor;
-  DType elem = DType::kUndefined;
-  bool of_sequence = false;
-};
-
-DeclaredKind declared_kind(const onnx::ValueInfoProto* info) {
-  DeclaredKind k;
-  if (!info) return k;
-  const onnx::TypeProto* t = &info->type();
-  if (t->has_optional_type()) {
-    k.kind = ValueKind::kOptional;
-    t = &t->optional_type().elem_type();
-    if (t->has_sequence_type()) {
-      k.of_sequence = true;
-      t = &t->sequence_type().elem_type();
-    }
-  } else if (t->has_sequence_type()) {
-    k.kind = ValueKind::kSequence;
-    t = &t->sequence_type().elem_type();
-  }
-  if (t->has_tensor_type() && dtype_known(t->tensor_type().elem_type())) k.elem = static_cast<DType>(t->tensor_type().elem_type());
-  return k;
-}
-
-// The declared type of graph input or output `name`.
-DeclaredKind declared_kind(const ir::Graph& g, const std::string& name, bool output) {
-  const size_t n = output ? g.outputs().size() : g.inputs().size();
-  for (size_t i = 0; i < n; ++i) {
-    const onnx::ValueInfoProto* info = output ? g.output_info(i) : g.input_info(i);
-    if (info && info->name() == name) return declared_kind(info);
-  }
-  return {};
-}
-
-Result<io::NamedTensor> read_value(const fs::path& f, const DeclaredKind& k) {
-  if (k.kind == ValueKind::kTensor) return io::read_tensor_file(f);
-  return io::read_container_file(f, k.kind, k.elem, k.of_sequence);
-}
 
 CaseResult run_case(const fs::path& dir) {
   auto model = io::load_model(dir / "model.onnx");
@@ -96,7 +54,7 @@ CaseResult run_case(const fs::path& dir) {
       if (!fs::exists(f)) break;
       // Inputs are matched by name when the name is a graph input, else by position; a sequence or
       // optional input is read as its declared type says (its file does not say).
-      auto t = read_value(f, k < inputs.size() ? declared_kind(g, inputs[k]->name(), false) : DeclaredKind{});
+      auto t = k < inputs.size() ? io::read_value_file(f, g, inputs[k]->name()) : io::read_tensor_file(f);
       if (!t.is_ok()) return {false, "input: " + t.status().to_string()};
       std::string name = t->name;
       const ir::Value* v = name.empty() ? nullptr : g.find_value(name);
@@ -110,7 +68,7 @@ CaseResult run_case(const fs::path& dir) {
     if (!r.is_ok()) return {false, "run: " + r.status().to_string()};
     for (size_t k = 0; k < r->outputs.size(); ++k) {
       fs::path f = set / fmt::format("output_{}.pb", k);
-      auto expected = read_value(f, declared_kind(g, g.outputs()[k]->name(), true));
+      auto expected = io::read_value_file(f, g, g.outputs()[k]->name());
       if (!expected.is_ok()) return {false, "expected output: " + expected.status().to_string()};
       auto c = exec::compare_tensors(r->outputs[k], expected->tensor, 1e-7, 1e-3);
       if (!c.ok()) {
