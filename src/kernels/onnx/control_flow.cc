@@ -139,7 +139,9 @@ Status loop_kernel(exec::KernelContext& ctx, const LoopAttrs& attrs) {
   std::vector<std::vector<Tensor>> scans(scanned);
   for (int64_t i = 0; (!max_trip || i < trips) && cond; ++i) {
     std::vector<Tensor> body_in{Tensor::scalar<int64_t>(DType::kInt64, i), Tensor::scalar<uint8_t>(DType::kBool, cond)};
-    body_in.insert(body_in.end(), state.begin(), state.end());
+    // A carried optional stays one: the body may return its value itself (Loop-16's optional carries).
+    for (size_t k = 0; k < carried; ++k)
+      body_in.push_back(ctx.input(2 + k)->is_optional() && !state[k].is_optional() ? Tensor::optional_of(state[k]) : state[k]);
     QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, ctx.run_body("body", body_in));
     if (outs.size() != 1 + carried + scanned)
       return ctx.error(Code::kInvalidModel, "the body returns {} values, expected 1 + {} + {}", outs.size(), carried, scanned);
