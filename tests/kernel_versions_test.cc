@@ -288,7 +288,13 @@ TEST(KernelVersions, RangesAreContiguousFromTheFirstVersionToTheNewest) {
       {"Hardmax", 1}, {"Cast", 6} /* Cast-1: `to` as a string */, {"CastLike", 15}, {"QuantizeLinear", 10},
       {"DequantizeLinear", 10}, {"DynamicQuantizeLinear", 11}, {"Relu", 1}, {"Sigmoid", 1}, {"Tanh", 1},
       {"HardSwish", 14}, {"Softplus", 1}, {"Softsign", 1}, {"Mish", 18}, {"Gelu", 20}, {"Celu", 12},
-      {"ThresholdedRelu", 10}, {"Shrink", 9}, {"ReduceSum", 1}, {"ReduceMax", 1}, {"ReduceMean", 1}};
+      {"ThresholdedRelu", 10}, {"Shrink", 9}, {"ReduceSum", 1}, {"ReduceMax", 1}, {"ReduceMean", 1},
+      // RNN-1/GRU-1,3/LSTM-1 had `output_sequence`; from 7.
+      {"RNN", 7}, {"GRU", 7}, {"LSTM", 7}, {"DFT", 17}, {"STFT", 17}, {"HannWindow", 17}, {"HammingWindow", 17},
+      {"BlackmanWindow", 17}, {"MelWeightMatrix", 17}, {"TfIdfVectorizer", 9}, {"StringNormalizer", 10},
+      {"SequenceEmpty", 11}, {"SequenceConstruct", 11}, {"SequenceInsert", 11}, {"SequenceAt", 11},
+      {"SequenceErase", 11}, {"SequenceLength", 11}, {"ConcatFromSequence", 11}, {"SplitToSequence", 11},
+      {"SequenceMap", 17}, {"Optional", 15}, {"OptionalHasElement", 15}, {"OptionalGetElement", 15}, {"Bernoulli", 15}};
   const exec::KernelRegistry& r = exec::KernelRegistry::global();
   for (const auto& [op, first] : first_versions) {
     const std::vector<exec::VersionRange> ranges = r.version_ranges("", op);

@@ -80,6 +80,10 @@ class MemoryLimitError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What a value is: a dense tensor, or one of the ONNX container types the sequence and optional ops
+// carry: seq(tensor(T)), optional(tensor(T)) and optional(seq(tensor(T))).
+enum class ValueKind : uint8_t { kTensor, kSequence, kOptional };
+
 class Tensor {
  public:
   Tensor() = default;
@@ -101,7 +105,27 @@ class Tensor {
     return t;
   }
 
-  bool defined() const { return dtype_ != DType::kUndefined; }
+  // A sequence of tensors of element type `elem` (kUndefined: not known, as for an empty sequence
+  // read from a file). Containers have dtype() = their element type, dims [0] and no storage: only
+  // kernels registered with Kernel::containers see them (the executor rejects them elsewhere).
+  static Tensor sequence(DType elem, std::vector<Tensor> elements);
+  // An optional holding `value` (a tensor or a sequence).
+  static Tensor optional_of(Tensor value);
+  // An empty optional of a tensor, or (of_sequence) of a sequence, of element type `elem`.
+  static Tensor optional_none(DType elem, bool of_sequence);
+
+  ValueKind kind() const { return kind_; }
+  bool is_tensor() const { return kind_ == ValueKind::kTensor; }
+  bool is_sequence() const { return kind_ == ValueKind::kSequence; }
+  bool is_optional() const { return kind_ == ValueKind::kOptional; }
+  // A sequence's tensors in order; an optional's value (none or one); empty for a tensor.
+  const std::vector<Tensor>& elements() const;
+  // An optional that holds (or would hold) a sequence.
+  bool optional_of_sequence() const { return of_sequence_; }
+  // "tensor(float)", "seq(tensor(int64))", "optional(seq(tensor(float)))": the ONNX type's spelling.
+  std::string type_string() const;
+
+  bool defined() const { return dtype_ != DType::kUndefined || kind_ != ValueKind::kTensor; }
   DType dtype() const { return dtype_; }
   const Dims& dims() const { return dims_; }
   size_t rank() const { return dims_.size(); }
@@ -135,6 +159,9 @@ class Tensor {
   int64_t numel_ = 0;
   std::shared_ptr<uint8_t> buffer_;
   std::shared_ptr<std::vector<std::string>> strings_;
+  ValueKind kind_ = ValueKind::kTensor;
+  bool of_sequence_ = false;
+  std::shared_ptr<const std::vector<Tensor>> elements_;  // containers only
 
   Tensor(DType dtype, Dims dims, bool zero);
 };

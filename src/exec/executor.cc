@@ -56,6 +56,12 @@ Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prep
                                          const TypeCheck& type_check, const BodyRunner* bodies = nullptr,
                                          uint64_t dying_inputs = 0, BufferPool* pool = nullptr,
                                          uint64_t constant_inputs = 0, const void* prepacked = nullptr) {
+  if (!kernel.containers)
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (inputs[i] && !inputs[i]->is_tensor())
+        return Status(Code::kInvalidModel, fmt::format("{} is a {} value; {} takes tensors", input_label(node, i),
+                                                       inputs[i]->type_string(), node.op_type()))
+            .with_context(node.describe());
   if (type_check) QONNX_RETURN_IF_ERROR(type_check(inputs, nullptr));
   KernelContext ctx(node, std::move(inputs), prepared);
   ctx.set_prepacked(prepacked);
@@ -187,7 +193,7 @@ PreparedState prepack_step(const Executor::Plan& plan, const Executor::Plan::Ste
 // here: then it fails the same way at run time, where it always has).
 bool fold_at_plan_time(Executor::Plan& plan, const ir::Node& node, const PreparedKernel& k, int64_t version,
                        const TypeCheck& type_check) {
-  if (!node.bodies().empty() || !node.implicit_inputs().empty()) return false;
+  if (!node.bodies().empty() || !node.implicit_inputs().empty() || k.kernel->random) return false;
   std::vector<const Tensor*> ins;
   for (const ir::Value* v : node.inputs()) {
     if (v && !fixed_at_plan_time(plan, v)) return false;

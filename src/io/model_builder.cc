@@ -54,6 +54,11 @@ NodeBuilder& NodeBuilder::attr(const std::string& name, const std::vector<float>
   for (float v : value) a->add_floats(v);
   return *this;
 }
+NodeBuilder& NodeBuilder::attr(const std::string& name, const std::vector<std::string>& value) {
+  auto* a = new_attr(node_, name, onnx::AttributeProto::STRINGS);
+  for (const std::string& v : value) a->add_strings(v);
+  return *this;
+}
 NodeBuilder& NodeBuilder::attr(const std::string& name, const Tensor& value) {
   ir::encode_tensor(value, new_attr(node_, name, onnx::AttributeProto::TENSOR)->mutable_t());
   return *this;

@@ -5,9 +5,11 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
 
 #include "ir/tensor_codec.h"
+#include "qonnx/ir/model.h"
 #include "qonnx/io/model_io.h"
 #include "qonnx/support/limits.h"
 
@@ -155,7 +157,89 @@ Result<NamedTensor> read_tensor_file(const fs::path& path) {
   return out;
 }
 
+namespace {
+
+Result<Tensor> decode_sequence(const onnx::SequenceProto& proto, const fs::path& dir, DType elem) {
+  if (proto.elem_type() != onnx::SequenceProto::TENSOR && proto.elem_type() != onnx::SequenceProto::UNDEFINED)
+    return Status(Code::kUnsupported, fmt::format("a sequence of element kind {} (only sequences of tensors)", proto.elem_type()));
+  std::vector<Tensor> elements;
+  for (const auto& t : proto.tensor_values()) {
+    QONNX_ASSIGN_OR_RETURN(Tensor e, ir::decode_tensor(t, dir));
+    if (!elements.empty() && e.dtype() != elements.front().dtype())
+      return Status(Code::kInvalidModel, "the sequence's tensors have different element types");
+    elements.push_back(std::move(e));
+  }
+  const DType dtype = elements.empty() ? elem : elements.front().dtype();
+  return Tensor::sequence(dtype, std::move(elements));
+}
+
+}  // namespace
+
+Result<NamedTensor> read_container_file(const fs::path& path, ValueKind kind, DType elem, bool of_sequence) {
+  QONNX_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  NamedTensor out;
+  if (kind == ValueKind::kSequence) {
+    onnx::SequenceProto proto;
+    if (!proto.ParseFromString(bytes)) return Status(Code::kCannotRead, "not a SequenceProto (.pb) file").with_context(path.string());
+    auto t = decode_sequence(proto, dir, elem);
+    if (!t.is_ok()) return std::move(t).status().with_context(path.string());
+    out.name = proto.name();
+    out.tensor = std::move(t).value();
+    return out;
+  }
+  if (kind != ValueKind::kOptional) return read_tensor_file(path);
+  onnx::OptionalProto proto;
+  if (!proto.ParseFromString(bytes)) return Status(Code::kCannotRead, "not an OptionalProto (.pb) file").with_context(path.string());
+  out.name = proto.name();
+  if (proto.has_tensor_value()) {
+    auto t = ir::decode_tensor(proto.tensor_value(), dir);
+    if (!t.is_ok()) return std::move(t).status().with_context(path.string());
+    out.tensor = Tensor::optional_of(std::move(t).value());
+  } else if (proto.has_sequence_value()) {
+    auto t = decode_sequence(proto.sequence_value(), dir, elem);
+    if (!t.is_ok()) return std::move(t).status().with_context(path.string());
+    out.tensor = Tensor::optional_of(std::move(t).value());
+  } else if (proto.elem_type() == onnx::OptionalProto::UNDEFINED || proto.elem_type() == onnx::OptionalProto::TENSOR ||
+             proto.elem_type() == onnx::OptionalProto::SEQUENCE) {
+    out.tensor = Tensor::optional_none(elem, of_sequence);
+  } else {
+    return Status(Code::kUnsupported, fmt::format("an optional of element kind {}", proto.elem_type())).with_context(path.string());
+  }
+  return out;
+}
+
+Result<NamedTensor> read_value_file(const fs::path& path, const ir::Graph& graph, const std::string& name) {
+  const onnx::ValueInfoProto* info = nullptr;
+  for (size_t i = 0; !info && i < graph.inputs().size(); ++i)
+    if (graph.input_info(i) && graph.input_info(i)->name() == name) info = graph.input_info(i);
+  for (size_t i = 0; !info && i < graph.outputs().size(); ++i)
+    if (graph.output_info(i) && graph.output_info(i)->name() == name) info = graph.output_info(i);
+  if (!info) return read_tensor_file(path);
+  const onnx::TypeProto* t = &info->type();
+  ValueKind kind = ValueKind::kTensor;
+  bool of_sequence = false;
+  if (t->has_optional_type()) {
+    kind = ValueKind::kOptional;
+    t = &t->optional_type().elem_type();
+    if (t->has_sequence_type()) {
+      of_sequence = true;
+      t = &t->sequence_type().elem_type();
+    }
+  } else if (t->has_sequence_type()) {
+    kind = ValueKind::kSequence;
+    t = &t->sequence_type().elem_type();
+  }
+  if (kind == ValueKind::kTensor) return read_tensor_file(path);
+  const DType elem = t->has_tensor_type() && dtype_known(t->tensor_type().elem_type())
+                         ? static_cast<DType>(t->tensor_type().elem_type())
+                         : DType::kUndefined;
+  return read_container_file(path, kind, elem, of_sequence);
+}
+
 Status write_tensor_pb(const fs::path& path, const std::string& name, const Tensor& tensor) {
+  if (!tensor.is_tensor())
+    return Status(Code::kUnsupported, fmt::format("cannot write a {} value as a tensor file", tensor.type_string())).with_context(path.string());
   onnx::TensorProto proto;
   ir::encode_tensor(tensor, &proto);
   proto.set_name(name);
@@ -163,6 +247,8 @@ Status write_tensor_pb(const fs::path& path, const std::string& name, const Tens
 }
 
 Status write_tensor_npy(const fs::path& path, const Tensor& tensor) {
+  if (!tensor.is_tensor())
+    return Status(Code::kUnsupported, fmt::format("cannot write a {} value as .npy", tensor.type_string())).with_context(path.string());
   if (tensor.dtype() == DType::kString || tensor.dtype() == DType::kBFloat16)
     return Status(Code::kCannotWrite, fmt::format("cannot write {} tensors as .npy", dtype_name(tensor.dtype())));
   // numpy itself has no float8 type (only the ml_dtypes extension): use the .pb output instead.

@@ -160,6 +160,20 @@ Result<Tensor> Node::attr_tensor(const std::string& name) const {
   return t;
 }
 
+Result<std::pair<ValueKind, DType>> Node::attr_value_type(const std::string& name) const {
+  const auto* a = find_attr(*rest_, name);
+  if (!a || !a->has_tp()) return Status(Code::kInvalidModel, fmt::format("missing type attribute '{}'", name));
+  const onnx::TypeProto* t = &a->tp();
+  ValueKind kind = ValueKind::kTensor;
+  if (t->has_sequence_type()) {
+    kind = ValueKind::kSequence;
+    t = &t->sequence_type().elem_type();
+  }
+  if (!t->has_tensor_type() || !dtype_known(t->tensor_type().elem_type()))
+    return Status(Code::kUnsupported, fmt::format("attribute '{}': only tensor and sequence-of-tensor types are supported", name));
+  return std::make_pair(kind, static_cast<DType>(t->tensor_type().elem_type()));
+}
+
 Graph* Node::body(const std::string& attribute) const {
   for (const Body& b : bodies_)
     if (b.attribute == attribute && b.index < 0) return b.graph.get();

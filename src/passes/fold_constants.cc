@@ -100,6 +100,8 @@ class FoldConstants : public pass::GraphPass {
       std::vector<const Tensor*> ptrs;
       for (const auto& t : *inputs) ptrs.push_back(t.defined() ? &t : nullptr);
       QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, exec::evaluate_node(model, *node, ptrs, ctx.registry()));
+      // Sequence and optional values have no initializer form: they stay computed.
+      if (std::any_of(outs.begin(), outs.end(), [](const Tensor& t) { return t.defined() && !t.is_tensor(); })) continue;
       size_t bytes = 0;
       for (const auto& t : outs) bytes += t.nbytes();
       if (bytes > max_bytes_ && !parameter) {

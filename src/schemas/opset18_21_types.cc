@@ -19,6 +19,10 @@ struct Widening {
 const std::vector<DType> kFloat8 = {DType::kFloat8E4M3FN, DType::kFloat8E4M3FNUZ, DType::kFloat8E5M2, DType::kFloat8E5M2FNUZ};
 const std::vector<DType> kInt4 = {DType::kUInt4, DType::kInt4};
 const std::vector<DType> kHalfFloats = {DType::kFloat16, DType::kBFloat16};
+const std::vector<DType> kPlainTensorTypes = {DType::kFloat,  DType::kUInt8,   DType::kInt8,      DType::kUInt16,
+                                              DType::kInt16,  DType::kInt32,   DType::kInt64,     DType::kString,
+                                              DType::kBool,   DType::kFloat16, DType::kDouble,    DType::kUInt32,
+                                              DType::kUInt64, DType::kComplex64, DType::kComplex128};
 
 std::vector<DType> join(std::initializer_list<std::vector<DType>> sets) {
   std::vector<DType> out;
@@ -68,6 +72,9 @@ const std::vector<Widening>& widenings() {
       {"IsNaN", 20, {"X"}, join({{DType::kBFloat16}, kFloat8})},
       {"ReduceMax", 20, {"data", "reduced"}, {DType::kBool}},
       {"ReduceMin", 20, {"data", "reduced"}, {DType::kBool}},
+      // OptionalHasElement/OptionalGetElement-18 also take a plain tensor (GetElement returns it).
+      {"OptionalHasElement", 18, {"input"}, kPlainTensorTypes},
+      {"OptionalGetElement", 18, {"input", "output"}, kPlainTensorTypes},
   };
   return rows;
 }

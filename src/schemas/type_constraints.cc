@@ -33,6 +33,23 @@ onnx::DataType type_of(DType dtype) {
   return table[static_cast<size_t>(dtype)];
 }
 
+// The library's type string of a sequence or optional value; nullptr when its element type is not
+// known (an empty container read from a file) or not one the library has.
+onnx::DataType container_type_of(const Tensor& value) {
+  if (value.dtype() == DType::kUndefined || !library_knows_type(value.dtype())) return nullptr;
+  onnx::TypeProto tensor;
+  tensor.mutable_tensor_type()->set_elem_type(static_cast<int32_t>(value.dtype()));
+  onnx::TypeProto t;
+  if (value.is_sequence()) {
+    *t.mutable_sequence_type()->mutable_elem_type() = tensor;
+  } else if (value.optional_of_sequence()) {
+    *t.mutable_optional_type()->mutable_elem_type()->mutable_sequence_type()->mutable_elem_type() = tensor;
+  } else {
+    *t.mutable_optional_type()->mutable_elem_type() = tensor;
+  }
+  return onnx::Utils::DataTypeUtils::ToType(t);
+}
+
 // The newest version the installed ONNX library has schemas for, per domain (0: unknown domain).
 int64_t newest_known_version(const std::string& domain) {
   const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
@@ -53,6 +70,12 @@ struct Actual {
   size_t index;
   const onnx::OpSchema::FormalParameter* formal;
   DType dtype;
+  const Tensor* value = nullptr;  // set for a sequence or optional value
+  bool same_type(const Actual& o) const {
+    if (!value || !o.value) return !value && !o.value && dtype == o.dtype;
+    return dtype == o.dtype && value->kind() == o.value->kind() && value->optional_of_sequence() == o.value->optional_of_sequence();
+  }
+  std::string type_name() const { return value ? value->type_string() : dtype_name(dtype); }
 };
 
 // "input #1 'B' (B)", for messages only (built when a check fails: the checks run on every kernel run).
@@ -75,15 +98,23 @@ Status check_one(const onnx::OpSchema& schema, int64_t version, const ir::Node& 
   const std::string& param = p.GetTypeStr();
   const auto& params = schema.typeConstraintParams();
   const bool is_type_parameter = std::any_of(params.begin(), params.end(), [&](const auto& c) { return c.type_param_str == param; });
-  const bool widened = version > schema.SinceVersion() && widened_type_allows(schema.Name(), version, p.GetName(), dtype);
-  if (!widened && (!library_knows_type(dtype) || p.GetTypes().count(type_of(dtype)) == 0)) {
+  bool allowed;
+  if (actual.value) {
+    const onnx::DataType type = container_type_of(*actual.value);
+    if (!type) return Status::ok();  // element type unknown: nothing to check
+    allowed = p.GetTypes().count(type) != 0;
+  } else {
+    const bool widened = version > schema.SinceVersion() && widened_type_allows(schema.Name(), version, p.GetName(), dtype);
+    allowed = widened || (library_knows_type(dtype) && p.GetTypes().count(type_of(dtype)) != 0);
+  }
+  if (!allowed) {
     const std::string where = describe(node, actual);
     const std::string constraint = is_type_parameter ? fmt::format("type parameter {}", param) : param;
     const std::string at = version > newest_known_version(schema.domain())
                                ? fmt::format("v{}, with the types opsets up to {} add", schema.SinceVersion(), version)
                                : fmt::format("v{}", schema.SinceVersion());
     return Status(Code::kInvalidModel, fmt::format("{} is {}, which {} {} ({}) does not allow ({}: {})", where,
-                                                   dtype_name(dtype), schema.Name(), constraint, at, param,
+                                                   actual.type_name(), schema.Name(), constraint, at, param,
                                                    allowed_list(p.GetTypes())))
         .with_context(node.describe());
   }
@@ -93,11 +124,11 @@ Status check_one(const onnx::OpSchema& schema, int64_t version, const ir::Node& 
     bound.emplace_back(&param, actual);
     return Status::ok();
   }
-  if (it->second.dtype == dtype) return Status::ok();
+  if (it->second.same_type(actual)) return Status::ok();
   return Status(Code::kInvalidModel,
                 fmt::format("{} is {} but {} is {}: {} binds both to its type parameter {}, which must be one type",
-                            describe(node, actual), dtype_name(dtype), describe(node, it->second),
-                            dtype_name(it->second.dtype), schema.Name(), param))
+                            describe(node, actual), actual.type_name(), describe(node, it->second),
+                            it->second.type_name(), schema.Name(), param))
       .with_context(node.describe());
 }
 
@@ -135,8 +166,9 @@ Status check_type_constraints_of(const onnx::OpSchema& schema, int64_t version, 
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto* p = formal_at(schema.inputs(), i);
     if (!p || !inputs[i] || !inputs[i]->defined()) continue;
-    QONNX_RETURN_IF_ERROR(
-        check_one(schema, version, node, Actual{false, i, p, inputs[i]->dtype()}, binds(schema.inputs(), i), bound));
+    const Tensor* container = inputs[i]->is_tensor() ? nullptr : inputs[i];
+    QONNX_RETURN_IF_ERROR(check_one(schema, version, node, Actual{false, i, p, inputs[i]->dtype(), container},
+                                    binds(schema.inputs(), i), bound));
   }
   // Old exports give Constant-1 (float types only) int64 values that every runtime accepts: outputs of
   // nodes without inputs are not checked.
@@ -144,8 +176,9 @@ Status check_type_constraints_of(const onnx::OpSchema& schema, int64_t version, 
   for (size_t k = 0; k < outputs->size(); ++k) {
     const auto* p = formal_at(schema.outputs(), k);
     if (!p || !(*outputs)[k].defined()) continue;
-    QONNX_RETURN_IF_ERROR(
-        check_one(schema, version, node, Actual{true, k, p, (*outputs)[k].dtype()}, binds(schema.outputs(), k), bound));
+    const Tensor* container = (*outputs)[k].is_tensor() ? nullptr : &(*outputs)[k];
+    QONNX_RETURN_IF_ERROR(check_one(schema, version, node, Actual{true, k, p, (*outputs)[k].dtype(), container},
+                                    binds(schema.outputs(), k), bound));
   }
   return Status::ok();
 }

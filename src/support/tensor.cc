@@ -269,6 +269,50 @@ Tensor Tensor::borrowed(DType dtype, Dims dims, const void* data, std::shared_pt
   return t;
 }
 
+Tensor Tensor::sequence(DType elem, std::vector<Tensor> elements) {
+  Tensor t;
+  t.kind_ = ValueKind::kSequence;
+  t.dtype_ = elem;
+  t.dims_ = {0};
+  t.elements_ = std::make_shared<const std::vector<Tensor>>(std::move(elements));
+  return t;
+}
+
+Tensor Tensor::optional_of(Tensor value) {
+  Tensor t;
+  t.kind_ = ValueKind::kOptional;
+  t.dtype_ = value.dtype();
+  t.of_sequence_ = value.is_sequence();
+  t.dims_ = {0};
+  t.elements_ = std::make_shared<const std::vector<Tensor>>(std::vector<Tensor>{std::move(value)});
+  return t;
+}
+
+Tensor Tensor::optional_none(DType elem, bool of_sequence) {
+  Tensor t;
+  t.kind_ = ValueKind::kOptional;
+  t.dtype_ = elem;
+  t.of_sequence_ = of_sequence;
+  t.dims_ = {0};
+  t.elements_ = std::make_shared<const std::vector<Tensor>>();
+  return t;
+}
+
+const std::vector<Tensor>& Tensor::elements() const {
+  static const std::vector<Tensor> none;
+  return elements_ ? *elements_ : none;
+}
+
+std::string Tensor::type_string() const {
+  const std::string tensor = std::string("tensor(") + dtype_name(dtype_) + ")";
+  switch (kind_) {
+    case ValueKind::kTensor: return tensor;
+    case ValueKind::kSequence: return "seq(" + tensor + ")";
+    case ValueKind::kOptional: return "optional(" + (of_sequence_ ? "seq(" + tensor + ")" : tensor) + ")";
+  }
+  return tensor;
+}
+
 Tensor Tensor::reshaped(Dims dims) const {
   Tensor t = *this;
   int64_t n = checked_numel(dims);
@@ -278,6 +322,7 @@ Tensor Tensor::reshaped(Dims dims) const {
 }
 
 Tensor Tensor::clone() const {
+  if (kind_ != ValueKind::kTensor) return *this;  // containers are immutable values
   Tensor t = uninitialized(dtype_, dims_);
   if (dtype_ == DType::kString) {
     *t.strings_ = *strings_;
@@ -288,7 +333,15 @@ Tensor Tensor::clone() const {
 }
 
 bool Tensor::identical(const Tensor& other) const {
-  if (dtype_ != other.dtype_ || dims_ != other.dims_) return false;
+  if (dtype_ != other.dtype_ || dims_ != other.dims_ || kind_ != other.kind_ || of_sequence_ != other.of_sequence_) return false;
+  if (kind_ != ValueKind::kTensor) {
+    const auto& a = elements();
+    const auto& b = other.elements();
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!a[i].identical(b[i])) return false;
+    return true;
+  }
   if (dtype_ == DType::kString) return *strings_ == *other.strings_;
   return nbytes() == 0 || std::memcmp(buffer_.get(), other.buffer_.get(), nbytes()) == 0;
 }

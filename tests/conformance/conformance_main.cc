@@ -52,9 +52,10 @@ CaseResult run_case(const fs::path& dir) {
     for (size_t k = 0;; ++k) {
       fs::path f = set / fmt::format("input_{}.pb", k);
       if (!fs::exists(f)) break;
-      auto t = io::read_tensor_file(f);
+      // Inputs are matched by name when the name is a graph input, else by position; a sequence or
+      // optional input is read as its declared type says (its file does not say).
+      auto t = k < inputs.size() ? io::read_value_file(f, g, inputs[k]->name()) : io::read_tensor_file(f);
       if (!t.is_ok()) return {false, "input: " + t.status().to_string()};
-      // Inputs are matched by name when the name is a graph input, else by position.
       std::string name = t->name;
       const ir::Value* v = name.empty() ? nullptr : g.find_value(name);
       if (!v || !v->is_graph_input()) {
@@ -67,7 +68,7 @@ CaseResult run_case(const fs::path& dir) {
     if (!r.is_ok()) return {false, "run: " + r.status().to_string()};
     for (size_t k = 0; k < r->outputs.size(); ++k) {
       fs::path f = set / fmt::format("output_{}.pb", k);
-      auto expected = io::read_tensor_file(f);
+      auto expected = io::read_value_file(f, g, g.outputs()[k]->name());
       if (!expected.is_ok()) return {false, "expected output: " + expected.status().to_string()};
       auto c = exec::compare_tensors(r->outputs[k], expected->tensor, 1e-7, 1e-3);
       if (!c.ok()) {

@@ -143,7 +143,18 @@ struct Kernel {
   PrepareFn prepare = nullptr;  // nullptr: the kernel reads its attributes from the node itself
   VersionRange versions;
   PrepackFn prepack = nullptr;  // nullptr: nothing is derived from constant inputs
+  // Takes sequence and optional values (Tensor::kind) as inputs: the sequence and optional ops,
+  // Identity, Loop. The executor rejects a container input of any other kernel.
+  bool containers = false;
+  // Draws random numbers (Bernoulli): never run at plan time, even on constant inputs.
+  bool random = false;
 };
+
+// `kernel` marked as taking sequence and optional inputs.
+inline Kernel with_containers(Kernel kernel) {
+  kernel.containers = true;
+  return kernel;
+}
 
 // A kernel with typed plan-time state: `Prepare(node, version)` returns a State once per node,
 // `Run(ctx, state)` runs with it. Both are function pointers so the registry stays a table.

@@ -27,6 +27,7 @@ class NodeBuilder {
   NodeBuilder& attr(const std::string& name, const char* value) { return attr(name, std::string(value)); }
   NodeBuilder& attr(const std::string& name, const std::vector<int64_t>& value);
   NodeBuilder& attr(const std::string& name, const std::vector<float>& value);
+  NodeBuilder& attr(const std::string& name, const std::vector<std::string>& value);
   NodeBuilder& attr(const std::string& name, const Tensor& value);
   // A GRAPH attribute (If/Loop/Scan body): the graph of `body` (its inputs, outputs, initializers, nodes).
   NodeBuilder& attr(const std::string& name, const class ModelBuilder& body);

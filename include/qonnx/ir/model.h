@@ -149,6 +149,9 @@ class Node {
   std::vector<int64_t> attr_ints(const std::string& name, const std::vector<int64_t>& fallback = {}) const;
   std::vector<float> attr_floats(const std::string& name, const std::vector<float>& fallback = {}) const;
   std::vector<std::string> attr_strings(const std::string& name) const;
+  // A TYPE_PROTO attribute (Optional's `type`): a tensor or a sequence of tensors (the kind) and its
+  // element type; an error naming the attribute when it is missing or any other type.
+  Result<std::pair<ValueKind, DType>> attr_value_type(const std::string& name) const;
   // Tensor-valued attribute (e.g. Constant 'value'); error when missing or malformed.
   Result<Tensor> attr_tensor(const std::string& name) const;
   // Names of all attributes in stored order.

@@ -60,9 +60,10 @@ Tensor take_slice(const Tensor& t, size_t axis, int64_t index) {
 // Stacks equally shaped tensors along a new axis `axis`.
 Result<Tensor> stack(const std::vector<Tensor>& parts, size_t axis) {
   const Tensor& first = parts.front();
+  if (!first.is_tensor()) return Status(Code::kInvalidModel, fmt::format("a {} value cannot be a scan output", first.type_string()));
   QONNX_RETURN_IF_ERROR(check_copyable(first));
   for (const Tensor& p : parts)
-    if (p.dims() != first.dims() || p.dtype() != first.dtype())
+    if (!p.is_tensor() || p.dims() != first.dims() || p.dtype() != first.dtype())
       return Status(Code::kInvalidModel, fmt::format("per-iteration outputs differ: {} {} vs {} {}", dtype_name(first.dtype()),
                                                      dims_to_string(first.dims()), dtype_name(p.dtype()),
                                                      dims_to_string(p.dims())));
@@ -138,7 +139,9 @@ Status loop_kernel(exec::KernelContext& ctx, const LoopAttrs& attrs) {
   std::vector<std::vector<Tensor>> scans(scanned);
   for (int64_t i = 0; (!max_trip || i < trips) && cond; ++i) {
     std::vector<Tensor> body_in{Tensor::scalar<int64_t>(DType::kInt64, i), Tensor::scalar<uint8_t>(DType::kBool, cond)};
-    body_in.insert(body_in.end(), state.begin(), state.end());
+    // A carried optional stays one: the body may return its value itself (Loop-16's optional carries).
+    for (size_t k = 0; k < carried; ++k)
+      body_in.push_back(ctx.input(2 + k)->is_optional() && !state[k].is_optional() ? Tensor::optional_of(state[k]) : state[k]);
     QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, ctx.run_body("body", body_in));
     if (outs.size() != 1 + carried + scanned)
       return ctx.error(Code::kInvalidModel, "the body returns {} values, expected 1 + {} + {}", outs.size(), carried, scanned);
@@ -310,7 +313,8 @@ Status scan8_kernel(exec::KernelContext& ctx, const ScanAttrs& attrs) {
 void register_control_flow_kernels(exec::KernelRegistry& r) {
   // If and Loop: later versions only widened the types.
   r.add("", "If", {1, exec::kNoUpperVersion}, if_kernel);
-  r.add("", "Loop", {1, exec::kNoUpperVersion}, exec::typed_kernel<LoopAttrs, loop_attrs, loop_kernel>());
+  // Loop-carried values may be sequences and optionals (Loop-13, -16).
+  r.add("", "Loop", {1, exec::kNoUpperVersion}, exec::with_containers(exec::typed_kernel<LoopAttrs, loop_attrs, loop_kernel>()));
   r.add("", "Scan", {8, 8}, exec::typed_kernel<ScanAttrs, scan8_attrs, scan8_kernel>());
   r.add("", "Scan", {9, exec::kNoUpperVersion}, exec::typed_kernel<ScanAttrs, scan9_attrs, scan9_kernel>());
 }

@@ -13,7 +13,8 @@ Status identity(exec::KernelContext& ctx) {
 }  // namespace
 
 void register_identity_kernels(exec::KernelRegistry& r) {
-  r.add("", "Identity", {1, exec::kNoUpperVersion}, identity);
+  // Identity passes sequences and optionals through too (Identity-14 and -16 widen its types to them).
+  r.add("", "Identity", {1, exec::kNoUpperVersion}, exec::with_containers(exec::Kernel{identity, nullptr, {}}));
 }
 
 }  // namespace qonnx::kernels

@@ -29,5 +29,11 @@ void register_gather_scatter_kernels(exec::KernelRegistry& r);
 void register_reduce_kernels(exec::KernelRegistry& r);
 void register_resize_kernels(exec::KernelRegistry& r);
 void register_control_flow_kernels(exec::KernelRegistry& r);
+// issue 27: recurrent, signal, text, sequence/optional and random families.
+void register_recurrent_kernels(exec::KernelRegistry& r);
+void register_signal_kernels(exec::KernelRegistry& r);
+void register_text_kernels(exec::KernelRegistry& r);
+void register_sequence_kernels(exec::KernelRegistry& r);
+void register_random_kernels(exec::KernelRegistry& r);
 
 }  // namespace qonnx::kernels

@@ -28,6 +28,12 @@ void register_onnx_kernels(exec::KernelRegistry& r) {
   register_reduce_kernels(r);
   register_resize_kernels(r);
   register_control_flow_kernels(r);
+  // issue 27 (opsseq): recurrent, signal, text, sequence/optional, random.
+  register_recurrent_kernels(r);
+  register_signal_kernels(r);
+  register_text_kernels(r);
+  register_sequence_kernels(r);
+  register_random_kernels(r);
 }
 
 }  // namespace qonnx::kernels
