@@ -29,5 +29,12 @@ void register_gather_scatter_kernels(exec::KernelRegistry& r);
 void register_reduce_kernels(exec::KernelRegistry& r);
 void register_resize_kernels(exec::KernelRegistry& r);
 void register_control_flow_kernels(exec::KernelRegistry& r);
+// Issue 27: training losses, detection heads, sampling, unpooling, Unique, the training optimizers.
+void register_loss_kernels(exec::KernelRegistry& r);
+void register_detection_kernels(exec::KernelRegistry& r);
+void register_grid_sample_kernels(exec::KernelRegistry& r);
+void register_unpool_kernels(exec::KernelRegistry& r);
+void register_unique_kernels(exec::KernelRegistry& r);
+void register_optimizer_kernels(exec::KernelRegistry& r);  // domain ai.onnx.preview.training
 
 }  // namespace qonnx::kernels

@@ -28,6 +28,13 @@ void register_onnx_kernels(exec::KernelRegistry& r) {
   register_reduce_kernels(r);
   register_resize_kernels(r);
   register_control_flow_kernels(r);
+  // Issue 27 (losses, detection, sampling, unpooling, Unique, training optimizers).
+  register_loss_kernels(r);
+  register_detection_kernels(r);
+  register_grid_sample_kernels(r);
+  register_unpool_kernels(r);
+  register_unique_kernels(r);
+  register_optimizer_kernels(r);
 }
 
 }  // namespace qonnx::kernels
