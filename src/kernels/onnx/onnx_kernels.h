@@ -29,11 +29,18 @@ void register_gather_scatter_kernels(exec::KernelRegistry& r);
 void register_reduce_kernels(exec::KernelRegistry& r);
 void register_resize_kernels(exec::KernelRegistry& r);
 void register_control_flow_kernels(exec::KernelRegistry& r);
-// issue 27: recurrent, signal, text, sequence/optional and random families.
+// Issue 27: recurrent, signal, text, sequence/optional and random families.
 void register_recurrent_kernels(exec::KernelRegistry& r);
 void register_signal_kernels(exec::KernelRegistry& r);
 void register_text_kernels(exec::KernelRegistry& r);
 void register_sequence_kernels(exec::KernelRegistry& r);
 void register_random_kernels(exec::KernelRegistry& r);
+// Issue 27: training losses, detection heads, sampling, unpooling, Unique, the training optimizers.
+void register_loss_kernels(exec::KernelRegistry& r);
+void register_detection_kernels(exec::KernelRegistry& r);
+void register_grid_sample_kernels(exec::KernelRegistry& r);
+void register_unpool_kernels(exec::KernelRegistry& r);
+void register_unique_kernels(exec::KernelRegistry& r);
+void register_optimizer_kernels(exec::KernelRegistry& r);  // domain ai.onnx.preview.training
 
 }  // namespace qonnx::kernels

@@ -28,12 +28,19 @@ void register_onnx_kernels(exec::KernelRegistry& r) {
   register_reduce_kernels(r);
   register_resize_kernels(r);
   register_control_flow_kernels(r);
-  // issue 27 (opsseq): recurrent, signal, text, sequence/optional, random.
+  // Issue 27: recurrent, signal, text, sequence/optional, random.
   register_recurrent_kernels(r);
   register_signal_kernels(r);
   register_text_kernels(r);
   register_sequence_kernels(r);
   register_random_kernels(r);
+  // Issue 27 (losses, detection, sampling, unpooling, Unique, training optimizers).
+  register_loss_kernels(r);
+  register_detection_kernels(r);
+  register_grid_sample_kernels(r);
+  register_unpool_kernels(r);
+  register_unique_kernels(r);
+  register_optimizer_kernels(r);
 }
 
 }  // namespace qonnx::kernels
