@@ -134,11 +134,16 @@ bool uniform_scale(const ScaledInt& s) {
   return !s.scale.empty() && std::all_of(s.scale.begin(), s.scale.end(), [&](double v) { return v == s.scale[0]; });
 }
 
+// Float32 steps added on each side of the kernel's values at the ends of a range for Sigmoid, Tanh,
+// Erf (MLAS's rational / polynomial approximations), Exp and Log (the C library's): a scan of every
+// float32 input (tools: see docs/range.md) found each of them monotone up to MEASURED steps.
+constexpr int kApproximateMonotoneMargin = 4;
+
 bool is_integral(double v) { return std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.0e15; }
 
 class Analyzer {
  public:
-  Analyzer(const ir::Model& model, const RangeOptions& options) : g_(model.graph()), options_(options) {}
+  Analyzer(const ir::Model& model, const RangeOptions& options) : model_(model), g_(model.graph()), options_(options) {}
 
   Result<RangeAnalysis> run() {
     for (const ir::Value* in : g_.runtime_inputs()) set_input(in);
@@ -148,6 +153,7 @@ class Analyzer {
   }
 
  private:
+  const ir::Model& model_;
   const ir::Graph& g_;
   const RangeOptions& options_;
   RangeAnalysis out_;
@@ -342,6 +348,12 @@ class Analyzer {
       r = bipolar_quant(node, &why);
     } else if (qop == dialect::Op::kMultiThreshold) {
       r = multithreshold(node, &why);
+    } else if (qop == dialect::Op::kTrunc) {
+      r = by_kernel_at_ends(node, &why, 0);
+    } else if (qop == dialect::Op::kFloatQuant) {
+      r = float_quant(node, &why);
+    } else if (qop == dialect::Op::kQuantAvgPool2d) {
+      r = by_kernel_at_ends(node, &why, 0, /*spatial_reduction=*/true);
     } else if (qop != dialect::Op::kNone || !node.domain().empty()) {
       // another QONNX op or a custom domain: not handled (yet)
     } else if (op == "Relu") {
@@ -349,13 +361,39 @@ class Analyzer {
     } else if (op == "Clip") {
       r = clip(node, &why);
     } else if (op == "MaxPool") {
-      if (node.outputs().size() == 1) r = range_of(node.input(0));
-    } else if (op == "Identity") {
+      r = max_pool(node, &why);
+    } else if (op == "GlobalMaxPool") {
+      r = range_of(node.input(0));
+    } else if (op == "AveragePool" || op == "GlobalAveragePool") {
+      r = average_pool(node, &why);
+    } else if (op == "Identity" || op == "Dropout") {
       r = range_of(node.input(0));
     } else if (op == "Transpose") {
       r = transpose(node);
-    } else if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") {
-      r = per_tensor(range_of(node.input(0)));
+    } else if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Slice" ||
+               op == "Gather" || op == "GatherElements" || op == "GatherND" || op == "Split" || op == "Tile" ||
+               op == "Expand" || op == "DepthToSpace" || op == "SpaceToDepth" || op == "Compress" ||
+               op == "ReverseSequence" || op == "ReduceMax" || op == "ReduceMin") {
+      r = moved(node);
+    } else if (op == "Concat") {
+      r = concat(node, &why);
+    } else if (op == "Pad") {
+      r = pad(node, &why);
+    } else if (op == "Resize" || op == "Upsample") {
+      r = resize(node, &why);
+    } else if (op == "ReduceSum" || op == "ReduceMean") {
+      r = reduce_sum(node, &why);
+    } else if (op == "Softmax" || op == "Hardmax") {
+      r = softmax(node, &why);
+    } else if (op == "Abs") {
+      r = abs(node, &why);
+    } else if (op == "Min" || op == "Max") {
+      r = min_max(node, &why);
+    } else if (op == "Neg" || op == "Floor" || op == "Ceil" || op == "Round" || op == "Sqrt" || op == "Cast" ||
+               op == "CastLike") {
+      r = by_kernel_at_ends(node, &why, 0);
+    } else if (op == "Sigmoid" || op == "Tanh" || op == "Erf" || op == "Exp" || op == "Log") {
+      r = by_kernel_at_ends(node, &why, kApproximateMonotoneMargin);
     } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
       r = arithmetic(node, &why);
     } else if (op == "BatchNormalization") {
@@ -366,16 +404,316 @@ class Analyzer {
     if (!r) return fallback(node, why);
     // Quantizers and MultiThreshold produce float32; the other handled ops keep their input's type
     // (unknown stays unknown, so later arithmetic does not take an integer tensor for a float one).
-    const bool float_out = qop == dialect::Op::kQuant || qop == dialect::Op::kBipolarQuant || qop == dialect::Op::kMultiThreshold;
-    set(node.output(0), std::move(*r), float_out ? DType::kFloat : dtype_of(node.input(0)));
+    // Cast and CastLike produce their declared type (unknown stays unknown).
+    const bool float_out = qop != dialect::Op::kNone;
+    const bool cast = op == "Cast" || op == "CastLike";
+    const DType out_type = float_out ? DType::kFloat : cast ? g_.type_of(node.output(0)).value_or(ir::TypeInfo{}).dtype : dtype_of(node.input(0));
+    set(node.output(0), *r, out_type);
     for (size_t i = 1; i < node.outputs().size(); ++i) {
       const ir::Value* o = node.output(i);
       if (!o || o->name().empty()) continue;
+      if (op == "Split") {  // every piece holds input values
+        set(o, *r, out_type);
+        continue;
+      }
       TensorRange extra;
       extra.all = type_range(dtype_of(o));
       extra.note = "secondary output: the type's whole range";
       set(o, std::move(extra), dtype_of(o));
     }
+  }
+
+  // Ops that are a monotone function of every element of input 0 (the other inputs constant), each
+  // output element never decreasing (or never increasing) in each input element: elementwise ops
+  // (`whole_input` false: x is one value per channel, [1, C, 1, ...], broadcast against the constants)
+  // and pools, reductions and resizes with non-negative weights (`whole_input`: x has its full inferred
+  // dims, each channel filled with one end). A float32 sum in a fixed order is monotone in each term,
+  // as are max, clamp, every rounding and a division by a positive count, so the node's own kernel run
+  // on the two ends gives the exact extremes, padding and empty windows included. `margin_ulps`
+  // float32 steps are added on each side for kernels that are monotone only up to that many steps.
+  std::optional<TensorRange> by_kernel_at_ends(const ir::Node& node, std::string* why, int margin_ulps,
+                                               bool whole_input = false) {
+    const ir::Value* x = node.input(0);
+    if (dtype_of(x) != DType::kFloat) return everything_with(why, "only float32 inputs are evaluated");
+    std::vector<std::optional<Tensor>> holder;
+    std::vector<const Tensor*> inputs = input_tensors(node, holder);
+    for (size_t i = 1; i < inputs.size(); ++i)
+      if (node.input(i) && !node.input(i)->name().empty() && !inputs[i])
+        return everything_with(why, fmt::format("input {} is not a constant", i));
+    const TensorRange xr = range_of(x);
+    const int64_t channels = static_cast<int64_t>(xr.channels.size());
+    Dims dims;
+    if (whole_input) {
+      auto known = g_.dims_of(x);
+      if (!known || std::any_of(known->begin(), known->end(), [](int64_t d) { return d < 0; }))
+        return everything_with(why, "the input's dims are not known");
+      if (channels && (known->size() < 2 || (*known)[1] != channels))
+        return everything_with(why, "the input's channel count differs from its range's");
+      dims = *known;
+    } else {
+      int64_t rank = rank_of(x);
+      for (size_t i = 1; i < inputs.size(); ++i)
+        if (inputs[i] && rank >= 0 && static_cast<int64_t>(inputs[i]->rank()) > rank) rank = -1;  // x is broadcast
+      if (rank < 0 && channels) return everything_with(why, "the input's rank is not known");
+      dims.assign(static_cast<size_t>(std::max<int64_t>(rank, 1)), 1);
+      if (channels) dims[1] = channels;
+    }
+    const int64_t inner = [&] {
+      int64_t n = 1;
+      for (size_t d = 2; d < dims.size(); ++d) n *= dims[d];
+      return n;
+    }();
+    std::vector<Tensor> ends;
+    for (bool upper : {false, true}) {
+      Tensor t(DType::kFloat, dims);
+      float* p = t.data<float>();
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        const Interval c = channels ? xr.channels[static_cast<size_t>((i / inner) % channels)] : xr.all;
+        p[i] = static_cast<float>(upper ? c.hi : c.lo);
+      }
+      std::vector<const Tensor*> args = inputs;
+      args[0] = &t;
+      auto out = exec::evaluate_node(model_, node, args);
+      if (!out.is_ok() || out->empty()) return everything_with(why, "the kernel did not run on the range's ends");
+      auto as_double = exec::cast_tensor(out.value()[0], DType::kDouble);
+      if (!as_double.is_ok()) return everything_with(why, "the kernel's output is not numeric");
+      ends.push_back(std::move(as_double).value());
+    }
+    const Tensor& lo_end = ends[0];
+    const Tensor& hi_end = ends[1];
+    if (lo_end.dims() != hi_end.dims()) return everything_with(why, "the kernel's outputs differ in shape");
+    // Per channel when the output keeps the input's channels on axis 1.
+    const int64_t out_channels = channels && lo_end.rank() >= 2 && lo_end.dim(1) == channels ? channels : 0;
+    const int64_t out_inner = out_channels ? lo_end.numel() / std::max<int64_t>(lo_end.dim(0) * channels, 1) : 1;
+    TensorRange r;
+    std::vector<Interval> hulls(static_cast<size_t>(std::max<int64_t>(out_channels, 1)), Interval{kInf, -kInf});
+    const double* a = lo_end.data<double>();
+    const double* b = hi_end.data<double>();
+    for (int64_t i = 0; i < lo_end.numel(); ++i) {
+      Interval& h = hulls[out_channels ? static_cast<size_t>((i / out_inner) % out_channels) : 0];
+      if (std::isnan(a[i]) || std::isnan(b[i])) h = everything();  // no value to bound this side by
+      else h = hull(h, {std::min(a[i], b[i]), std::max(a[i], b[i])});
+    }
+    for (Interval& h : hulls) {
+      if (h.lo > h.hi) h = {0, 0};  // an empty output
+      for (int k = 0; k < margin_ulps; ++k) h = {std::nextafter(static_cast<float>(h.lo), -INFINITY), std::nextafter(static_cast<float>(h.hi), INFINITY)};
+    }
+    if (out_channels) r.channels = std::move(hulls);
+    else r.all = hulls[0];
+    if (margin_ulps)
+      r.note = fmt::format("{} ({}): the kernel's ends widened by {} float steps (its approximation is monotone only to within them)",
+                           node.name(), node.op_type(), margin_ulps);
+    return r;
+  }
+
+  // FloatQuant: q = step * round(t / step), t = x / s, with step = 2^(floor(log2(|t| + eps)) - m) (at
+  // least the subnormal step). Its float32 log2 rounds up just below a power of two, so q is not
+  // monotone in t (FLOOR: t just below 2^e takes the coarser step and a lower value). Every rounding
+  // mode gives an integer next to t / step, so q lies between t rounded down and up to its step's
+  // grid; the steps are nested powers of two, so rounding to the coarsest step S any |t| in the range
+  // can take bounds every q: floor(t_lo / S) S <= q <= ceil(t_hi / S) S. Then the clamp (or +-inf
+  // without saturation) and y = v * s rounded once, both monotone.
+  std::optional<TensorRange> float_quant(const ir::Node& node, std::string* why) {
+    std::vector<std::optional<Tensor>> holder;
+    std::vector<const Tensor*> in = input_tensors(node, holder);
+    if (in.size() != 6) return everything_with(why, "FloatQuant takes 6 inputs");
+    double params[4];  // exponent bits, mantissa bits, exponent bias, max_val
+    for (size_t i = 2; i < 6; ++i) {
+      if (!in[i] || in[i]->numel() != 1) return everything_with(why, "the format parameters are not constant scalars");
+      params[i - 2] = in[i]->data<float>()[0];
+    }
+    if (!in[1]) return everything_with(why, "the scale is not a constant");
+    auto saturation = node.attr<int64_t>("saturation", 1);
+    if (!saturation.is_ok()) return everything_with(why, "unreadable saturation");
+    const double m = params[1], bias = params[2];
+    double limit = quant::float_format_max_value(params[0], m, bias);
+    limit = std::min(limit, params[3]);
+    const ir::Value* x = node.input(0);
+    const TensorRange xr = range_of(x);
+    const int64_t channels = static_cast<int64_t>(xr.channels.size());
+    const auto scales = per_axis(*in[1], rank_of(x), 1, std::max<int64_t>(channels, 1));
+    if (!scales || (channels == 0 && scales->size() != 1))
+      return everything_with(why, "the scale is neither a scalar nor one per channel");
+    auto bound = [&](Interval xi, float sc) -> Interval {
+      const double t_lo = static_cast<float>(xi.lo) / sc, t_hi = static_cast<float>(xi.hi) / sc;
+      const double widest = std::max(std::fabs(t_lo), std::fabs(t_hi));
+      double q_lo = -kInf, q_hi = kInf;
+      if (std::isfinite(widest)) {
+        const int top = std::ilogb(widest + std::ldexp(1.0, -126)) + 1;  // floor(log2(|t| + eps)) <= top
+        const double step = std::ldexp(1.0, static_cast<int>(std::max(top - m, 1 - bias - m)));
+        q_lo = std::floor(t_lo / step) * step;
+        q_hi = std::ceil(t_hi / step) * step;
+      }
+      const bool saturate = saturation.value() != 0;
+      auto clamp = [&](double q) { return q > limit ? (saturate ? limit : kInf) : q < -limit ? (saturate ? -limit : -kInf) : q; };
+      const float a = static_cast<float>(clamp(q_lo) * sc), b = static_cast<float>(clamp(q_hi) * sc);
+      return {std::min(a, b), std::max(a, b)};
+    };
+    TensorRange r;
+    if (channels == 0) r.all = bound(xr.all, (*scales)[0]);
+    for (int64_t c = 0; c < channels; ++c) r.channels.push_back(bound(xr.channels[static_cast<size_t>(c)], (*scales)[static_cast<size_t>(c)]));
+    return r;
+  }
+
+  // Ops that only move (or select) input values: the input's range, per tensor.
+  TensorRange moved(const ir::Node& node) { return per_tensor(range_of(node.input(0))); }
+
+  // MaxPool: every output is the max of in-bounds input values (padding never contributes); a window
+  // with no input value in it gives -inf. With known dims the kernel at the ends says exactly.
+  std::optional<TensorRange> max_pool(const ir::Node& node, std::string* why) {
+    if (auto exact = by_kernel_at_ends(node, why, 0, true)) return exact;
+    TensorRange r = range_of(node.input(0));
+    auto ceil_mode = node.attr<int64_t>("ceil_mode", 0);
+    bool padded = node.attr_string("auto_pad", "NOTSET") != "NOTSET" || !ceil_mode.is_ok() || ceil_mode.value() != 0;
+    for (int64_t p : node.attr_ints("pads")) padded = padded || p != 0;
+    if (padded) {
+      r = map_monotone(r, [](double v) { return v; });
+      for (Interval& c : r.channels) c.lo = -kInf;
+      r.all.lo = -kInf;
+      r.note = fmt::format("{} (MaxPool): padded, input dims unknown: a window may hold no value (-inf)", node.name());
+    }
+    return r;
+  }
+
+  std::optional<TensorRange> average_pool(const ir::Node& node, std::string* why) {
+    return by_kernel_at_ends(node, why, 0, true);
+  }
+
+  std::optional<TensorRange> reduce_sum(const ir::Node& node, std::string* why) {
+    return by_kernel_at_ends(node, why, 0, true);
+  }
+
+  // Resize: nearest and (bi/tri)linear read each output as a combination of inputs with weights >= 0
+  // (monotone); cubic's weights go negative (it overshoots): not bounded here.
+  std::optional<TensorRange> resize(const ir::Node& node, std::string* why) {
+    const std::string mode = node.attr_string("mode", "nearest");
+    if (mode != "nearest" && mode != "linear" && mode != "bilinear" && mode != "trilinear")
+      return everything_with(why, fmt::format("mode '{}' can overshoot its inputs", mode));
+    if (auto exact = by_kernel_at_ends(node, why, 0, true)) return exact;
+    if (mode != "nearest") return std::nullopt;
+    // Nearest only moves values (tf_crop_and_resize's extrapolation value joins them).
+    TensorRange r = per_tensor(range_of(node.input(0)));
+    if (node.attr_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize") {
+      auto e = node.attr<float>("extrapolation_value", 0.0f);
+      if (!e.is_ok()) return everything_with(why, "unreadable extrapolation_value");
+      r.all = hull(r.all, {e.value(), e.value()});
+      r.scaled_int.reset();
+    }
+    return r;
+  }
+
+  // Concat: the hull of its inputs (per channel when concatenating along axis 1 channel lists).
+  std::optional<TensorRange> concat(const ir::Node& node, std::string* why) {
+    std::vector<TensorRange> parts;
+    for (const ir::Value* v : node.inputs()) {
+      if (!v || v->name().empty()) continue;
+      if (dtype_of(v) != dtype_of(node.input(0))) return everything_with(why, "inputs of different types");
+      parts.push_back(range_of(v));
+    }
+    const int64_t rank = rank_of(node.input(0));
+    auto axis_attr = node.attr<int64_t>("axis", 0);
+    if (!axis_attr.is_ok()) return everything_with(why, "unreadable axis");
+    int64_t axis = axis_attr.value();
+    if (axis < 0 && rank >= 0) axis += rank;
+    TensorRange r;
+    const bool along_channels = axis == 1 && std::all_of(parts.begin(), parts.end(), [](const TensorRange& p) { return !p.channels.empty(); });
+    r.all = {kInf, -kInf};
+    for (const TensorRange& p : parts) {
+      r.all = hull(r.all, p.all);
+      if (along_channels) r.channels.insert(r.channels.end(), p.channels.begin(), p.channels.end());
+    }
+    // One integer form when every part has the same single scale and zero point.
+    const auto& first = parts[0].scaled_int;
+    bool same_grid = first && uniform_scale(*first);
+    for (const TensorRange& p : parts)
+      same_grid = same_grid && p.scaled_int && uniform_scale(*p.scaled_int) && p.scaled_int->scale[0] == first->scale[0] &&
+                  std::all_of(p.scaled_int->zero_point.begin(), p.scaled_int->zero_point.end(),
+                              [&](double z) { return z == first->zero_point[0]; });
+    if (same_grid && !along_channels) {
+      ScaledInt si{{first->scale[0]}, {first->zero_point[0]}, {std::numeric_limits<int64_t>::max()}, {std::numeric_limits<int64_t>::min()}};
+      for (const TensorRange& p : parts) {
+        si.lo[0] = std::min(si.lo[0], *std::min_element(p.scaled_int->lo.begin(), p.scaled_int->lo.end()));
+        si.hi[0] = std::max(si.hi[0], *std::max_element(p.scaled_int->hi.begin(), p.scaled_int->hi.end()));
+      }
+      r.scaled_int = std::move(si);
+    } else if (same_grid) {
+      ScaledInt si;
+      for (const TensorRange& p : parts) {
+        const ScaledInt& s = *p.scaled_int;
+        for (size_t c = 0; c < p.channels.size(); ++c) {
+          si.scale.push_back(s.scale[0]);
+          si.zero_point.push_back(s.zero_point[s.zero_point.size() == 1 ? 0 : c]);
+          si.lo.push_back(s.lo[s.lo.size() == 1 ? 0 : c]);
+          si.hi.push_back(s.hi[s.hi.size() == 1 ? 0 : c]);
+        }
+      }
+      r.scaled_int = std::move(si);
+    }
+    return r;
+  }
+
+  // Pad: constant mode adds its value (input 2, or the `value` attribute before opset 11, default 0);
+  // edge, reflect and wrap only repeat input values.
+  std::optional<TensorRange> pad(const ir::Node& node, std::string* why) {
+    TensorRange r = per_tensor(range_of(node.input(0)));
+    if (node.attr_string("mode", "constant") != "constant") return r;
+    auto value_attr = node.attr<float>("value", 0.0f);
+    if (!value_attr.is_ok()) return everything_with(why, "unreadable value");
+    double value = value_attr.value();
+    if (node.inputs().size() > 2 && node.input(2) && !node.input(2)->name().empty()) {
+      auto c = constant(node.input(2));
+      if (!c || c->numel() != 1) return everything_with(why, "the constant value is not a constant scalar");
+      value = c->data<float>()[0];
+    }
+    r.all = hull(r.all, {value, value});
+    if (r.scaled_int && value == 0) {  // 0 is the integer 0 on any grid
+      r.scaled_int->lo[0] = std::min<int64_t>(r.scaled_int->lo[0], 0);
+      r.scaled_int->hi[0] = std::max<int64_t>(r.scaled_int->hi[0], 0);
+    } else {
+      r.scaled_int.reset();
+    }
+    return r;
+  }
+
+  // Softmax: e_j * (1 / sum) with every e_j >= 0 and the row's largest exp(0) = 1 among the terms of
+  // the float sum, so sum >= e_j and each output is e_j / sum <= 1 up to the two roundings (the
+  // reciprocal and the product): [0, 1 + 2^-22] holds them. Hardmax writes 0 and 1.
+  std::optional<TensorRange> softmax(const ir::Node& node, std::string* why) {
+    if (dtype_of(node.input(0)) != DType::kFloat) return everything_with(why, "only float32 is bounded");
+    TensorRange r;
+    r.all = {0.0, node.op_type() == "Hardmax" ? 1.0 : 1.0 + std::ldexp(1.0, -22)};
+    return r;
+  }
+
+  // Abs is exact in float32: the largest magnitude, and 0 when the range holds it.
+  std::optional<TensorRange> abs(const ir::Node& node, std::string* why) {
+    if (dtype_of(node.input(0)) != DType::kFloat) return everything_with(why, "only float32 is bounded");
+    auto f = [](Interval i) -> Interval {
+      const double m = std::max(std::fabs(i.lo), std::fabs(i.hi));
+      return {i.lo <= 0 && i.hi >= 0 ? 0.0 : std::min(std::fabs(i.lo), std::fabs(i.hi)), m};
+    };
+    const TensorRange xr = range_of(node.input(0));
+    TensorRange r;
+    r.all = f(xr.all);
+    for (const Interval& c : xr.channels) r.channels.push_back(f(c));
+    return r;
+  }
+
+  // Min / Max of any number of broadcast inputs: monotone in each, no rounding.
+  std::optional<TensorRange> min_max(const ir::Node& node, std::string* why) {
+    const bool is_max = node.op_type() == "Max";
+    std::optional<Interval> acc;
+    for (const ir::Value* v : node.inputs()) {
+      if (!v || v->name().empty()) continue;
+      if (dtype_of(v) != DType::kFloat) return everything_with(why, "only float32 is bounded");
+      const Interval i = range_of(v).all;
+      acc = !acc ? i : is_max ? Interval{std::max(acc->lo, i.lo), std::max(acc->hi, i.hi)}
+                              : Interval{std::min(acc->lo, i.lo), std::min(acc->hi, i.hi)};
+    }
+    if (!acc) return everything_with(why, "no inputs");
+    TensorRange r;
+    r.all = *acc;
+    return r;
   }
 
   // Channels along axis 1 dropped (the data moves); a per-tensor scaled-int form stays.
