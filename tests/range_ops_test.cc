@@ -57,7 +57,7 @@ Result<analysis::RangeAnalysis> check_op(const std::string& what, const Dims& di
 
 void expect_checked(const Result<analysis::RangeAnalysis>& a, const std::string& what) {
   ASSERT_TRUE(a.is_ok()) << what << ": " << a.status().message();
-  const analysis::TensorRange& y = a->tensors.at("y");
+  const analysis::TensorRange& y = a.value().tensors.at("y");
   EXPECT_TRUE(std::isfinite(y.all.lo) && std::isfinite(y.all.hi)) << what << ": y not bounded (" << y.note << ")";
 }
 
@@ -81,7 +81,9 @@ TEST(RangeOps, ElementwiseOpsHoldEveryValue) {
         auto a = check_op(what, kShapes[s], box, [op = op](io::ModelBuilder& b) { b.node(op, {"xm"}, {"y"}); },
                           static_cast<unsigned>(s + 1));
         expect_checked(a, what);
-        if (a.is_ok()) EXPECT_EQ(a->tensors.at("y").channels.size(), static_cast<size_t>(kShapes[s][1])) << what;
+        if (a.is_ok()) {
+          EXPECT_EQ(a->tensors.at("y").channels.size(), static_cast<size_t>(kShapes[s][1])) << what;
+        }
       }
 }
 
