@@ -217,12 +217,12 @@ TEST(RangeOps, DataMovementHoldsEveryValue) {
          b.initializer("c3", test::f32s(-0.5f));
          b.node("Max", {"xm", "c3"}, {"y"});
        }},
-      {"ClipByTensors", [&](io::ModelBuilder& b) {
-         b.initializer("c4", test::f32s(0.25f));
-         b.node("Mul", {"x", "c4"}, {"lo_t"});
-         b.initializer("c5", test::f32s(2.0f));
+      {"ClipByTensors", [&](io::ModelBuilder& b) {  // bounds computed from x: scalars at run time
+         b.node("ReduceMin", {"xm"}, {"lo_t"}).attr("keepdims", 0);
+         b.initializer("c5", test::f32s(0.5f));
          b.node("ReduceMax", {"xm"}, {"hi_all"}).attr("keepdims", 0);
-         b.node("Clip", {"xm", "c4", "c5"}, {"y"});
+         b.node("Mul", {"hi_all", "c5"}, {"hi_t"});
+         b.node("Clip", {"xm", "lo_t", "hi_t"}, {"y"});
        }}};
   const std::vector<Box> boxes = {{-3, 2}, {1, 7}, {-60, 40}};
   for (size_t o = 0; o < ops.size(); ++o)

@@ -941,17 +941,16 @@ class Analyzer {
     return r;
   }
 
+  // Clip = min(max(x, lo), hi) (min > max gives max everywhere, as the kernel): monotone in x, lo and
+  // hi, so a bound given by another tensor (a scalar at run time) enters with its range's ends.
   std::optional<TensorRange> clip(const ir::Node& node, std::string* why) {
-    float lo = -INFINITY, hi = INFINITY;
+    Interval lo{-kInf, -kInf}, hi{kInf, kInf};
     if (node.inputs().size() > 1) {
       for (size_t i = 1; i < 3 && i < node.inputs().size(); ++i) {
-        if (!node.input(i) || node.input(i)->name().empty()) continue;
-        auto c = constant(node.input(i));
-        if (!c || c->numel() != 1) {
-          *why = "a bound is not a constant scalar";
-          return std::nullopt;
-        }
-        (i == 1 ? lo : hi) = c->data<float>()[0];
+        const ir::Value* v = node.input(i);
+        if (!v || v->name().empty()) continue;
+        if (dtype_of(v) != DType::kFloat) return everything_with(why, "a bound is not float32");
+        (i == 1 ? lo : hi) = range_of(v).all;
       }
     } else {  // Clip 6-10: attributes
       auto min_attr = node.attr<float>("min", -INFINITY);
@@ -960,12 +959,17 @@ class Analyzer {
         *why = "unreadable min / max";
         return std::nullopt;
       }
-      lo = min_attr.value();
-      hi = max_attr.value();
+      lo = {min_attr.value(), min_attr.value()};
+      hi = {max_attr.value(), max_attr.value()};
     }
-    // min(max(x, lo), hi): min > max gives max everywhere, as the kernel.
-    return map_monotone(range_of(node.input(0)),
-                        [lo, hi](double v) { return std::min(std::max(v, static_cast<double>(lo)), static_cast<double>(hi)); });
+    const TensorRange xr = range_of(node.input(0));
+    auto f = [&](Interval x) -> Interval {
+      return {std::min(std::max(x.lo, lo.lo), hi.lo), std::min(std::max(x.hi, lo.hi), hi.hi)};
+    };
+    TensorRange r;
+    r.all = f(xr.all);
+    for (const Interval& c : xr.channels) r.channels.push_back(f(c));
+    return r;
   }
 
   // BatchNormalization in inference mode with constant float32 parameters, one per channel: the kernel's
