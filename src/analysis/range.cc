@@ -134,10 +134,19 @@ bool uniform_scale(const ScaledInt& s) {
   return !s.scale.empty() && std::all_of(s.scale.begin(), s.scale.end(), [&](double v) { return v == s.scale[0]; });
 }
 
-// Float32 steps added on each side of the kernel's values at the ends of a range for Sigmoid, Tanh,
-// Erf (MLAS's rational / polynomial approximations), Exp and Log (the C library's): a scan of every
-// float32 input (tools: see docs/range.md) found each of them monotone up to MEASURED steps.
-constexpr int kApproximateMonotoneMargin = 4;
+// Float32 steps added on each side of Exp's and Log's values (the C library's expf / logf) at the ends
+// of a range. glibc's are monotone: a scan of every float32 input found no value below the running
+// maximum of those before it. Other C libraries promise less than 1 ulp of error (faithful rounding);
+// then for x < y, f(x) <= exact(x) + 1 ulp <= exact(y) + 1 ulp <= f(y) + 2 ulps: 2 steps cover them.
+constexpr int kLibmMonotoneMargin = 2;
+
+// Outer bounds of MLAS's Sigmoid, Tanh and Erf approximations (ort_arithmetic.h), whose monotonicity
+// is not established: their largest values over every float32 in [1, 18], [1, 9] and [0.5, 3.925]
+// (beyond, each clamps its input; below, each is under 0.8), measured by a scan; Tanh and Erf are
+// exactly odd (v * p(v^2) / q(v^2), and erf's sign bit), Sigmoid is clamped below at 0.
+constexpr float kSigmoidMax = 0x1.000002p+0f;  // at x = 0x1.17b68ap+4
+constexpr float kTanhMax = 0x1.000004p+0f;     // at x = 0x1.0f37ap+3
+constexpr float kErfMax = 1.0f;
 
 bool is_integral(double v) { return std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.0e15; }
 
@@ -392,8 +401,10 @@ class Analyzer {
     } else if (op == "Neg" || op == "Floor" || op == "Ceil" || op == "Round" || op == "Sqrt" || op == "Cast" ||
                op == "CastLike") {
       r = by_kernel_at_ends(node, &why, 0);
-    } else if (op == "Sigmoid" || op == "Tanh" || op == "Erf" || op == "Exp" || op == "Log") {
-      r = by_kernel_at_ends(node, &why, kApproximateMonotoneMargin);
+    } else if (op == "Exp" || op == "Log") {
+      r = by_kernel_at_ends(node, &why, kLibmMonotoneMargin);
+    } else if (op == "Sigmoid" || op == "Tanh" || op == "Erf") {
+      r = approximation_bound(node, &why);
     } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
       r = arithmetic(node, &why);
     } else if (op == "BatchNormalization") {
@@ -500,9 +511,17 @@ class Analyzer {
     }
     if (out_channels) r.channels = std::move(hulls);
     else r.all = hulls[0];
-    if (margin_ulps)
-      r.note = fmt::format("{} ({}): the kernel's ends widened by {} float steps (its approximation is monotone only to within them)",
-                           node.name(), node.op_type(), margin_ulps);
+    return r;
+  }
+
+  // Sigmoid, Tanh and Erf (float32): the measured outer bounds of the kernels' approximations.
+  std::optional<TensorRange> approximation_bound(const ir::Node& node, std::string* why) {
+    if (dtype_of(node.input(0)) != DType::kFloat) return everything_with(why, "only float32 is bounded");
+    const std::string& op = node.op_type();
+    const double top = op == "Sigmoid" ? kSigmoidMax : op == "Tanh" ? kTanhMax : kErfMax;
+    TensorRange r;
+    r.all = {op == "Sigmoid" ? 0.0 : -top, top};
+    r.note = fmt::format("{} ({}): the approximation's outer bound, not narrowed by the input range", node.name(), op);
     return r;
   }
 
