@@ -199,16 +199,18 @@ TEST(RangeAnalysis, PerChannelRangesAreReportedAfterShapeInference) {
 
 TEST(RangeAnalysis, UnhandledOpGetsTheWholeRangeAndANote) {
   io::ModelBuilder b;
-  b.import(kQ, 1).input("x", DType::kFloat, {1, 4}).output("y", DType::kFloat);
+  b.import(kQ, 1).input("x", DType::kFloat, {1, 1, 4}).output("y", DType::kFloat);
   add_quant(b, "x", "xq", 1.0f, 4, true);
-  b.node("Softmax", {"xq"}, {"y"});
+  // InstanceNormalization divides by a data-dependent deviation: not bounded by the analysis.
+  b.initializer("scale", test::f32({1}, {1.0f})).initializer("bias", test::f32({1}, {0.0f}));
+  b.node("InstanceNormalization", {"xq", "scale", "bias"}, {"y"});
   auto model = b.build();
   ASSERT_TRUE(model.is_ok());
   auto a = analysis::analyze_ranges(model.value(), {});
   ASSERT_TRUE(a.is_ok());
   const analysis::TensorRange& y = a->tensors.at("y");
   EXPECT_TRUE(std::isinf(y.all.lo) && std::isinf(y.all.hi));
-  EXPECT_NE(y.note.find("Softmax"), std::string::npos) << y.note;
+  EXPECT_NE(y.note.find("InstanceNormalization"), std::string::npos) << y.note;
 }
 
 // A single linear layer over every input of a quantizer: Quant(x) with scale 1 -> MatMul or Conv with

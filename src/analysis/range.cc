@@ -409,7 +409,7 @@ class Analyzer {
       r = arithmetic(node, &why);
     } else if (op == "BatchNormalization") {
       r = batch_norm(node, &why);
-    } else if (op == "MatMul" || op == "Gemm" || op == "Conv") {
+    } else if (op == "MatMul" || op == "Gemm" || op == "Conv" || op == "ConvTranspose") {
       r = linear(node, &why);
     }
     if (!r) return fallback(node, why);
@@ -1079,27 +1079,32 @@ class Analyzer {
     return std::nullopt;
   }
 
-  // MatMul (x [.., K] times constant [K, C]), Gemm (transA 0, alpha = beta = 1) and Conv with a
-  // constant weight. The value range bounds the exact sum in double and widens it by the float32
-  // summation error; with integer-valued inputs and integral weights the integer accumulator range
-  // is exact.
+  // MatMul (x [.., K] times constant [K, C]), Gemm (any transA / transB / alpha / beta, C any
+  // constant that broadcasts) and Conv / ConvTranspose with a constant weight. The value range bounds
+  // the exact sum in double and widens it by the float32 summation error; with integer-valued inputs
+  // and integral weights the integer accumulator range is exact.
   std::optional<TensorRange> linear(const ir::Node& node, std::string* why) {
     const std::string& op = node.op_type();
     const ir::Value* x = node.input(0);
-    bool trans_b = false;
+    bool trans_a = false, trans_b = false;
+    float alpha = 1.0f, beta = 1.0f;
     if (op == "Gemm") {
       auto ta = node.attr<int64_t>("transA", 0);
       auto tb = node.attr<int64_t>("transB", 0);
-      auto alpha = node.attr<float>("alpha", 1.0f);
-      auto beta = node.attr<float>("beta", 1.0f);
-      if (!ta.is_ok() || !tb.is_ok() || !alpha.is_ok() || !beta.is_ok() || ta.value() != 0 ||
-          alpha.value() != 1.0f || beta.value() != 1.0f)
-        return everything_with(why, "Gemm with transA, alpha or beta other than the defaults is not handled");
+      auto alpha_attr = node.attr<float>("alpha", 1.0f);
+      auto beta_attr = node.attr<float>("beta", 1.0f);
+      if (!ta.is_ok() || !tb.is_ok() || !alpha_attr.is_ok() || !beta_attr.is_ok())
+        return everything_with(why, "unreadable Gemm attributes");
+      trans_a = ta.value() != 0;
       trans_b = tb.value() != 0;
+      alpha = alpha_attr.value();
+      beta = beta_attr.value();
     }
     if (dtype_of(x) != DType::kFloat)
       return everything_with(why, "only float32 layers are bounded (integer types wrap around)");
-    auto cw = const_weight(node.input(1), op == "Conv" || trans_b ? 0 : 1);
+    // The weight's output-channel axis: Conv [C, Cin/g, k..], ConvTranspose [Cin, C/g, k..].
+    const int64_t weight_out_axis = op == "Conv" || trans_b ? 0 : 1;
+    auto cw = const_weight(node.input(1), weight_out_axis);
     if (!cw) {
       *why = "the weight is neither a constant nor a Quant of constants with per-output-channel parameters";
       return std::nullopt;
@@ -1120,7 +1125,7 @@ class Analyzer {
     std::function<int64_t(int64_t, int64_t)> index;  // element of the weight read by term (c, k)
     std::function<int64_t(int64_t, int64_t)> in_ch;  // -1: the whole input range
     // Which kernel taps (k % area) an output position reads inside the input: one mask per distinct
-    // pattern. Padding with unknown geometry: every tap may read a 0 (`pad_hull`).
+    // pattern. Unknown geometry: every tap may be missing, i.e. read a 0 (`pad_hull`).
     int64_t area = 1;
     std::vector<std::vector<char>> masks{{1}};
     bool pad_hull = false;
@@ -1130,44 +1135,50 @@ class Analyzer {
       K = trans_b ? w->dim(1) : w->dim(0);
       C = trans_b ? w->dim(0) : w->dim(1);
       index = [K, C, trans_b](int64_t c, int64_t k) { return trans_b ? c * K + k : k * C + c; };
-      const bool per_k = x_rank == 2 && static_cast<int64_t>(xr.channels.size()) == K;
+      // x's channels (axis 1) are the K terms unless Gemm transposes it.
+      const bool per_k = !trans_a && x_rank == 2 && static_cast<int64_t>(xr.channels.size()) == K;
       in_ch = [per_k](int64_t, int64_t k) { return per_k ? k : -1; };
     } else {
-      if (w->rank() < 3) return everything_with(why, "the Conv weight has rank < 3");
+      if (w->rank() < 3) return everything_with(why, "the weight has rank < 3");
       auto group_attr = node.attr<int64_t>("group", 1);
       if (!group_attr.is_ok()) return everything_with(why, "unreadable group");
       const int64_t group = group_attr.value();
-      C = w->dim(0);
-      const int64_t cin_g = w->dim(1);
-      area = w->numel() / std::max<int64_t>(C * cin_g, 1);
+      if (group <= 0 || w->dim(0) % group != 0) return everything_with(why, "bad group");
+      const bool transposed = op == "ConvTranspose";
+      const int64_t cin_g = transposed ? w->dim(0) / group : w->dim(1);
+      const int64_t c_per_group = transposed ? w->dim(1) : w->dim(0) / group;
+      C = c_per_group * group;
+      area = w->numel() / std::max<int64_t>(w->dim(0) * w->dim(1), 1);
       K = cin_g * area;
-      if (group <= 0 || C % group != 0) return everything_with(why, "bad group");
-      const int64_t c_per_group = C / group;
       const bool per_ci = static_cast<int64_t>(xr.channels.size()) == cin_g * group;
-      index = [K](int64_t c, int64_t k) { return c * K + k; };
+      if (transposed)  // W[g * cin_g + ci, c % c_per_group, tap]
+        index = [cin_g, c_per_group, area](int64_t c, int64_t k) {
+          const int64_t ci = (c / c_per_group) * cin_g + k / area;
+          return (ci * c_per_group + c % c_per_group) * area + k % area;
+        };
+      else
+        index = [K](int64_t c, int64_t k) { return c * K + k; };
       in_ch = [per_ci, c_per_group, cin_g, area](int64_t c, int64_t k) {
         return per_ci ? (c / c_per_group) * cin_g + k / area : -1;
       };
-      bool padded = false;
-      for (int64_t p : node.attr_ints("pads")) padded = padded || p != 0;
-      const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
-      padded = padded || (auto_pad != "NOTSET" && auto_pad != "VALID");
       masks = {std::vector<char>(static_cast<size_t>(area), 1)};
-      if (padded) {
-        auto exact = auto_pad == "NOTSET" ? conv_tap_masks(node, x, *w) : std::nullopt;
-        pad_hull = !exact;
-        if (exact) masks = std::move(*exact);
-      }
+      auto exact = transposed ? conv_transpose_tap_masks(node, x, *w) : conv_tap_masks(node, x, *w);
+      if (exact) masks = std::move(*exact);
+      else pad_hull = transposed || conv_may_pad(node);
     }
-    std::optional<std::vector<float>> bias_c;
+    // The bias (Gemm's C) per output channel: the range of the values any output of the channel adds.
+    std::optional<std::vector<Interval>> bias_c;
     if (bias) {
-      bias_c = per_axis(*bias, 1, 0, C);
-      if (!bias_c) return everything_with(why, "the bias is not one value per output channel");
+      bias_c = op == "Gemm" ? gemm_c_columns(*bias, C) : per_axis_intervals(*bias, C);
+      if (!bias_c) return everything_with(why, "the bias is not one value per output channel (or Gemm's C does not broadcast)");
     }
-    // Float value range per output channel. A padded position reads 0, so 0 joins each term's range.
+    // Gemm rounds the sum, then adds beta * C with alpha in one fma: the sum is bounded alone and the
+    // fma (monotone in the sum and in C) evaluated at its ends, as the kernel does.
+    const bool gemm_epilogue = op == "Gemm";
+    const bool c_read = bias_c && beta != 0.0f;  // beta 0: C is not read
     TensorRange r;
     const float* wp = w->data<float>();
-    const std::optional<int> grid = sum_grid(xr, *w, bias_c);
+    const std::optional<int> grid = sum_grid(xr, *w, gemm_epilogue ? std::nullopt : bias_c);
     for (int64_t c = 0; c < C; ++c) {
       Interval channel{kInf, -kInf};
       for (const std::vector<char>& mask : masks) {
@@ -1177,17 +1188,17 @@ class Analyzer {
           if (wv == 0 || !mask[static_cast<size_t>(k % area)]) continue;
           const int64_t ch = in_ch(c, k);
           Interval xi = ch < 0 ? xr.all : xr.channels[static_cast<size_t>(ch)];
-          if (pad_hull) xi = hull(xi, {0, 0});
+          if (pad_hull) xi = hull(xi, {0, 0});  // a missing term is a 0
           const double a = wv * xi.lo, b = wv * xi.hi;
           lo += std::min(a, b);
           hi += std::max(a, b);
           abs_sum += std::max(std::fabs(a), std::fabs(b));
         }
-        if (bias_c) {
-          const double bv = (*bias_c)[static_cast<size_t>(c)];
-          lo += bv;
-          hi += bv;
-          abs_sum += std::fabs(bv);
+        if (bias_c && !gemm_epilogue) {
+          const Interval bv = (*bias_c)[static_cast<size_t>(c)];
+          lo += bv.lo;
+          hi += bv.hi;
+          abs_sum += std::max(std::fabs(bv.lo), std::fabs(bv.hi));
         }
         // On a grid of 2^grid, every product and partial sum of magnitude up to 2^(24 + grid) is an
         // exact float32 (and double): the sum then has no rounding error in any order.
@@ -1195,6 +1206,18 @@ class Analyzer {
         const double slack = exact ? 0.0 : float_sum_slack(K + 2, abs_sum);
         lo = std::isnan(lo) ? -kInf : float_down(lo - slack);
         hi = std::isnan(hi) ? kInf : float_up(hi + slack);
+        if (gemm_epilogue) {
+          const Interval cv = c_read ? (*bias_c)[static_cast<size_t>(c)] : Interval{0, 0};
+          Interval y{kInf, -kInf};
+          for (double ab : {lo, hi})
+            for (double cc : {cv.lo, cv.hi}) {
+              const float v = c_read ? std::fma(alpha, static_cast<float>(ab), beta * static_cast<float>(cc))
+                                     : alpha * static_cast<float>(ab);
+              y = std::isnan(v) ? everything() : hull(y, {v, v});
+            }
+          lo = y.lo;
+          hi = y.hi;
+        }
         channel = hull(channel, {lo, hi});
       }
       r.channels.push_back(channel);
@@ -1210,10 +1233,33 @@ class Analyzer {
     return r;
   }
 
+  // A Conv / ConvTranspose bias: one value per output channel (or one for all), as intervals.
+  static std::optional<std::vector<Interval>> per_axis_intervals(const Tensor& t, int64_t count) {
+    auto v = per_axis(t, 1, 0, count);
+    if (!v) return std::nullopt;
+    std::vector<Interval> out;
+    for (float b : *v) out.push_back({b, b});
+    return out;
+  }
+
+  // Gemm's C broadcast to [M, N]: per column j, the range of C[:, j] (a scalar, [N], [1, N], [M, 1]
+  // or [M, N]).
+  static std::optional<std::vector<Interval>> gemm_c_columns(const Tensor& c, int64_t n) {
+    if (c.rank() > 2 || c.numel() == 0) return std::nullopt;
+    const int64_t cols = c.rank() == 0 ? 1 : c.dim(c.rank() - 1);
+    if (cols != 1 && cols != n) return std::nullopt;
+    std::vector<Interval> out(static_cast<size_t>(n), Interval{kInf, -kInf});
+    const float* p = c.data<float>();
+    for (int64_t i = 0; i < c.numel(); ++i)
+      for (int64_t j = 0; j < n; ++j)
+        if (cols == 1 || i % cols == j) out[static_cast<size_t>(j)] = hull(out[static_cast<size_t>(j)], {p[i], p[i]});
+    return out;
+  }
+
   // The exponent E such that every input value, weight, product and bias is an integer multiple of
   // 2^E: inputs n * s with s a power of two, weights on their own grid; nullopt when there is none or
   // it leaves float32's range (E < -149 or E > 103).
-  static std::optional<int> sum_grid(const TensorRange& xr, const Tensor& w, const std::optional<std::vector<float>>& bias) {
+  static std::optional<int> sum_grid(const TensorRange& xr, const Tensor& w, const std::optional<std::vector<Interval>>& bias) {
     if (!xr.scaled_int || !uniform_scale(*xr.scaled_int)) return std::nullopt;
     const std::optional<int> ex = power_of_two_exponent(xr.scaled_int->scale[0]);
     if (!ex || *ex < -149) return std::nullopt;  // n * 2^ex itself must be a float32, not a rounded one
@@ -1227,44 +1273,30 @@ class Analyzer {
     const int e = *ex + ew;
     if (e < -149 || e > 103) return std::nullopt;
     if (bias)
-      for (float b : *bias)
-        if (!is_integral(std::ldexp(static_cast<double>(b), -e))) return std::nullopt;
+      for (const Interval& b : *bias)
+        if (!is_integral(std::ldexp(b.lo, -e)) || !is_integral(std::ldexp(b.hi, -e))) return std::nullopt;
     return e;
   }
 
-  // The distinct patterns of in-bounds kernel taps over the output positions of a Conv with explicit
-  // pads (row-major over the kernel dims, as the weight stores them); nullopt when the input's
-  // spatial dims or the attributes are not known.
-  std::optional<std::vector<std::vector<char>>> conv_tap_masks(const ir::Node& node, const ir::Value* x,
-                                                               const Tensor& w) const {
-    const auto dims = g_.dims_of(x);
-    const size_t spatial = w.rank() - 2;
-    if (!dims || dims->size() != spatial + 2) return std::nullopt;
-    const std::vector<int64_t> strides = node.attr_ints("strides", std::vector<int64_t>(spatial, 1));
-    const std::vector<int64_t> dilations = node.attr_ints("dilations", std::vector<int64_t>(spatial, 1));
-    const std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * spatial, 0));
-    if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial) return std::nullopt;
-    std::vector<std::vector<char>> full{{}};
-    for (size_t d = 0; d < spatial; ++d) {
-      const int64_t size = (*dims)[d + 2], k = w.dim(d + 2), stride = strides[d], dil = dilations[d];
-      const int64_t begin = pads[d], end = pads[d + spatial];
-      if (size <= 0 || stride <= 0 || dil <= 0) return std::nullopt;
-      const int64_t span = size + begin + end - dil * (k - 1) - 1;
-      if (span < 0) return std::nullopt;
-      std::set<std::vector<char>> per_dim;
-      for (int64_t o = 0; o <= span / stride; ++o) {
-        std::vector<char> m(static_cast<size_t>(k));
-        for (int64_t j = 0; j < k; ++j) {
-          const int64_t at = o * stride - begin + j * dil;
-          m[static_cast<size_t>(j)] = at >= 0 && at < size;
-        }
-        per_dim.insert(std::move(m));
-      }
+  // Whether a Conv may read padding: explicit non-zero pads or SAME_* auto padding.
+  static bool conv_may_pad(const ir::Node& node) {
+    const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+    if (auto_pad == "VALID") return false;
+    if (auto_pad != "NOTSET") return true;
+    const std::vector<int64_t> pads = node.attr_ints("pads");
+    return std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; });
+  }
+
+  // Every combination of one tap pattern per spatial dim (row-major over the kernel dims, as the
+  // weight stores them).
+  static std::vector<std::vector<char>> tap_mask_product(const std::vector<std::set<std::vector<char>>>& per_dim) {
+    std::vector<std::vector<char>> full{{1}};
+    for (const auto& patterns : per_dim) {
       std::vector<std::vector<char>> next;
       for (const auto& prefix : full)
-        for (const auto& m : per_dim) {
+        for (const auto& m : patterns) {
           std::vector<char> combined;
-          for (char p : prefix.empty() ? std::vector<char>{1} : prefix)
+          for (char p : prefix)
             for (char t : m) combined.push_back(static_cast<char>(p && t));
           next.push_back(std::move(combined));
         }
@@ -1273,6 +1305,107 @@ class Analyzer {
     return full;
   }
 
+  // The spatial attributes of a Conv / ConvTranspose over a weight of `spatial` kernel dims; nullopt
+  // when a list has the wrong length or a value out of range.
+  struct WindowAttrs {
+    std::vector<int64_t> strides, dilations, pads;
+    std::string auto_pad;
+  };
+  static std::optional<WindowAttrs> window_attrs(const ir::Node& node, size_t spatial) {
+    WindowAttrs a{node.attr_ints("strides", std::vector<int64_t>(spatial, 1)),
+                  node.attr_ints("dilations", std::vector<int64_t>(spatial, 1)),
+                  node.attr_ints("pads", std::vector<int64_t>(2 * spatial, 0)), node.attr_string("auto_pad", "NOTSET")};
+    if (a.strides.size() != spatial || a.dilations.size() != spatial || a.pads.size() != 2 * spatial) return std::nullopt;
+    for (size_t d = 0; d < spatial; ++d)
+      if (a.strides[d] <= 0 || a.dilations[d] <= 0 || a.pads[d] < 0 || a.pads[d + spatial] < 0) return std::nullopt;
+    return a;
+  }
+
+  // The distinct patterns of in-bounds kernel taps over the output positions of a Conv; nullopt when
+  // the input's spatial dims or the attributes are not known. SAME_* pads as the kernel computes them
+  // (kernels/common/conv_util.cc window_geometry): out = ceil(in / stride), the total the window
+  // needs beyond the input split in half, the odd one at the end (UPPER) or the beginning (LOWER).
+  std::optional<std::vector<std::vector<char>>> conv_tap_masks(const ir::Node& node, const ir::Value* x,
+                                                               const Tensor& w) const {
+    const auto dims = g_.dims_of(x);
+    const size_t spatial = w.rank() - 2;
+    auto a = window_attrs(node, spatial);
+    if (!dims || dims->size() != spatial + 2 || !a) return std::nullopt;
+    std::vector<std::set<std::vector<char>>> per_dim;
+    for (size_t d = 0; d < spatial; ++d) {
+      const int64_t size = (*dims)[d + 2], k = w.dim(d + 2), stride = a->strides[d], dil = a->dilations[d];
+      if (size <= 0) return std::nullopt;
+      int64_t begin = a->pads[d], end = a->pads[d + spatial];
+      int64_t outputs = 0;
+      if (a->auto_pad == "SAME_UPPER" || a->auto_pad == "SAME_LOWER") {
+        outputs = (size + stride - 1) / stride;
+        const int64_t total = std::max<int64_t>(0, (outputs - 1) * stride + dil * (k - 1) + 1 - size);
+        begin = a->auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      } else {
+        if (a->auto_pad == "VALID") begin = end = 0;
+        const int64_t span = size + begin + end - dil * (k - 1) - 1;
+        if (span < 0) return std::nullopt;
+        outputs = span / stride + 1;
+      }
+      std::set<std::vector<char>> patterns;
+      for (int64_t o = 0; o < outputs; ++o) {
+        std::vector<char> m(static_cast<size_t>(k));
+        for (int64_t j = 0; j < k; ++j) {
+          const int64_t at = o * stride - begin + j * dil;
+          m[static_cast<size_t>(j)] = at >= 0 && at < size;
+        }
+        patterns.insert(std::move(m));
+      }
+      per_dim.push_back(std::move(patterns));
+    }
+    return tap_mask_product(per_dim);
+  }
+
+  // The same for ConvTranspose: output position o reads input i through tap j when
+  // o = i * stride - pad_begin + j * dilation; the output size and pads as the kernel computes them
+  // (kernels/onnx/conv_transpose.cc): full = stride (in - 1) + output_padding + extent, and with
+  // output_shape or SAME_* the pads are full - target split in half (floor), else the given pads.
+  std::optional<std::vector<std::vector<char>>> conv_transpose_tap_masks(const ir::Node& node, const ir::Value* x,
+                                                                         const Tensor& w) const {
+    const auto dims = g_.dims_of(x);
+    const size_t spatial = w.rank() - 2;
+    auto a = window_attrs(node, spatial);
+    if (!dims || dims->size() != spatial + 2 || !a) return std::nullopt;
+    const std::vector<int64_t> out_pad = node.attr_ints("output_padding", std::vector<int64_t>(spatial, 0));
+    std::vector<int64_t> out_shape = node.attr_ints("output_shape");
+    if (out_shape.size() == spatial + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+    if (out_pad.size() != spatial || (!out_shape.empty() && out_shape.size() != spatial)) return std::nullopt;
+    const bool same = a->auto_pad == "SAME_UPPER" || a->auto_pad == "SAME_LOWER";
+    auto floor_half = [](int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); };
+    std::vector<std::set<std::vector<char>>> per_dim;
+    for (size_t d = 0; d < spatial; ++d) {
+      const int64_t size = (*dims)[d + 2], k = w.dim(d + 2), stride = a->strides[d], dil = a->dilations[d];
+      if (size <= 0 || out_pad[d] < 0) return std::nullopt;
+      const int64_t full = stride * (size - 1) + out_pad[d] + dil * (k - 1) + 1;
+      int64_t begin = a->pads[d], outputs = 0;
+      if (!out_shape.empty() || same) {
+        outputs = !out_shape.empty() ? out_shape[d] : size * stride;
+        const int64_t total = full - outputs;
+        begin = a->auto_pad == "SAME_UPPER" ? floor_half(total) : total - floor_half(total);
+      } else {
+        int64_t end = a->pads[d + spatial];
+        if (a->auto_pad == "VALID") begin = end = 0;
+        outputs = full - begin - end;
+      }
+      if (outputs <= 0) return std::nullopt;
+      std::set<std::vector<char>> patterns;
+      for (int64_t o = 0; o < outputs; ++o) {
+        std::vector<char> m(static_cast<size_t>(k));
+        for (int64_t j = 0; j < k; ++j) {
+          const int64_t at = o + begin - j * dil;  // = i * stride
+          m[static_cast<size_t>(j)] = at >= 0 && at % stride == 0 && at / stride < size;
+        }
+        patterns.insert(std::move(m));
+      }
+      per_dim.push_back(std::move(patterns));
+    }
+    return tap_mask_product(per_dim);
+  }
   // The exact integer accumulator range when x is integer-valued with one scale and the weights are
   // integral: per output channel and tap pattern the extreme sums take each input at the bound the
   // weight's sign selects, so both are attained on the input box (`pad_hull`: padding whose geometry
