@@ -5,8 +5,10 @@
 // says so in a note.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <random>
 
 #include <fmt/format.h>
@@ -306,6 +308,309 @@ TEST(RangeOps, QonnxOpsHoldEveryValue) {
         expect_checked(check_sound(pm.value(), box.lo, box.hi, range_probe_inputs(prng, {1, 2, 6, 6}, box.lo, box.hi), "QuantAvgPool2d"),
                        "QuantAvgPool2d");
       }
+}
+
+// Gemm over transA, transB, alpha, beta and every broadcast shape of C (and none), on several sizes.
+TEST(RangeOps, GemmHoldsEveryValue) {
+  using CDims = std::function<Dims(int64_t, int64_t)>;
+  const std::vector<std::pair<std::string, CDims>> c_shapes = {
+      {"none", nullptr},
+      {"scalar", [](int64_t, int64_t) { return Dims{}; }},
+      {"[N]", [](int64_t, int64_t n) { return Dims{n}; }},
+      {"[1,N]", [](int64_t, int64_t n) { return Dims{1, n}; }},
+      {"[M,1]", [](int64_t m, int64_t) { return Dims{m, 1}; }},
+      {"[M,N]", [](int64_t m, int64_t n) { return Dims{m, n}; }}};
+  std::mt19937 rng(11);
+  int case_index = 0;
+  for (int64_t trans_a : {0, 1})
+    for (int64_t trans_b : {0, 1})
+      for (float alpha : {1.0f, -0.75f, 2.5f})
+        for (float beta : {1.0f, 0.0f, -1.5f})
+          for (const auto& [c_name, c_dims] : c_shapes) {
+            ++case_index;
+            const int64_t m = 2 + case_index % 2, k = 4 + 3 * (case_index % 3 == 0), n = 3 + 2 * (case_index % 5 == 0);
+            const Tensor w = test::random_tensor(rng, trans_b ? Dims{n, k} : Dims{k, n}, -2.0f, 2.0f, false);
+            std::optional<Tensor> c;
+            if (c_dims) c = test::random_tensor(rng, c_dims(m, n), -3.0f, 3.0f, false);
+            for (const Box& box : {Box{-3, 2}, Box{0.5f, 4}}) {
+              const std::string what = fmt::format("Gemm transA {} transB {} alpha {} beta {} C {} on [{}, {}] ({}x{}x{})", trans_a,
+                                                   trans_b, alpha, beta, c_name, box.lo, box.hi, m, k, n);
+              auto a = check_op(what, trans_a ? Dims{k, m} : Dims{m, k}, box, [&](io::ModelBuilder& b) {
+                b.initializer("w", w);
+                std::vector<std::string> inputs = {"xm", "w"};
+                if (c) {
+                  b.initializer("c", *c);
+                  inputs.push_back("c");
+                }
+                b.node("Gemm", inputs, {"y"}).attr("transA", trans_a).attr("transB", trans_b).attr("alpha", alpha).attr("beta", beta);
+              }, static_cast<unsigned>(case_index));
+              expect_checked(a, what);
+              if (a.is_ok()) EXPECT_EQ(a->tensors.at("y").channels.size(), static_cast<size_t>(n)) << what;
+            }
+          }
+}
+
+// Every input of a 2-bit signed quantizer (codes -2..1, scale 1), combination j's cell e at x's flat
+// index place(j, e), run as one batch through `layer` (xq -> y, integral weights, no bias): y's values
+// are the integer sums, and their extremes per output channel (channel_of) must be the accumulator's.
+struct EveryInput {
+  Dims x_dims;
+  int64_t cells;
+  std::function<int64_t(int64_t combo, int64_t cell)> place;
+};
+
+void expect_accumulator_is_every_input(const std::string& what, const EveryInput& e, const OpBuilder& layer,
+                                       const std::function<size_t(const Tensor& y, int64_t i)>& channel_of) {
+  io::ModelBuilder b;
+  b.import(kQ, 1).input("x", DType::kFloat, e.x_dims).output("y", DType::kFloat);
+  b.initializer("qs", test::f32s(1.0f)).initializer("qz", test::f32s(0)).initializer("qb", test::f32s(2));
+  b.node("Quant", {"x", "qs", "qz", "qb"}, {"xq"}, kQ).attr("signed", 1).attr("narrow", 0).attr("rounding_mode", "ROUND");
+  layer(b);
+  auto model = with_shapes(b);
+  ASSERT_TRUE(model.is_ok()) << what << ": " << model.status().message();
+  Tensor x(DType::kFloat, e.x_dims);
+  int64_t combos = 1;
+  for (int64_t c = 0; c < e.cells; ++c) combos *= 4;
+  for (int64_t j = 0; j < combos; ++j) {
+    int64_t rest = j;
+    for (int64_t cell = 0; cell < e.cells; ++cell, rest /= 4) x.data<float>()[e.place(j, cell)] = static_cast<float>(rest % 4 - 2);
+  }
+  auto a = check_sound(model.value(), -2, 1, {x}, what);
+  ASSERT_TRUE(a.is_ok()) << what << ": " << a.status().message();
+  ASSERT_EQ(a->accumulators.size(), 1u) << what;
+  const analysis::Accumulator& acc = a->accumulators[0];
+  EXPECT_TRUE(acc.attained) << what;
+  auto ex = exec::Executor::create(model.value());
+  ASSERT_TRUE(ex.is_ok());
+  auto run = ex->run({{"x", x}});
+  ASSERT_TRUE(run.is_ok()) << what << ": " << run.status().message();
+  const Tensor& y = run->outputs[0];
+  std::vector<int64_t> lo(acc.lo.size(), INT64_MAX), hi(acc.lo.size(), INT64_MIN);
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const size_t c = channel_of(y, i);
+    ASSERT_LT(c, lo.size()) << what;
+    const int64_t v = static_cast<int64_t>(y.data<float>()[i]);
+    lo[c] = std::min(lo[c], v);
+    hi[c] = std::max(hi[c], v);
+  }
+  EXPECT_EQ(lo, acc.lo) << what;
+  EXPECT_EQ(hi, acc.hi) << what;
+}
+
+size_t channel_of_nchw(const Tensor& y, int64_t i) {
+  return static_cast<size_t>((i / (y.numel() / y.dim(0) / y.dim(1))) % y.dim(1));
+}
+
+// Gemm with A transposed, any alpha / beta and a C: the integer accumulator (before alpha and beta)
+// is exactly the range of every sum over every input.
+TEST(RangeOps, GemmAccumulatorWithTransAEqualsEveryInput) {
+  std::mt19937 rng(7);
+  const int64_t k = 4, n = 3, combos = 256;
+  for (int64_t trans_b : {0, 1})
+    for (float alpha : {1.0f, 0.5f, -2.0f}) {
+      const std::string what = fmt::format("Gemm transA transB {} alpha {}", trans_b, alpha);
+      const Tensor w = test::random_tensor(rng, trans_b ? Dims{n, k} : Dims{k, n}, -3.0f, 3.0f, true);
+      // Brute force of the sums from the weights themselves; the y extremes then carry alpha, so the
+      // layer exposes the sum through a second Gemm without C and alpha 1.
+      std::vector<int64_t> lo(n, INT64_MAX), hi(n, INT64_MIN);
+      for (int64_t j = 0; j < combos; ++j)
+        for (int64_t c = 0; c < n; ++c) {
+          int64_t sum = 0, rest = j;
+          for (int64_t kk = 0; kk < k; ++kk, rest /= 4)
+            sum += static_cast<int64_t>(w.data<float>()[trans_b ? c * k + kk : kk * n + c]) * (rest % 4 - 2);
+          lo[static_cast<size_t>(c)] = std::min(lo[static_cast<size_t>(c)], sum);
+          hi[static_cast<size_t>(c)] = std::max(hi[static_cast<size_t>(c)], sum);
+        }
+      io::ModelBuilder b;
+      b.import(kQ, 1).input("x", DType::kFloat, {k, combos}).output("y", DType::kFloat);
+      b.initializer("qs", test::f32s(1.0f)).initializer("qz", test::f32s(0)).initializer("qb", test::f32s(2));
+      b.node("Quant", {"x", "qs", "qz", "qb"}, {"xq"}, kQ).attr("signed", 1).attr("narrow", 0).attr("rounding_mode", "ROUND");
+      b.initializer("w", w).initializer("c", test::random_tensor(rng, {n}, -5.0f, 5.0f, true));
+      b.node("Gemm", {"xq", "w", "c"}, {"y"}).attr("transA", int64_t{1}).attr("transB", trans_b).attr("alpha", alpha).attr("beta", 0.5f);
+      auto model = with_shapes(b);
+      ASSERT_TRUE(model.is_ok()) << model.status().message();
+      Tensor x(DType::kFloat, {k, combos});
+      for (int64_t j = 0; j < combos; ++j) {
+        int64_t rest = j;
+        for (int64_t kk = 0; kk < k; ++kk, rest /= 4) x.data<float>()[kk * combos + j] = static_cast<float>(rest % 4 - 2);
+      }
+      auto a = check_sound(model.value(), -2, 1, {x}, what);
+      ASSERT_TRUE(a.is_ok()) << a.status().message();
+      ASSERT_EQ(a->accumulators.size(), 1u) << what;
+      EXPECT_EQ(a->accumulators[0].lo, lo) << what;
+      EXPECT_EQ(a->accumulators[0].hi, hi) << what;
+      EXPECT_TRUE(a->accumulators[0].attained) << what;
+    }
+}
+
+// Conv with SAME_UPPER / SAME_LOWER / VALID padding in 1-D, 2-D and 3-D: the accumulator is the
+// range of every sum over every input (the pads as the kernel computes them).
+TEST(RangeOps, ConvAutoPadAccumulatorEqualsEveryInput) {
+  struct Case {
+    Dims sample, kernel, strides, dilations;
+  };
+  const std::vector<Case> cases = {{{5}, {3}, {2}, {1}},
+                                   {{4}, {2}, {1}, {2}},
+                                   {{2, 3}, {2, 2}, {1, 2}, {1, 1}},
+                                   {{3, 2}, {3, 1}, {2, 1}, {1, 1}},
+                                   {{2, 2, 2}, {2, 1, 2}, {1, 1, 2}, {1, 1, 1}}};
+  std::mt19937 rng(13);
+  for (const Case& cs : cases)
+    for (const std::string& auto_pad : {std::string("SAME_UPPER"), std::string("SAME_LOWER"), std::string("VALID")}) {
+      int64_t cells = 1;
+      for (int64_t d : cs.sample) cells *= d;
+      const int64_t combos = int64_t{1} << (2 * cells);
+      Dims x_dims = {combos, 1};
+      x_dims.insert(x_dims.end(), cs.sample.begin(), cs.sample.end());
+      Dims w_dims = {2, 1};
+      w_dims.insert(w_dims.end(), cs.kernel.begin(), cs.kernel.end());
+      const Tensor w = test::random_tensor(rng, w_dims, -3.0f, 3.0f, true);
+      const std::string what = fmt::format("Conv {}-D {} sample {}", cs.sample.size(), auto_pad, cells);
+      EveryInput e{x_dims, cells, [cells](int64_t j, int64_t cell) { return j * cells + cell; }};
+      expect_accumulator_is_every_input(what, e, [&](io::ModelBuilder& b) {
+        b.initializer("w", w);
+        b.node("Conv", {"xq", "w"}, {"y"}).attr("auto_pad", auto_pad).attr("strides", cs.strides).attr("dilations", cs.dilations);
+      }, channel_of_nchw);
+    }
+}
+
+// ConvTranspose with strides, dilations, pads, output_padding, output_shape and SAME_* in 1-D, 2-D
+// and 3-D: the accumulator (each output position sums the taps that land on it) is the range of every
+// sum over every input.
+TEST(RangeOps, ConvTransposeAccumulatorEqualsEveryInput) {
+  struct Case {
+    Dims sample, kernel, strides, dilations, pads, output_padding, output_shape;
+    std::string auto_pad;
+  };
+  const std::vector<Case> cases = {
+      {{3}, {3}, {2}, {1}, {1, 0}, {1}, {}, "NOTSET"},
+      {{4}, {2}, {3}, {1}, {0, 0}, {0}, {}, "NOTSET"},  // stride > kernel: positions no tap reaches
+      {{4}, {3}, {2}, {1}, {0, 0}, {0}, {}, "SAME_UPPER"},
+      {{3}, {3}, {2}, {2}, {0, 0}, {0}, {}, "SAME_LOWER"},
+      {{3}, {2}, {2}, {1}, {0, 0}, {0}, {7}, "NOTSET"},
+      {{2, 2}, {2, 3}, {2, 1}, {1, 2}, {0, 1, 1, 0}, {1, 0}, {}, "NOTSET"},
+      {{2, 2, 2}, {2, 1, 2}, {1, 2, 2}, {1, 1, 1}, {0, 0, 1, 1, 0, 0}, {0, 0, 0}, {}, "NOTSET"}};
+  std::mt19937 rng(17);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& cs = cases[i];
+    int64_t cells = 1;
+    for (int64_t d : cs.sample) cells *= d;
+    const int64_t combos = int64_t{1} << (2 * cells);
+    Dims x_dims = {combos, 1};
+    x_dims.insert(x_dims.end(), cs.sample.begin(), cs.sample.end());
+    Dims w_dims = {1, 2};
+    w_dims.insert(w_dims.end(), cs.kernel.begin(), cs.kernel.end());
+    const Tensor w = test::random_tensor(rng, w_dims, -3.0f, 3.0f, true);
+    const std::string what = fmt::format("ConvTranspose case {} ({}-D {})", i, cs.sample.size(), cs.auto_pad);
+    EveryInput e{x_dims, cells, [cells](int64_t j, int64_t cell) { return j * cells + cell; }};
+    expect_accumulator_is_every_input(what, e, [&](io::ModelBuilder& b) {
+      b.initializer("w", w);
+      auto node = b.node("ConvTranspose", {"xq", "w"}, {"y"});
+      node.attr("strides", cs.strides).attr("dilations", cs.dilations).attr("auto_pad", cs.auto_pad);
+      if (cs.auto_pad == "NOTSET") node.attr("pads", cs.pads).attr("output_padding", cs.output_padding);
+      if (!cs.output_shape.empty()) node.attr("output_shape", cs.output_shape);
+    }, channel_of_nchw);
+  }
+}
+
+// Conv and ConvTranspose values (bias, groups, non-integral weights, per-channel input ranges) on
+// random and adversarial inputs, with and without inferred shapes.
+TEST(RangeOps, ConvAndConvTransposeHoldEveryValue) {
+  struct Case {
+    std::string op;
+    Dims dims, kernel;
+    int64_t group, out_channels;
+    std::function<void(io::NodeBuilder&)> attrs;
+  };
+  auto ints = [](std::vector<int64_t> v) { return v; };
+  const std::vector<Case> cases = {
+      {"Conv", {2, 4, 6}, {3}, 2, 4, [&](io::NodeBuilder& n) { n.attr("auto_pad", "SAME_UPPER").attr("strides", ints({2})); }},
+      {"Conv", {1, 3, 5, 4}, {3, 2}, 1, 2, [&](io::NodeBuilder& n) { n.attr("auto_pad", "SAME_LOWER").attr("dilations", ints({1, 2})); }},
+      {"Conv", {1, 2, 3, 4, 3}, {2, 2, 2}, 1, 3, [&](io::NodeBuilder& n) { n.attr("pads", ints({1, 0, 1, 0, 1, 1})); }},
+      {"ConvTranspose", {2, 4, 5}, {3}, 2, 4, [&](io::NodeBuilder& n) { n.attr("strides", ints({2})).attr("pads", ints({1, 1})); }},
+      {"ConvTranspose", {1, 3, 3, 4}, {2, 3}, 1, 2, [&](io::NodeBuilder& n) {
+         n.attr("strides", ints({2, 3})).attr("output_padding", ints({1, 2})).attr("dilations", ints({2, 1}));
+       }},
+      {"ConvTranspose", {1, 2, 2, 3, 2}, {2, 2, 1}, 2, 2, [&](io::NodeBuilder& n) { n.attr("auto_pad", "SAME_UPPER").attr("strides", ints({2, 1, 3})); }},
+      {"ConvTranspose", {1, 2, 4}, {3}, 1, 3, [&](io::NodeBuilder& n) { n.attr("output_shape", ints({9})).attr("strides", ints({2})); }}};
+  std::mt19937 rng(19);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const Case& cs = cases[i];
+    const int64_t cin = cs.dims[1];
+    Dims w_dims = cs.op == "Conv" ? Dims{cs.out_channels, cin / cs.group} : Dims{cin, cs.out_channels / cs.group};
+    w_dims.insert(w_dims.end(), cs.kernel.begin(), cs.kernel.end());
+    const Tensor w = test::random_tensor(rng, w_dims, -1.5f, 1.5f, false);
+    const Tensor bias = test::random_tensor(rng, {cs.out_channels}, -2.0f, 2.0f, false);
+    for (const Box& box : {Box{-3, 2}, Box{0.25f, 6}})
+      for (bool with_bias : {false, true}) {
+        const std::string what = fmt::format("{} case {} bias {} on [{}, {}]", cs.op, i, with_bias, box.lo, box.hi);
+        auto a = check_op(what, cs.dims, box, [&](io::ModelBuilder& b) {
+          b.initializer("w", w).initializer("bias", bias);
+          auto n = b.node(cs.op, with_bias ? std::vector<std::string>{"xm", "w", "bias"} : std::vector<std::string>{"xm", "w"}, {"y"});
+          n.attr("group", cs.group);
+          cs.attrs(n);
+        }, static_cast<unsigned>(i + 1));
+        expect_checked(a, what);
+        if (a.is_ok()) EXPECT_EQ(a->tensors.at("y").channels.size(), static_cast<size_t>(cs.out_channels)) << what;
+      }
+  }
+}
+
+// Add / Sub of two quantizers on one power-of-two grid, then Mul / Div by powers of two: the integer
+// form carries through (every value checked on its grid) with the sum's integer range; off a power
+// of two it is dropped.
+TEST(RangeOps, ScaledIntCarriesThroughSumsAndPowerOfTwoScaling) {
+  for (float scale : {0.25f, 0.125f, 1.0f, 2.0f, 0.3f})
+    for (const std::string& op : {std::string("Add"), std::string("Sub")})
+      for (const Dims& dims : {Dims{2, 3, 4}, Dims{3, 5}}) {
+        const std::string what = fmt::format("{} of quantizers scale {} dims {}", op, scale, dims.size());
+        io::ModelBuilder b;
+        b.import(kQ, 1).input("x", DType::kFloat, dims).output("y", DType::kFloat);
+        b.initializer("s", test::f32s(scale)).initializer("z", test::f32s(0)).initializer("b4", test::f32s(4)).initializer("b3", test::f32s(3));
+        b.initializer("neg", test::f32s(-0.7f)).initializer("half", test::f32s(0.5f)).initializer("four", test::f32s(4.0f));
+        b.node("Quant", {"x", "s", "z", "b4"}, {"qa"}, kQ).attr("signed", 1).attr("narrow", 0).attr("rounding_mode", "ROUND");
+        b.node("Mul", {"x", "neg"}, {"xn"});
+        b.node("Quant", {"xn", "s", "z", "b3"}, {"qb"}, kQ).attr("signed", 0).attr("narrow", 0).attr("rounding_mode", "FLOOR");
+        b.node(op, {"qa", "qb"}, {"t"});
+        b.node("Mul", {"half", "t"}, {"u"});
+        b.node("Div", {"u", "four"}, {"y"});
+        auto model = with_shapes(b);
+        ASSERT_TRUE(model.is_ok()) << model.status().message();
+        std::mt19937 rng(static_cast<unsigned>(dims.size()));
+        const float reach = 20 * scale;  // beyond every code's range: both quantizers saturate
+        auto a = check_sound(model.value(), -reach, reach, range_probe_inputs(rng, dims, -reach, reach), what);
+        ASSERT_TRUE(a.is_ok()) << what << ": " << a.status().message();
+        const auto& t = a->tensors.at("t").scaled_int;
+        if (scale == 0.3f) {
+          EXPECT_FALSE(t.has_value()) << what;
+          continue;
+        }
+        ASSERT_TRUE(t.has_value()) << what;
+        // Codes: signed 4-bit [-8, 7], unsigned 3-bit [0, 7].
+        EXPECT_EQ(*std::min_element(t->lo.begin(), t->lo.end()), op == "Add" ? -8 : -15) << what;
+        EXPECT_EQ(*std::max_element(t->hi.begin(), t->hi.end()), 7 + (op == "Add" ? 7 : 0)) << what;
+        const auto& y = a->tensors.at("y").scaled_int;
+        ASSERT_TRUE(y.has_value()) << what;
+        EXPECT_EQ(y->scale[0], static_cast<double>(scale) / 8) << what;
+        EXPECT_EQ(y->lo, t->lo) << what;
+        EXPECT_EQ(y->hi, t->hi) << what;
+      }
+}
+
+// Mul by a constant that is not a power of two drops the integer form (n * s * 3 rounds differently).
+TEST(RangeOps, ScaledIntIsDroppedByOtherFactors) {
+  io::ModelBuilder b;
+  b.import(kQ, 1).input("x", DType::kFloat, {2, 3}).output("y", DType::kFloat);
+  b.initializer("s", test::f32s(0.25f)).initializer("z", test::f32s(0)).initializer("b4", test::f32s(4)).initializer("three", test::f32s(3.0f));
+  b.node("Quant", {"x", "s", "z", "b4"}, {"q"}, kQ).attr("signed", 1).attr("narrow", 0).attr("rounding_mode", "ROUND");
+  b.node("Mul", {"q", "three"}, {"y"});
+  auto model = with_shapes(b);
+  ASSERT_TRUE(model.is_ok());
+  std::mt19937 rng(1);
+  auto a = check_sound(model.value(), -3, 3, range_probe_inputs(rng, {2, 3}, -3, 3), "Mul by 3");
+  ASSERT_TRUE(a.is_ok());
+  EXPECT_TRUE(a->tensors.at("q").scaled_int.has_value());
+  EXPECT_FALSE(a->tensors.at("y").scaled_int.has_value());
 }
 
 }  // namespace

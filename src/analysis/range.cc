@@ -1067,12 +1067,79 @@ class Analyzer {
         if (!v) return everything_with(why, "no finite bound (division by a range holding 0, or inf - inf)");
         r.channels.push_back(*v);
       }
-      return r;
+    } else {
+      auto v = corners(ar.all, br.all);
+      if (!v) return everything_with(why, "no finite bound (division by a range holding 0, or inf - inf)");
+      r.all = *v;
     }
-    auto v = corners(ar.all, br.all);
-    if (!v) return everything_with(why, "no finite bound (division by a range holding 0, or inf - inf)");
-    r.all = *v;
+    const bool a_full_rank = out_rank >= 0 && rank_of(a) == out_rank, b_full_rank = out_rank >= 0 && rank_of(b) == out_rank;
+    if (op == "Add" || op == "Sub") {
+      r.scaled_int = sum_on_one_grid(op == "Sub", ar, br, a_full_rank && b_full_rank);
+    } else {
+      r.scaled_int = scaled_by_power_of_two(node, 0, 1, a_full_rank);
+      if (!r.scaled_int && op == "Mul") r.scaled_int = scaled_by_power_of_two(node, 1, 0, b_full_rank);
+    }
     return r;
+  }
+
+  // A scaled-int form collapsed to one integer range (nullopt when the channels' scales differ).
+  static std::optional<ScaledInt> one_range(const ScaledInt& s) {
+    if (!uniform_scale(s)) return std::nullopt;
+    return ScaledInt{{s.scale[0]}, {0.0}, {*std::min_element(s.lo.begin(), s.lo.end())}, {*std::max_element(s.hi.begin(), s.hi.end())}};
+  }
+
+  // Add / Sub of two tensors on one power-of-two grid s = 2^e: a = n_a s and b = n_b s are float32
+  // values and so is (n_a +- n_b) s while |n_a +- n_b| < 2^24 (and e >= -149, no overflow), so the
+  // float32 addition is exact and the result is on the grid with the integers' sum range. Per channel
+  // when both operands have the output's rank and one integer range per channel each.
+  static std::optional<ScaledInt> sum_on_one_grid(bool subtract, const TensorRange& ar, const TensorRange& br, bool aligned) {
+    if (!ar.scaled_int || !br.scaled_int) return std::nullopt;
+    std::optional<ScaledInt> a = *ar.scaled_int, b = *br.scaled_int;
+    const bool per_channel = aligned && a->lo.size() > 1 && a->lo.size() == b->lo.size();
+    if (!per_channel) {
+      a = one_range(*a);
+      b = one_range(*b);
+    }
+    if (!a || !b || !uniform_scale(*a) || !uniform_scale(*b) || a->scale[0] != b->scale[0]) return std::nullopt;
+    const std::optional<int> e = power_of_two_exponent(a->scale[0]);
+    if (!e || *e < -149 || *e > 100) return std::nullopt;
+    constexpr int64_t kExact = int64_t{1} << 24;
+    ScaledInt out;
+    for (size_t c = 0; c < a->lo.size(); ++c) {
+      const int64_t lo = subtract ? a->lo[c] - b->hi[c] : a->lo[c] + b->lo[c];
+      const int64_t hi = subtract ? a->hi[c] - b->lo[c] : a->hi[c] + b->hi[c];
+      if (lo <= -kExact || hi >= kExact) return std::nullopt;
+      out.scale.push_back(a->scale[0]);
+      out.zero_point.push_back(0);
+      out.lo.push_back(lo);
+      out.hi.push_back(hi);
+    }
+    return out;
+  }
+
+  // Mul of input `x` by (or Div by) input `factor`, a constant scalar 2^k > 0: n s 2^k rounds as n s
+  // does while every non-zero value stays a normal float32 (|n| >= 1: s 2^min(k, 0) >= 2^-126) and
+  // finite (max |n| s 2^max(k, 0) < 2^127), so the product is exact and the integers keep their range
+  // and zero point with the scale times 2^k. Per-channel forms need x at the output's rank.
+  std::optional<ScaledInt> scaled_by_power_of_two(const ir::Node& node, size_t x, size_t factor, bool x_full_rank) {
+    const TensorRange xr = range_of(node.input(x));
+    const auto f = constant(node.input(factor));
+    if (!xr.scaled_int || !f || f->numel() != 1) return std::nullopt;
+    std::optional<int> k = power_of_two_exponent(f->data<float>()[0]);
+    if (!k) return std::nullopt;
+    if (node.op_type() == "Div") *k = -*k;
+    std::optional<ScaledInt> out = *xr.scaled_int;
+    if (out->lo.size() > 1 && !x_full_rank) out = one_range(*out);
+    if (!out) return std::nullopt;
+    for (size_t c = 0; c < out->lo.size(); ++c) {
+      const double s = std::fabs(out->scale[out->scale.size() == 1 ? 0 : c]);
+      const double largest = std::max(std::fabs(static_cast<double>(out->lo[c])), std::fabs(static_cast<double>(out->hi[c])));
+      if (s * std::ldexp(1.0, std::min(*k, 0)) < std::ldexp(1.0, -126) ||
+          largest * s * std::ldexp(1.0, std::max(*k, 0)) >= std::ldexp(1.0, 127))
+        return std::nullopt;
+    }
+    for (double& s : out->scale) s = std::ldexp(s, *k);
+    return out;
   }
   static std::optional<TensorRange> everything_with(std::string* why, const std::string& reason) {
     *why = reason;

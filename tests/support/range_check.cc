@@ -25,6 +25,26 @@ std::vector<std::string> all_values(const ir::Model& model) {
   return names;
 }
 
+namespace {
+
+// Whether v (element i of t) is float32(n * scale) for an integer n in the form's range (its
+// channel's along axis 1 when the form has one entry per channel).
+bool on_grid(const analysis::ScaledInt& s, const Tensor& t, int64_t i, float v) {
+  const size_t entries = s.lo.size();
+  size_t c = 0;
+  if (entries > 1) {
+    if (t.rank() < 2 || t.dim(1) != static_cast<int64_t>(entries)) return false;
+    c = static_cast<size_t>((i / (t.numel() / t.dim(0) / t.dim(1))) % t.dim(1));
+  }
+  const double scale = s.scale[s.scale.size() == 1 ? 0 : c];
+  const int64_t guess = std::llround(static_cast<double>(v) / scale);
+  for (int64_t n = guess - 1; n <= guess + 1; ++n)
+    if (n >= s.lo[c] && n <= s.hi[c] && static_cast<float>(static_cast<double>(n) * scale) == v) return true;
+  return false;
+}
+
+}  // namespace
+
 void expect_inside(const analysis::RangeAnalysis& a, const exec::RunResult& run, const std::string& what) {
   for (const auto& [name, t] : run.exposed) {
     auto it = a.tensors.find(name);
@@ -45,6 +65,10 @@ void expect_inside(const analysis::RangeAnalysis& a, const exec::RunResult& run,
         const analysis::Interval c = r.channels[static_cast<size_t>((i / inner) % channels)];
         ASSERT_TRUE(p[i] >= c.lo && p[i] <= c.hi) << what << ": " << name << "[" << i << "] = " << p[i]
                                                   << " outside its channel's [" << c.lo << ", " << c.hi << "]";
+      }
+      if (r.scaled_int) {
+        ASSERT_TRUE(on_grid(*r.scaled_int, t, i, p[i]))
+            << what << ": " << name << "[" << i << "] = " << p[i] << " is not float32(n * scale) for an n in its integer range";
       }
     }
   }
