@@ -71,7 +71,7 @@ TEST(RangeOps, ElementwiseOpsHoldEveryValue) {
   const std::vector<std::pair<std::string, std::vector<Box>>> cases = {
       {"Neg", {{-3, 2.5f}, {1, 9}}},        {"Floor", {{-3.7f, 2.5f}, {0.1f, 0.9f}}},
       {"Ceil", {{-3.7f, 2.5f}}},            {"Round", {{-2.5f, 3.5f}, {-0.5f, 0.5f}}},
-      {"Sqrt", {{0, 9}, {1e-6f, 1e6f}}},    {"Exp", {{-100, 80}, {-1, 1}, {-3, 0}}},
+      {"Sqrt", {{0, 9}, {1e-6f, 1e6f}}},    {"Exp", {{-100, 60}, {-1, 1}, {-3, 0}}},
       {"Log", {{1e-30f, 1e30f}, {0.5f, 2}}}, {"Erf", {{-5, 5}, {-0.5f, 0.25f}, {0.9f, 1}}},
       {"Sigmoid", {{-30, 30}, {-1, 1}, {-18.5f, -17.5f}}},
       {"Tanh", {{-12, 12}, {-0.1f, 0.3f}, {8.5f, 9.5f}}},
@@ -127,7 +127,7 @@ TEST(RangeOps, PoolsHoldEveryValue) {
         auto a = check_op(what, dims, box, [&](io::ModelBuilder& b) {
           auto n = b.node(pools[p].op, {"xm"}, {"y"});
           if (pools[p].attrs) pools[p].attrs(n);
-        }, static_cast<unsigned>(p + 3), 19);
+        }, static_cast<unsigned>(p + 3), 17);  // 17: the installed ONNX infers shapes up to it
         expect_checked(a, what);
       }
 }
@@ -345,7 +345,9 @@ TEST(RangeOps, GemmHoldsEveryValue) {
                 b.node("Gemm", inputs, {"y"}).attr("transA", trans_a).attr("transB", trans_b).attr("alpha", alpha).attr("beta", beta);
               }, static_cast<unsigned>(case_index));
               expect_checked(a, what);
-              if (a.is_ok()) EXPECT_EQ(a->tensors.at("y").channels.size(), static_cast<size_t>(n)) << what;
+              if (a.is_ok()) {
+                EXPECT_EQ(a->tensors.at("y").channels.size(), static_cast<size_t>(n)) << what;
+              }
             }
           }
 }
@@ -551,7 +553,9 @@ TEST(RangeOps, ConvAndConvTransposeHoldEveryValue) {
           cs.attrs(n);
         }, static_cast<unsigned>(i + 1));
         expect_checked(a, what);
-        if (a.is_ok()) EXPECT_EQ(a->tensors.at("y").channels.size(), static_cast<size_t>(cs.out_channels)) << what;
+        if (a.is_ok()) {
+          EXPECT_EQ(a->tensors.at("y").channels.size(), static_cast<size_t>(cs.out_channels)) << what;
+        }
       }
   }
 }

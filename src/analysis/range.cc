@@ -447,7 +447,7 @@ class Analyzer {
     const ir::Value* x = node.input(0);
     if (dtype_of(x) != DType::kFloat) return everything_with(why, "only float32 inputs are evaluated");
     std::vector<std::optional<Tensor>> holder;
-    std::vector<const Tensor*> inputs = input_tensors(node, holder);
+    std::vector<const Tensor*> inputs = stored_input_tensors(node, holder);
     for (size_t i = 1; i < inputs.size(); ++i)
       if (node.input(i) && !node.input(i)->name().empty() && !inputs[i])
         return everything_with(why, fmt::format("input {} is not a constant", i));
@@ -549,7 +549,7 @@ class Analyzer {
     limit = std::min(limit, params[3]);
     const ir::Value* x = node.input(0);
     const TensorRange xr = range_of(x);
-    const int64_t channels = static_cast<int64_t>(xr.channels.size());
+    const int64_t channels = channels_for(x, xr, 0);
     const auto scales = per_axis(*in[1], rank_of(x), 1, std::max<int64_t>(channels, 1));
     if (!scales || (channels == 0 && scales->size() != 1))
       return everything_with(why, "the scale is neither a scalar nor one per channel");
@@ -570,7 +570,7 @@ class Analyzer {
     };
     TensorRange r;
     if (channels == 0) r.all = bound(xr.all, (*scales)[0]);
-    for (int64_t c = 0; c < channels; ++c) r.channels.push_back(bound(xr.channels[static_cast<size_t>(c)], (*scales)[static_cast<size_t>(c)]));
+    for (int64_t c = 0; c < channels; ++c) r.channels.push_back(bound(xr.channel(static_cast<size_t>(c)), (*scales)[static_cast<size_t>(c)]));
     return r;
   }
 
@@ -761,6 +761,19 @@ class Analyzer {
     return hint;
   }
 
+  // The constant inputs as stored (the kernels check their types: axes, sizes and pads are int64).
+  std::vector<const Tensor*> stored_input_tensors(const ir::Node& node, std::vector<std::optional<Tensor>>& holder) const {
+    holder.clear();
+    for (const ir::Value* v : node.inputs()) {
+      auto t = v && v->is_initializer() ? g_.initializer_tensor(v) : Result<Tensor>(Status(Code::kFailed, ""));
+      holder.push_back(t.is_ok() ? std::optional<Tensor>(std::move(t).value()) : std::nullopt);
+    }
+    std::vector<const Tensor*> ptrs;
+    for (const auto& t : holder) ptrs.push_back(t ? &*t : nullptr);
+    return ptrs;
+  }
+
+  // The constant inputs as float32.
   std::vector<const Tensor*> input_tensors(const ir::Node& node, std::vector<std::optional<Tensor>>& holder) const {
     holder.clear();
     for (const ir::Value* v : node.inputs()) holder.push_back(constant(v));
@@ -1072,12 +1085,12 @@ class Analyzer {
       if (!v) return everything_with(why, "no finite bound (division by a range holding 0, or inf - inf)");
       r.all = *v;
     }
-    const bool a_full_rank = out_rank >= 0 && rank_of(a) == out_rank, b_full_rank = out_rank >= 0 && rank_of(b) == out_rank;
     if (op == "Add" || op == "Sub") {
-      r.scaled_int = sum_on_one_grid(op == "Sub", ar, br, a_full_rank && b_full_rank);
+      // Equal ranks: both operands' axis 1 is the output's.
+      r.scaled_int = sum_on_one_grid(op == "Sub", ar, br, rank_of(a) >= 0 && rank_of(a) == rank_of(b));
     } else {
-      r.scaled_int = scaled_by_power_of_two(node, 0, 1, a_full_rank);
-      if (!r.scaled_int && op == "Mul") r.scaled_int = scaled_by_power_of_two(node, 1, 0, b_full_rank);
+      r.scaled_int = scaled_by_power_of_two(node, 0, 1);
+      if (!r.scaled_int && op == "Mul") r.scaled_int = scaled_by_power_of_two(node, 1, 0);
     }
     return r;
   }
@@ -1120,8 +1133,9 @@ class Analyzer {
   // Mul of input `x` by (or Div by) input `factor`, a constant scalar 2^k > 0: n s 2^k rounds as n s
   // does while every non-zero value stays a normal float32 (|n| >= 1: s 2^min(k, 0) >= 2^-126) and
   // finite (max |n| s 2^max(k, 0) < 2^127), so the product is exact and the integers keep their range
-  // and zero point with the scale times 2^k. Per-channel forms need x at the output's rank.
-  std::optional<ScaledInt> scaled_by_power_of_two(const ir::Node& node, size_t x, size_t factor, bool x_full_rank) {
+  // and zero point with the scale times 2^k. Per-channel forms need x's axis 1 to stay the output's
+  // (the factor's rank not above x's).
+  std::optional<ScaledInt> scaled_by_power_of_two(const ir::Node& node, size_t x, size_t factor) {
     const TensorRange xr = range_of(node.input(x));
     const auto f = constant(node.input(factor));
     if (!xr.scaled_int || !f || f->numel() != 1) return std::nullopt;
@@ -1129,7 +1143,8 @@ class Analyzer {
     if (!k) return std::nullopt;
     if (node.op_type() == "Div") *k = -*k;
     std::optional<ScaledInt> out = *xr.scaled_int;
-    if (out->lo.size() > 1 && !x_full_rank) out = one_range(*out);
+    const int64_t x_rank = rank_of(node.input(x));
+    if (out->lo.size() > 1 && (x_rank < 0 || static_cast<int64_t>(f->rank()) > x_rank)) out = one_range(*out);
     if (!out) return std::nullopt;
     for (size_t c = 0; c < out->lo.size(); ++c) {
       const double s = std::fabs(out->scale[out->scale.size() == 1 ? 0 : c]);
