@@ -96,6 +96,16 @@ TEST(RangeOps, ElementwiseBoundsAreTight) {
   ASSERT_TRUE(a.is_ok()) << a.status().message();
   EXPECT_GE(a->tensors.at("y").all.lo, -1.0001);
   EXPECT_LE(a->tensors.at("y").all.hi, 1.0001);
+  // Tanh narrowed by the input range (within its 8 steps of non-monotonicity): tanh(0.5) = 0.46211716,
+  // tanh(1) = 0.76159416.
+  for (Box box : {Box{0.5f, 1.0f}, Box{-1.0f, -0.5f}}) {
+    auto n = check_op("Tanh narrow", {1, 2}, box, [](io::ModelBuilder& b) { b.node("Tanh", {"xm"}, {"y"}); }, 2, 13, false);
+    ASSERT_TRUE(n.is_ok()) << n.status().message();
+    const analysis::Interval y = n->tensors.at("y").all;
+    const double sign = box.lo > 0 ? 1.0 : -1.0;
+    EXPECT_NEAR(std::min(sign * y.lo, sign * y.hi), 0.46211716, 1e-5) << y.lo << " " << y.hi;
+    EXPECT_NEAR(std::max(sign * y.lo, sign * y.hi), 0.76159416, 1e-5) << y.lo << " " << y.hi;
+  }
   auto f = check_op("Floor", {1, 2}, {-2.5f, 3.5f}, [](io::ModelBuilder& b) { b.node("Floor", {"xm"}, {"y"}); }, 1, 13, false);
   ASSERT_TRUE(f.is_ok());
   EXPECT_EQ(f->tensors.at("y").all.lo, -3.0);
@@ -352,9 +362,10 @@ TEST(RangeOps, GemmHoldsEveryValue) {
           }
 }
 
-// Every input of a 2-bit signed quantizer (codes -2..1, scale 1), combination j's cell e at x's flat
-// index place(j, e), run as one batch through `layer` (xq -> y, integral weights, no bias): y's values
-// are the integer sums, and their extremes per output channel (channel_of) must be the accumulator's.
+// Every input of an unsigned 2-bit quantizer over x in [1, 3] (codes 1..3, scale 1: a range without 0,
+// so a missing tap changes the extremes), combination j's cell e at x's flat index place(j, e), run as
+// one batch through `layer` (xq -> y, integral weights, no bias): y's values are the integer sums, and
+// their extremes per output channel (channel_of) must be the accumulator's.
 struct EveryInput {
   Dims x_dims;
   int64_t cells;
@@ -366,18 +377,18 @@ void expect_accumulator_is_every_input(const std::string& what, const EveryInput
   io::ModelBuilder b;
   b.import(kQ, 1).input("x", DType::kFloat, e.x_dims).output("y", DType::kFloat);
   b.initializer("qs", test::f32s(1.0f)).initializer("qz", test::f32s(0)).initializer("qb", test::f32s(2));
-  b.node("Quant", {"x", "qs", "qz", "qb"}, {"xq"}, kQ).attr("signed", 1).attr("narrow", 0).attr("rounding_mode", "ROUND");
+  b.node("Quant", {"x", "qs", "qz", "qb"}, {"xq"}, kQ).attr("signed", 0).attr("narrow", 0).attr("rounding_mode", "ROUND");
   layer(b);
   auto model = with_shapes(b);
   ASSERT_TRUE(model.is_ok()) << what << ": " << model.status().message();
   Tensor x(DType::kFloat, e.x_dims);
   int64_t combos = 1;
-  for (int64_t c = 0; c < e.cells; ++c) combos *= 4;
+  for (int64_t c = 0; c < e.cells; ++c) combos *= 3;
   for (int64_t j = 0; j < combos; ++j) {
     int64_t rest = j;
-    for (int64_t cell = 0; cell < e.cells; ++cell, rest /= 4) x.data<float>()[e.place(j, cell)] = static_cast<float>(rest % 4 - 2);
+    for (int64_t cell = 0; cell < e.cells; ++cell, rest /= 3) x.data<float>()[e.place(j, cell)] = static_cast<float>(rest % 3 + 1);
   }
-  auto a = check_sound(model.value(), -2, 1, {x}, what);
+  auto a = check_sound(model.value(), 1, 3, {x}, what);
   ASSERT_TRUE(a.is_ok()) << what << ": " << a.status().message();
   ASSERT_EQ(a->accumulators.size(), 1u) << what;
   const analysis::Accumulator& acc = a->accumulators[0];
@@ -461,7 +472,8 @@ TEST(RangeOps, ConvAutoPadAccumulatorEqualsEveryInput) {
     for (const std::string& auto_pad : {std::string("SAME_UPPER"), std::string("SAME_LOWER"), std::string("VALID")}) {
       int64_t cells = 1;
       for (int64_t d : cs.sample) cells *= d;
-      const int64_t combos = int64_t{1} << (2 * cells);
+      int64_t combos = 1;
+      for (int64_t c = 0; c < cells; ++c) combos *= 3;
       Dims x_dims = {combos, 1};
       x_dims.insert(x_dims.end(), cs.sample.begin(), cs.sample.end());
       Dims w_dims = {2, 1};
@@ -497,7 +509,8 @@ TEST(RangeOps, ConvTransposeAccumulatorEqualsEveryInput) {
     const Case& cs = cases[i];
     int64_t cells = 1;
     for (int64_t d : cs.sample) cells *= d;
-    const int64_t combos = int64_t{1} << (2 * cells);
+    int64_t combos = 1;
+    for (int64_t c = 0; c < cells; ++c) combos *= 3;
     Dims x_dims = {combos, 1};
     x_dims.insert(x_dims.end(), cs.sample.begin(), cs.sample.end());
     Dims w_dims = {1, 2};
