@@ -105,6 +105,12 @@ TEST(RangeOps, ElementwiseBoundsAreTight) {
     const double sign = box.lo > 0 ? 1.0 : -1.0;
     EXPECT_NEAR(std::min(sign * y.lo, sign * y.hi), 0.46211716, 1e-5) << y.lo << " " << y.hi;
     EXPECT_NEAR(std::max(sign * y.lo, sign * y.hi), 0.76159416, 1e-5) << y.lo << " " << y.hi;
+    // Erf, monotone: erf(0.5) = 0.52049988, erf(1) = 0.84270079.
+    auto e = check_op("Erf narrow", {1, 2}, box, [](io::ModelBuilder& b) { b.node("Erf", {"xm"}, {"y"}); }, 3, 13, false);
+    ASSERT_TRUE(e.is_ok()) << e.status().message();
+    const analysis::Interval ey = e->tensors.at("y").all;
+    EXPECT_NEAR(std::min(sign * ey.lo, sign * ey.hi), 0.52049988, 1e-5) << ey.lo << " " << ey.hi;
+    EXPECT_NEAR(std::max(sign * ey.lo, sign * ey.hi), 0.84270079, 1e-5) << ey.lo << " " << ey.hi;
   }
   auto f = check_op("Floor", {1, 2}, {-2.5f, 3.5f}, [](io::ModelBuilder& b) { b.node("Floor", {"xm"}, {"y"}); }, 1, 13, false);
   ASSERT_TRUE(f.is_ok());
