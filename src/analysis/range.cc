@@ -122,11 +122,35 @@ bool uniform_scale(const ScaledInt& s) {
   return !s.scale.empty() && std::all_of(s.scale.begin(), s.scale.end(), [&](double v) { return v == s.scale[0]; });
 }
 
+// Float32 steps added on each side of Exp's and Log's values (the C library's expf / logf) at the ends
+// of a range. glibc's are monotone: a scan of every float32 input found no value below the running
+// maximum of those before it. Other C libraries promise less than 1 ulp of error (faithful rounding);
+// then for x < y, f(x) <= exact(x) + 1 ulp <= exact(y) + 1 ulp <= f(y) + 2 ulps: 2 steps cover them.
+constexpr int kLibmMonotoneMargin = 2;
+
+// Outer bounds of MLAS's Sigmoid, Tanh and Erf approximations (ort_arithmetic.h), whose monotonicity
+// is not established: their largest values over every float32 in [1, 18], [1, 9] and [0.5, 3.925]
+// (beyond, each clamps its input; below, each is under 0.8), measured by a scan; Tanh and Erf are
+// exactly odd (v * p(v^2) / q(v^2), and erf's sign bit), Sigmoid is clamped below at 0.
+constexpr float kSigmoidMax = 0x1.000002p+0f;  // at x = 0x1.17b68ap+4
+constexpr float kTanhMax = 0x1.000004p+0f;     // at x = 0x1.0f37ap+3
+constexpr float kErfMax = 1.0f;
+
+// Tanh is monotone up to this many float32 steps: a scan of every float32 in [-9, 9] ascending (beyond,
+// the kernel clamps its input to +-9) through ort::mlas_tanh compiled with the build's flags (-O3
+// -ffp-contract=off) found no value more than 8 steps below the largest value before it (the worst at
+// x = -0x1.c3b83ap+2). So for x <= y, tanh(x) <= tanh(y) + 8 steps, and the kernel at the range's ends
+// widened by 8 steps holds every value in between. The same scan of ort::mlas_erf over [-3.925,
+// 3.925] (beyond, clamped) found no drop at all: Erf is monotone, margin 0. (Sigmoid: not scanned yet,
+// outer bounds.)
+constexpr int kTanhMonotoneMargin = 8;
+constexpr int kErfMonotoneMargin = 0;
+
 bool is_integral(double v) { return std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.0e15; }
 
 class Analyzer {
  public:
-  Analyzer(const ir::Model& model, const RangeOptions& options) : g_(model.graph()), options_(options) {}
+  Analyzer(const ir::Model& model, const RangeOptions& options) : model_(model), g_(model.graph()), options_(options) {}
 
   // The weight of a linear layer with integer codes, as linear() reads it.
   std::optional<LinearWeight> linear_weight(const ir::Node& node) const {
@@ -145,6 +169,7 @@ class Analyzer {
   }
 
  private:
+  const ir::Model& model_;
   const ir::Graph& g_;
   const RangeOptions& options_;
   RangeAnalysis out_;
@@ -339,6 +364,12 @@ class Analyzer {
       r = bipolar_quant(node, &why);
     } else if (qop == dialect::Op::kMultiThreshold) {
       r = multithreshold(node, &why);
+    } else if (qop == dialect::Op::kTrunc) {
+      r = by_kernel_at_ends(node, &why, 0);
+    } else if (qop == dialect::Op::kFloatQuant) {
+      r = float_quant(node, &why);
+    } else if (qop == dialect::Op::kQuantAvgPool2d) {
+      r = by_kernel_at_ends(node, &why, 0, /*spatial_reduction=*/true);
     } else if (qop != dialect::Op::kNone || !node.domain().empty()) {
       // another QONNX op or a custom domain: not handled (yet)
     } else if (op == "Relu") {
@@ -346,33 +377,380 @@ class Analyzer {
     } else if (op == "Clip") {
       r = clip(node, &why);
     } else if (op == "MaxPool") {
-      if (node.outputs().size() == 1) r = range_of(node.input(0));
-    } else if (op == "Identity") {
+      r = max_pool(node, &why);
+    } else if (op == "GlobalMaxPool") {
+      r = range_of(node.input(0));
+    } else if (op == "AveragePool" || op == "GlobalAveragePool") {
+      r = average_pool(node, &why);
+    } else if (op == "Identity" || op == "Dropout") {
       r = range_of(node.input(0));
     } else if (op == "Transpose") {
       r = transpose(node);
-    } else if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") {
-      r = per_tensor(range_of(node.input(0)));
+    } else if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Slice" ||
+               op == "Gather" || op == "GatherElements" || op == "GatherND" || op == "Split" || op == "Tile" ||
+               op == "Expand" || op == "DepthToSpace" || op == "SpaceToDepth" || op == "Compress" ||
+               op == "ReverseSequence" || op == "ReduceMax" || op == "ReduceMin") {
+      r = moved(node);
+    } else if (op == "Concat") {
+      r = concat(node, &why);
+    } else if (op == "Pad") {
+      r = pad(node, &why);
+    } else if (op == "Resize" || op == "Upsample") {
+      r = resize(node, &why);
+    } else if (op == "ReduceSum" || op == "ReduceMean") {
+      r = reduce_sum(node, &why);
+    } else if (op == "Softmax" || op == "Hardmax") {
+      r = softmax(node, &why);
+    } else if (op == "Abs") {
+      r = abs(node, &why);
+    } else if (op == "Min" || op == "Max") {
+      r = min_max(node, &why);
+    } else if (op == "Neg" || op == "Floor" || op == "Ceil" || op == "Round" || op == "Sqrt" || op == "Cast" ||
+               op == "CastLike") {
+      r = by_kernel_at_ends(node, &why, 0);
+    } else if (op == "Exp" || op == "Log") {
+      r = by_kernel_at_ends(node, &why, kLibmMonotoneMargin);
+    } else if (op == "Sigmoid" || op == "Tanh" || op == "Erf") {
+      r = approximation_bound(node, &why);
     } else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
       r = arithmetic(node, &why);
     } else if (op == "BatchNormalization") {
       r = batch_norm(node, &why);
-    } else if (op == "MatMul" || op == "Gemm" || op == "Conv") {
+    } else if (op == "MatMul" || op == "Gemm" || op == "Conv" || op == "ConvTranspose") {
       r = linear(node, &why);
     }
     if (!r) return fallback(node, why);
     // Quantizers and MultiThreshold produce float32; the other handled ops keep their input's type
     // (unknown stays unknown, so later arithmetic does not take an integer tensor for a float one).
-    const bool float_out = qop == dialect::Op::kQuant || qop == dialect::Op::kBipolarQuant || qop == dialect::Op::kMultiThreshold;
-    set(node.output(0), std::move(*r), float_out ? DType::kFloat : dtype_of(node.input(0)));
+    // Cast and CastLike produce their declared type (unknown stays unknown).
+    const bool float_out = qop != dialect::Op::kNone;
+    const bool cast = op == "Cast" || op == "CastLike";
+    const DType out_type = float_out ? DType::kFloat : cast ? g_.type_of(node.output(0)).value_or(ir::TypeInfo{}).dtype : dtype_of(node.input(0));
+    set(node.output(0), *r, out_type);
     for (size_t i = 1; i < node.outputs().size(); ++i) {
       const ir::Value* o = node.output(i);
       if (!o || o->name().empty()) continue;
+      if (op == "Split") {  // every piece holds input values
+        set(o, *r, out_type);
+        continue;
+      }
       TensorRange extra;
       extra.all = type_range(dtype_of(o));
       extra.note = "secondary output: the type's whole range";
       set(o, std::move(extra), dtype_of(o));
     }
+  }
+
+  // Ops that are a monotone function of every element of input 0 (the other inputs constant), each
+  // output element never decreasing (or never increasing) in each input element: elementwise ops
+  // (`whole_input` false: x is one value per channel, [1, C, 1, ...], broadcast against the constants)
+  // and pools, reductions and resizes with non-negative weights (`whole_input`: x has its full inferred
+  // dims, each channel filled with one end). A float32 sum in a fixed order is monotone in each term,
+  // as are max, clamp, every rounding and a division by a positive count, so the node's own kernel run
+  // on the two ends gives the exact extremes, padding and empty windows included. `margin_ulps`
+  // float32 steps are added on each side for kernels that are monotone only up to that many steps.
+  std::optional<TensorRange> by_kernel_at_ends(const ir::Node& node, std::string* why, int margin_ulps,
+                                               bool whole_input = false) {
+    const ir::Value* x = node.input(0);
+    if (dtype_of(x) != DType::kFloat) return everything_with(why, "only float32 inputs are evaluated");
+    std::vector<std::optional<Tensor>> holder;
+    std::vector<const Tensor*> inputs = stored_input_tensors(node, holder);
+    for (size_t i = 1; i < inputs.size(); ++i)
+      if (node.input(i) && !node.input(i)->name().empty() && !inputs[i])
+        return everything_with(why, fmt::format("input {} is not a constant", i));
+    const TensorRange xr = range_of(x);
+    const int64_t channels = static_cast<int64_t>(xr.channels.size());
+    Dims dims;
+    if (whole_input) {
+      auto known = g_.dims_of(x);
+      if (!known || std::any_of(known->begin(), known->end(), [](int64_t d) { return d < 0; }))
+        return everything_with(why, "the input's dims are not known");
+      if (channels && (known->size() < 2 || (*known)[1] != channels))
+        return everything_with(why, "the input's channel count differs from its range's");
+      dims = *known;
+    } else {
+      int64_t rank = rank_of(x);
+      for (size_t i = 1; i < inputs.size(); ++i)
+        if (inputs[i] && rank >= 0 && static_cast<int64_t>(inputs[i]->rank()) > rank) rank = -1;  // x is broadcast
+      if (rank < 0 && channels) return everything_with(why, "the input's rank is not known");
+      dims.assign(static_cast<size_t>(std::max<int64_t>(rank, 1)), 1);
+      if (channels) dims[1] = channels;
+    }
+    const int64_t inner = [&] {
+      int64_t n = 1;
+      for (size_t d = 2; d < dims.size(); ++d) n *= dims[d];
+      return n;
+    }();
+    std::vector<Tensor> ends;
+    for (bool upper : {false, true}) {
+      Tensor t(DType::kFloat, dims);
+      float* p = t.data<float>();
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        const Interval c = channels ? xr.channels[static_cast<size_t>((i / inner) % channels)] : xr.all;
+        p[i] = static_cast<float>(upper ? c.hi : c.lo);
+      }
+      std::vector<const Tensor*> args = inputs;
+      args[0] = &t;
+      auto out = exec::evaluate_node(model_, node, args);
+      if (!out.is_ok() || out->empty()) return everything_with(why, "the kernel did not run on the range's ends");
+      auto as_double = exec::cast_tensor(out.value()[0], DType::kDouble);
+      if (!as_double.is_ok()) return everything_with(why, "the kernel's output is not numeric");
+      ends.push_back(std::move(as_double).value());
+    }
+    const Tensor& lo_end = ends[0];
+    const Tensor& hi_end = ends[1];
+    if (lo_end.dims() != hi_end.dims()) return everything_with(why, "the kernel's outputs differ in shape");
+    // Per channel when the output keeps the input's channels on axis 1.
+    const int64_t out_channels = channels && lo_end.rank() >= 2 && lo_end.dim(1) == channels ? channels : 0;
+    const int64_t out_inner = out_channels ? lo_end.numel() / std::max<int64_t>(lo_end.dim(0) * channels, 1) : 1;
+    TensorRange r;
+    std::vector<Interval> hulls(static_cast<size_t>(std::max<int64_t>(out_channels, 1)), Interval{kInf, -kInf});
+    const double* a = lo_end.data<double>();
+    const double* b = hi_end.data<double>();
+    for (int64_t i = 0; i < lo_end.numel(); ++i) {
+      Interval& h = hulls[out_channels ? static_cast<size_t>((i / out_inner) % out_channels) : 0];
+      if (std::isnan(a[i]) || std::isnan(b[i])) h = everything();  // no value to bound this side by
+      else h = hull(h, {std::min(a[i], b[i]), std::max(a[i], b[i])});
+    }
+    for (Interval& h : hulls) {
+      if (h.lo > h.hi) h = {0, 0};  // an empty output
+      for (int k = 0; k < margin_ulps; ++k) h = {std::nextafter(static_cast<float>(h.lo), -INFINITY), std::nextafter(static_cast<float>(h.hi), INFINITY)};
+    }
+    if (out_channels) r.channels = std::move(hulls);
+    else r.all = hulls[0];
+    return r;
+  }
+
+  // Sigmoid, Tanh and Erf (float32): the measured outer bounds of the kernels' approximations; Tanh and
+  // Erf narrowed to the kernel at the range's ends within their measured non-monotonicity.
+  std::optional<TensorRange> approximation_bound(const ir::Node& node, std::string* why) {
+    if (dtype_of(node.input(0)) != DType::kFloat) return everything_with(why, "only float32 is bounded");
+    const std::string& op = node.op_type();
+    const double top = op == "Sigmoid" ? kSigmoidMax : op == "Tanh" ? kTanhMax : kErfMax;
+    const Interval outer{op == "Sigmoid" ? 0.0 : -top, top};
+    if (op == "Tanh" || op == "Erf") {
+      std::string unused;
+      if (auto r = by_kernel_at_ends(node, &unused, op == "Tanh" ? kTanhMonotoneMargin : kErfMonotoneMargin)) {
+        auto inside = [&](Interval i) { return Interval{std::max(i.lo, outer.lo), std::min(i.hi, outer.hi)}; };
+        r->all = inside(r->all);
+        for (Interval& c : r->channels) c = inside(c);
+        return r;
+      }
+    }
+    TensorRange r;
+    r.all = outer;
+    r.note = fmt::format("{} ({}): the approximation's outer bound, not narrowed by the input range", node.name(), op);
+    return r;
+  }
+
+  // FloatQuant: q = step * round(t / step), t = x / s, with step = 2^(floor(log2(|t| + eps)) - m) (at
+  // least the subnormal step). Its float32 log2 rounds up just below a power of two, so q is not
+  // monotone in t (FLOOR: t just below 2^e takes the coarser step and a lower value). Every rounding
+  // mode gives an integer next to t / step, so q lies between t rounded down and up to its step's
+  // grid; the steps are nested powers of two, so rounding to the coarsest step S any |t| in the range
+  // can take bounds every q: floor(t_lo / S) S <= q <= ceil(t_hi / S) S. Then the clamp (or +-inf
+  // without saturation) and y = v * s rounded once, both monotone.
+  std::optional<TensorRange> float_quant(const ir::Node& node, std::string* why) {
+    std::vector<std::optional<Tensor>> holder;
+    std::vector<const Tensor*> in = input_tensors(node, holder);
+    if (in.size() != 6) return everything_with(why, "FloatQuant takes 6 inputs");
+    double params[4];  // exponent bits, mantissa bits, exponent bias, max_val
+    for (size_t i = 2; i < 6; ++i) {
+      if (!in[i] || in[i]->numel() != 1) return everything_with(why, "the format parameters are not constant scalars");
+      params[i - 2] = in[i]->data<float>()[0];
+    }
+    if (!in[1]) return everything_with(why, "the scale is not a constant");
+    auto saturation = node.attr<int64_t>("saturation", 1);
+    if (!saturation.is_ok()) return everything_with(why, "unreadable saturation");
+    const double m = params[1], bias = params[2];
+    double limit = quant::float_format_max_value(params[0], m, bias);
+    limit = std::min(limit, params[3]);
+    const ir::Value* x = node.input(0);
+    const TensorRange xr = range_of(x);
+    const int64_t channels = channels_for(x, xr, 0);
+    const auto scales = per_axis(*in[1], rank_of(x), 1, std::max<int64_t>(channels, 1));
+    if (!scales || (channels == 0 && scales->size() != 1))
+      return everything_with(why, "the scale is neither a scalar nor one per channel");
+    auto bound = [&](Interval xi, float sc) -> Interval {
+      const double t_lo = static_cast<float>(xi.lo) / sc, t_hi = static_cast<float>(xi.hi) / sc;
+      const double widest = std::max(std::fabs(t_lo), std::fabs(t_hi));
+      double q_lo = -kInf, q_hi = kInf;
+      if (std::isfinite(widest)) {
+        const int top = std::ilogb(widest + std::ldexp(1.0, -126)) + 1;  // floor(log2(|t| + eps)) <= top
+        const double step = std::ldexp(1.0, static_cast<int>(std::max(top - m, 1 - bias - m)));
+        q_lo = std::floor(t_lo / step) * step;
+        q_hi = std::ceil(t_hi / step) * step;
+      }
+      const bool saturate = saturation.value() != 0;
+      auto clamp = [&](double q) { return q > limit ? (saturate ? limit : kInf) : q < -limit ? (saturate ? -limit : -kInf) : q; };
+      const float a = static_cast<float>(clamp(q_lo) * sc), b = static_cast<float>(clamp(q_hi) * sc);
+      return {std::min(a, b), std::max(a, b)};
+    };
+    TensorRange r;
+    if (channels == 0) r.all = bound(xr.all, (*scales)[0]);
+    for (int64_t c = 0; c < channels; ++c) r.channels.push_back(bound(xr.channel(static_cast<size_t>(c)), (*scales)[static_cast<size_t>(c)]));
+    return r;
+  }
+
+  // Ops that only move (or select) input values: the input's range, per tensor.
+  TensorRange moved(const ir::Node& node) { return per_tensor(range_of(node.input(0))); }
+
+  // MaxPool: every output is the max of in-bounds input values (padding never contributes); a window
+  // with no input value in it gives -inf. With known dims the kernel at the ends says exactly.
+  std::optional<TensorRange> max_pool(const ir::Node& node, std::string* why) {
+    if (auto exact = by_kernel_at_ends(node, why, 0, true)) return exact;
+    TensorRange r = range_of(node.input(0));
+    auto ceil_mode = node.attr<int64_t>("ceil_mode", 0);
+    bool padded = node.attr_string("auto_pad", "NOTSET") != "NOTSET" || !ceil_mode.is_ok() || ceil_mode.value() != 0;
+    for (int64_t p : node.attr_ints("pads")) padded = padded || p != 0;
+    if (padded) {
+      r = map_monotone(r, [](double v) { return v; });
+      for (Interval& c : r.channels) c.lo = -kInf;
+      r.all.lo = -kInf;
+      r.note = fmt::format("{} (MaxPool): padded, input dims unknown: a window may hold no value (-inf)", node.name());
+    }
+    return r;
+  }
+
+  std::optional<TensorRange> average_pool(const ir::Node& node, std::string* why) {
+    return by_kernel_at_ends(node, why, 0, true);
+  }
+
+  std::optional<TensorRange> reduce_sum(const ir::Node& node, std::string* why) {
+    return by_kernel_at_ends(node, why, 0, true);
+  }
+
+  // Resize: nearest and (bi/tri)linear read each output as a combination of inputs with weights >= 0
+  // (monotone); cubic's weights go negative (it overshoots): not bounded here.
+  std::optional<TensorRange> resize(const ir::Node& node, std::string* why) {
+    const std::string mode = node.attr_string("mode", "nearest");
+    if (mode != "nearest" && mode != "linear" && mode != "bilinear" && mode != "trilinear")
+      return everything_with(why, fmt::format("mode '{}' can overshoot its inputs", mode));
+    if (auto exact = by_kernel_at_ends(node, why, 0, true)) return exact;
+    if (mode != "nearest") return std::nullopt;
+    // Nearest only moves values (tf_crop_and_resize's extrapolation value joins them).
+    TensorRange r = per_tensor(range_of(node.input(0)));
+    if (node.attr_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize") {
+      auto e = node.attr<float>("extrapolation_value", 0.0f);
+      if (!e.is_ok()) return everything_with(why, "unreadable extrapolation_value");
+      r.all = hull(r.all, {e.value(), e.value()});
+      r.scaled_int.reset();
+    }
+    return r;
+  }
+
+  // Concat: the hull of its inputs (per channel when concatenating along axis 1 channel lists).
+  std::optional<TensorRange> concat(const ir::Node& node, std::string* why) {
+    std::vector<TensorRange> parts;
+    for (const ir::Value* v : node.inputs()) {
+      if (!v || v->name().empty()) continue;
+      if (dtype_of(v) != dtype_of(node.input(0))) return everything_with(why, "inputs of different types");
+      parts.push_back(range_of(v));
+    }
+    const int64_t rank = rank_of(node.input(0));
+    auto axis_attr = node.attr<int64_t>("axis", 0);
+    if (!axis_attr.is_ok()) return everything_with(why, "unreadable axis");
+    int64_t axis = axis_attr.value();
+    if (axis < 0 && rank >= 0) axis += rank;
+    TensorRange r;
+    const bool along_channels = axis == 1 && std::all_of(parts.begin(), parts.end(), [](const TensorRange& p) { return !p.channels.empty(); });
+    r.all = {kInf, -kInf};
+    for (const TensorRange& p : parts) {
+      r.all = hull(r.all, p.all);
+      if (along_channels) r.channels.insert(r.channels.end(), p.channels.begin(), p.channels.end());
+    }
+    // One integer form when every part has the same single scale and zero point.
+    const auto& first = parts[0].scaled_int;
+    bool same_grid = first && uniform_scale(*first);
+    for (const TensorRange& p : parts)
+      same_grid = same_grid && p.scaled_int && uniform_scale(*p.scaled_int) && p.scaled_int->scale[0] == first->scale[0] &&
+                  std::all_of(p.scaled_int->zero_point.begin(), p.scaled_int->zero_point.end(),
+                              [&](double z) { return z == first->zero_point[0]; });
+    if (same_grid && !along_channels) {
+      ScaledInt si{{first->scale[0]}, {first->zero_point[0]}, {std::numeric_limits<int64_t>::max()}, {std::numeric_limits<int64_t>::min()}};
+      for (const TensorRange& p : parts) {
+        si.lo[0] = std::min(si.lo[0], *std::min_element(p.scaled_int->lo.begin(), p.scaled_int->lo.end()));
+        si.hi[0] = std::max(si.hi[0], *std::max_element(p.scaled_int->hi.begin(), p.scaled_int->hi.end()));
+      }
+      r.scaled_int = std::move(si);
+    } else if (same_grid) {
+      ScaledInt si;
+      for (const TensorRange& p : parts) {
+        const ScaledInt& s = *p.scaled_int;
+        for (size_t c = 0; c < p.channels.size(); ++c) {
+          si.scale.push_back(s.scale[0]);
+          si.zero_point.push_back(s.zero_point[s.zero_point.size() == 1 ? 0 : c]);
+          si.lo.push_back(s.lo[s.lo.size() == 1 ? 0 : c]);
+          si.hi.push_back(s.hi[s.hi.size() == 1 ? 0 : c]);
+        }
+      }
+      r.scaled_int = std::move(si);
+    }
+    return r;
+  }
+
+  // Pad: constant mode adds its value (input 2, or the `value` attribute before opset 11, default 0);
+  // edge, reflect and wrap only repeat input values.
+  std::optional<TensorRange> pad(const ir::Node& node, std::string* why) {
+    TensorRange r = per_tensor(range_of(node.input(0)));
+    if (node.attr_string("mode", "constant") != "constant") return r;
+    auto value_attr = node.attr<float>("value", 0.0f);
+    if (!value_attr.is_ok()) return everything_with(why, "unreadable value");
+    double value = value_attr.value();
+    if (node.inputs().size() > 2 && node.input(2) && !node.input(2)->name().empty()) {
+      auto c = constant(node.input(2));
+      if (!c || c->numel() != 1) return everything_with(why, "the constant value is not a constant scalar");
+      value = c->data<float>()[0];
+    }
+    r.all = hull(r.all, {value, value});
+    if (r.scaled_int && value == 0) {  // 0 is the integer 0 on any grid
+      r.scaled_int->lo[0] = std::min<int64_t>(r.scaled_int->lo[0], 0);
+      r.scaled_int->hi[0] = std::max<int64_t>(r.scaled_int->hi[0], 0);
+    } else {
+      r.scaled_int.reset();
+    }
+    return r;
+  }
+
+  // Softmax: e_j * (1 / sum) with every e_j >= 0 and the row's largest exp(0) = 1 among the terms of
+  // the float sum, so sum >= e_j and each output is e_j / sum <= 1 up to the two roundings (the
+  // reciprocal and the product): [0, 1 + 2^-22] holds them. Hardmax writes 0 and 1.
+  std::optional<TensorRange> softmax(const ir::Node& node, std::string* why) {
+    if (dtype_of(node.input(0)) != DType::kFloat) return everything_with(why, "only float32 is bounded");
+    TensorRange r;
+    r.all = {0.0, node.op_type() == "Hardmax" ? 1.0 : 1.0 + std::ldexp(1.0, -22)};
+    return r;
+  }
+
+  // Abs is exact in float32: the largest magnitude, and 0 when the range holds it.
+  std::optional<TensorRange> abs(const ir::Node& node, std::string* why) {
+    if (dtype_of(node.input(0)) != DType::kFloat) return everything_with(why, "only float32 is bounded");
+    auto f = [](Interval i) -> Interval {
+      const double m = std::max(std::fabs(i.lo), std::fabs(i.hi));
+      return {i.lo <= 0 && i.hi >= 0 ? 0.0 : std::min(std::fabs(i.lo), std::fabs(i.hi)), m};
+    };
+    const TensorRange xr = range_of(node.input(0));
+    TensorRange r;
+    r.all = f(xr.all);
+    for (const Interval& c : xr.channels) r.channels.push_back(f(c));
+    return r;
+  }
+
+  // Min / Max of any number of broadcast inputs: monotone in each, no rounding.
+  std::optional<TensorRange> min_max(const ir::Node& node, std::string* why) {
+    const bool is_max = node.op_type() == "Max";
+    std::optional<Interval> acc;
+    for (const ir::Value* v : node.inputs()) {
+      if (!v || v->name().empty()) continue;
+      if (dtype_of(v) != DType::kFloat) return everything_with(why, "only float32 is bounded");
+      const Interval i = range_of(v).all;
+      acc = !acc ? i : is_max ? Interval{std::max(acc->lo, i.lo), std::max(acc->hi, i.hi)}
+                              : Interval{std::min(acc->lo, i.lo), std::min(acc->hi, i.hi)};
+    }
+    if (!acc) return everything_with(why, "no inputs");
+    TensorRange r;
+    r.all = *acc;
+    return r;
   }
 
   // Channels along axis 1 dropped (the data moves); a per-tensor scaled-int form stays.
@@ -401,6 +779,19 @@ class Analyzer {
     return hint;
   }
 
+  // The constant inputs as stored (the kernels check their types: axes, sizes and pads are int64).
+  std::vector<const Tensor*> stored_input_tensors(const ir::Node& node, std::vector<std::optional<Tensor>>& holder) const {
+    holder.clear();
+    for (const ir::Value* v : node.inputs()) {
+      auto t = v && v->is_initializer() ? g_.initializer_tensor(v) : Result<Tensor>(Status(Code::kFailed, ""));
+      holder.push_back(t.is_ok() ? std::optional<Tensor>(std::move(t).value()) : std::nullopt);
+    }
+    std::vector<const Tensor*> ptrs;
+    for (const auto& t : holder) ptrs.push_back(t ? &*t : nullptr);
+    return ptrs;
+  }
+
+  // The constant inputs as float32.
   std::vector<const Tensor*> input_tensors(const ir::Node& node, std::vector<std::optional<Tensor>>& holder) const {
     holder.clear();
     for (const ir::Value* v : node.inputs()) holder.push_back(constant(v));
@@ -600,17 +991,16 @@ class Analyzer {
     return r;
   }
 
+  // Clip = min(max(x, lo), hi) (min > max gives max everywhere, as the kernel): monotone in x, lo and
+  // hi, so a bound given by another tensor (a scalar at run time) enters with its range's ends.
   std::optional<TensorRange> clip(const ir::Node& node, std::string* why) {
-    float lo = -INFINITY, hi = INFINITY;
+    Interval lo{-kInf, -kInf}, hi{kInf, kInf};
     if (node.inputs().size() > 1) {
       for (size_t i = 1; i < 3 && i < node.inputs().size(); ++i) {
-        if (!node.input(i) || node.input(i)->name().empty()) continue;
-        auto c = constant(node.input(i));
-        if (!c || c->numel() != 1) {
-          *why = "a bound is not a constant scalar";
-          return std::nullopt;
-        }
-        (i == 1 ? lo : hi) = c->data<float>()[0];
+        const ir::Value* v = node.input(i);
+        if (!v || v->name().empty()) continue;
+        if (dtype_of(v) != DType::kFloat) return everything_with(why, "a bound is not float32");
+        (i == 1 ? lo : hi) = range_of(v).all;
       }
     } else {  // Clip 6-10: attributes
       auto min_attr = node.attr<float>("min", -INFINITY);
@@ -619,12 +1009,17 @@ class Analyzer {
         *why = "unreadable min / max";
         return std::nullopt;
       }
-      lo = min_attr.value();
-      hi = max_attr.value();
+      lo = {min_attr.value(), min_attr.value()};
+      hi = {max_attr.value(), max_attr.value()};
     }
-    // min(max(x, lo), hi): min > max gives max everywhere, as the kernel.
-    return map_monotone(range_of(node.input(0)),
-                        [lo, hi](double v) { return std::min(std::max(v, static_cast<double>(lo)), static_cast<double>(hi)); });
+    const TensorRange xr = range_of(node.input(0));
+    auto f = [&](Interval x) -> Interval {
+      return {std::min(std::max(x.lo, lo.lo), hi.lo), std::min(std::max(x.hi, lo.hi), hi.hi)};
+    };
+    TensorRange r;
+    r.all = f(xr.all);
+    for (const Interval& c : xr.channels) r.channels.push_back(f(c));
+    return r;
   }
 
   // BatchNormalization in inference mode with constant float32 parameters, one per channel: the kernel's
@@ -703,39 +1098,113 @@ class Analyzer {
         if (!v) return everything_with(why, "no finite bound (division by a range holding 0, or inf - inf)");
         r.channels.push_back(*v);
       }
-      return r;
+    } else {
+      auto v = corners(ar.all, br.all);
+      if (!v) return everything_with(why, "no finite bound (division by a range holding 0, or inf - inf)");
+      r.all = *v;
     }
-    auto v = corners(ar.all, br.all);
-    if (!v) return everything_with(why, "no finite bound (division by a range holding 0, or inf - inf)");
-    r.all = *v;
+    if (op == "Add" || op == "Sub") {
+      // Equal ranks: both operands' axis 1 is the output's.
+      r.scaled_int = sum_on_one_grid(op == "Sub", ar, br, rank_of(a) >= 0 && rank_of(a) == rank_of(b));
+    } else {
+      r.scaled_int = scaled_by_power_of_two(node, 0, 1);
+      if (!r.scaled_int && op == "Mul") r.scaled_int = scaled_by_power_of_two(node, 1, 0);
+    }
     return r;
+  }
+
+  // A scaled-int form collapsed to one integer range (nullopt when the channels' scales differ).
+  static std::optional<ScaledInt> one_range(const ScaledInt& s) {
+    if (!uniform_scale(s)) return std::nullopt;
+    return ScaledInt{{s.scale[0]}, {0.0}, {*std::min_element(s.lo.begin(), s.lo.end())}, {*std::max_element(s.hi.begin(), s.hi.end())}};
+  }
+
+  // Add / Sub of two tensors on one power-of-two grid s = 2^e: a = n_a s and b = n_b s are float32
+  // values and so is (n_a +- n_b) s while |n_a +- n_b| < 2^24 (and e >= -149, no overflow), so the
+  // float32 addition is exact and the result is on the grid with the integers' sum range. Per channel
+  // when both operands have the output's rank and one integer range per channel each.
+  static std::optional<ScaledInt> sum_on_one_grid(bool subtract, const TensorRange& ar, const TensorRange& br, bool aligned) {
+    if (!ar.scaled_int || !br.scaled_int) return std::nullopt;
+    std::optional<ScaledInt> a = *ar.scaled_int, b = *br.scaled_int;
+    const bool per_channel = aligned && a->lo.size() > 1 && a->lo.size() == b->lo.size();
+    if (!per_channel) {
+      a = one_range(*a);
+      b = one_range(*b);
+    }
+    if (!a || !b || !uniform_scale(*a) || !uniform_scale(*b) || a->scale[0] != b->scale[0]) return std::nullopt;
+    const std::optional<int> e = power_of_two_exponent(a->scale[0]);
+    if (!e || *e < -149 || *e > 100) return std::nullopt;
+    constexpr int64_t kExact = int64_t{1} << 24;
+    ScaledInt out;
+    for (size_t c = 0; c < a->lo.size(); ++c) {
+      const int64_t lo = subtract ? a->lo[c] - b->hi[c] : a->lo[c] + b->lo[c];
+      const int64_t hi = subtract ? a->hi[c] - b->lo[c] : a->hi[c] + b->hi[c];
+      if (lo <= -kExact || hi >= kExact) return std::nullopt;
+      out.scale.push_back(a->scale[0]);
+      out.zero_point.push_back(0);
+      out.lo.push_back(lo);
+      out.hi.push_back(hi);
+    }
+    return out;
+  }
+
+  // Mul of input `x` by (or Div by) input `factor`, a constant scalar 2^k > 0: n s 2^k rounds as n s
+  // does while every non-zero value stays a normal float32 (|n| >= 1: s 2^min(k, 0) >= 2^-126) and
+  // finite (max |n| s 2^max(k, 0) < 2^127), so the product is exact and the integers keep their range
+  // and zero point with the scale times 2^k. Per-channel forms need x's axis 1 to stay the output's
+  // (the factor's rank not above x's).
+  std::optional<ScaledInt> scaled_by_power_of_two(const ir::Node& node, size_t x, size_t factor) {
+    const TensorRange xr = range_of(node.input(x));
+    const auto f = constant(node.input(factor));
+    if (!xr.scaled_int || !f || f->numel() != 1) return std::nullopt;
+    std::optional<int> k = power_of_two_exponent(f->data<float>()[0]);
+    if (!k) return std::nullopt;
+    if (node.op_type() == "Div") *k = -*k;
+    std::optional<ScaledInt> out = *xr.scaled_int;
+    const int64_t x_rank = rank_of(node.input(x));
+    if (out->lo.size() > 1 && (x_rank < 0 || static_cast<int64_t>(f->rank()) > x_rank)) out = one_range(*out);
+    if (!out) return std::nullopt;
+    for (size_t c = 0; c < out->lo.size(); ++c) {
+      const double s = std::fabs(out->scale[out->scale.size() == 1 ? 0 : c]);
+      const double largest = std::max(std::fabs(static_cast<double>(out->lo[c])), std::fabs(static_cast<double>(out->hi[c])));
+      if (s * std::ldexp(1.0, std::min(*k, 0)) < std::ldexp(1.0, -126) ||
+          largest * s * std::ldexp(1.0, std::max(*k, 0)) >= std::ldexp(1.0, 127))
+        return std::nullopt;
+    }
+    for (double& s : out->scale) s = std::ldexp(s, *k);
+    return out;
   }
   static std::optional<TensorRange> everything_with(std::string* why, const std::string& reason) {
     *why = reason;
     return std::nullopt;
   }
 
-  // MatMul (x [.., K] times constant [K, C]), Gemm (transA 0, alpha = beta = 1) and Conv with a
-  // constant weight. The value range bounds the exact sum in double and widens it by the float32
-  // summation error; with integer-valued inputs and integral weights the integer accumulator range
-  // is exact.
+  // MatMul (x [.., K] times constant [K, C]), Gemm (any transA / transB / alpha / beta, C any
+  // constant that broadcasts) and Conv / ConvTranspose with a constant weight. The value range bounds
+  // the exact sum in double and widens it by the float32 summation error; with integer-valued inputs
+  // and integral weights the integer accumulator range is exact.
   std::optional<TensorRange> linear(const ir::Node& node, std::string* why) {
     const std::string& op = node.op_type();
     const ir::Value* x = node.input(0);
-    bool trans_b = false;
+    bool trans_a = false, trans_b = false;
+    float alpha = 1.0f, beta = 1.0f;
     if (op == "Gemm") {
       auto ta = node.attr<int64_t>("transA", 0);
       auto tb = node.attr<int64_t>("transB", 0);
-      auto alpha = node.attr<float>("alpha", 1.0f);
-      auto beta = node.attr<float>("beta", 1.0f);
-      if (!ta.is_ok() || !tb.is_ok() || !alpha.is_ok() || !beta.is_ok() || ta.value() != 0 ||
-          alpha.value() != 1.0f || beta.value() != 1.0f)
-        return everything_with(why, "Gemm with transA, alpha or beta other than the defaults is not handled");
+      auto alpha_attr = node.attr<float>("alpha", 1.0f);
+      auto beta_attr = node.attr<float>("beta", 1.0f);
+      if (!ta.is_ok() || !tb.is_ok() || !alpha_attr.is_ok() || !beta_attr.is_ok())
+        return everything_with(why, "unreadable Gemm attributes");
+      trans_a = ta.value() != 0;
       trans_b = tb.value() != 0;
+      alpha = alpha_attr.value();
+      beta = beta_attr.value();
     }
     if (dtype_of(x) != DType::kFloat)
       return everything_with(why, "only float32 layers are bounded (integer types wrap around)");
-    auto cw = const_weight(node.input(1), op == "Conv" || trans_b ? 0 : 1);
+    // The weight's output-channel axis: Conv [C, Cin/g, k..], ConvTranspose [Cin, C/g, k..].
+    const int64_t weight_out_axis = op == "Conv" || trans_b ? 0 : 1;
+    auto cw = const_weight(node.input(1), weight_out_axis);
     if (!cw) {
       *why = "the weight is neither a constant nor a Quant of constants with per-output-channel parameters";
       return std::nullopt;
@@ -756,7 +1225,7 @@ class Analyzer {
     std::function<int64_t(int64_t, int64_t)> index;  // element of the weight read by term (c, k)
     std::function<int64_t(int64_t, int64_t)> in_ch;  // -1: the whole input range
     // Which kernel taps (k % area) an output position reads inside the input: one mask per distinct
-    // pattern. Padding with unknown geometry: every tap may read a 0 (`pad_hull`).
+    // pattern. Unknown geometry: every tap may be missing, i.e. read a 0 (`pad_hull`).
     int64_t area = 1;
     std::vector<std::vector<char>> masks{{1}};
     bool pad_hull = false;
@@ -766,44 +1235,50 @@ class Analyzer {
       K = trans_b ? w->dim(1) : w->dim(0);
       C = trans_b ? w->dim(0) : w->dim(1);
       index = [K, C, trans_b](int64_t c, int64_t k) { return trans_b ? c * K + k : k * C + c; };
-      const bool per_k = x_rank == 2 && static_cast<int64_t>(xr.channels.size()) == K;
+      // x's channels (axis 1) are the K terms unless Gemm transposes it.
+      const bool per_k = !trans_a && x_rank == 2 && static_cast<int64_t>(xr.channels.size()) == K;
       in_ch = [per_k](int64_t, int64_t k) { return per_k ? k : -1; };
     } else {
-      if (w->rank() < 3) return everything_with(why, "the Conv weight has rank < 3");
+      if (w->rank() < 3) return everything_with(why, "the weight has rank < 3");
       auto group_attr = node.attr<int64_t>("group", 1);
       if (!group_attr.is_ok()) return everything_with(why, "unreadable group");
       const int64_t group = group_attr.value();
-      C = w->dim(0);
-      const int64_t cin_g = w->dim(1);
-      area = w->numel() / std::max<int64_t>(C * cin_g, 1);
+      if (group <= 0 || w->dim(0) % group != 0) return everything_with(why, "bad group");
+      const bool transposed = op == "ConvTranspose";
+      const int64_t cin_g = transposed ? w->dim(0) / group : w->dim(1);
+      const int64_t c_per_group = transposed ? w->dim(1) : w->dim(0) / group;
+      C = c_per_group * group;
+      area = w->numel() / std::max<int64_t>(w->dim(0) * w->dim(1), 1);
       K = cin_g * area;
-      if (group <= 0 || C % group != 0) return everything_with(why, "bad group");
-      const int64_t c_per_group = C / group;
       const bool per_ci = static_cast<int64_t>(xr.channels.size()) == cin_g * group;
-      index = [K](int64_t c, int64_t k) { return c * K + k; };
+      if (transposed)  // W[g * cin_g + ci, c % c_per_group, tap]
+        index = [cin_g, c_per_group, area](int64_t c, int64_t k) {
+          const int64_t ci = (c / c_per_group) * cin_g + k / area;
+          return (ci * c_per_group + c % c_per_group) * area + k % area;
+        };
+      else
+        index = [K](int64_t c, int64_t k) { return c * K + k; };
       in_ch = [per_ci, c_per_group, cin_g, area](int64_t c, int64_t k) {
         return per_ci ? (c / c_per_group) * cin_g + k / area : -1;
       };
-      bool padded = false;
-      for (int64_t p : node.attr_ints("pads")) padded = padded || p != 0;
-      const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
-      padded = padded || (auto_pad != "NOTSET" && auto_pad != "VALID");
       masks = {std::vector<char>(static_cast<size_t>(area), 1)};
-      if (padded) {
-        auto exact = auto_pad == "NOTSET" ? conv_tap_masks(node, x, *w) : std::nullopt;
-        pad_hull = !exact;
-        if (exact) masks = std::move(*exact);
-      }
+      auto exact = transposed ? conv_transpose_tap_masks(node, x, *w) : conv_tap_masks(node, x, *w);
+      if (exact) masks = std::move(*exact);
+      else pad_hull = transposed || conv_may_pad(node);
     }
-    std::optional<std::vector<float>> bias_c;
+    // The bias (Gemm's C) per output channel: the range of the values any output of the channel adds.
+    std::optional<std::vector<Interval>> bias_c;
     if (bias) {
-      bias_c = per_axis(*bias, 1, 0, C);
-      if (!bias_c) return everything_with(why, "the bias is not one value per output channel");
+      bias_c = op == "Gemm" ? gemm_c_columns(*bias, C) : per_axis_intervals(*bias, C);
+      if (!bias_c) return everything_with(why, "the bias is not one value per output channel (or Gemm's C does not broadcast)");
     }
-    // Float value range per output channel. A padded position reads 0, so 0 joins each term's range.
+    // Gemm rounds the sum, then adds beta * C with alpha in one fma: the sum is bounded alone and the
+    // fma (monotone in the sum and in C) evaluated at its ends, as the kernel does.
+    const bool gemm_epilogue = op == "Gemm";
+    const bool c_read = bias_c && beta != 0.0f;  // beta 0: C is not read
     TensorRange r;
     const float* wp = w->data<float>();
-    const std::optional<int> grid = sum_grid(xr, *w, bias_c);
+    const std::optional<int> grid = sum_grid(xr, *w, gemm_epilogue ? std::nullopt : bias_c);
     for (int64_t c = 0; c < C; ++c) {
       Interval channel{kInf, -kInf};
       for (const std::vector<char>& mask : masks) {
@@ -813,17 +1288,17 @@ class Analyzer {
           if (wv == 0 || !mask[static_cast<size_t>(k % area)]) continue;
           const int64_t ch = in_ch(c, k);
           Interval xi = ch < 0 ? xr.all : xr.channels[static_cast<size_t>(ch)];
-          if (pad_hull) xi = hull(xi, {0, 0});
+          if (pad_hull) xi = hull(xi, {0, 0});  // a missing term is a 0
           const double a = wv * xi.lo, b = wv * xi.hi;
           lo += std::min(a, b);
           hi += std::max(a, b);
           abs_sum += std::max(std::fabs(a), std::fabs(b));
         }
-        if (bias_c) {
-          const double bv = (*bias_c)[static_cast<size_t>(c)];
-          lo += bv;
-          hi += bv;
-          abs_sum += std::fabs(bv);
+        if (bias_c && !gemm_epilogue) {
+          const Interval bv = (*bias_c)[static_cast<size_t>(c)];
+          lo += bv.lo;
+          hi += bv.hi;
+          abs_sum += std::max(std::fabs(bv.lo), std::fabs(bv.hi));
         }
         // On a grid of 2^grid, every product and partial sum of magnitude up to 2^(24 + grid) is an
         // exact float32 (and double): the sum then has no rounding error in any order.
@@ -831,6 +1306,18 @@ class Analyzer {
         const double slack = exact ? 0.0 : float_sum_slack(K + 2, abs_sum);
         lo = std::isnan(lo) ? -kInf : float_down(lo - slack);
         hi = std::isnan(hi) ? kInf : float_up(hi + slack);
+        if (gemm_epilogue) {
+          const Interval cv = c_read ? (*bias_c)[static_cast<size_t>(c)] : Interval{0, 0};
+          Interval y{kInf, -kInf};
+          for (double ab : {lo, hi})
+            for (double cc : {cv.lo, cv.hi}) {
+              const float v = c_read ? std::fma(alpha, static_cast<float>(ab), beta * static_cast<float>(cc))
+                                     : alpha * static_cast<float>(ab);
+              y = std::isnan(v) ? everything() : hull(y, {v, v});
+            }
+          lo = y.lo;
+          hi = y.hi;
+        }
         channel = hull(channel, {lo, hi});
       }
       r.channels.push_back(channel);
@@ -846,10 +1333,33 @@ class Analyzer {
     return r;
   }
 
+  // A Conv / ConvTranspose bias: one value per output channel (or one for all), as intervals.
+  static std::optional<std::vector<Interval>> per_axis_intervals(const Tensor& t, int64_t count) {
+    auto v = per_axis(t, 1, 0, count);
+    if (!v) return std::nullopt;
+    std::vector<Interval> out;
+    for (float b : *v) out.push_back({b, b});
+    return out;
+  }
+
+  // Gemm's C broadcast to [M, N]: per column j, the range of C[:, j] (a scalar, [N], [1, N], [M, 1]
+  // or [M, N]).
+  static std::optional<std::vector<Interval>> gemm_c_columns(const Tensor& c, int64_t n) {
+    if (c.rank() > 2 || c.numel() == 0) return std::nullopt;
+    const int64_t cols = c.rank() == 0 ? 1 : c.dim(c.rank() - 1);
+    if (cols != 1 && cols != n) return std::nullopt;
+    std::vector<Interval> out(static_cast<size_t>(n), Interval{kInf, -kInf});
+    const float* p = c.data<float>();
+    for (int64_t i = 0; i < c.numel(); ++i)
+      for (int64_t j = 0; j < n; ++j)
+        if (cols == 1 || i % cols == j) out[static_cast<size_t>(j)] = hull(out[static_cast<size_t>(j)], {p[i], p[i]});
+    return out;
+  }
+
   // The exponent E such that every input value, weight, product and bias is an integer multiple of
   // 2^E: inputs n * s with s a power of two, weights on their own grid; nullopt when there is none or
   // it leaves float32's range (E < -149 or E > 103).
-  static std::optional<int> sum_grid(const TensorRange& xr, const Tensor& w, const std::optional<std::vector<float>>& bias) {
+  static std::optional<int> sum_grid(const TensorRange& xr, const Tensor& w, const std::optional<std::vector<Interval>>& bias) {
     if (!xr.scaled_int || !uniform_scale(*xr.scaled_int)) return std::nullopt;
     const std::optional<int> ex = power_of_two_exponent(xr.scaled_int->scale[0]);
     if (!ex || *ex < -149) return std::nullopt;  // n * 2^ex itself must be a float32, not a rounded one
@@ -863,44 +1373,30 @@ class Analyzer {
     const int e = *ex + ew;
     if (e < -149 || e > 103) return std::nullopt;
     if (bias)
-      for (float b : *bias)
-        if (!is_integral(std::ldexp(static_cast<double>(b), -e))) return std::nullopt;
+      for (const Interval& b : *bias)
+        if (!is_integral(std::ldexp(b.lo, -e)) || !is_integral(std::ldexp(b.hi, -e))) return std::nullopt;
     return e;
   }
 
-  // The distinct patterns of in-bounds kernel taps over the output positions of a Conv with explicit
-  // pads (row-major over the kernel dims, as the weight stores them); nullopt when the input's
-  // spatial dims or the attributes are not known.
-  std::optional<std::vector<std::vector<char>>> conv_tap_masks(const ir::Node& node, const ir::Value* x,
-                                                               const Tensor& w) const {
-    const auto dims = g_.dims_of(x);
-    const size_t spatial = w.rank() - 2;
-    if (!dims || dims->size() != spatial + 2) return std::nullopt;
-    const std::vector<int64_t> strides = node.attr_ints("strides", std::vector<int64_t>(spatial, 1));
-    const std::vector<int64_t> dilations = node.attr_ints("dilations", std::vector<int64_t>(spatial, 1));
-    const std::vector<int64_t> pads = node.attr_ints("pads", std::vector<int64_t>(2 * spatial, 0));
-    if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial) return std::nullopt;
-    std::vector<std::vector<char>> full{{}};
-    for (size_t d = 0; d < spatial; ++d) {
-      const int64_t size = (*dims)[d + 2], k = w.dim(d + 2), stride = strides[d], dil = dilations[d];
-      const int64_t begin = pads[d], end = pads[d + spatial];
-      if (size <= 0 || stride <= 0 || dil <= 0) return std::nullopt;
-      const int64_t span = size + begin + end - dil * (k - 1) - 1;
-      if (span < 0) return std::nullopt;
-      std::set<std::vector<char>> per_dim;
-      for (int64_t o = 0; o <= span / stride; ++o) {
-        std::vector<char> m(static_cast<size_t>(k));
-        for (int64_t j = 0; j < k; ++j) {
-          const int64_t at = o * stride - begin + j * dil;
-          m[static_cast<size_t>(j)] = at >= 0 && at < size;
-        }
-        per_dim.insert(std::move(m));
-      }
+  // Whether a Conv may read padding: explicit non-zero pads or SAME_* auto padding.
+  static bool conv_may_pad(const ir::Node& node) {
+    const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+    if (auto_pad == "VALID") return false;
+    if (auto_pad != "NOTSET") return true;
+    const std::vector<int64_t> pads = node.attr_ints("pads");
+    return std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; });
+  }
+
+  // Every combination of one tap pattern per spatial dim (row-major over the kernel dims, as the
+  // weight stores them).
+  static std::vector<std::vector<char>> tap_mask_product(const std::vector<std::set<std::vector<char>>>& per_dim) {
+    std::vector<std::vector<char>> full{{1}};
+    for (const auto& patterns : per_dim) {
       std::vector<std::vector<char>> next;
       for (const auto& prefix : full)
-        for (const auto& m : per_dim) {
+        for (const auto& m : patterns) {
           std::vector<char> combined;
-          for (char p : prefix.empty() ? std::vector<char>{1} : prefix)
+          for (char p : prefix)
             for (char t : m) combined.push_back(static_cast<char>(p && t));
           next.push_back(std::move(combined));
         }
@@ -909,6 +1405,107 @@ class Analyzer {
     return full;
   }
 
+  // The spatial attributes of a Conv / ConvTranspose over a weight of `spatial` kernel dims; nullopt
+  // when a list has the wrong length or a value out of range.
+  struct WindowAttrs {
+    std::vector<int64_t> strides, dilations, pads;
+    std::string auto_pad;
+  };
+  static std::optional<WindowAttrs> window_attrs(const ir::Node& node, size_t spatial) {
+    WindowAttrs a{node.attr_ints("strides", std::vector<int64_t>(spatial, 1)),
+                  node.attr_ints("dilations", std::vector<int64_t>(spatial, 1)),
+                  node.attr_ints("pads", std::vector<int64_t>(2 * spatial, 0)), node.attr_string("auto_pad", "NOTSET")};
+    if (a.strides.size() != spatial || a.dilations.size() != spatial || a.pads.size() != 2 * spatial) return std::nullopt;
+    for (size_t d = 0; d < spatial; ++d)
+      if (a.strides[d] <= 0 || a.dilations[d] <= 0 || a.pads[d] < 0 || a.pads[d + spatial] < 0) return std::nullopt;
+    return a;
+  }
+
+  // The distinct patterns of in-bounds kernel taps over the output positions of a Conv; nullopt when
+  // the input's spatial dims or the attributes are not known. SAME_* pads as the kernel computes them
+  // (kernels/common/conv_util.cc window_geometry): out = ceil(in / stride), the total the window
+  // needs beyond the input split in half, the odd one at the end (UPPER) or the beginning (LOWER).
+  std::optional<std::vector<std::vector<char>>> conv_tap_masks(const ir::Node& node, const ir::Value* x,
+                                                               const Tensor& w) const {
+    const auto dims = g_.dims_of(x);
+    const size_t spatial = w.rank() - 2;
+    auto a = window_attrs(node, spatial);
+    if (!dims || dims->size() != spatial + 2 || !a) return std::nullopt;
+    std::vector<std::set<std::vector<char>>> per_dim;
+    for (size_t d = 0; d < spatial; ++d) {
+      const int64_t size = (*dims)[d + 2], k = w.dim(d + 2), stride = a->strides[d], dil = a->dilations[d];
+      if (size <= 0) return std::nullopt;
+      int64_t begin = a->pads[d], end = a->pads[d + spatial];
+      int64_t outputs = 0;
+      if (a->auto_pad == "SAME_UPPER" || a->auto_pad == "SAME_LOWER") {
+        outputs = (size + stride - 1) / stride;
+        const int64_t total = std::max<int64_t>(0, (outputs - 1) * stride + dil * (k - 1) + 1 - size);
+        begin = a->auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      } else {
+        if (a->auto_pad == "VALID") begin = end = 0;
+        const int64_t span = size + begin + end - dil * (k - 1) - 1;
+        if (span < 0) return std::nullopt;
+        outputs = span / stride + 1;
+      }
+      std::set<std::vector<char>> patterns;
+      for (int64_t o = 0; o < outputs; ++o) {
+        std::vector<char> m(static_cast<size_t>(k));
+        for (int64_t j = 0; j < k; ++j) {
+          const int64_t at = o * stride - begin + j * dil;
+          m[static_cast<size_t>(j)] = at >= 0 && at < size;
+        }
+        patterns.insert(std::move(m));
+      }
+      per_dim.push_back(std::move(patterns));
+    }
+    return tap_mask_product(per_dim);
+  }
+
+  // The same for ConvTranspose: output position o reads input i through tap j when
+  // o = i * stride - pad_begin + j * dilation; the output size and pads as the kernel computes them
+  // (kernels/onnx/conv_transpose.cc): full = stride (in - 1) + output_padding + extent, and with
+  // output_shape or SAME_* the pads are full - target split in half (floor), else the given pads.
+  std::optional<std::vector<std::vector<char>>> conv_transpose_tap_masks(const ir::Node& node, const ir::Value* x,
+                                                                         const Tensor& w) const {
+    const auto dims = g_.dims_of(x);
+    const size_t spatial = w.rank() - 2;
+    auto a = window_attrs(node, spatial);
+    if (!dims || dims->size() != spatial + 2 || !a) return std::nullopt;
+    const std::vector<int64_t> out_pad = node.attr_ints("output_padding", std::vector<int64_t>(spatial, 0));
+    std::vector<int64_t> out_shape = node.attr_ints("output_shape");
+    if (out_shape.size() == spatial + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+    if (out_pad.size() != spatial || (!out_shape.empty() && out_shape.size() != spatial)) return std::nullopt;
+    const bool same = a->auto_pad == "SAME_UPPER" || a->auto_pad == "SAME_LOWER";
+    auto floor_half = [](int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); };
+    std::vector<std::set<std::vector<char>>> per_dim;
+    for (size_t d = 0; d < spatial; ++d) {
+      const int64_t size = (*dims)[d + 2], k = w.dim(d + 2), stride = a->strides[d], dil = a->dilations[d];
+      if (size <= 0 || out_pad[d] < 0) return std::nullopt;
+      const int64_t full = stride * (size - 1) + out_pad[d] + dil * (k - 1) + 1;
+      int64_t begin = a->pads[d], outputs = 0;
+      if (!out_shape.empty() || same) {
+        outputs = !out_shape.empty() ? out_shape[d] : size * stride;
+        const int64_t total = full - outputs;
+        begin = a->auto_pad == "SAME_UPPER" ? floor_half(total) : total - floor_half(total);
+      } else {
+        int64_t end = a->pads[d + spatial];
+        if (a->auto_pad == "VALID") begin = end = 0;
+        outputs = full - begin - end;
+      }
+      if (outputs <= 0) return std::nullopt;
+      std::set<std::vector<char>> patterns;
+      for (int64_t o = 0; o < outputs; ++o) {
+        std::vector<char> m(static_cast<size_t>(k));
+        for (int64_t j = 0; j < k; ++j) {
+          const int64_t at = o + begin - j * dil;  // = i * stride
+          m[static_cast<size_t>(j)] = at >= 0 && at % stride == 0 && at / stride < size;
+        }
+        patterns.insert(std::move(m));
+      }
+      per_dim.push_back(std::move(patterns));
+    }
+    return tap_mask_product(per_dim);
+  }
   // The exact integer accumulator range when x is integer-valued with one scale and the weights are
   // integral: per output channel and tap pattern the extreme sums take each input at the bound the
   // weight's sign selects, so both are attained on the input box (`pad_hull`: padding whose geometry
