@@ -37,14 +37,21 @@ int64_t integer_threshold(const IntegerInput& in, double t) {
   return lo;
 }
 
-// The integer input of row `row` of a (rows, steps) thresholds tensor, or why there is none.
+// The integer input of row `row` of a (rows, steps) thresholds tensor, or why there is none: the
+// row's channel when the integer form is per channel along the rows' axis, else the hull of the
+// channels (sound for every element when they share one scale).
 Result<IntegerInput> row_input(const ScaledInt& si, int64_t rows, int64_t row, bool channels_last) {
   constexpr int64_t kLimit = int64_t{1} << 24;  // n * scale is then an exact double product
   const bool per_channel = si.lo.size() > 1;
-  if (per_channel && (channels_last || static_cast<int64_t>(si.lo.size()) != rows))
-    return Status(Code::kFailed, "the input's integer form is per channel, the thresholds rows do not follow it");
-  const size_t c = per_channel ? static_cast<size_t>(row) : 0;
-  IntegerInput in{si.lo[c], si.hi[c], si.scale[si.scale.size() == 1 ? 0 : c]};
+  IntegerInput in;
+  if (per_channel && !channels_last && static_cast<int64_t>(si.lo.size()) == rows) {
+    const size_t c = static_cast<size_t>(row);
+    in = {si.lo[c], si.hi[c], si.scale[si.scale.size() == 1 ? 0 : c]};
+  } else if (!si.scale.empty() && std::all_of(si.scale.begin(), si.scale.end(), [&](double s) { return s == si.scale[0]; })) {
+    in = {*std::min_element(si.lo.begin(), si.lo.end()), *std::max_element(si.hi.begin(), si.hi.end()), si.scale[0]};
+  } else {
+    return Status(Code::kFailed, "the input's scale is per channel, the thresholds rows do not follow its channels");
+  }
   if (!(in.scale > 0) || !std::isfinite(in.scale))
     return Status(Code::kFailed, "the input's scale is not positive");
   if (in.lo < -kLimit || in.hi > kLimit) return Status(Code::kFailed, "the input's integers exceed 2^24");
