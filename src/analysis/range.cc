@@ -1279,6 +1279,10 @@ class Analyzer {
     TensorRange r;
     const float* wp = w->data<float>();
     const std::optional<int> grid = sum_grid(xr, *w, gemm_epilogue ? std::nullopt : bias_c);
+    // Whether every sum, the bias (Gemm: beta * C) included, is exact in float32 in any order: the
+    // output is then the exact sum, which the integer form below needs.
+    const std::optional<int> form_grid = sum_grid(xr, *w, c_read ? bias_c : std::nullopt);
+    bool sums_exact = form_grid.has_value();
     for (int64_t c = 0; c < C; ++c) {
       Interval channel{kInf, -kInf};
       for (const std::vector<char>& mask : masks) {
@@ -1304,6 +1308,11 @@ class Analyzer {
         // exact float32 (and double): the sum then has no rounding error in any order.
         const bool exact = grid && abs_sum <= std::ldexp(1.0, 24 + *grid);
         const double slack = exact ? 0.0 : float_sum_slack(K + 2, abs_sum);
+        if (sums_exact) {
+          const Interval cv = gemm_epilogue && c_read ? (*bias_c)[static_cast<size_t>(c)] : Interval{0, 0};
+          const double with_c = abs_sum + std::max(std::fabs(cv.lo), std::fabs(cv.hi));
+          sums_exact = with_c <= std::ldexp(1.0, 24 + *form_grid);
+        }
         lo = std::isnan(lo) ? -kInf : float_down(lo - slack);
         hi = std::isnan(hi) ? kInf : float_up(hi + slack);
         if (gemm_epilogue) {
@@ -1329,8 +1338,61 @@ class Analyzer {
       r.all = hull_of(r.channels);
       r.channels.clear();
     }
-    if (cw->codes) accumulate(node, xr, C, K, cw->codes->data<float>(), index, in_ch, area, masks, pad_hull);
+    const bool accumulated =
+        cw->codes && accumulate(node, xr, C, K, cw->codes->data<float>(), index, in_ch, area, masks, pad_hull);
+    // Gemm's epilogue adds nothing to an exact sum when alpha is 1 and beta 1 (or C unread).
+    const bool plain_epilogue = !gemm_epilogue || (alpha == 1.0f && (!c_read || beta == 1.0f));
+    if (accumulated && sums_exact && plain_epilogue)
+      r.scaled_int = linear_integer_form(out_.accumulators.back(), xr.scaled_int->scale[0], *w, cw->codes->data<float>(),
+                                         K, index, c_read ? bias_c : std::nullopt, channel_axis_1);
     return r;
+  }
+
+  // The integer form of a linear layer's output when every sum is exact: output channel c holds
+  // S_c * (N + B_c) with N the integer accumulator (in [acc.lo[c], acc.hi[c]]), S_c = x_scale * w_c where
+  // every weight value of the channel is its code times w_c (a float32, so the check is exact), and the
+  // bias b_c = B_c * S_c with B_c an integer (the zero point is -B_c). Per channel along axis 1 when
+  // `per_channel`, else one form (nullopt unless the channels share scale and zero point).
+  static std::optional<ScaledInt> linear_integer_form(const Accumulator& acc, double x_scale, const Tensor& w,
+                                                      const float* codes, int64_t K,
+                                                      const std::function<int64_t(int64_t, int64_t)>& index,
+                                                      const std::optional<std::vector<Interval>>& bias, bool per_channel) {
+    const float* values = w.data<float>();
+    ScaledInt si;
+    for (size_t c = 0; c < acc.lo.size(); ++c) {
+      const int64_t ch = static_cast<int64_t>(c);
+      double w_scale = 1;  // any scale fits a channel of zero codes
+      for (int64_t k = 0; k < K; ++k)
+        if (codes[index(ch, k)] != 0) {
+          w_scale = static_cast<double>(values[index(ch, k)]) / codes[index(ch, k)];
+          break;
+        }
+      if (!(w_scale > 0) || static_cast<double>(static_cast<float>(w_scale)) != w_scale) return std::nullopt;
+      for (int64_t k = 0; k < K; ++k)
+        if (static_cast<double>(codes[index(ch, k)]) * w_scale != values[index(ch, k)]) return std::nullopt;
+      const double scale = x_scale * w_scale;
+      double shift = 0;
+      if (bias) {
+        const Interval b = (*bias)[c];
+        if (b.lo != b.hi) return std::nullopt;
+        shift = b.lo / scale;
+        if (!is_integral(shift) || shift * scale != b.lo) return std::nullopt;
+      }
+      const __int128 lo = static_cast<__int128>(acc.lo[c]) + static_cast<int64_t>(shift);
+      const __int128 hi = static_cast<__int128>(acc.hi[c]) + static_cast<int64_t>(shift);
+      if (clamp_to_int64(lo) != lo || clamp_to_int64(hi) != hi) return std::nullopt;
+      si.scale.push_back(scale);
+      si.zero_point.push_back(-shift + 0.0);  // + 0.0: no -0
+      si.lo.push_back(static_cast<int64_t>(lo));
+      si.hi.push_back(static_cast<int64_t>(hi));
+    }
+    if (si.lo.empty()) return std::nullopt;
+    const bool one_zero_point = std::all_of(si.zero_point.begin(), si.zero_point.end(),
+                                            [&](double z) { return z == si.zero_point[0]; });
+    if (per_channel) return si;
+    if (!uniform_scale(si) || !one_zero_point) return std::nullopt;
+    return ScaledInt{{si.scale[0]}, {si.zero_point[0]}, {*std::min_element(si.lo.begin(), si.lo.end())},
+                     {*std::max_element(si.hi.begin(), si.hi.end())}};
   }
 
   // A Conv / ConvTranspose bias: one value per output channel (or one for all), as intervals.
@@ -1510,11 +1572,12 @@ class Analyzer {
   // integral: per output channel and tap pattern the extreme sums take each input at the bound the
   // weight's sign selects, so both are attained on the input box (`pad_hull`: padding whose geometry
   // is unknown, a bound only).
-  void accumulate(const ir::Node& node, const TensorRange& xr, int64_t C, int64_t K, const float* codes,
+  // Returns whether the accumulator was added (last in out_.accumulators).
+  bool accumulate(const ir::Node& node, const TensorRange& xr, int64_t C, int64_t K, const float* codes,
                   const std::function<int64_t(int64_t, int64_t)>& index,
                   const std::function<int64_t(int64_t, int64_t)>& in_ch, int64_t area,
                   const std::vector<std::vector<char>>& masks, bool pad_hull) {
-    if (!xr.scaled_int || !uniform_scale(*xr.scaled_int)) return;
+    if (!xr.scaled_int || !uniform_scale(*xr.scaled_int)) return false;
     const ScaledInt& si = *xr.scaled_int;
     Accumulator acc;
     acc.node = node.name();
@@ -1549,13 +1612,14 @@ class Analyzer {
       all_lo = c == 0 ? lo : std::min(all_lo, lo);
       all_hi = c == 0 ? hi : std::max(all_hi, hi);
     }
-    if (C == 0) return;
+    if (C == 0) return false;
     acc.min = clamp_to_int64(all_lo);
     acc.max = clamp_to_int64(all_hi);
-    if (acc.min != all_lo || acc.max != all_hi) return;  // beyond 64 bits: not reported
+    if (acc.min != all_lo || acc.max != all_hi) return false;  // beyond 64 bits: not reported
     acc.signed_bits = signed_bits_for(acc.min, acc.max);
     acc.unsigned_bits = unsigned_bits_for(acc.min, acc.max);
     out_.accumulators.push_back(std::move(acc));
+    return true;
   }
 };
 

@@ -3,6 +3,7 @@
 // so only tensors whose values are the integers themselves are annotated.
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "qonnx/analysis/range.h"
 #include "qonnx/dialect/qonnx_dialect.h"
@@ -55,7 +56,7 @@ bool output_is_accumulator(const ir::Model& model, const RangeAnalysis& a, const
 
 int annotate_ranges(ir::Model& model, const RangeAnalysis& a) {
   ir::Graph& g = model.graph();
-  int written = 0;
+  std::set<std::string> written;  // an accumulator output may also be a MultiThreshold input
   for (const Accumulator& acc : a.accumulators) {
     const ir::Value* y = g.find_value(acc.output);
     if (!y || !y->producer() || !output_is_accumulator(model, a, *y->producer())) continue;
@@ -67,13 +68,13 @@ int annotate_ranges(ir::Model& model, const RangeAnalysis& a) {
     }
     if (!std::isfinite(lo) || !std::isfinite(hi)) continue;
     g.set_finn_datatype(acc.output, ir::smallest_integer_datatype(lo, hi).name);
-    ++written;
+    written.insert(acc.output);
   }
   for (const ThresholdWidth& t : a.thresholds) {
     auto in = integer_values(a, t.input);
     if (!in || !t.note.empty()) continue;
     g.set_finn_datatype(t.input, ir::smallest_integer_datatype(static_cast<double>(in->first), static_cast<double>(in->second)).name);
-    ++written;
+    written.insert(t.input);
     // FINN's Thresholding: one type for the input range and the threshold values (when integral).
     auto thr = constant_float(g, g.find_value(t.thresholds));
     if (!thr) continue;
@@ -87,9 +88,9 @@ int annotate_ranges(ir::Model& model, const RangeAnalysis& a) {
     }
     if (!integral || lo < -9.0e18 || hi > 9.0e18) continue;
     g.set_finn_datatype(t.thresholds, ir::smallest_integer_datatype(lo, hi).name);
-    ++written;
+    written.insert(t.thresholds);
   }
-  return written;
+  return static_cast<int>(written.size());
 }
 
 }  // namespace qonnx::analysis

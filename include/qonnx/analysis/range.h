@@ -124,7 +124,7 @@ Result<std::vector<Witness>> check_witnesses(const ir::Model& model, RangeAnalys
 // (src/analysis/range_annotate.cc): the smallest INTk / UINTk on each accumulator output whose values are
 // the integer accumulator itself (input scale 1, integral weights, no bias), and on MultiThreshold
 // inputs (integer-valued, scale 1) and their thresholds (when integral: the hull of the input range and
-// the threshold values, as FINN's Thresholding). Returns the number of annotations written.
+// the threshold values, as FINN's Thresholding). Returns the number of tensors annotated.
 int annotate_ranges(ir::Model& model, const RangeAnalysis& analysis);
 
 // Bound on the error of a float32 sum of n terms in any order (with or without FMA), given the sum
