@@ -123,6 +123,11 @@ class Geometry {
       g.positions_ = y_dims[0];
       for (size_t d = 2; d < y_dims.size(); ++d) g.positions_ *= y_dims[d];
     } else {
+      // The terms below are MatMul's and Gemm's without transA; other layouts get no witness yet.
+      if (op != "MatMul" && op != "Gemm") return Status(Code::kFailed, "no witness is built for " + op + " yet");
+      auto trans_a = l.node->attr<int64_t>("transA", 0);
+      if (op == "Gemm" && (!trans_a.is_ok() || trans_a.value() != 0))
+        return Status(Code::kFailed, "no witness is built for a Gemm with transA yet");
       if (x_dims.empty() || x_dims.back() != l.terms) return Status(Code::kFailed, "unexpected input shape");
       auto trans_b = l.node->attr<int64_t>("transB", 0);
       g.trans_b_ = op == "Gemm" && trans_b.is_ok() && trans_b.value() != 0;
