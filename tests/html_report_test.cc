@@ -57,7 +57,7 @@ constexpr const char* kProbe = R"(<script>
       }
     bars.forEach(function (r) {
       lines.push('bar ' + i + ' ' + r.getAttribute('data-series') + ' ' + r.getAttribute('data-value') + ' ' +
-                 r.getBoundingClientRect().width.toFixed(4));
+                 r.getBoundingClientRect().width.toPrecision(6));
     });
   });
   lines.push('done');
@@ -162,9 +162,9 @@ void expect_clean(const std::string& html_path, int expected_charts, const std::
   EXPECT_GT(layout.texts, 0);
   for (const auto& p : layout.problems) ADD_FAILURE() << p;
   for (const auto& [chart, bars] : layout.bars) {
-    double per_unit = 0;
-    for (const Bar& b : bars)
-      if (b.value > 0) per_unit = std::max(per_unit, b.width / b.value);
+    // The length per unit from the longest bar: the one least changed by rounding.
+    const auto longest = std::max_element(bars.begin(), bars.end(), [](const Bar& a, const Bar& b) { return a.value < b.value; });
+    const double per_unit = longest->value > 0 ? longest->width / longest->value : 0;
     for (const Bar& b : bars) {
       EXPECT_NEAR(b.width, b.value * per_unit, 0.02 + 1e-4 * b.width) << "chart " << chart << " value " << b.value;
       if (b.value > 0) {

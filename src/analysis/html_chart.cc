@@ -176,7 +176,8 @@ std::string bar_chart(const std::string& title, const std::vector<Series>& serie
       if (r.values[s] < 0) continue;
       const double by = y + static_cast<double>(s) * (kBar + 2), len = length(r.values[s]);
       const std::string text = s < r.texts.size() ? r.texts[s] : "";
-      svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.3f}\" height=\"{}\" fill=\"{}\" data-value=\"{}\" data-series=\"{}\">"
+      // Six significant digits, not a fixed number of decimals: a bar of 1 next to one of 1e6 keeps its length.
+      svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{:.6g}\" height=\"{}\" fill=\"{}\" data-value=\"{}\" data-series=\"{}\">"
                          "<title>{}</title></rect>",
                          num(x0), num(by), len, kBar, series[s].color, r.values[s], s,
                          escape(r.label + " \u2014 " + series[s].name + ": " + text));
