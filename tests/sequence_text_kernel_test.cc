@@ -118,7 +118,8 @@ TEST(OptionalOps, WrapTestAndUnwrap) {
   EXPECT_EQ(bools(out.value()[2]), (std::vector<bool>{false}));
   EXPECT_EQ(values_f32(out.value()[3]), (std::vector<float>{3, 4}));
   // Before 18 a tensor is not an optional.
-  expect_error(run_op("OptionalGetElement", {f32({1}, {1})}, nullptr, 15), Code::kInvalidModel, "must be an optional");
+  // v15 takes only optionals: the type check names the allowed types before the kernel runs.
+  expect_error(run_op("OptionalGetElement", {f32({1}, {1})}, nullptr, 15), Code::kInvalidModel, "OptionalGetElement type parameter O (v15) does not allow");
 }
 
 TEST(TfIdfVectorizer, ModesWeightsAndStringPools) {
