@@ -598,7 +598,12 @@ class Analyzer {
   // MaxPool: every output is the max of in-bounds input values (padding never contributes); a window
   // with no input value in it gives -inf. With known dims the kernel at the ends says exactly.
   std::optional<TensorRange> max_pool(const ir::Node& node, std::string* why) {
-    if (auto exact = by_kernel_at_ends(node, why, 0, true)) return exact;
+    if (auto exact = by_kernel_at_ends(node, why, 0, true)) {
+      // No empty window (the low end is finite): every output is one of the input's values, on its grid.
+      const TensorRange& in = range_of(node.input(0));
+      if (in.scaled_int && std::isfinite(exact->all.lo) && exact->all.lo >= in.all.lo) exact->scaled_int = in.scaled_int;
+      return exact;
+    }
     TensorRange r = range_of(node.input(0));
     auto ceil_mode = node.attr<int64_t>("ceil_mode", 0);
     bool padded = node.attr_string("auto_pad", "NOTSET") != "NOTSET" || !ceil_mode.is_ok() || ceil_mode.value() != 0;
