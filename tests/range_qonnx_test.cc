@@ -36,10 +36,12 @@
 #include "qonnx/io/model_builder.h"
 #include "qonnx/io/model_io.h"
 #include "qonnx/pass/pass.h"
+#include "support/range_check.h"
 #include "support/test_util.h"
 
 namespace qonnx {
 namespace {
+using test::random_tensor;
 
 using analysis::Interval;
 
@@ -530,13 +532,6 @@ constexpr const char* kQ = dialect::kGeneralDomain;
 void add_quant(io::ModelBuilder& b, const std::string& in, const std::string& out, float scale, int bits, bool is_signed) {
   b.initializer(out + "_s", test::f32s(scale)).initializer(out + "_z", test::f32s(0)).initializer(out + "_b", test::f32s(bits));
   b.node("Quant", {in, out + "_s", out + "_z", out + "_b"}, {out}, kQ).attr("signed", is_signed ? 1 : 0).attr("narrow", 0).attr("rounding_mode", "ROUND");
-}
-
-Tensor random_tensor(std::mt19937& rng, Dims dims, float lo, float hi, bool integral) {
-  Tensor t(DType::kFloat, dims);
-  std::uniform_real_distribution<float> u(lo, hi);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = integral ? std::round(u(rng)) : u(rng);
-  return t;
 }
 
 // x [2, K] -> Quant -> MatMul (Quant weights, scalar scale) -> Relu -> Quant -> Gemm (transB, alpha,

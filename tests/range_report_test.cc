@@ -19,12 +19,14 @@
 #include "qonnx/io/model_builder.h"
 #include "qonnx/io/model_io.h"
 #include "qonnx/pass/pass.h"
+#include "support/range_check.h"
 #include "support/cli.h"
 #include "support/temp_dir.h"
 #include "support/test_util.h"
 
 namespace qonnx {
 namespace {
+using test::with_shapes;
 
 using analysis::StuckChannel;
 
@@ -98,14 +100,6 @@ std::vector<StuckChannel> constructed_stuck(const StuckLayer& l, bool zero_only)
     add("q", c, std::nearbyint(r / l.step[c]) * l.step[c]);  // the Quant's round-half-even of one value
   }
   return out;
-}
-
-Result<ir::Model> with_shapes(const io::ModelBuilder& b) {
-  QONNX_ASSIGN_OR_RETURN(ir::Model model, b.build());
-  QONNX_ASSIGN_OR_RETURN(auto items, pass::parse_pipeline("infer-shapes"));
-  pass::PassContext ctx;
-  QONNX_RETURN_IF_ERROR(pass::run_pipeline(model, items, ctx).status());
-  return model;
 }
 
 // Per channel of every exposed tensor: the distinct values the executor produced, on random inputs in

@@ -17,25 +17,21 @@
 #include "qonnx/io/model_io.h"
 #include "qonnx/io/tensor_file.h"
 #include "qonnx/pass/pass.h"
+#include "support/range_check.h"
 #include "support/cli.h"
 #include "support/temp_dir.h"
 #include "support/test_util.h"
 
 namespace qonnx {
 namespace {
+using test::random_tensor;
+using test::with_shapes;
 
 namespace fs = std::filesystem;
 using analysis::Accumulator;
 using analysis::RangeAnalysis;
 
 constexpr const char* kQ = dialect::kGeneralDomain;
-
-Tensor random_tensor(std::mt19937& rng, Dims dims, float lo, float hi, bool integral) {
-  Tensor t(DType::kFloat, dims);
-  std::uniform_real_distribution<float> u(lo, hi);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = integral ? std::round(u(rng)) : u(rng);
-  return t;
-}
 
 // Quant(in) -> out; scale a scalar or a tensor.
 void add_quant(io::ModelBuilder& b, const std::string& in, const std::string& out, const Tensor& scale, int bits,
@@ -45,14 +41,6 @@ void add_quant(io::ModelBuilder& b, const std::string& in, const std::string& ou
       .attr("signed", is_signed ? 1 : 0)
       .attr("narrow", narrow ? 1 : 0)
       .attr("rounding_mode", "ROUND");
-}
-
-Result<ir::Model> with_shapes(const io::ModelBuilder& b) {
-  QONNX_ASSIGN_OR_RETURN(ir::Model model, b.build());
-  QONNX_ASSIGN_OR_RETURN(auto items, pass::parse_pipeline("infer-shapes"));
-  pass::PassContext ctx;
-  QONNX_RETURN_IF_ERROR(pass::run_pipeline(model, items, ctx).status());
-  return model;
 }
 
 // A generated first layer: its output `y`, the scale of the input integers and the weight scale of each
