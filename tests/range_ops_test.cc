@@ -378,6 +378,18 @@ struct EveryInput {
   std::function<int64_t(int64_t combo, int64_t cell)> place;
 };
 
+// A one-channel input of spatial dims `sample`, batch = every combination of its cells' values:
+// combination j is batch row j, cell `cell` its element (NC... layout).
+EveryInput every_input_nc(const Dims& sample) {
+  int64_t cells = 1;
+  for (int64_t d : sample) cells *= d;
+  int64_t combos = 1;
+  for (int64_t c = 0; c < cells; ++c) combos *= 3;
+  Dims x_dims = {combos, 1};
+  x_dims.insert(x_dims.end(), sample.begin(), sample.end());
+  return {x_dims, cells, [cells](int64_t j, int64_t cell) { return j * cells + cell; }};
+}
+
 void expect_accumulator_is_every_input(const std::string& what, const EveryInput& e, const OpBuilder& layer,
                                        const std::function<size_t(const Tensor& y, int64_t i)>& channel_of) {
   io::ModelBuilder b;
@@ -480,17 +492,11 @@ TEST(RangeOps, ConvAutoPadAccumulatorEqualsEveryInput) {
   std::mt19937 rng(13);
   for (const Case& cs : cases)
     for (const std::string& auto_pad : {std::string("SAME_UPPER"), std::string("SAME_LOWER"), std::string("VALID")}) {
-      int64_t cells = 1;
-      for (int64_t d : cs.sample) cells *= d;
-      int64_t combos = 1;
-      for (int64_t c = 0; c < cells; ++c) combos *= 3;
-      Dims x_dims = {combos, 1};
-      x_dims.insert(x_dims.end(), cs.sample.begin(), cs.sample.end());
+      const EveryInput e = every_input_nc(cs.sample);
       Dims w_dims = {2, 1};
       w_dims.insert(w_dims.end(), cs.kernel.begin(), cs.kernel.end());
       const Tensor w = test::random_tensor(rng, w_dims, -3.0f, 3.0f, true);
-      const std::string what = fmt::format("Conv {}-D {} sample {}", cs.sample.size(), auto_pad, cells);
-      EveryInput e{x_dims, cells, [cells](int64_t j, int64_t cell) { return j * cells + cell; }};
+      const std::string what = fmt::format("Conv {}-D {} sample {}", cs.sample.size(), auto_pad, e.cells);
       expect_accumulator_is_every_input(what, e, [&](io::ModelBuilder& b) {
         b.initializer("w", w);
         b.node("Conv", {"xq", "w"}, {"y"}).attr("auto_pad", auto_pad).attr("strides", cs.strides).attr("dilations", cs.dilations);
@@ -517,17 +523,11 @@ TEST(RangeOps, ConvTransposeAccumulatorEqualsEveryInput) {
   std::mt19937 rng(17);
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& cs = cases[i];
-    int64_t cells = 1;
-    for (int64_t d : cs.sample) cells *= d;
-    int64_t combos = 1;
-    for (int64_t c = 0; c < cells; ++c) combos *= 3;
-    Dims x_dims = {combos, 1};
-    x_dims.insert(x_dims.end(), cs.sample.begin(), cs.sample.end());
+    const EveryInput e = every_input_nc(cs.sample);
     Dims w_dims = {1, 2};
     w_dims.insert(w_dims.end(), cs.kernel.begin(), cs.kernel.end());
     const Tensor w = test::random_tensor(rng, w_dims, -3.0f, 3.0f, true);
     const std::string what = fmt::format("ConvTranspose case {} ({}-D {})", i, cs.sample.size(), cs.auto_pad);
-    EveryInput e{x_dims, cells, [cells](int64_t j, int64_t cell) { return j * cells + cell; }};
     expect_accumulator_is_every_input(what, e, [&](io::ModelBuilder& b) {
       b.initializer("w", w);
       auto node = b.node("ConvTranspose", {"xq", "w"}, {"y"});
