@@ -2,7 +2,8 @@
 # make bench: kernel bandwidth vs a memory copy (Google Benchmark, one thread) and `convert` scaling
 # with nodes and bytes. Usage: bench/run_bench.sh BUILD_DIR
 # BENCH_ONLY=exec runs section 4 (exec vs onnxruntime) alone, BENCH_ONLY=python section 5 (the Python package),
-# BENCH_ONLY=range section 6 (the accumulator table of docs/range.md).
+# BENCH_ONLY=range section 6 (the accumulator table of docs/range.md), BENCH_ONLY=families section 7 (layer
+# families vs onnxruntime).
 set -euo pipefail
 BUILD=${1:-build}
 OUT=$BUILD/bench/results
@@ -10,9 +11,38 @@ mkdir -p "$OUT"
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 ONLY=${BENCH_ONLY:-}
-if [ -n "$ONLY" ] && [ "$ONLY" != exec ] && [ "$ONLY" != python ] && [ "$ONLY" != range ]; then
-  echo "BENCH_ONLY=$ONLY: 'exec', 'python' or 'range'" >&2; exit 2
-fi
+case "$ONLY" in
+  ''|exec|python|range|families) ;;
+  *) echo "BENCH_ONLY=$ONLY: 'exec', 'python', 'range' or 'families'" >&2; exit 2 ;;
+esac
+
+# Shared by sections 4 and 7 (qonnx-cc and onnxruntime side by side).
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+RUN_ORT=$ROOT/tools/ort/run_ort.js
+ort_available() {  # node and onnxruntime-node load (installed by scripts/install-ort.sh when missing)
+  command -v node >/dev/null &&
+    { [ -d "$ROOT/tools/ort/node_modules/onnxruntime-node" ] || bash "$ROOT/scripts/install-ort.sh" >/dev/null 2>&1; }
+}
+wall_ms() {  # best of 3 wall-clock ms of a command; fails if the command does
+  local best="" t0 t1 t
+  for _ in 1 2 3; do
+    t0=$(date +%s%N); "$@" >/dev/null 2>&1 || return 1; t1=$(date +%s%N)
+    t=$(( (t1 - t0) / 1000 ))
+    if [ -z "$best" ] || [ "$t" -lt "$best" ]; then best=$t; fi
+  done
+  awk -v us="$best" 'BEGIN { printf "%.1f", us / 1e3 }'
+}
+steady_ms() {  # median ms of "steady state: ... median X ms" on stderr; fails if the command does
+  local err
+  err=$("$@" 2>&1 >/dev/null) || return 1
+  echo "$err" | sed -n 's/.*steady state:.*median \([0-9.]*\) ms.*/\1/p' | tail -1
+}
+ratio() {  # A / B to 2 decimals, marked * above LIMIT
+  awk -v a="$1" -v b="$2" -v limit="$3" 'BEGIN { r = a / b; printf "%6.2f%s", r, (r <= limit ? "  " : " *") }'
+}
+repeats_for() {  # repeats of a MS-long run that take about BUDGET_S seconds, at most CAP and at least 3
+  awk -v ms="$1" -v cap="$2" -v s="$3" 'BEGIN { r = int(s * 1000 / ms); if (r > cap) r = cap; if (r < 3) r = 3; print r }'
+}
 
 # ---- 1. kernels: bytes/s (read + written, CPU time) of each kernel / the copy's, same binary, same run
 if [ -n "$ONLY" ]; then
@@ -99,34 +129,16 @@ fi
 # BENCH_EXEC=0 skips; BENCH_EXEC_REPEAT (default 20) caps the repeats, which shrink so that one
 # steady-state measurement takes about BENCH_EXEC_BUDGET s (default 10).
 if [ "${BENCH_EXEC:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = exec ]; }; then
-  ROOT=$(cd "$(dirname "$0")/.." && pwd)
   MODELS=${QONNX_SHARED_MODELS:-$ROOT/../shared/qonnx_models}
-  RUN_ORT=$ROOT/tools/ort/run_ort.js
   EX=$OUT/exec
   echo
   echo "4. exec vs onnxruntime (ratio = qonnx-cc / ort per inference; * = above 1.5)"
-  if ! command -v node >/dev/null || { [ ! -d "$ROOT/tools/ort/node_modules/onnxruntime-node" ] &&
-                                       ! bash "$ROOT/scripts/install-ort.sh" >/dev/null 2>&1; }; then
+  if ! ort_available; then
     echo "  skipped: node or onnxruntime-node unavailable (scripts/install-ort.sh)"
   elif [ ! -d "$MODELS" ]; then
     echo "  skipped: no shared models at $MODELS"
   else
     rm -rf "$EX" && mkdir -p "$EX"
-    wall_ms() {  # best of 3 wall-clock ms of a command; fails if the command does
-      local best="" t0 t1 t
-      for _ in 1 2 3; do
-        t0=$(date +%s%N); "$@" >/dev/null 2>&1 || return 1; t1=$(date +%s%N)
-        t=$(( (t1 - t0) / 1000 ))
-        if [ -z "$best" ] || [ "$t" -lt "$best" ]; then best=$t; fi
-      done
-      awk -v us="$best" 'BEGIN { printf "%.1f", us / 1e3 }'
-    }
-    steady_ms() {  # median ms of "steady state: ... median X ms" on stderr; fails if the command does
-      local err
-      err=$("$@" 2>&1 >/dev/null) || return 1
-      echo "$err" | sed -n 's/.*steady state:.*median \([0-9.]*\) ms.*/\1/p' | tail -1
-    }
-    ratio() { awk -v a="$1" -v b="$2" 'BEGIN { r = a / b; printf "%6.2f%s", r, (r <= 1.5 ? "  " : " *") }'; }
     THREADS="1 2"
     printf "  %-30s %5s %3s | %10s %10s %10s %7s %7s | %10s %10s %7s\n" model batch thr "qonnx ms" "qdq ms" "ort ms" \
       "ratio" "qdq" "qdq proc" "ort proc" ratio
@@ -154,15 +166,14 @@ if [ "${BENCH_EXEC:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = exec ]; }; t
             printf "  %-30s %5s %3s | failed (qonnx-cc %s, ort %s)\n" "$name" $b $t "${pq:-error}" "${po:-error}"; continue
           fi
           # repeats: at most BENCH_EXEC_REPEAT, about BENCH_EXEC_BUDGET seconds of runs, at least 3
-          rep=$(awk -v ms="$pq" -v cap="${BENCH_EXEC_REPEAT:-20}" -v s="${BENCH_EXEC_BUDGET:-10}" \
-                'BEGIN { r = int(s * 1000 / ms); if (r > cap) r = cap; if (r < 3) r = 3; print r }')
+          rep=$(repeats_for "$pq" "${BENCH_EXEC_REPEAT:-20}" "${BENCH_EXEC_BUDGET:-10}")
           sm=$(steady_ms "$QC" exec "$MODELS/$m" --input-dir "$in" --repeat $rep --threads $t) || sm=""
           sq=$(steady_ms "$QC" exec "$qdq" --input-dir "$in" --repeat $rep --threads $t) || sq=""
           so=$(steady_ms node "$RUN_ORT" "$qdq" --input-dir "$in" --repeat $rep --threads $t --quiet) || so=""
           if [ -z "$sm" ] || [ -z "$sq" ] || [ -z "$so" ]; then
             printf "  %-30s %5s %3s | steady state failed\n" "$name" $b $t; continue
           fi
-          rm_=$(ratio "$sm" "$so"); rs=$(ratio "$sq" "$so"); rp=$(ratio "$pq" "$po")
+          rm_=$(ratio "$sm" "$so" 1.5); rs=$(ratio "$sq" "$so" 1.5); rp=$(ratio "$pq" "$po" 1.5)
           case "$rm_" in *'*') fail=$((fail + 1)) ;; *) pass=$((pass + 1)) ;; esac
           awk -v a="$sm" -v b="$so" 'BEGIN { exit !(a <= b) }' && ahead=$((ahead + 1))
           printf "  %-30s %5s %3s | %10s %10s %10s %7s %7s | %10s %10s %7s\n" "$name" $b $t "$sm" "$sq" "$so" "$rm_" "$rs" \
@@ -180,7 +191,6 @@ fi
 # C++ executor, run() vs the CLI's exec --repeat vs onnxruntime per inference, run_dataset vs the CLI's
 # dataset mode. BENCH_PYTHON=0 skips.
 if [ "${BENCH_PYTHON:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = python ]; }; then
-  ROOT=$(cd "$(dirname "$0")/.." && pwd)
   MODELS=${QONNX_SHARED_MODELS:-$ROOT/../shared/qonnx_models}
   PY=$(sed -n 's/^Python_EXECUTABLE:FILEPATH=//p' "$BUILD/CMakeCache.txt")
   if [ -z "$PY" ] || [ ! -d "$BUILD/python/qonnx_cc" ]; then
@@ -195,7 +205,6 @@ fi
 # ---- 6. range: per shared model, the accumulator widths qonnx-cc range finds, the total accumulator
 # bits and the time of the command (bench/range_table.py; the table in docs/range.md). BENCH_RANGE=0 skips.
 if [ "${BENCH_RANGE:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = range ]; }; then
-  ROOT=$(cd "$(dirname "$0")/.." && pwd)
   MODELS=${QONNX_SHARED_MODELS:-$ROOT/../shared/qonnx_models}
   echo
   if [ ! -d "$MODELS" ]; then
@@ -203,5 +212,91 @@ if [ "${BENCH_RANGE:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = range ]; };
   else
     echo "6. range: accumulator widths of the shared models (no input ranges; ms = best of 3, whole command)"
     python3 "$ROOT/bench/range_table.py" "$QC" "$MODELS" | tee "$OUT/range_table.md"
+  fi
+fi
+
+# ---- 7. layer families vs onnxruntime (issue 26): bench/gen_families.py writes one QONNX model per layer
+# family (Brevitas-style: 8-bit activations, 4- or 8-bit per-channel weights; batch dimension N). Per family,
+# batch 1 and 16, 1 and 2 threads: steady-state median ms per inference of qonnx-cc exec on the QONNX model
+# with --arith int and --arith float (int: n/a while exec has no --arith) and of onnxruntime (graph
+# optimizations "all") on qonnx-cc's --target qdq conversion, on the same inputs; ratios qonnx-cc / ort,
+# * above 1.0. Then dataset mode: samples/s of exec --batch-size 16 against run_ort.js --batch-size 16 on
+# the same 256 samples of the conv1d family. BENCH_FAMILIES=0 skips; BENCH_FAMILIES_ONLY=a,b picks
+# families; the repeats shrink so that one measurement takes about BENCH_FAMILIES_BUDGET s (default 1.5),
+# at most BENCH_FAMILIES_REPEAT (default 50).
+if [ "${BENCH_FAMILIES:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = families ]; }; then
+  FAM=$OUT/families
+  PY=$(sed -n 's/^Python_EXECUTABLE:FILEPATH=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)
+  PY=${PY:-python3}
+  echo
+  echo "7. layer families vs onnxruntime (ms per inference, steady-state median; ratio = qonnx-cc / ort, * = above 1.0)"
+  if ! ort_available; then
+    echo "  skipped: node or onnxruntime-node unavailable (scripts/install-ort.sh)"
+  elif ! "$PY" -c 'import onnx, numpy' 2>/dev/null; then
+    echo "  skipped: $PY cannot import onnx and numpy (Debian python3-onnx, python3-numpy)"
+  else
+    rm -rf "$FAM" && mkdir -p "$FAM"
+    "$PY" "$ROOT/bench/gen_families.py" "$FAM" ${BENCH_FAMILIES_ONLY:+--only "$BENCH_FAMILIES_ONLY"} >"$FAM/families.tsv"
+    # The arithmetic modes exec offers: "int float" with --arith, else the one float path (no flag).
+    if "$QC" exec --help | grep -q -- '--arith'; then ARITH="int float"; else ARITH=""; fi
+    echo "  onnxruntime-node $(cd "$ROOT/tools/ort" && node -p 'require("onnxruntime-node/package.json").version')," \
+         "exec --arith: $([ -n "$ARITH" ] && echo yes || echo 'not available (int column n/a)')"
+    printf "  %-15s %4s %5s %3s | %9s %9s %9s | %7s %9s\n" family wbit batch thr "int ms" "float ms" "ort ms" int/ort float/ort
+    behind=0; rows=0
+    while IFS=$'\t' read -r name model bits _; do
+      qdq=$FAM/$name.qdq.onnx
+      if ! "$QC" convert "$model" --target qdq -o "$qdq" >/dev/null 2>"$FAM/$name.convert.err"; then
+        echo "  $name: convert --target qdq failed: $(tail -1 "$FAM/$name.convert.err")"; continue
+      fi
+      for b in 1 16; do
+        in=$FAM/$name.b$b
+        if ! "$QC" exec "$model" --random-inputs --seed 1 --batch $b --save-inputs "$in" >/dev/null 2>"$FAM/$name.exec.err"; then
+          echo "  $name batch $b: exec failed: $(tail -1 "$FAM/$name.exec.err")"; continue
+        fi
+        for t in 1 2; do
+          # One timed run sizes the repeats.
+          probe=$(steady_ms "$QC" exec "$model" --input-dir "$in" --repeat 1 --threads $t) || probe=""
+          if [ -z "$probe" ]; then printf "  %-15s %4s %5s %3s | exec failed\n" "$name" "$bits" $b $t; continue; fi
+          rep=$(repeats_for "$probe" "${BENCH_FAMILIES_REPEAT:-50}" "${BENCH_FAMILIES_BUDGET:-1.5}")
+          si=n/a
+          if [ -n "$ARITH" ]; then
+            si=$(steady_ms "$QC" exec "$model" --arith int --input-dir "$in" --repeat $rep --threads $t) || si=failed
+            sf=$(steady_ms "$QC" exec "$model" --arith float --input-dir "$in" --repeat $rep --threads $t) || sf=""
+          else
+            sf=$(steady_ms "$QC" exec "$model" --input-dir "$in" --repeat $rep --threads $t) || sf=""
+          fi
+          so=$(steady_ms node "$RUN_ORT" "$qdq" --input-dir "$in" --opt-level all --repeat $rep --threads $t --quiet) || so=""
+          if [ -z "$sf" ] || [ -z "$so" ]; then
+            printf "  %-15s %4s %5s %3s | steady state failed (float %s, ort %s)\n" "$name" "$bits" $b $t "${sf:-error}" "${so:-error}"
+            continue
+          fi
+          best=$sf ri="    n/a"
+          case "$si" in
+            n/a|failed) ;;
+            *) ri=$(ratio "$si" "$so" 1.0); best=$(awk -v a="$si" -v b="$sf" 'BEGIN { print (a < b ? a : b) }') ;;
+          esac
+          rows=$((rows + 1))
+          if awk -v a="$best" -v b="$so" 'BEGIN { exit !(a > b) }'; then behind=$((behind + 1)); fi
+          printf "  %-15s %4s %5s %3s | %9s %9s %9s | %7s %9s\n" "$name" "$bits" $b $t "$si" "$sf" "$so" "$ri" "$(ratio "$sf" "$so" 1.0)"
+        done
+      done
+    done <"$FAM/families.tsv"
+    echo "  rows where qonnx-cc's faster mode is behind onnxruntime: $behind of $rows"
+    # Dataset mode: the same 256 samples (one .pb file), batches of 16, both runtimes timing their runs only.
+    if grep -q '^conv1d' "$FAM/families.tsv" &&
+       "$QC" exec "$FAM/conv1d.onnx" --random-inputs --seed 2 --batch 256 --save-inputs "$FAM/dataset" >/dev/null 2>&1; then
+      rate() { sed -n 's/.* \([0-9.]*\) samples\/s.*/\1/p' | tail -1; }
+      for t in 1 2; do
+        ro=$(node "$RUN_ORT" "$FAM/conv1d.qdq.onnx" --input-dir "$FAM/dataset" --opt-level all --batch-size 16 --threads $t | rate) || ro=""
+        for mode in ${ARITH:-float}; do
+          arith=(); [ -z "$ARITH" ] || arith=(--arith "$mode")
+          rq=$("$QC" exec "$FAM/conv1d.onnx" "${arith[@]}" --input "$FAM/dataset/input_0.pb" --batch-size 16 --threads $t | rate) || rq=""
+          if [ -z "$rq" ] || [ -z "$ro" ]; then echo "  dataset mode ($mode arithmetic), $t thread(s): failed"; continue; fi
+          # The ratio is in time per sample, as in the rows above: ort's rate / qonnx-cc's.
+          printf "  dataset mode, conv1d, 256 samples, --batch-size 16, %s arithmetic, %s thread(s): qonnx-cc %s samples/s, ort %s samples/s, ratio %s\n" \
+            "$mode" $t "$rq" "$ro" "$(ratio "$ro" "$rq" 1.0)"
+        done
+      done
+    fi
   fi
 fi

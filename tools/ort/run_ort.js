@@ -15,6 +15,7 @@ const { TYPES, ORT_TO_ONNX, typeName, decodeTensorProto, encodeTensorProto } = r
 
 const USAGE = `usage: node run_ort.js MODEL.onnx [--input-dir D] [--output-dir O] [--threads N]
                    [--opt-level disabled|basic|extended|all] [--repeat N] [--expect DIR [--atol A] [--rtol R] [--max-mismatch F]] [--quiet]
+                   [--batch-size B]
   --input-dir D    read D/input_K.pb for the K-th model input (session.inputNames order)
   --output-dir O   write O/output_K.pb for the K-th output (session.outputNames order)
   --threads N      intra-op threads (default 1: deterministic)
@@ -23,14 +24,17 @@ const USAGE = `usage: node run_ort.js MODEL.onnx [--input-dir D] [--output-dir O
                    time per run (min and median, ms) to stderr
   --expect DIR     compare with DIR/output_K.pb: integers and bools exactly, floats within
                    |ort - expected| <= atol + rtol * |expected| (default atol 1e-5, rtol 1e-4; NaN == NaN)
-  --max-mismatch F  accept up to this fraction of float elements beyond tolerance (default 0)`;
+  --max-mismatch F  accept up to this fraction of float elements beyond tolerance (default 0)
+  --batch-size B   dataset mode, as qonnx-cc exec --batch-size: every input holds N samples along axis 0;
+                   run them B at a time (the last run takes the rest) and print samples/s of the runs
+                   (not with --output-dir, --expect or --repeat)`;
 
 class ExitError extends Error {
   constructor(code, message) { super(message); this.code = code; }
 }
 
 function parseArgs(argv) {
-  const o = { model: null, inputDir: null, outputDir: null, threads: 1, optLevel: 'disabled', expect: null, atol: 1e-5, rtol: 1e-4, maxMismatch: 0, quiet: false, repeat: 0 };
+  const o = { model: null, inputDir: null, outputDir: null, threads: 1, optLevel: 'disabled', expect: null, atol: 1e-5, rtol: 1e-4, maxMismatch: 0, quiet: false, repeat: 0, batchSize: 0 };
   const needValue = (i, flag) => {
     if (i + 1 >= argv.length) throw new ExitError(2, `${flag} needs a value\n${USAGE}`);
     return argv[i + 1];
@@ -53,6 +57,7 @@ function parseArgs(argv) {
       case '--atol': o.atol = number(needValue(i++, a), a); break;
       case '--rtol': o.rtol = number(needValue(i++, a), a); break;
       case '--max-mismatch': o.maxMismatch = number(needValue(i++, a), a); break;
+      case '--batch-size': o.batchSize = number(needValue(i++, a), a, { integer: true, min: 1 }); break;
       case '--quiet': case '-q': o.quiet = true; break;
       case '--help': case '-h': process.stdout.write(USAGE + '\n'); process.exit(0); break;
       default:
@@ -64,6 +69,8 @@ function parseArgs(argv) {
   if (o.model === null) throw new ExitError(2, `no model given\n${USAGE}`);
   if (!['disabled', 'basic', 'extended', 'all'].includes(o.optLevel))
     throw new ExitError(2, `--opt-level: '${o.optLevel}' is not one of disabled, basic, extended, all`);
+  if (o.batchSize > 0 && (o.outputDir !== null || o.expect !== null || o.repeat > 0))
+    throw new ExitError(2, `--batch-size runs a data set and prints samples/s only: not with --output-dir, --expect or --repeat`);
   return o;
 }
 
@@ -185,6 +192,37 @@ function compare(actual, expected, atol, rtol, maxMismatch = 0) {
   return { ok: bad <= allowed && problems.length === 0, text };
 }
 
+// Dataset mode: the fed tensors hold N samples along axis 0; runs them o.batchSize at a time (each batch a
+// view of the inputs, no copy) and prints the rate of the runs, in qonnx-cc exec --batch-size's words.
+async function runDataset(ort, session, feeds, o) {
+  const names = Object.keys(feeds);
+  const samples = names.length ? feeds[names[0]].dims[0] : 0;
+  for (const name of names) {
+    const n = feeds[name].dims[0];
+    if (feeds[name].dims.length === 0 || n !== samples)
+      throw new ExitError(2, `--batch-size: input '${name}' has ${feeds[name].dims.length ? n : 'no'} samples along axis 0, '${names[0]}' ${samples}`);
+  }
+  if (!samples) throw new ExitError(2, '--batch-size: the inputs hold no samples');
+  const batchOf = (t, start, count) => {
+    const perSample = t.data.length / samples;
+    return new ort.Tensor(t.type, t.data.subarray(start * perSample, (start + count) * perSample), [count, ...t.dims.slice(1)]);
+  };
+  const t0 = process.hrtime.bigint();
+  try {
+    for (let start = 0; start < samples; start += o.batchSize) {
+      const count = Math.min(o.batchSize, samples - start);
+      const batch = {};
+      for (const name of names) batch[name] = batchOf(feeds[name], start, count);
+      await session.run(batch);
+    }
+  } catch (e) {
+    throw new ExitError(1, `${o.model}: onnxruntime failed: ${e.message}`);
+  }
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  console.log(`${samples} samples in ${seconds.toFixed(3)} s: ${(samples / seconds).toFixed(1)} samples/s (batch size ${o.batchSize}, threads ${o.threads})`);
+  return 0;
+}
+
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   if (!fs.existsSync(o.model)) throw new ExitError(3, `cannot read ${o.model}: no such file`);
@@ -222,6 +260,8 @@ async function main() {
       throw new ExitError(5, `${file}: cannot make an onnxruntime tensor: ${e.message}`);
     }
   });
+
+  if (o.batchSize > 0) return runDataset(ort, session, feeds, o);
 
   let results;
   try {
