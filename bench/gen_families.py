@@ -212,8 +212,8 @@ def stem7x7(b: Builder, small: bool) -> None:
 
 
 def pools(b: Builder, small: bool) -> None:
-    """Pooling on 64 ch at 112x112: MaxPool 3x3/2, 1x1 Conv, AveragePool 3x3/1, AveragePool 2x2/2."""
-    ch, size = (16, 28) if small else (64, 112)
+    """Pooling on 64 ch at 56x56: MaxPool 3x3/2, 1x1 Conv, AveragePool 3x3/1, AveragePool 2x2/2."""
+    ch, size = (16, 28) if small else (64, 56)
     x = spatial_input(b, ch, size)
     x = b.node("MaxPool", [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     x = b.relu_quant(b.conv(x, ch, ch, [1, 1]))

@@ -8,7 +8,9 @@ set -euo pipefail
 BUILD=${1:-build}
 OUT=$BUILD/bench/results
 mkdir -p "$OUT"
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), load $(cut -d' ' -f1-3 /proc/loadavg)"
+# The vector extensions the kernels choose from (flag names as /proc/cpuinfo spells them).
+simd=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -x -E 'avx2|fma|avx512f|avx512_vnni|avx_vnni' | paste -sd' ' -)
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') (${simd:-no AVX2}), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
 ONLY=${BENCH_ONLY:-}
 case "$ONLY" in
