@@ -223,19 +223,23 @@ fi
 # with --arith int and --arith float (int: n/a while exec has no --arith) and of onnxruntime (graph
 # optimizations "all") on qonnx-cc's --target qdq conversion, on the same inputs; ratios qonnx-cc / ort,
 # * above 1.0. Then dataset mode: samples/s of exec --batch-size 16 against run_ort.js --batch-size 16 on
-# the same 256 samples of the conv1d family. BENCH_FAMILIES=0 skips; BENCH_FAMILIES_ONLY=a,b picks
+# the same 256 samples of the conv1d family. The rows are also written as Markdown, one table per arithmetic
+# mode, to OUT/families/table.md (docs/performance.md). BENCH_FAMILIES=0 skips; BENCH_FAMILIES_ONLY=a,b picks
 # families; the repeats shrink so that one measurement takes about BENCH_FAMILIES_BUDGET s (default 1.5),
 # at most BENCH_FAMILIES_REPEAT (default 50).
 if [ "${BENCH_FAMILIES:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = families ]; }; then
   FAM=$OUT/families
-  PY=$(sed -n 's/^Python_EXECUTABLE:FILEPATH=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)
-  PY=${PY:-python3}
+  # The generator's Python: the build's, else the first python3 with onnx and numpy.
+  PY=""
+  for py in "$(sed -n 's/^Python_EXECUTABLE:FILEPATH=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)" python3 /usr/bin/python3; do
+    if [ -n "$py" ] && "$py" -c 'import onnx, numpy' 2>/dev/null; then PY=$py; break; fi
+  done
   echo
   echo "7. layer families vs onnxruntime (ms per inference, steady-state median; ratio = qonnx-cc / ort, * = above 1.0)"
   if ! ort_available; then
     echo "  skipped: node or onnxruntime-node unavailable (scripts/install-ort.sh)"
-  elif ! "$PY" -c 'import onnx, numpy' 2>/dev/null; then
-    echo "  skipped: $PY cannot import onnx and numpy (Debian python3-onnx, python3-numpy)"
+  elif [ -z "$PY" ]; then
+    echo "  skipped: no python3 imports onnx and numpy (Debian python3-onnx, python3-numpy)"
   else
     rm -rf "$FAM" && mkdir -p "$FAM"
     "$PY" "$ROOT/bench/gen_families.py" "$FAM" ${BENCH_FAMILIES_ONLY:+--only "$BENCH_FAMILIES_ONLY"} >"$FAM/families.tsv"
@@ -245,6 +249,7 @@ if [ "${BENCH_FAMILIES:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = families
          "exec --arith: $([ -n "$ARITH" ] && echo yes || echo 'not available (int column n/a)')"
     printf "  %-15s %4s %5s %3s | %9s %9s %9s | %7s %9s\n" family wbit batch thr "int ms" "float ms" "ort ms" int/ort float/ort
     behind=0; rows=0
+    : >"$FAM/rows.tsv"
     while IFS=$'\t' read -r name model bits _; do
       qdq=$FAM/$name.qdq.onnx
       if ! "$QC" convert "$model" --target qdq -o "$qdq" >/dev/null 2>"$FAM/$name.convert.err"; then
@@ -280,10 +285,24 @@ if [ "${BENCH_FAMILIES:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = families
           rows=$((rows + 1))
           if awk -v a="$best" -v b="$so" 'BEGIN { exit !(a > b) }'; then behind=$((behind + 1)); fi
           printf "  %-15s %4s %5s %3s | %9s %9s %9s | %7s %9s\n" "$name" "$bits" $b $t "$si" "$sf" "$so" "$ri" "$(ratio "$sf" "$so" 1.0)"
+          printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$name" "$bits" $b $t "$si" "$sf" "$so" >>"$FAM/rows.tsv"
         done
       done
     done <"$FAM/families.tsv"
     echo "  rows where qonnx-cc's faster mode is behind onnxruntime: $behind of $rows"
+    # Markdown: per arithmetic mode, one row per family, cells "qonnx-cc ms / ort ms = ratio".
+    for mode in ${ARITH:-float}; do
+      awk -F'\t' -v col=$([ "$mode" = int ] && echo 5 || echo 6) -v mode="$mode" '
+        !($1 in bits) { order[++n] = $1; bits[$1] = $2 }
+        { cell[$1, $3, $4] = ($col ~ /^[0-9.]+$/) ? sprintf("%s / %s = %.2f", $col, $7, $col / $7) : "n/a" }
+        END {
+          printf "| family (%s arithmetic) | weight bits | batch 1, 1 thread | batch 1, 2 threads | batch 16, 1 thread | batch 16, 2 threads |\n", mode
+          print "|---|---|---|---|---|---|"
+          for (i = 1; i <= n; ++i) { k = order[i]
+            printf "| %s | %s | %s | %s | %s | %s |\n", k, bits[k], cell[k, 1, 1], cell[k, 1, 2], cell[k, 16, 1], cell[k, 16, 2] }
+          print ""
+        }' "$FAM/rows.tsv"
+    done >"$FAM/table.md"
     # Dataset mode: the same 256 samples (one .pb file), batches of 16, both runtimes timing their runs only.
     if grep -q '^conv1d' "$FAM/families.tsv" &&
        "$QC" exec "$FAM/conv1d.onnx" --random-inputs --seed 2 --batch 256 --save-inputs "$FAM/dataset" >/dev/null 2>&1; then
