@@ -13,13 +13,19 @@ struct Portable {
     int32_t v[kCols];
   };
   using wreg = const int8_t*;
-  using areg = uint32_t;
+  struct areg {
+    int32_t e[4];  // four consecutive left values
+  };
   static acc zero() { return acc{}; }
   static wreg load_w(const int8_t* p) { return p; }
-  static areg broadcast(uint32_t four) { return four; }
-  static acc madd(acc s, areg a, wreg w) {
+  static areg broadcast(uint32_t four) {
+    areg a;
+    for (int e = 0; e < 4; ++e) a.e[e] = static_cast<int32_t>((four >> (8 * e)) & 0xffu);
+    return a;
+  }
+  static acc madd(acc s, const areg& a, wreg w) {
     for (int j = 0; j < kCols; ++j)
-      for (int e = 0; e < 4; ++e) s.v[j] += static_cast<int32_t>((a >> (8 * e)) & 0xffu) * w[4 * j + e];
+      s.v[j] += a.e[0] * w[4 * j] + a.e[1] * w[4 * j + 1] + a.e[2] * w[4 * j + 2] + a.e[3] * w[4 * j + 3];
     return s;
   }
   static void store(int32_t* c, const acc& s, int cols) {
