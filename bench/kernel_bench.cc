@@ -274,11 +274,12 @@ void set_macs(benchmark::State& state, const GemmShape& s, const char* path) {
   state.SetLabel(std::string(path) + " " + s.what);
 }
 
-// One int8 path: the family level, and the weights' range (the AVX2 level takes vpmaddubsw for 4-bit
-// weights and the exact 16-bit path for full 8-bit ones).
+// One int8 path: the family level, and the weights' range, which picks among the AVX2 paths
+// (left values up to 255: 4-bit weights take avx2-maddubs-k16, 7-bit avx2-maddubs, 8-bit avx2-madd16).
 struct Int8Case {
   isa::Isa level;
   int w_max;  // weights in [-w_max - 1, w_max]
+  const char* path;
 };
 
 void BM_Int8Gemm(benchmark::State& state, Int8Case c, GemmShape s) {
@@ -320,13 +321,14 @@ void BM_FloatGemm(benchmark::State& state, GemmShape s) {
 
 // Registered per path this CPU runs; the paths it cannot run are named on stderr.
 void register_gemm_benchmarks() {
-  const Int8Case cases[] = {{isa::Isa::kPortable, 127}, {isa::Isa::kAvx2, 7}, {isa::Isa::kAvx2, 127},
-                            {isa::Isa::kAvxVnni, 127}, {isa::Isa::kAvx512, 127}};
+  const Int8Case cases[] = {{isa::Isa::kPortable, 127, "portable"},     {isa::Isa::kAvx2, 7, "avx2-maddubs-k16"},
+                            {isa::Isa::kAvx2, 63, "avx2-maddubs"},          {isa::Isa::kAvx2, 127, "avx2-madd16"},
+                            {isa::Isa::kAvxVnni, 127, "avxvnni"},           {isa::Isa::kAvx512, 127, "avx512vnni"}};
   for (const GemmShape& s : kGemmShapes) {
     const std::string shape = std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n);
     benchmark::RegisterBenchmark(("BM_FloatGemm/" + shape).c_str(), BM_FloatGemm, s)->Unit(benchmark::kMillisecond);
     for (const Int8Case& c : cases) {
-      const std::string path = std::string(isa::name(c.level)) + (c.level != isa::Isa::kAvx2 ? "" : c.w_max < 64 ? "-maddubs" : "-madd16");
+      const std::string path = c.path;
       if (!isa::supports(isa::Family::kInt8, c.level, isa::cpu_features())) {
         if (&s == &kGemmShapes[0]) std::fprintf(stderr, "BM_Int8Gemm: this CPU does not run the %s path: skipped\n", path.c_str());
         continue;

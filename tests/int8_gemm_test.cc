@@ -1,8 +1,8 @@
-// The exact int8 GEMM (kernels/common/igemm.h): every path this CPU runs (portable, AVX2 vpmaddubsw,
-// AVX2 16-bit, AVX-VNNI, AVX-512 VNNI), 1 and 2 threads, against a plain int64 reference over generated
+// The exact int8 GEMM (kernels/common/igemm.h): every path this CPU runs (portable, the AVX2 vpmaddubsw
+// paths with int16 sums of 2 and of 8 products, AVX2 16-bit, AVX-VNNI, AVX-512 VNNI), 1 and 2 threads, against a plain int64 reference over generated
 // shapes (rows, k and columns on and off the tiles' multiples, plain and transposed weights) and value
-// ranges (full int8 weights, 4-bit weights, and -128 / 127 / 255 extremes right at and just past the
-// bound where vpmaddubsw would saturate, and sums next to the int32 limit). A path this CPU cannot run
+// ranges (full int8 weights, 4-bit weights, 4-bit left values, and -128 / 127 / 255 extremes right at
+// and just past each bound where a vpmaddubsw path would saturate, and sums next to the int32 limit). A path this CPU cannot run
 // is reported as skipped.
 #include <algorithm>
 #include <cstdint>
@@ -36,10 +36,14 @@ struct Range {
   bool extreme;
 };
 
-// On AVX2 the full-range and -65/64 cases must take the 16-bit path, the others vpmaddubsw.
+// On AVX2 the full-range and -65/64 cases must take the 16-bit path, -128/127 x 127, -64/63 and
+// -17/16 x 255 avx2-maddubs, the others avx2-maddubs-k16.
 const Range kRanges[] = {
     {"full int8 weights, left to 255", 255, -128, 127, false},
     {"4-bit weights, left to 255", 255, -8, 7, false},
+    {"full int8 weights, left to 15", 15, -128, 127, false},
+    {"extremes -16/15 x 0/255: int16 sums of 8 products at -32640", 255, -16, 15, true},
+    {"extremes -17/16 x 0/255: one past the k16 bound", 255, -17, 16, true},
     {"extremes -128/127 x 0/255", 255, -128, 127, true},
     {"extremes -128/127 x 0/127: pair sums at -32512", 127, -128, 127, true},
     {"extremes -64/63 x 0/255: pair sums at -32640", 255, -64, 63, true},
@@ -51,14 +55,22 @@ struct Operands {
   std::vector<int8_t> w;   // k x n, or n x k when transposed
 };
 
-Operands make_operands(int64_t m, int64_t k, int64_t n, int64_t lda, const Range& r, uint32_t seed) {
+// Extreme cases draw mostly max_left, and per column mostly w_lo (even columns) or w_hi (odd ones), so
+// that long runs of same-sign extreme products, the sums that would saturate a path past its bound,
+// are common.
+Operands make_operands(int64_t m, int64_t k, int64_t n, int64_t lda, bool transposed, const Range& r, uint32_t seed) {
   std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> left(0, r.max_left), weight(r.w_lo, r.w_hi), coin(0, 1);
+  std::uniform_int_distribution<int> left(0, r.max_left), weight(r.w_lo, r.w_hi);
+  std::bernoulli_distribution mostly(0.9);
   Operands o;
   o.a.resize(static_cast<size_t>(std::max<int64_t>(m * lda, 1)));
-  for (uint8_t& x : o.a) x = static_cast<uint8_t>(r.extreme ? (coin(rng) ? r.max_left : 0) : left(rng));
+  for (uint8_t& x : o.a) x = static_cast<uint8_t>(r.extreme ? (mostly(rng) ? r.max_left : 0) : left(rng));
   o.w.resize(static_cast<size_t>(std::max<int64_t>(k * n, 1)));
-  for (int8_t& x : o.w) x = static_cast<int8_t>(r.extreme ? (coin(rng) ? r.w_hi : r.w_lo) : weight(rng));
+  for (size_t e = 0; e < o.w.size(); ++e) {
+    const int64_t column = transposed ? static_cast<int64_t>(e) / std::max<int64_t>(k, 1) : static_cast<int64_t>(e) % std::max<int64_t>(n, 1);
+    const bool low = (column % 2 == 0) == mostly(rng);
+    o.w[e] = static_cast<int8_t>(r.extreme ? (low ? r.w_lo : r.w_hi) : weight(rng));
+  }
   return o;
 }
 
@@ -95,11 +107,13 @@ void PrintTo(const Level& level, std::ostream* os) { *os << kernels::isa::name(l
 bool cpu_runs(Isa isa) { return kernels::isa::supports(Family::kInt8, isa, kernels::isa::cpu_features()); }
 
 // The path igemm.h promises for weights whose largest magnitude is max_abs: on AVX2, vpmaddubsw only
-// when no int16 pair sum 2 * max_left * max|w| can exceed 32767.
+// when no int16 sum it forms can exceed 32767: 2 products per lane (avx2-maddubs), 8 (avx2-maddubs-k16).
 const char* expected_path(Isa isa, int max_left, int max_abs) {
   switch (isa) {
     case Isa::kPortable: return "portable";
-    case Isa::kAvx2: return 2 * max_left * max_abs <= 32767 ? "avx2-maddubs" : "avx2-madd16";
+    case Isa::kAvx2:
+      if (8 * max_left * max_abs <= 32767) return "avx2-maddubs-k16";
+      return 2 * max_left * max_abs <= 32767 ? "avx2-maddubs" : "avx2-madd16";
     case Isa::kAvxVnni: return "avxvnni";
     case Isa::kAvx512: return "avx512vnni";
   }
@@ -127,7 +141,7 @@ class Int8Gemm : public ::testing::TestWithParam<Level> {
   void check(int64_t m, int64_t k, int64_t n, bool transposed, const Range& r, uint32_t seed) {
     const std::string what = fmt::format("m {} k {} n {} {} [{}]", m, k, n, transposed ? "transposed" : "plain", r.what);
     const int64_t lda = k + static_cast<int64_t>(seed % 3), ldc = n + 2;
-    const Operands o = make_operands(m, k, n, lda, r, seed);
+    const Operands o = make_operands(m, k, n, lda, transposed, r, seed);
     const std::vector<int64_t> want = reference(m, k, n, lda, o, transposed);
     ScopedSimdLevel level(GetParam().isa, Family::kInt8);
     const Int8Weights w = Int8Weights::pack(k, n, o.w.data(), transposed ? k : n, transposed, r.max_left);
@@ -158,11 +172,11 @@ class Int8Gemm : public ::testing::TestWithParam<Level> {
     }
   }
 
-  // On AVX2, both of its paths ran.
-  void expect_both_avx2_paths() const {
+  // On AVX2, each of its three paths ran.
+  void expect_every_avx2_path() const {
     if (GetParam().isa != Isa::kAvx2) return;
-    EXPECT_EQ(paths_seen.count("avx2-maddubs"), 1u);
-    EXPECT_EQ(paths_seen.count("avx2-madd16"), 1u);
+    for (const char* path : {"avx2-maddubs-k16", "avx2-maddubs", "avx2-madd16"})
+      EXPECT_EQ(paths_seen.count(path), 1u) << path;
   }
 
   std::set<std::string> paths_seen;
@@ -184,7 +198,7 @@ TEST_P(Int8Gemm, MatchesTheInt64ReferenceOnEveryShapeAndRange) {
         if (HasFatalFailure()) return;
       }
     }
-  expect_both_avx2_paths();
+  expect_every_avx2_path();
 }
 
 TEST_P(Int8Gemm, EveryRangeOnOddShapes) {
@@ -196,7 +210,7 @@ TEST_P(Int8Gemm, EveryRangeOnOddShapes) {
       check(11, 6, 41, transposed, r, seed++);
       if (HasFatalFailure()) return;
     }
-  expect_both_avx2_paths();
+  expect_every_avx2_path();
 }
 
 // Sums next to the int32 limit: k * 255 * 128 just below 2^31, every term of a column the same sign.

@@ -16,6 +16,7 @@ const Int8MicroKernel& int8_micro(Int8Path path) {
   switch (path) {
     case Int8Path::kAvx512Vnni: return int8_micro_avx512vnni();
     case Int8Path::kAvxVnni: return int8_micro_avxvnni();
+    case Int8Path::kAvx2MaddubsK16: return int8_micro_avx2_maddubs_k16();
     case Int8Path::kAvx2Maddubs: return int8_micro_avx2_maddubs();
     case Int8Path::kAvx2Madd16: return int8_micro_avx2_madd16();
     case Int8Path::kPortable: break;
@@ -34,9 +35,11 @@ Int8Path choose_path(isa::Isa isa, int max_left, int max_abs_weight) {
   switch (isa) {
     case isa::Isa::kAvx512: return Int8Path::kAvx512Vnni;
     case isa::Isa::kAvxVnni: return Int8Path::kAvxVnni;
-    case isa::Isa::kAvx2:
-      return 2 * int64_t{max_left} * max_abs_weight <= igemm_detail::kMaddubsPairLimit ? Int8Path::kAvx2Maddubs
-                                                                                        : Int8Path::kAvx2Madd16;
+    case isa::Isa::kAvx2: {
+      const int64_t product = int64_t{max_left} * max_abs_weight;
+      if (igemm_detail::kMaddubsK16Products * product <= igemm_detail::kInt16Max) return Int8Path::kAvx2MaddubsK16;
+      return 2 * product <= igemm_detail::kInt16Max ? Int8Path::kAvx2Maddubs : Int8Path::kAvx2Madd16;
+    }
     case isa::Isa::kPortable: break;
   }
   return Int8Path::kPortable;

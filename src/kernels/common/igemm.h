@@ -9,8 +9,10 @@
 // bound (see Int8Weights::pack), and stays with the packed weights:
 //   avx512vnni    vpdpbusd on zmm (u8 x s8, groups of 4 summed into int32, non-saturating)
 //   avxvnni       the VEX vpdpbusd on ymm (Alder Lake and later)
-//   avx2-maddubs  vpmaddubsw (u8 x s8 pairs into int16, saturating) then vpmaddwd by ones; only when
-//                 2 * max_left * max|w| <= 32767, so that no pair sum saturates
+//   avx2-maddubs-k16  vpmaddubsw (u8 x s8 pairs into int16, saturating), the pair sums of 16 k added
+//                 in int16, then vpmaddwd by ones; only when 8 * max_left * max|w| <= 32767 (4-bit
+//                 weights, or 4-bit left values), so that no int16 sum saturates
+//   avx2-maddubs  the same with each pair sum widened at once; when 2 * max_left * max|w| <= 32767
 //   avx2-madd16   both operands widened to int16, vpmaddwd (exact) otherwise
 //   portable      int32 C++
 // All of them read the same packed layout: panels of nr columns (the path's tile width), each panel
@@ -28,10 +30,13 @@ namespace qonnx::kernels {
 
 namespace igemm_detail {
 
-enum class Int8Path { kPortable, kAvx2Maddubs, kAvx2Madd16, kAvxVnni, kAvx512Vnni };
+enum class Int8Path { kPortable, kAvx2MaddubsK16, kAvx2Maddubs, kAvx2Madd16, kAvxVnni, kAvx512Vnni };
 
-// Largest 2 * max_left * max|w| the vpmaddubsw path takes (its int16 pair sums saturate above).
-constexpr int64_t kMaddubsPairLimit = 32767;
+// vpmaddubsw's int16 sums saturate past 32767: the vpmaddubsw paths take weights only when every int16
+// sum they form fits. An int16 lane holds 2 products (a pair sum) on avx2-maddubs, and 8 (four pair
+// sums: 16 k over the lane pair of a column) on avx2-maddubs-k16.
+constexpr int64_t kInt16Max = 32767;
+constexpr int kMaddubsK16Products = 8;
 
 // c[i * ldc + j] = sum_{p<k} a[i * lda + p] * w(p, j) for i < R (the tile's rows) and j < cols (<= nr),
 // w being one packed panel. Reads a[i * lda + p] only for p < k.
@@ -48,6 +53,7 @@ struct Int8MicroKernel {
 
 const Int8MicroKernel& int8_micro_portable();
 #if QONNX_ISA_X86
+const Int8MicroKernel& int8_micro_avx2_maddubs_k16();
 const Int8MicroKernel& int8_micro_avx2_maddubs();
 const Int8MicroKernel& int8_micro_avx2_madd16();
 const Int8MicroKernel& int8_micro_avxvnni();
@@ -78,7 +84,7 @@ class Int8Weights {
   const std::vector<int32_t>& column_sums() const { return column_sums_; }
   // Memory held: the packed panels and the column sums.
   size_t bytes() const;
-  // "avx512vnni", "avxvnni", "avx2-maddubs", "avx2-madd16" or "portable".
+  // "avx512vnni", "avxvnni", "avx2-maddubs-k16", "avx2-maddubs", "avx2-madd16" or "portable".
   const char* path() const;
 
   igemm_detail::Int8Path path_id() const { return path_; }
