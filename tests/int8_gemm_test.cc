@@ -234,6 +234,26 @@ TEST_P(Int8Gemm, SumsNearTheInt32Limit) {
   }
 }
 
+// Called from inside a parallel_for share (as a caller splitting images or groups between threads
+// does), each call runs on its share's thread and gives the reference's sums.
+TEST_P(Int8Gemm, InsideAParallelForShare) {
+  const int64_t m = 37, k = 70, n = 45, parts = 5;
+  const Range& r = kRanges[0];
+  const Operands o = make_operands(m, k, n, k, false, r, 77);
+  const std::vector<int64_t> want = reference(m, k, n, k, o, false);
+  ScopedSimdLevel level(GetParam().isa, Family::kInt8);
+  const Int8Weights w = Int8Weights::pack(k, n, o.w.data(), n, false, r.max_left);
+  exec::set_threads(2);
+  std::vector<int32_t> c(static_cast<size_t>(m * n), 0);
+  exec::parallel_for(parts, m * k * n / parts, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t i0 = m * u / parts, i1 = m * (u + 1) / parts;
+      kernels::int8_gemm(i1 - i0, k, o.a.data() + i0 * k, k, w, c.data() + i0 * n, n);
+    }
+  });
+  for (int64_t e = 0; e < m * n; ++e) ASSERT_EQ(c[static_cast<size_t>(e)], want[static_cast<size_t>(e)]) << "element " << e;
+}
+
 TEST_P(Int8Gemm, EmptyOperands) {
   ScopedSimdLevel level(GetParam().isa, Family::kInt8);
   const std::vector<int8_t> w(12, 3);
