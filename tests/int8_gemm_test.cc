@@ -124,7 +124,7 @@ class Int8Gemm : public ::testing::TestWithParam<Level> {
  protected:
   void SetUp() override {
     if (!cpu_runs(GetParam().isa)) {
-      std::printf("[ SKIPPED  ] int8 path %s: this CPU lacks %s, so it is not tested here\n",
+      std::printf("int8_gemm_test: the %s path is NOT tested here: this CPU lacks %s\n",
                   kernels::isa::name(GetParam().isa), GetParam().needs);
       GTEST_SKIP() << "this CPU does not run the int8 " << kernels::isa::name(GetParam().isa) << " path (needs "
                    << GetParam().needs << ")";
