@@ -5,13 +5,18 @@
 // preallocated outputs, on the best instruction set the CPU has (kernels/isa/isa.h);
 // *_Scalar are the former per-element reference loop and the portable path, for comparison, and
 // *_Kernel goes through the registry (input checks + output allocation included).
+// BM_Int8Gemm / BM_FloatGemm: the exact int8 GEMM (kernels/common/igemm.h) on each path this CPU runs
+// against the float GEMM on the same shapes, one thread, in multiply-adds per second (MACs counter).
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "kernels/common/gemm_core.h"
+#include "kernels/common/igemm.h"
 #include "kernels/onnx/quantize_linear.h"
 #include "kernels/qonnx/fast_kernels.h"
 #include "kernels/isa/isa.h"
@@ -249,10 +254,96 @@ void BM_Quant_Kernel(benchmark::State& state) {
 }
 BENCHMARK(BM_Quant_Kernel)->Unit(benchmark::kMillisecond);
 
+// C (m x n) = A (m x k) x W (k x n): a conv as im2col rows (output positions) x weights, batch-1 and
+// batch-16 fully connected layers.
+struct GemmShape {
+  const char* what;
+  int64_t m, k, n;
+};
+const GemmShape kGemmShapes[] = {
+    {"conv3x3 64ch 56x56", 3136, 576, 64},
+    {"conv3x3 128ch 28x28", 784, 1152, 128},
+    {"fc 4096 batch 1", 1, 4096, 4096},
+    {"fc 4096 batch 16", 16, 4096, 4096},
+};
+
+// Multiply-adds per second, and the label "<path> <shape>".
+void set_macs(benchmark::State& state, const GemmShape& s, const char* path) {
+  state.counters["MACs"] = benchmark::Counter(double(s.m) * double(s.k) * double(s.n),
+                                              benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(std::string(path) + " " + s.what);
+}
+
+// One int8 path: the family level, and the weights' range, which picks among the AVX2 paths
+// (left values up to 255: 4-bit weights take avx2-maddubs-k16, 7-bit avx2-maddubs, 8-bit avx2-madd16).
+struct Int8Case {
+  isa::Isa level;
+  int w_max;  // weights in [-w_max - 1, w_max]
+  const char* path;
+};
+
+void BM_Int8Gemm(benchmark::State& state, Int8Case c, GemmShape s) {
+  std::mt19937 rng(1);
+  std::uniform_int_distribution<int> left(0, 255), weight(-c.w_max - 1, c.w_max);
+  std::vector<uint8_t> a(static_cast<size_t>(s.m * s.k));
+  std::vector<int8_t> w(static_cast<size_t>(s.k * s.n));
+  for (uint8_t& x : a) x = static_cast<uint8_t>(left(rng));
+  for (int8_t& x : w) x = static_cast<int8_t>(weight(rng));
+  std::vector<int32_t> out(static_cast<size_t>(s.m * s.n));
+  const isa::Isa previous = isa::use(isa::Family::kInt8, c.level);
+  const Int8Weights packed = Int8Weights::pack(s.k, s.n, w.data(), s.n, false, 255);
+  isa::use(isa::Family::kInt8, previous);
+  for (auto _ : state) {
+    int8_gemm(s.m, s.k, a.data(), s.k, packed, out.data(), s.n);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_macs(state, s, packed.path());
+}
+
+void BM_FloatGemm(benchmark::State& state, GemmShape s) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> a(static_cast<size_t>(s.m * s.k)), w(static_cast<size_t>(s.k * s.n));
+  for (float& x : a) x = d(rng);
+  for (float& x : w) x = d(rng);
+  std::vector<float> out(static_cast<size_t>(s.m * s.n));
+  const FloatRowMajorSource source(w.data(), s.n);
+  FloatGemm g;
+  g.m = s.m, g.n = s.n, g.k = s.k, g.a = a.data(), g.lda = s.k, g.b = &source, g.c = out.data(), g.ldc = s.n;
+  for (auto _ : state) {
+    float_gemm(g);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  set_macs(state, s, isa::name(isa::current(isa::Family::kFloat)));
+}
+
+// Registered per path this CPU runs; the paths it cannot run are named on stderr.
+void register_gemm_benchmarks() {
+  const Int8Case cases[] = {{isa::Isa::kPortable, 127, "portable"},     {isa::Isa::kAvx2, 7, "avx2-maddubs-k16"},
+                            {isa::Isa::kAvx2, 63, "avx2-maddubs"},          {isa::Isa::kAvx2, 127, "avx2-madd16"},
+                            {isa::Isa::kAvxVnni, 127, "avxvnni"},           {isa::Isa::kAvx512, 127, "avx512vnni"}};
+  for (const GemmShape& s : kGemmShapes) {
+    const std::string shape = std::to_string(s.m) + "x" + std::to_string(s.k) + "x" + std::to_string(s.n);
+    benchmark::RegisterBenchmark(("BM_FloatGemm/" + shape).c_str(), BM_FloatGemm, s)->Unit(benchmark::kMillisecond);
+    for (const Int8Case& c : cases) {
+      const std::string path = c.path;
+      if (!isa::supports(isa::Family::kInt8, c.level, isa::cpu_features())) {
+        if (&s == &kGemmShapes[0]) std::fprintf(stderr, "BM_Int8Gemm: this CPU does not run the %s path: skipped\n", path.c_str());
+        continue;
+      }
+      benchmark::RegisterBenchmark(("BM_Int8Gemm/" + shape + "/" + path).c_str(), BM_Int8Gemm, c, s)
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   qonnx::register_all();
+  register_gemm_benchmarks();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -46,7 +46,8 @@ repeats_for() {  # repeats of a MS-long run that take about BUDGET_S seconds, at
   awk -v ms="$1" -v cap="$2" -v s="$3" 'BEGIN { r = int(s * 1000 / ms); if (r > cap) r = cap; if (r < 3) r = 3; print r }'
 }
 
-# ---- 1. kernels: bytes/s (read + written, CPU time) of each kernel / the copy's, same binary, same run
+# ---- 1. kernels: bytes/s (read + written, CPU time) of each kernel / the copy's, same binary, same run; then the
+# exact int8 GEMM per path vs the float GEMM (multiply-adds/s, CPU time, 1 thread)
 if [ -n "$ONLY" ]; then
   :
 elif [ -x "$BUILD/bench/kernel_bench" ]; then
@@ -59,10 +60,22 @@ rows = [b for b in d["benchmarks"] if b.get("run_type", "iteration") == "iterati
 copy = next(b["bytes_per_second"] for b in rows if b["name"] == "BM_Copy")
 print("\nkernel / copy bandwidth (target >= 0.50 for the *_into loops; copy %.1f GB/s)" % (copy / 1e9))
 for b in rows:
-    if b["name"] == "BM_Copy": continue
+    if b["name"] == "BM_Copy" or "bytes_per_second" not in b: continue
     r = b["bytes_per_second"] / copy
     mark = "" if b["name"].endswith(("_Scalar", "_Kernel")) else ("  ok" if r >= 0.5 else "  BELOW TARGET")
     print("  %-28s %-18s %6.2f GB/s  ratio %.2f%s" % (b["name"], b.get("label", ""), b["bytes_per_second"] / 1e9, r, mark))
+# BM_FloatGemm/<shape> and BM_Int8Gemm/<shape>/<path>: multiply-adds per second (CPU time), 1 thread
+gemm = [b for b in rows if b["name"].startswith(("BM_FloatGemm/", "BM_Int8Gemm/"))]
+if gemm:
+    print("\nint8 GEMM (exact int32 sums) vs float GEMM, 1 thread, G multiply-adds/s (m x k x n)")
+    floats = {b["name"].split("/")[1]: b["MACs"] for b in gemm if b["name"].startswith("BM_FloatGemm/")}
+    for b in gemm:
+        shape = b["name"].split("/")[1]
+        what = b.get("label", "")
+        if b["name"].startswith("BM_FloatGemm/"):
+            print("  %-14s %-36s %7.2f" % (shape, "float " + what, b["MACs"] / 1e9))
+        else:
+            print("  %-14s %-36s %7.2f  x%.2f float" % (shape, "int8 " + what, b["MACs"] / 1e9, b["MACs"] / floats[shape]))
 PY
 else
   echo "kernel_bench not built (install libbenchmark-dev and re-run cmake)"

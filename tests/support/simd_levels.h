@@ -17,16 +17,17 @@ inline std::vector<kernels::isa::Isa> simd_levels() {
   return levels;
 }
 
-// Selects the quantization path for the current scope.
+// Selects the quantization path (or `family`'s) for the current scope.
 class ScopedSimdLevel {
  public:
-  explicit ScopedSimdLevel(kernels::isa::Isa level)
-      : previous_(kernels::isa::use(kernels::isa::Family::kQuant, level)) {}
-  ~ScopedSimdLevel() { kernels::isa::use(kernels::isa::Family::kQuant, previous_); }
+  explicit ScopedSimdLevel(kernels::isa::Isa level, kernels::isa::Family family = kernels::isa::Family::kQuant)
+      : family_(family), previous_(kernels::isa::use(family, level)) {}
+  ~ScopedSimdLevel() { kernels::isa::use(family_, previous_); }
   ScopedSimdLevel(const ScopedSimdLevel&) = delete;
   ScopedSimdLevel& operator=(const ScopedSimdLevel&) = delete;
 
  private:
+  kernels::isa::Family family_;
   kernels::isa::Isa previous_;
 };
 

@@ -20,6 +20,7 @@ const FloatMicroKernel& float_micro() {
   switch (isa::current(isa::Family::kFloat)) {
     case isa::Isa::kAvx512: return float_micro_avx512();
     case isa::Isa::kAvx2: return float_micro_avx2();
+    case isa::Isa::kAvxVnni:  // an int8-only level
     case isa::Isa::kPortable: break;
   }
 #endif

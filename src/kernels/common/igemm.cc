@@ -1,0 +1,148 @@
+#include "kernels/common/igemm.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdlib>
+#include <new>
+
+#include "qonnx/exec/threads.h"
+
+namespace qonnx::kernels {
+
+namespace igemm_detail {
+
+const Int8MicroKernel& int8_micro(Int8Path path) {
+#if QONNX_ISA_X86
+  switch (path) {
+    case Int8Path::kAvx512Vnni: return int8_micro_avx512vnni();
+    case Int8Path::kAvxVnni: return int8_micro_avxvnni();
+    case Int8Path::kAvx2MaddubsK16: return int8_micro_avx2_maddubs_k16();
+    case Int8Path::kAvx2Maddubs: return int8_micro_avx2_maddubs();
+    case Int8Path::kAvx2Madd16: return int8_micro_avx2_madd16();
+    case Int8Path::kPortable: break;
+  }
+#endif
+  return int8_micro_portable();
+}
+
+}  // namespace igemm_detail
+
+namespace {
+
+using igemm_detail::Int8Path;
+
+Int8Path choose_path(isa::Isa isa, int max_left, int max_abs_weight) {
+  switch (isa) {
+    case isa::Isa::kAvx512: return Int8Path::kAvx512Vnni;
+    case isa::Isa::kAvxVnni: return Int8Path::kAvxVnni;
+    case isa::Isa::kAvx2: {
+      const int64_t product = int64_t{max_left} * max_abs_weight;
+      if (igemm_detail::kMaddubsK16Products * product <= igemm_detail::kInt16Max) return Int8Path::kAvx2MaddubsK16;
+      return 2 * product <= igemm_detail::kInt16Max ? Int8Path::kAvx2Maddubs : Int8Path::kAvx2Madd16;
+    }
+    case isa::Isa::kPortable: break;
+  }
+  return Int8Path::kPortable;
+}
+
+// Panels start on a cache line (a zmm load of a k-group never splits one).
+constexpr std::align_val_t kPanelAlignment{64};
+
+std::shared_ptr<int8_t> allocate_panels(size_t bytes) {
+  auto* p = static_cast<int8_t*>(::operator new(std::max<size_t>(bytes, 1), kPanelAlignment));
+  std::fill_n(p, bytes, int8_t{0});  // the padding past k and n must be zero
+  return std::shared_ptr<int8_t>(p, [](int8_t* q) { ::operator delete(q, kPanelAlignment); });
+}
+
+// Bytes of the left operand a row block covers: a block stays in L2 while every column panel of the
+// thread's share passes over it, and a panel (k x nr bytes) is reused by every row strip of the block.
+constexpr int64_t kRowBlockBytes = 64 * 1024;
+
+void gemm_region(const igemm_detail::Int8MicroKernel& mk, int64_t m, int64_t k, const uint8_t* a, int64_t lda,
+                 const Int8Weights& w, int32_t* c, int64_t ldc, int64_t s0, int64_t s1, int64_t q0, int64_t q1) {
+  const int64_t mr = mk.mr, nr = mk.nr;
+  const int64_t block_strips = std::max<int64_t>(1, kRowBlockBytes / (mr * std::max<int64_t>(k, 1)));
+  for (int64_t b0 = s0; b0 < s1; b0 += block_strips) {
+    const int64_t b1 = std::min(s1, b0 + block_strips);
+    for (int64_t q = q0; q < q1; ++q) {
+      const int8_t* panel = w.panel(q);
+      const int64_t j0 = q * nr;
+      const int cols = static_cast<int>(std::min(nr, w.n() - j0));
+      for (int64_t s = b0; s < b1; ++s) {
+        const int64_t i0 = s * mr;
+        const int rows = static_cast<int>(std::min(mr, m - i0));
+        mk.tile[rows - 1](k, a + i0 * lda, lda, panel, c + i0 * ldc + j0, ldc, cols);
+      }
+    }
+  }
+}
+
+#ifndef NDEBUG
+bool left_within(int64_t m, int64_t k, const uint8_t* a, int64_t lda, int max_left) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p)
+      if (a[i * lda + p] > max_left) return false;
+  return true;
+}
+#endif
+
+}  // namespace
+
+Int8Weights Int8Weights::pack(int64_t k, int64_t n, const int8_t* w, int64_t ld, bool transposed, int max_left) {
+  assert(k >= 0 && n >= 0 && max_left >= 0 && max_left <= 255);
+  const auto at = [&](int64_t p, int64_t j) { return transposed ? w[j * ld + p] : w[p * ld + j]; };
+  Int8Weights r;
+  r.k_ = k, r.n_ = n, r.max_left_ = max_left;
+  r.column_sums_.assign(static_cast<size_t>(n), 0);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t p = 0; p < k; ++p) {
+      const int v = at(p, j);
+      r.column_sums_[static_cast<size_t>(j)] += v;
+      r.max_abs_ = std::max(r.max_abs_, std::abs(v));
+    }
+  r.path_ = choose_path(isa::current(isa::Family::kInt8), max_left, r.max_abs_);
+  const int64_t nr = igemm_detail::int8_micro(r.path_).nr;
+  r.panels_ = (n + nr - 1) / nr;
+  r.panel_bytes_ = (k + 3) / 4 * nr * 4;
+  std::shared_ptr<int8_t> data = allocate_panels(static_cast<size_t>(r.panels_ * r.panel_bytes_));
+  // Element (p, j) of panel q = j / nr sits at k-group p / 4, column j % nr, byte p % 4.
+  const auto slot = [&](int64_t p, int64_t j) {
+    return data.get() + (j / nr) * r.panel_bytes_ + ((p / 4) * nr + j % nr) * 4 + p % 4;
+  };
+  if (transposed) {
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p) *slot(p, j) = w[j * ld + p];
+  } else {
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j) *slot(p, j) = w[p * ld + j];
+  }
+  r.data_ = std::move(data);
+  return r;
+}
+
+size_t Int8Weights::bytes() const {
+  return static_cast<size_t>(panels_ * panel_bytes_) + column_sums_.size() * sizeof(int32_t);
+}
+
+const char* Int8Weights::path() const { return igemm_detail::int8_micro(path_).name; }
+
+void int8_gemm(int64_t m, int64_t k, const uint8_t* a, int64_t lda, const Int8Weights& w, int32_t* c, int64_t ldc) {
+  assert(k == w.k());
+  assert(k * w.max_left() * int64_t{w.max_abs_weight()} < (int64_t{1} << 31));
+  assert(left_within(m, k, a, lda, w.max_left()));
+  if (m <= 0 || w.n() <= 0) return;
+  const igemm_detail::Int8MicroKernel& mk = igemm_detail::int8_micro(w.path_id());
+  const int64_t panels = (w.n() + mk.nr - 1) / mk.nr, strips = (m + mk.mr - 1) / mk.mr;
+  const int64_t panel_work = m * std::max<int64_t>(k, 1) * mk.nr;
+  const bool by_panels = panels >= exec::threads() || strips == 1;
+  const int64_t units = by_panels ? panels : strips;
+  const int64_t unit_work = by_panels ? panel_work : panel_work / strips * panels;
+  exec::parallel_for(units, unit_work, [&](int64_t u0, int64_t u1) {
+    if (by_panels)
+      gemm_region(mk, m, k, a, lda, w, c, ldc, 0, strips, u0, u1);
+    else
+      gemm_region(mk, m, k, a, lda, w, c, ldc, u0, u1, 0, panels);
+  });
+}
+
+}  // namespace qonnx::kernels

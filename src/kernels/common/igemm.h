@@ -1,0 +1,109 @@
+// Exact integer matrix products: uint8 activations (left, row-major) times constant int8 weights
+// (right, packed once) summed in int32.
+//
+// Every sum is exact (the caller guarantees k * max_left * max|w| < 2^31, so no partial sum can leave
+// int32 whatever the order), hence every instruction-set path, tile shape and thread count gives the
+// same int32 bits by construction; tests/int8_gemm_test.cc checks it against an int64 reference anyway.
+//
+// The path is chosen when the weights are packed, from isa::current(isa::Family::kInt8) and the value
+// bound (see Int8Weights::pack), and stays with the packed weights:
+//   avx512vnni    vpdpbusd on zmm (u8 x s8, groups of 4 summed into int32, non-saturating)
+//   avxvnni       the VEX vpdpbusd on ymm (Alder Lake and later)
+//   avx2-maddubs-k16  vpmaddubsw (u8 x s8 pairs into int16, saturating), the pair sums of 16 k added
+//                 in int16, then vpmaddwd by ones; only when 8 * max_left * max|w| <= 32767 (4-bit
+//                 weights, or 4-bit left values), so that no int16 sum saturates
+//   avx2-maddubs  the same with each pair sum widened at once; when 2 * max_left * max|w| <= 32767
+//   avx2-madd16   both operands widened to int16, vpmaddwd (exact) otherwise
+//   portable      int32 C++
+// All of them read the same packed layout: panels of nr columns (the path's tile width), each panel
+// ceil(k / 4) groups x nr columns x 4 consecutive k, zero-padded in k and in n, so that one 32-bit
+// broadcast of four left values meets four weights of a column in one 32-bit lane.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/isa/isa.h"
+
+namespace qonnx::kernels {
+
+namespace igemm_detail {
+
+enum class Int8Path { kPortable, kAvx2MaddubsK16, kAvx2Maddubs, kAvx2Madd16, kAvxVnni, kAvx512Vnni };
+
+// vpmaddubsw's int16 sums saturate past 32767: the vpmaddubsw paths take weights only when every int16
+// sum they form fits. An int16 lane holds 2 products (a pair sum) on avx2-maddubs, and 8 (four pair
+// sums: 16 k over the lane pair of a column) on avx2-maddubs-k16.
+constexpr int64_t kInt16Max = 32767;
+constexpr int kMaddubsK16Products = 8;
+
+// c[i * ldc + j] = sum_{p<k} a[i * lda + p] * w(p, j) for i < R (the tile's rows) and j < cols (<= nr),
+// w being one packed panel. Reads a[i * lda + p] only for p < k.
+using Int8TileFn = void (*)(int64_t k, const uint8_t* a, int64_t lda, const int8_t* panel, int32_t* c,
+                            int64_t ldc, int cols);
+constexpr int kMaxInt8TileRows = 8;
+
+// One path's tiles: tile[r - 1] computes r rows (1 <= r <= mr) by up to nr columns.
+struct Int8MicroKernel {
+  const char* name = "";
+  int mr = 0, nr = 0;
+  Int8TileFn tile[kMaxInt8TileRows] = {};
+};
+
+const Int8MicroKernel& int8_micro_portable();
+#if QONNX_ISA_X86
+const Int8MicroKernel& int8_micro_avx2_maddubs_k16();
+const Int8MicroKernel& int8_micro_avx2_maddubs();
+const Int8MicroKernel& int8_micro_avx2_madd16();
+const Int8MicroKernel& int8_micro_avxvnni();
+const Int8MicroKernel& int8_micro_avx512vnni();
+#endif
+
+const Int8MicroKernel& int8_micro(Int8Path path);
+
+}  // namespace igemm_detail
+
+// A constant right operand W (k x n, integer values in [-128, 127]) packed for one path.
+class Int8Weights {
+ public:
+  Int8Weights() = default;
+
+  // W from w[p * ld + j] (p < k, j < n), or w[j * ld + p] when `transposed` (a Gemm transB or conv weight
+  // M x K layout: row j holds output channel j's k weights). `max_left` (0..255) is the largest value
+  // the left operand will hold: with isa::current(kInt8) at kAvx2 it decides between vpmaddubsw and the
+  // exact 16-bit path.
+  static Int8Weights pack(int64_t k, int64_t n, const int8_t* w, int64_t ld, bool transposed, int max_left);
+
+  int64_t k() const { return k_; }
+  int64_t n() const { return n_; }
+  int max_left() const { return max_left_; }
+  // max over p, j of |w[p][j]| (0..128).
+  int max_abs_weight() const { return max_abs_; }
+  // sum over p of w[p][j], for the caller's zero-point compensation.
+  const std::vector<int32_t>& column_sums() const { return column_sums_; }
+  // Memory held: the packed panels and the column sums.
+  size_t bytes() const;
+  // "avx512vnni", "avxvnni", "avx2-maddubs-k16", "avx2-maddubs", "avx2-madd16" or "portable".
+  const char* path() const;
+
+  igemm_detail::Int8Path path_id() const { return path_; }
+  // Packed panel q (columns [q * nr, q * nr + nr)).
+  const int8_t* panel(int64_t q) const { return data_.get() + q * panel_bytes_; }
+
+ private:
+  int64_t k_ = 0, n_ = 0;
+  int max_left_ = 0, max_abs_ = 0;
+  igemm_detail::Int8Path path_ = igemm_detail::Int8Path::kPortable;
+  int64_t panel_bytes_ = 0, panels_ = 0;
+  std::shared_ptr<const int8_t> data_;  // immutable once packed: copies share it
+  std::vector<int32_t> column_sums_;
+};
+
+// c[i * ldc + j] = sum_{p<k} a[i * lda + p] * w[p][j], exact in int32, for i < m and j < w.n();
+// a's values lie in [0, w.max_left()] and k * max_left * max|w| < 2^31 (both asserted in debug builds).
+// Split between exec::threads() by column panels or row strips; inside a parallel_for share it runs on
+// the calling thread.
+void int8_gemm(int64_t m, int64_t k, const uint8_t* a, int64_t lda, const Int8Weights& w, int32_t* c, int64_t ldc);
+
+}  // namespace qonnx::kernels

@@ -1,0 +1,52 @@
+// The int8 GEMM tile for AVX-512 VNNI: 8 rows x 32 columns (two zmm per row, 16 accumulators).
+// vpdpbusd adds four u8 x s8 products into each int32 lane without saturating (not the vpdpbusds
+// form): exact under the caller's bound.
+#include "kernels/common/igemm.h"
+
+#if QONNX_ISA_X86
+#include <immintrin.h>
+
+#include <utility>
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vnni,avx2"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512vnni,avx2")
+#endif
+
+namespace qonnx::kernels::igemm_detail {
+namespace {
+
+struct Avx512Vnni {
+  static constexpr int kCols = 16;
+  using acc = __m512i;
+  using wreg = __m512i;
+  using areg = __m512i;
+  static acc zero() { return _mm512_setzero_si512(); }
+  static wreg load_w(const int8_t* p) { return _mm512_loadu_si512(p); }
+  static areg broadcast(uint32_t four) { return _mm512_set1_epi32(static_cast<int>(four)); }
+  static acc madd(acc s, areg a, wreg w) { return _mm512_dpbusd_epi32(s, a, w); }
+  static void store(int32_t* c, acc s, int cols) {
+    _mm512_mask_storeu_epi32(c, static_cast<__mmask16>((1u << cols) - 1u), s);
+  }
+};
+
+#include "kernels/common/igemm_micro.h"
+
+}  // namespace
+
+const Int8MicroKernel& int8_micro_avx512vnni() {
+  static const Int8MicroKernel k =
+      make_int8_micro<Avx512Vnni, 8, 2>("avx512vnni", std::make_integer_sequence<int, 8>());
+  return k;
+}
+
+}  // namespace qonnx::kernels::igemm_detail
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif  // QONNX_ISA_X86
