@@ -1,5 +1,6 @@
 #include "qonnx/tensor.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -208,6 +209,25 @@ void reserve(uint64_t bytes, DType dtype, const Dims& dims) {
 
 void release(uint64_t bytes) { g_in_use.fetch_sub(bytes, std::memory_order_relaxed); }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define QONNX_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define QONNX_ASAN 1
+#endif
+#endif
+
+// Buffers of at least this size are pages of their own (mmap), returned to the system when freed.
+// From malloc, a freed large aligned block is often too small for the next one (aligned_alloc asks for
+// a little more) and stays in its heap: converting a model that makes one 16 MiB weight per layer grew
+// by every weight, although the tensors themselves were long gone. Fresh pages are also zero already.
+// Sanitizer builds keep malloc, whose overflow checks cover these buffers too.
+#ifdef QONNX_ASAN
+constexpr size_t kMappedBytes = SIZE_MAX;
+#else
+constexpr size_t kMappedBytes = size_t{1} << 20;
+#endif
+
 // 64-byte aligned storage of `bytes`, zeroed when `zero`; `extra` more bytes (held elsewhere, e.g.
 // string headers) are counted against the limit for as long as the storage lives.
 std::shared_ptr<uint8_t> allocate(size_t bytes, bool zero, DType dtype, const Dims& dims, uint64_t extra = 0) {
@@ -215,6 +235,17 @@ std::shared_ptr<uint8_t> allocate(size_t bytes, bool zero, DType dtype, const Di
   if (rounded == 0) rounded = 64;
   uint64_t counted = rounded + extra;
   reserve(counted, dtype, dims);
+  if (rounded >= kMappedBytes) {
+    void* p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      release(counted);
+      throw std::bad_alloc();
+    }
+    return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [counted, rounded](uint8_t* q) {
+      ::munmap(q, rounded);
+      release(counted);
+    });
+  }
   void* p = std::aligned_alloc(64, rounded);
   if (!p) {
     release(counted);
