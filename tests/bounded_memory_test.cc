@@ -61,7 +61,7 @@ int spilled_initializers(const ir::Model& m) {
   return n;
 }
 
-// The model's files after `target`'s pipeline and a save (external data always, and all inline).
+// The model's files after `target`'s pipeline and a save (external data always, all inline, and auto).
 std::map<std::string, std::string> convert_and_save(ir::Model& m, const std::string& target, const fs::path& dir) {
   EXPECT_TRUE(run_passes(m, targets::pipeline_text(target).value()).is_ok());
   std::map<std::string, std::string> files;
@@ -71,7 +71,11 @@ std::map<std::string, std::string> convert_and_save(ir::Model& m, const std::str
   io::SaveOptions inline_all;
   inline_all.external_data = io::ExternalData::kNever;
   EXPECT_TRUE(io::save_model(m, dir / "inline.onnx", inline_all).is_ok());
-  for (const char* f : {"ext.onnx", "ext.onnx.data", "inline.onnx"}) files[f] = io::read_file(dir / f).value();
+  // auto, as for a model loaded with external data: large tensors go external, small ones inline.
+  m.set_source_used_external_data(true);
+  EXPECT_TRUE(io::save_model(m, dir / "auto.onnx").is_ok());
+  for (const char* f : {"ext.onnx", "ext.onnx.data", "inline.onnx", "auto.onnx", "auto.onnx.data"})
+    files[f] = io::read_file(dir / f).value();
   return files;
 }
 
