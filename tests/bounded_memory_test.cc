@@ -137,6 +137,46 @@ TEST_F(BoundedMemory, ConvertHoldsAtMostTheBudgetAndWritesTheSameBytes) {
   }
 }
 
+// fold's float weights of a model with external data are computed as the save writes them: nothing is
+// held or spilled for them, and the files are the bytes of the eager fold of the same model inline.
+TEST_F(BoundedMemory, FoldComputesExternalWeightsWhenWritten) {
+  ir::set_spill_budget(UINT64_MAX);  // nothing spills: a weight in the scratch folder is a deferred one
+  const int layers = 6;
+  const int64_t width = 96;
+  const Tensor x = ramp_input(width);
+  const ir::Model original = quantized_mlp(layers, width, 5);
+  io::SaveOptions external;
+  external.external_data = io::ExternalData::kAlways;
+  ASSERT_TRUE(io::save_model(original, dir_ / "src_ext.onnx", external).is_ok());
+  io::SaveOptions inline_all;
+  inline_all.external_data = io::ExternalData::kNever;
+  ASSERT_TRUE(io::save_model(original, dir_ / "src_inline.onnx", inline_all).is_ok());
+
+  std::map<std::string, std::string> eager;
+  {
+    ir::Model m = io::load_model(dir_ / "src_inline.onnx").value();
+    fs::create_directories(dir_ / "eager");
+    eager = convert_and_save(m, "fold", dir_ / "eager");
+  }
+  const uint64_t before = ir::held_bytes();
+  ir::Model m = io::load_model(dir_ / "src_ext.onnx").value();
+  fs::create_directories(dir_ / "deferred");
+  const auto files = convert_and_save(m, "fold", dir_ / "deferred");
+  EXPECT_EQ(spilled_initializers(m), layers);
+  EXPECT_LT(ir::held_bytes() - before, static_cast<uint64_t>(width * width));  // no weight held
+  for (const auto& [name, bytes] : eager) EXPECT_TRUE(files.at(name) == bytes) << name << " differs from the eager fold's";
+  EXPECT_EQ(outputs_differ(original, m, {{"x", x}}), "");
+
+  // A renamed copy computes the same after the original proto is gone; so does a clone.
+  ir::Value* w0 = m.graph().find_value("w0_q");
+  ASSERT_NE(w0, nullptr);
+  const Tensor w0_value = m.graph().initializer_tensor(w0).value();
+  ASSERT_TRUE(m.graph().rename_value(w0, "w0_renamed").is_ok());
+  EXPECT_TRUE(m.graph().initializer_tensor(w0).value().identical(w0_value));
+  ir::Model copy = m.clone();
+  EXPECT_TRUE(copy.graph().initializer_tensor(copy.graph().find_value("w0_renamed")).value().identical(w0_value));
+}
+
 // Renaming a held initializer copies its proto: the copy is counted while it lives, and only once after
 // the original goes.
 TEST_F(BoundedMemory, RenamedInitializersStayCounted) {

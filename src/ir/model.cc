@@ -699,7 +699,8 @@ Result<Tensor> Graph::initializer_tensor(const Value* value) const {
   const Initializer* init = initializer(value);
   if (!init) return Status(Code::kFailed, fmt::format("'{}' is not an initializer", value ? value->name() : ""));
   if (init->decoded) return *init->decoded;
-  auto t = decode_tensor(*init->proto, init->base_dir);
+  auto t = in_scratch_file(init->base_dir) ? read_scratch_tensor(*init->proto, init->base_dir)
+                                           : decode_tensor(*init->proto, init->base_dir);
   if (!t.is_ok()) return std::move(t).status().with_context(fmt::format("initializer '{}'", value->name()));
   if (!init->is_external() && t->nbytes() <= kMaxCachedBytes) init->decoded = t.value();
   return t;

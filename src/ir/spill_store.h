@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 
 #include <onnx/onnx_pb.h>
@@ -31,7 +32,17 @@ void reset_peak_held_bytes();
 // referenced as external data (`base_dir` is then set to the scratch folder).
 Result<std::shared_ptr<onnx::TensorProto>> make_stored_proto(const Tensor& tensor, std::filesystem::path* base_dir);
 
-// A copy of `proto` (to edit, e.g. to rename), counted as held when `proto` is.
+// A tensor computed when it is read instead of kept: a pass's result that costs less to compute again
+// from the model's files than to write to the scratch file and read back (fold's float weights, which
+// the save then computes and writes one at a time). `source` must give `dtype` and `dims` every time.
+using TensorSource = std::function<Result<Tensor>()>;
+Result<std::shared_ptr<onnx::TensorProto>> make_deferred_proto(DType dtype, const Dims& dims, TensorSource source,
+                                                               std::filesystem::path* base_dir);
+
+// The data of an initializer whose base_dir is the scratch folder (in_scratch_file): read back, or computed.
+Result<Tensor> read_scratch_tensor(const onnx::TensorProto& proto, const std::filesystem::path& base_dir);
+
+// A copy of `proto` (to edit, e.g. to rename), counted as held when `proto` is, computed when it is.
 std::shared_ptr<onnx::TensorProto> copy_stored_proto(const std::shared_ptr<onnx::TensorProto>& proto);
 
 // Whether an initializer with this base_dir reads from the scratch file.
