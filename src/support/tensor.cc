@@ -241,6 +241,10 @@ std::shared_ptr<uint8_t> allocate(size_t bytes, bool zero, DType dtype, const Di
       release(counted);
       throw std::bad_alloc();
     }
+#ifdef MADV_HUGEPAGE
+    // 2 MiB pages where the system allows them: a 256 MiB weight then costs 128 page faults, not 65536.
+    ::madvise(p, rounded, MADV_HUGEPAGE);
+#endif
     return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [counted, rounded](uint8_t* q) {
       ::munmap(q, rounded);
       release(counted);
