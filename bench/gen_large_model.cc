@@ -1,7 +1,8 @@
 // Writes a deep QONNX MLP whose weights live in external data, streamed to disk in chunks so the
-// generator itself never holds more than one chunk: `gen_large_model OUT.onnx --layers L --width W [--opset N]`
-// makes L layers of W x W float32 weights (12 x 8192 x 8192 = 3 GiB), each behind a per-channel
-// 4-bit Quant, with an 8-bit Quant on every activation.
+// generator itself never holds more than one chunk:
+// `gen_large_model OUT.onnx --layers L --width W [--opset N] [--weight-bits B]` makes L layers of W x W
+// float32 weights (12 x 8192 x 8192 = 3 GiB), each behind a per-channel B-bit Quant (default 4), with an
+// 8-bit Quant on every activation.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -45,16 +46,21 @@ void set_int_attr(onnx::NodeProto* n, const char* name, int64_t v) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: gen_large_model OUT.onnx [--layers L] [--width W] [--opset N]\n");
+    std::fprintf(stderr, "usage: gen_large_model OUT.onnx [--layers L] [--width W] [--opset N] [--weight-bits B]\n");
     return 2;
   }
   std::filesystem::path out = argv[1];
-  int64_t layers = 12, width = 8192, opset = 13;
+  int64_t layers = 12, width = 8192, opset = 13, weight_bits = 4;
   for (int i = 2; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     if (a == "--layers") layers = std::atoll(argv[i + 1]);
     else if (a == "--width") width = std::atoll(argv[i + 1]);
     else if (a == "--opset") opset = std::atoll(argv[i + 1]);
+    else if (a == "--weight-bits") weight_bits = std::atoll(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "unknown option %s\n", a.c_str());
+      return 2;
+    }
   }
   const std::string domain = "qonnx.custom_op.general";
   const std::string data_name = out.filename().string() + ".data";
@@ -80,7 +86,7 @@ int main(int argc, char** argv) {
   add_float_initializer(g, "act_scale", {}, {1.0f / 64});
   add_float_initializer(g, "zero", {}, {0.0f});
   add_float_initializer(g, "bits8", {}, {8.0f});
-  add_float_initializer(g, "bits4", {}, {4.0f});
+  add_float_initializer(g, "weight_bits", {}, {static_cast<float>(weight_bits)});
   std::vector<float> chunk;
   const int64_t rows_per_chunk = std::max<int64_t>(1, (int64_t{16} << 20) / (width * 4));
   uint64_t offset = 0;
@@ -121,7 +127,7 @@ int main(int argc, char** argv) {
     add_float_initializer(g, w + "_scale", {1, width}, scales);
     std::string aq = "a" + std::to_string(l) + "_q", wq = w + "_q", mm = "h" + std::to_string(l);
     set_int_attr(add_node(g, "Quant", {act, "act_scale", "zero", "bits8"}, aq, domain), "signed", 1);
-    auto* wn = add_node(g, "Quant", {w, w + "_scale", "zero", "bits4"}, wq, domain);
+    auto* wn = add_node(g, "Quant", {w, w + "_scale", "zero", "weight_bits"}, wq, domain);
     set_int_attr(wn, "narrow", 1);
     add_node(g, "MatMul", {aq, wq}, mm);
     act = "r" + std::to_string(l);

@@ -3,7 +3,7 @@
 # with nodes and bytes. Usage: bench/run_bench.sh BUILD_DIR
 # BENCH_ONLY=exec runs section 4 (exec vs onnxruntime) alone, BENCH_ONLY=python section 5 (the Python package),
 # BENCH_ONLY=range section 6 (the accumulator table of docs/range.md), BENCH_ONLY=families section 7 (layer
-# families vs onnxruntime).
+# families vs onnxruntime), BENCH_ONLY=large section 3 (the 3 GiB models).
 set -euo pipefail
 BUILD=${1:-build}
 OUT=$BUILD/bench/results
@@ -14,8 +14,8 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 
 ONLY=${BENCH_ONLY:-}
 case "$ONLY" in
-  ''|exec|python|range|families) ;;
-  *) echo "BENCH_ONLY=$ONLY: 'exec', 'python', 'range' or 'families'" >&2; exit 2 ;;
+  ''|exec|python|range|families|large) ;;
+  *) echo "BENCH_ONLY=$ONLY: 'exec', 'python', 'range', 'families' or 'large'" >&2; exit 2 ;;
 esac
 
 # Shared by sections 4 and 7 (qonnx-cc and onnxruntime side by side).
@@ -109,30 +109,66 @@ t4=$(secs "$QC" convert "$OUT/b128m.onnx" --target qdq -o "$OUT/b128m.qdq.onnx")
 echo "  64 MiB weights: ${t3} s   128 MiB weights: ${t4} s   ratio $(awk -v a="$t3" -v b="$t4" 'BEGIN{printf "%.2f", b/a}') (linear = 2.00)"
 fi
 
-# ---- 3. a 3 GiB model in external data: peak RSS and wall time against cp (BENCH_LARGE=0 skips)
-if [ "${BENCH_LARGE:-1}" != "0" ] && [ -z "$ONLY" ]; then
+# ---- 3. 3 GiB models in external data (issue 27): peak RSS and wall time against cp (BENCH_LARGE=0 skips).
+# The bound on peak RSS is 2 x the largest tensor + 300 MiB whatever the number of tensors; fold (12 x 8192,
+# its float weights written as they are computed) at most 2.5 x cp; exec on 48 x 4096 is measured and
+# printed with the issue's figures (the executor's memory is the lead's: weights as codes, streaming).
+if [ "${BENCH_LARGE:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = large ]; }; then
   LARGE=$OUT/large
   rm -rf "$LARGE" && mkdir -p "$LARGE/copy"
-  # Opset 11, so convert also runs the opset upgrade (structure only: weights stay by reference).
-  "$BUILD/bench/gen_large_model" "$LARGE/big.onnx" --layers 12 --width 8192 --opset 11
-  largest=$((8192 * 8192 * 4))
-  limit_kb=$(( (2 * largest + 300 * 1024 * 1024) / 1024 ))
   measure() {  # prints "seconds max_rss_kb" of a command; a failure is reported, not timed
     if ! /usr/bin/time -f "%e %M" -o "$LARGE/time.txt" "$@" >/dev/null 2>"$LARGE/err.txt"; then
       echo "  FAILED: $* ($(tail -1 "$LARGE/err.txt"))" >&2
     fi
     tail -1 "$LARGE/time.txt"
   }
-  read -r cp_s _ < <(measure cp "$LARGE/big.onnx" "$LARGE/big.onnx.data" "$LARGE/copy/")
+  bound_mib() { echo $(( (2 * $1 + 300 * 1024 * 1024) / 1024 / 1024 )); }  # largest tensor bytes -> MiB
+  verdict() { [ "$1" -le "$2" ] && echo "within" || echo "OVER"; }        # MiB, bound MiB
+  cp_time() {  # cp of a model and its data, from a warm page cache as the conversions read it
+    rm -rf "$LARGE/copy" && mkdir -p "$LARGE/copy"
+    cat "$1.data" >/dev/null
+    read -r s _ < <(measure cp "$1" "$1.data" "$LARGE/copy/")
+    rm -rf "$LARGE/copy"
+    echo "$s"
+  }
+
+  # (a) The README's 12 x 8192 x 8192 model at opset 11 (convert also runs the opset upgrade).
+  "$BUILD/bench/gen_large_model" "$LARGE/big.onnx" --layers 12 --width 8192 --opset 11 >/dev/null
+  limit=$(bound_mib $((8192 * 8192 * 4)))
+  cp_s=$(cp_time "$LARGE/big.onnx")
   echo
-  echo "3 GiB model at opset 11 (12 x 8192 x 8192 float32 in external data); cp of the input files: ${cp_s} s"
+  echo "3 GiB model at opset 11 (12 x 8192 x 8192 float32 in external data, 4-bit weights); cp of the input files: ${cp_s} s"
   read -r s kb < <(measure "$QC" check "$LARGE/big.onnx")
-  echo "  check: ${s} s, peak RSS $((kb / 1024)) MiB (limit $((limit_kb / 1024)) MiB)"
+  echo "  check: ${s} s, peak RSS $((kb / 1024)) MiB (bound $limit MiB: $(verdict $((kb / 1024)) "$limit"))"
   for target in fold qdq; do
     read -r s kb < <(measure "$QC" convert "$LARGE/big.onnx" --target $target -o "$LARGE/big.$target.onnx")
-    echo "  convert --target $target: ${s} s (x$(awk -v a="$s" -v b="$cp_s" 'BEGIN{printf "%.1f", a/b}') cp, target <= 3), peak RSS $((kb / 1024)) MiB (limit 2 x largest tensor + 300 MiB = $((limit_kb / 1024)) MiB)"
+    goal=3; [ $target = fold ] && goal=2.5
+    echo "  convert --target $target: ${s} s (x$(awk -v a="$s" -v b="$cp_s" 'BEGIN{printf "%.1f", a/b}') cp, target <= $goal), peak RSS $((kb / 1024)) MiB (bound 2 x largest tensor + 300 MiB = $limit MiB: $(verdict $((kb / 1024)) "$limit"))"
     rm -f "$LARGE/big.$target.onnx" "$LARGE/big.$target.onnx.data"
   done
+  rm -f "$LARGE/big.onnx" "$LARGE/big.onnx.data"
+
+  # (b) The issue's 48 x 4096 x 4096 model (per-channel 8-bit weights): 48 new int8 initializers of 16 MiB.
+  limit=$(bound_mib $((4096 * 4096 * 4)))
+  for opset in 11 13; do
+    "$BUILD/bench/gen_large_model" "$LARGE/mlp48.onnx" --layers 48 --width 4096 --opset $opset --weight-bits 8 >/dev/null
+    if [ $opset = 11 ]; then
+      cp_s=$(cp_time "$LARGE/mlp48.onnx")
+      echo
+      echo "3 GiB model of 48 x 4096 x 4096 float32 (8-bit per-channel weights); cp of the input files: ${cp_s} s"
+    fi
+    read -r s kb < <(measure "$QC" convert "$LARGE/mlp48.onnx" --target qdq -o "$LARGE/mlp48.qdq.onnx")
+    echo "  opset $opset: convert --target qdq: ${s} s (x$(awk -v a="$s" -v b="$cp_s" 'BEGIN{printf "%.1f", a/b}') cp), peak RSS $((kb / 1024)) MiB (bound $limit MiB: $(verdict $((kb / 1024)) "$limit"))"
+    rm -f "$LARGE/mlp48.qdq.onnx" "$LARGE/mlp48.qdq.onnx.data"
+  done
+  # exec: one run, then --repeat 3 for ms per inference (the median of the repeats).
+  if /usr/bin/time -f "%e %M" -o "$LARGE/time.txt" "$QC" exec "$LARGE/mlp48.onnx" --random-inputs --repeat 3 >/dev/null 2>"$LARGE/err.txt"; then
+    read -r s kb < "$LARGE/time.txt"
+    ms=$(grep -o 'median [0-9.]* ms' "$LARGE/err.txt" | grep -o '[0-9.]*' || true)
+    echo "  exec (QONNX, 4 runs): ${s} s, ${ms:-?} ms per inference (median), peak RSS $((kb / 1024)) MiB (issue 27: 6.3 GB and 305 ms measured; about 0.8 GB with the weights kept as codes)"
+  else
+    echo "  exec: FAILED ($(tail -1 "$LARGE/err.txt"))"
+  fi
   rm -rf "$LARGE"
 fi
 

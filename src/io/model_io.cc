@@ -545,7 +545,8 @@ Status graph_to_proto(const ir::Graph& graph, const SaveOptions& options, Extern
     }
     bool large = nbytes(*init.proto) >= options.external_threshold;
     bool go_external = false;
-    if (ext && options.external_data == ExternalData::kAuto) go_external = auto_external && (large || was_external);
+    // Where a pass's result waited (memory or the scratch file) is no reason to place it either way.
+    if (ext && options.external_data == ExternalData::kAuto) go_external = auto_external && (large || init.external_in_source);
     if (ext && options.external_data == ExternalData::kAlways) go_external = large;
     if (!was_external && !go_external) {
       tp->CopyFrom(*init.proto);

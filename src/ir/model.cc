@@ -473,18 +473,17 @@ void Graph::replace_all_uses(Value* from, Value* to) {
 
 namespace {
 
-// A new initializer's storage: inline and cached when small, spilled to the scratch file when large.
+// Decoded copies of inline data are cached for tensors up to this size only (scales, zero points,
+// shapes: read often); a larger one is decoded on each access rather than kept twice in memory.
+constexpr size_t kMaxCachedBytes = size_t{64} << 10;
+
+// A new initializer's storage: inline while the spill store's budget allows, else in its scratch file.
 Result<Initializer> make_initializer(Value* value, const Tensor& tensor) {
   Initializer init;
   init.value = value;
-  init.proto = std::make_shared<onnx::TensorProto>();
+  QONNX_ASSIGN_OR_RETURN(init.proto, make_stored_proto(tensor, &init.base_dir));
   init.proto->set_name(value->name());
-  if (tensor.dtype() != DType::kString && tensor.nbytes() >= kSpillThresholdBytes) {
-    QONNX_ASSIGN_OR_RETURN(init.base_dir, spill_tensor(tensor, init.proto.get()));
-  } else {
-    encode_tensor(tensor, init.proto.get());
-    init.decoded = tensor;
-  }
+  if (!init.is_external() && tensor.nbytes() <= kMaxCachedBytes) init.decoded = tensor;
   return init;
 }
 
@@ -578,7 +577,7 @@ Status Graph::rename_value(Value* value, const std::string& name) {
     if (vi->name() == old) vi->set_name(name);
   if (value->initializer_index_ >= 0) {
     Initializer& init = initializers_[static_cast<size_t>(value->initializer_index_)];
-    auto proto = std::make_shared<onnx::TensorProto>(*init.proto);
+    auto proto = copy_stored_proto(init.proto);
     proto->set_name(name);
     init.proto = std::move(proto);
   }
@@ -700,9 +699,10 @@ Result<Tensor> Graph::initializer_tensor(const Value* value) const {
   const Initializer* init = initializer(value);
   if (!init) return Status(Code::kFailed, fmt::format("'{}' is not an initializer", value ? value->name() : ""));
   if (init->decoded) return *init->decoded;
-  auto t = decode_tensor(*init->proto, init->base_dir);
+  auto t = in_scratch_file(init->base_dir) ? read_scratch_tensor(*init->proto, init->base_dir)
+                                           : decode_tensor(*init->proto, init->base_dir);
   if (!t.is_ok()) return std::move(t).status().with_context(fmt::format("initializer '{}'", value->name()));
-  if (init->proto->data_location() != onnx::TensorProto::EXTERNAL) init->decoded = t.value();
+  if (!init->is_external() && t->nbytes() <= kMaxCachedBytes) init->decoded = t.value();
   return t;
 }
 

@@ -3,9 +3,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -43,8 +46,20 @@ class SpillFile {
     return offset;
   }
 
-  const fs::path& dir() const { return dir_; }
+  fs::path dir() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return dir_;
+  }
   static constexpr const char* kName = "spill.bin";
+  // The location of deferred tensors (no such file): their offset is their key in the source table.
+  static constexpr const char* kDeferredName = "deferred";
+
+  // The folder, created on first use.
+  Result<fs::path> folder() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (fd_ < 0) QONNX_RETURN_IF_ERROR(open());
+    return dir_;
+  }
 
  private:
   Status open() {
@@ -68,15 +83,104 @@ SpillFile& spill_file() {
   return file;
 }
 
-}  // namespace
+std::atomic<uint64_t> g_budget{kDefaultSpillBudget};
+std::atomic<uint64_t> g_held{0};
+std::atomic<uint64_t> g_peak{0};
 
-Result<fs::path> spill_tensor(const Tensor& tensor, onnx::TensorProto* proto) {
-  SpillFile& file = spill_file();
+void note_held(uint64_t now) {
+  uint64_t peak = g_peak.load(std::memory_order_relaxed);
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+
+// Counts `bytes` as held when the total stays within the budget.
+bool try_hold(uint64_t bytes) {
+  const uint64_t budget = g_budget.load(std::memory_order_relaxed);
+  uint64_t held = g_held.load(std::memory_order_relaxed);
+  do {
+    if (bytes > budget || held > budget - bytes) return false;
+  } while (!g_held.compare_exchange_weak(held, held + bytes, std::memory_order_relaxed));
+  note_held(held + bytes);
+  return true;
+}
+
+void hold(uint64_t bytes) { note_held(g_held.fetch_add(bytes, std::memory_order_relaxed) + bytes); }
+
+// The deleter of a held proto: releases its bytes from the count.
+struct HeldProto {
+  uint64_t bytes;
+  void operator()(onnx::TensorProto* proto) const {
+    delete proto;
+    g_held.fetch_sub(bytes, std::memory_order_relaxed);
+  }
+};
+
+std::shared_ptr<onnx::TensorProto> held(std::unique_ptr<onnx::TensorProto> proto, uint64_t bytes) {
+  return std::shared_ptr<onnx::TensorProto>(proto.release(), HeldProto{bytes});
+}
+
+// Bytes a proto keeps in memory for its data.
+uint64_t data_bytes(const onnx::TensorProto& proto) {
+  uint64_t bytes = proto.raw_data().size();
+  for (const std::string& s : proto.string_data()) bytes += s.size() + sizeof(std::string);
+  return bytes;
+}
+
+void set_external(onnx::TensorProto* proto, DType dtype, const Dims& dims, const char* location, uint64_t offset,
+                  uint64_t length);
+
+// Appends `tensor` to the scratch file and makes `proto` an external reference to it.
+Status spill(const Tensor& tensor, onnx::TensorProto* proto) {
   const StoredBytes bytes(tensor);
-  QONNX_ASSIGN_OR_RETURN(uint64_t offset, file.append(bytes.data(), bytes.size()));
-  proto->set_data_type(static_cast<int32_t>(tensor.dtype()));
+  QONNX_ASSIGN_OR_RETURN(uint64_t offset, spill_file().append(bytes.data(), bytes.size()));
+  set_external(proto, tensor.dtype(), tensor.dims(), SpillFile::kName, offset, bytes.size());
+  return Status::ok();
+}
+
+// Sources of deferred tensors by key, while a proto naming them lives.
+class DeferredTable {
+ public:
+  uint64_t add(TensorSource source) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    sources_.emplace(next_, std::move(source));
+    return next_++;
+  }
+  void remove(uint64_t key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    sources_.erase(key);
+  }
+  TensorSource find(uint64_t key) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = sources_.find(key);
+    return it == sources_.end() ? TensorSource() : it->second;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<uint64_t, TensorSource> sources_;
+  uint64_t next_ = 0;
+};
+
+DeferredTable& deferred_table() {
+  static DeferredTable table;
+  return table;
+}
+
+// The deleter of a deferred tensor's proto: its source goes with it.
+struct DeferredProto {
+  uint64_t key;
+  void operator()(onnx::TensorProto* proto) const {
+    delete proto;
+    deferred_table().remove(key);
+  }
+};
+
+// Makes `proto` an external reference named `location` at `offset`, `length` bytes.
+void set_external(onnx::TensorProto* proto, DType dtype, const Dims& dims, const char* location, uint64_t offset,
+                  uint64_t length) {
+  proto->set_data_type(static_cast<int32_t>(dtype));
   proto->clear_dims();
-  for (int64_t d : tensor.dims()) proto->add_dims(d);
+  for (int64_t d : dims) proto->add_dims(d);
   proto->clear_raw_data();
   proto->set_data_location(onnx::TensorProto::EXTERNAL);
   proto->clear_external_data();
@@ -85,10 +189,89 @@ Result<fs::path> spill_tensor(const Tensor& tensor, onnx::TensorProto* proto) {
     e->set_key(k);
     e->set_value(v);
   };
-  add("location", SpillFile::kName);
+  add("location", location);
   add("offset", std::to_string(offset));
-  add("length", std::to_string(bytes.size()));
-  return file.dir();
+  add("length", std::to_string(length));
+}
+
+std::shared_ptr<onnx::TensorProto> deferred(std::unique_ptr<onnx::TensorProto> proto, TensorSource source) {
+  const uint64_t key = deferred_table().add(std::move(source));
+  const DType dtype = static_cast<DType>(proto->data_type());
+  const Dims dims(proto->dims().begin(), proto->dims().end());
+  set_external(proto.get(), dtype, dims, SpillFile::kDeferredName, key, stored_nbytes(dtype, checked_numel(dims)));
+  return std::shared_ptr<onnx::TensorProto>(proto.release(), DeferredProto{key});
+}
+
+const std::string* external_entry(const onnx::TensorProto& proto, const char* key) {
+  for (const auto& e : proto.external_data())
+    if (e.key() == key) return &e.value();
+  return nullptr;
+}
+
+}  // namespace
+
+void set_spill_budget(uint64_t bytes) { g_budget.store(bytes, std::memory_order_relaxed); }
+uint64_t spill_budget() { return g_budget.load(std::memory_order_relaxed); }
+uint64_t held_bytes() { return g_held.load(std::memory_order_relaxed); }
+uint64_t peak_held_bytes() { return g_peak.load(std::memory_order_relaxed); }
+void reset_peak_held_bytes() { g_peak.store(g_held.load(std::memory_order_relaxed), std::memory_order_relaxed); }
+
+Result<std::shared_ptr<onnx::TensorProto>> make_stored_proto(const Tensor& tensor, fs::path* base_dir) {
+  auto proto = std::make_unique<onnx::TensorProto>();
+  if (tensor.dtype() == DType::kString) {
+    // No byte form for the scratch file: inline and counted, whatever the budget.
+    encode_tensor(tensor, proto.get());
+    const uint64_t bytes = data_bytes(*proto);
+    hold(bytes);
+    return held(std::move(proto), bytes);
+  }
+  const uint64_t bytes = stored_nbytes(tensor.dtype(), tensor.numel());
+  if (try_hold(bytes)) {
+    encode_tensor(tensor, proto.get());
+    return held(std::move(proto), bytes);
+  }
+  QONNX_RETURN_IF_ERROR(spill(tensor, proto.get()));
+  QONNX_ASSIGN_OR_RETURN(*base_dir, spill_file().folder());
+  return std::shared_ptr<onnx::TensorProto>(std::move(proto));
+}
+
+Result<std::shared_ptr<onnx::TensorProto>> make_deferred_proto(DType dtype, const Dims& dims, TensorSource source,
+                                                               fs::path* base_dir) {
+  QONNX_ASSIGN_OR_RETURN(*base_dir, spill_file().folder());
+  auto proto = std::make_unique<onnx::TensorProto>();
+  proto->set_data_type(static_cast<int32_t>(dtype));
+  for (int64_t d : dims) proto->add_dims(d);
+  return deferred(std::move(proto), std::move(source));
+}
+
+Result<Tensor> read_scratch_tensor(const onnx::TensorProto& proto, const fs::path& base_dir) {
+  const std::string* location = external_entry(proto, "location");
+  if (!location || *location != SpillFile::kDeferredName) return decode_tensor(proto, base_dir);
+  const std::string* offset = external_entry(proto, "offset");
+  TensorSource source = offset ? deferred_table().find(std::stoull(*offset)) : TensorSource();
+  if (!source) return Status(Code::kFailed, "a deferred tensor's source is gone");
+  QONNX_ASSIGN_OR_RETURN(Tensor t, source());
+  const Dims dims(proto.dims().begin(), proto.dims().end());
+  if (t.dtype() != static_cast<DType>(proto.data_type()) || t.dims() != dims)
+    return Status(Code::kFailed, fmt::format("a deferred tensor computed {} {}, not the {} {} it promised", dtype_name(t.dtype()),
+                                             dims_to_string(t.dims()), dtype_name(static_cast<DType>(proto.data_type())),
+                                             dims_to_string(dims)));
+  return t;
+}
+
+std::shared_ptr<onnx::TensorProto> copy_stored_proto(const std::shared_ptr<onnx::TensorProto>& proto) {
+  auto copy = std::make_unique<onnx::TensorProto>(*proto);
+  if (const HeldProto* h = std::get_deleter<HeldProto>(proto)) {
+    hold(h->bytes);
+    return held(std::move(copy), h->bytes);
+  }
+  // A deferred copy has a key of its own, so that each releases its source when it goes.
+  if (const DeferredProto* d = std::get_deleter<DeferredProto>(proto)) return deferred(std::move(copy), deferred_table().find(d->key));
+  return std::shared_ptr<onnx::TensorProto>(std::move(copy));
+}
+
+bool in_scratch_file(const fs::path& base_dir) {
+  return !base_dir.empty() && base_dir == spill_file().dir();
 }
 
 }  // namespace qonnx::ir

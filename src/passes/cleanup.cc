@@ -13,6 +13,10 @@
 namespace qonnx::passes {
 namespace {
 
+// Constants of at least this many bytes, and those in the loaded model's external data, are not
+// compared for duplicates (wherever a pass's result is kept: memory or the scratch file).
+constexpr uint64_t kLargeConstantBytes = uint64_t{16} << 20;
+
 // FNV-1a over a tensor's bytes: groups candidate duplicates before the exact comparison.
 uint64_t content_hash(const Tensor& t) {
   uint64_t h = 1469598103934665603ULL;
@@ -78,8 +82,8 @@ class Cleanup : public pass::Pass {
       ir::Value* v = init.value;
       // A body's initializer could equal one of an enclosing graph, but merging stays within a graph.
       if (v->is_graph_input() || v->is_graph_output() || v->uses().empty()) continue;
-      // Duplicated weights of this size are rare and hashing them would read every large tensor.
-      if (init.is_external()) continue;
+      // Duplicated weights that large are rare and hashing them would read every large tensor.
+      if (init.external_in_source || stored_nbytes(init.dtype(), checked_numel(init.dims())) >= kLargeConstantBytes) continue;
       auto t = g.initializer_tensor(v);
       if (!t.is_ok() || t->dtype() == DType::kString) continue;
       auto& group = groups[{content_hash(t.value()), t->nbytes()}];

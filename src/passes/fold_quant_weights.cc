@@ -24,6 +24,8 @@
 #include "qonnx/exec/executor.h"
 #include "qonnx/ir/finn_datatype.h"
 #include "qonnx/kernels/quant.h"
+#include "ir/spill_store.h"
+#include "ir/tensor_codec.h"
 #include "passes/param_layout.h"
 #include "passes/passes.h"
 
@@ -206,11 +208,19 @@ class FoldQuantWeights : public pass::GraphPass {
       if (dialect::is_integer_quantizer(*n) && n->output(0)) candidates.push_back(n.get());
     bool changed = false;
     for (ir::Node* node : candidates) {
+      const bool trunc = dialect::classify(*node) == dialect::Op::kTrunc;
+      if (*mode_ == "float" && !trunc) {
+        QONNX_ASSIGN_OR_RETURN(const bool deferred, defer_to_floats(model, node, ctx));
+        if (deferred) {
+          ++folded_quantizers_;
+          changed = true;
+          continue;
+        }
+      }
       auto inputs = constant_inputs(g, *node);
       if (!inputs) continue;
       std::vector<const Tensor*> ptrs;
       for (const auto& t : *inputs) ptrs.push_back(t.defined() ? &t : nullptr);
-      const bool trunc = dialect::classify(*node) == dialect::Op::kTrunc;
       if (*mode_ == "int" && !trunc) {
         QONNX_RETURN_IF_ERROR(fold_to_integers(model, node, ptrs, ctx));
       } else if (*mode_ == "finn" && !trunc) {
@@ -223,6 +233,72 @@ class FoldQuantWeights : public pass::GraphPass {
     }
     return changed;
   }
+
+  // A weight quantizer on a weight in the loaded model's external data, folded to floats: its result
+  // is computed when read (by the save, which writes it at once) instead of now, so the float weights
+  // are neither held nor written to the scratch file and read back. The parameters are read and
+  // checked now; anything unusual is left to the eager fold, which reports it. Whether it folded.
+  static Result<bool> defer_to_floats(const ir::Model& model, ir::Node* node, pass::PassContext& ctx) {
+    const dialect::Op op = dialect::classify(*node);
+    if (op != dialect::Op::kQuant && op != dialect::Op::kBipolarQuant) return false;
+    // The computation runs later, with the global kernels, outside this pass's context.
+    if (&ctx.registry() != &exec::KernelRegistry::global()) return false;
+    ir::Graph& g = *node->graph();
+    const ir::Initializer* weight = g.initializer(node->input(0));
+    if (!weight || !is_constant(node->input(0)) || !weight->external_in_source || weight->dtype() != DType::kFloat) return false;
+    auto deferred = std::make_shared<DeferredFold>();
+    deferred->weight = weight->proto;
+    deferred->base_dir = weight->base_dir;
+    deferred->params.resize(node->inputs().size());
+    std::vector<const Tensor*> ptrs(node->inputs().size(), nullptr);
+    Dims dims = weight->dims();
+    for (size_t i = 1; i < node->inputs().size(); ++i) {
+      const ir::Value* v = node->input(i);
+      if (!v) continue;
+      if (!is_constant(v)) return false;
+      auto t = g.initializer_tensor(v);
+      if (!t.is_ok()) return false;
+      deferred->params[i] = std::move(t).value();
+      ptrs[i] = &deferred->params[i];
+      if (!exec::broadcast_dims(Dims(dims), deferred->params[i].dims(), &dims)) return false;
+    }
+    const quant::NodeInputs in(*node, ptrs);
+    if (!(op == dialect::Op::kQuant ? quant::read_quant_params(in).status() : quant::read_bipolar_params(in).status()).is_ok())
+      return false;
+    // The node alone in a model of the same opsets: what the computation evaluates.
+    deferred->model.mutable_header() = model.header();
+    std::vector<std::string> input_names;
+    for (const ir::Value* v : node->inputs()) input_names.push_back(v ? v->name() : "");
+    QONNX_ASSIGN_OR_RETURN(ir::Node * copy, deferred->model.graph().add_node(node->name(), node->op_type(), node->domain(),
+                                                                            input_names, {node->output(0)->name()}));
+    copy->copy_attributes_from(*node);
+    ir::Initializer folded;
+    QONNX_ASSIGN_OR_RETURN(folded.proto, ir::make_deferred_proto(DType::kFloat, dims, [deferred] { return deferred->compute(); },
+                                                                 &folded.base_dir));
+    record_outcome(ctx, *node, "folded", "constant inputs, precomputed float tensor");
+    folded.value = node->output(0);
+    folded.proto->set_name(folded.value->name());
+    g.remove_node(node);
+    QONNX_RETURN_IF_ERROR(g.add_initializer(std::move(folded)));
+    return true;
+  }
+
+  // What a deferred fold keeps: the weight's reference to its file, the (small) parameters, the node.
+  struct DeferredFold {
+    std::shared_ptr<onnx::TensorProto> weight;
+    std::filesystem::path base_dir;
+    std::vector<Tensor> params;  // undefined at 0 (the weight) and for omitted inputs
+    ir::Model model;
+
+    Result<Tensor> compute() const {
+      QONNX_ASSIGN_OR_RETURN(Tensor x, ir::decode_tensor(*weight, base_dir));
+      std::vector<const Tensor*> inputs{&x};
+      for (size_t i = 1; i < params.size(); ++i) inputs.push_back(params[i].defined() ? &params[i] : nullptr);
+      const ir::Node& node = *model.graph().nodes().front();
+      QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, exec::evaluate_node(model, node, inputs));
+      return std::move(outs[0]);
+    }
+  };
 
   static Status fold_to_floats(ir::Model& model, ir::Node* node, const std::vector<const Tensor*>& inputs,
                                pass::PassContext& ctx, const std::string& detail) {

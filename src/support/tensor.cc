@@ -1,5 +1,6 @@
 #include "qonnx/tensor.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -208,6 +209,27 @@ void reserve(uint64_t bytes, DType dtype, const Dims& dims) {
 
 void release(uint64_t bytes) { g_in_use.fetch_sub(bytes, std::memory_order_relaxed); }
 
+// Large buffers come from malloc at a 64-byte aligned offset rather than from aligned_alloc: an
+// aligned_alloc block asks for a little more than its size, so the hole a freed one leaves is too small
+// for the next one of the same size and stays in the heap (converting a model that makes one 16 MiB
+// weight per layer grew by every weight, although the tensors were long gone). Same-size malloc requests
+// reuse their holes; small buffers keep aligned_alloc, which wastes nothing at their sizes.
+constexpr size_t kOffsetAlignedBytes = size_t{1} << 20;
+// From this size on (malloc's own largest mmap threshold) buffers are pages of their own, mapped here so
+// that they can ask for 2 MiB pages: a 256 MiB weight then costs 128 page faults, not 65536. Sanitizer
+// builds keep malloc, whose checks then cover these buffers too.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr size_t kMappedBytes = SIZE_MAX;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr size_t kMappedBytes = SIZE_MAX;
+#else
+constexpr size_t kMappedBytes = size_t{32} << 20;
+#endif
+#else
+constexpr size_t kMappedBytes = size_t{32} << 20;
+#endif
+
 // 64-byte aligned storage of `bytes`, zeroed when `zero`; `extra` more bytes (held elsewhere, e.g.
 // string headers) are counted against the limit for as long as the storage lives.
 std::shared_ptr<uint8_t> allocate(size_t bytes, bool zero, DType dtype, const Dims& dims, uint64_t extra = 0) {
@@ -215,6 +237,34 @@ std::shared_ptr<uint8_t> allocate(size_t bytes, bool zero, DType dtype, const Di
   if (rounded == 0) rounded = 64;
   uint64_t counted = rounded + extra;
   reserve(counted, dtype, dims);
+  if (rounded >= kMappedBytes) {
+    void* p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+      release(counted);
+      throw std::bad_alloc();
+    }
+#ifdef MADV_HUGEPAGE
+    ::madvise(p, rounded, MADV_HUGEPAGE);  // where the system allows it
+#endif
+    // Fresh pages are zero already.
+    return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [counted, rounded](uint8_t* q) {
+      ::munmap(q, rounded);
+      release(counted);
+    });
+  }
+  if (rounded >= kOffsetAlignedBytes) {
+    void* block = std::malloc(rounded + 64);
+    if (!block) {
+      release(counted);
+      throw std::bad_alloc();
+    }
+    auto* p = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(block) + 64) & ~uintptr_t{63});
+    if (zero) std::memset(p, 0, rounded);
+    return std::shared_ptr<uint8_t>(p, [block, counted](uint8_t*) {
+      std::free(block);
+      release(counted);
+    });
+  }
   void* p = std::aligned_alloc(64, rounded);
   if (!p) {
     release(counted);
