@@ -2,6 +2,7 @@
 // and error cases.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -217,6 +218,33 @@ TEST(NormalizationKernels, InstanceLayerLrn) {
   EXPECT_FLOAT_EQ(values_f32(l)[1], 0.4f);
   expect_error(run_op("InstanceNormalization", {f32({1, 2, 2}, {}), f32({1}, {}), f32({2}, {})}), Code::kInvalidModel,
                "one value per channel");
+}
+
+// 2-D float MaxPool without Indices has its own loop: the same Y bits as the general loop, which runs
+// when Indices is requested, over padding, dilations, strides, ceil_mode, ties, NaN and -inf.
+TEST(MaxPoolFastPath, GivesTheGeneralLoopsBits) {
+  std::vector<float> v(2 * 3 * 9 * 11);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 37) % 17) - 8.0f;  // many ties
+  v[5] = std::nanf(""), v[40] = std::nanf(""), v[77] = -INFINITY, v[200] = INFINITY;
+  const Tensor x = f32({2, 3, 9, 11}, v);
+  struct Window {
+    std::vector<int64_t> kernel, strides, pads, dilations;
+    int64_t ceil;
+  };
+  for (const Window& w : {Window{{3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 0}, Window{{2, 3}, {1, 2}, {0, 1, 1, 0}, {2, 1}, 1},
+                          Window{{3, 2}, {3, 3}, {0, 0, 0, 0}, {1, 2}, 1}, Window{{1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 0}}) {
+    Attrs attrs = [&](io::NodeBuilder& n) {
+      n.attr("kernel_shape", w.kernel).attr("strides", w.strides).attr("pads", w.pads);
+      n.attr("dilations", w.dilations).attr("ceil_mode", w.ceil);
+    };
+    auto fast = run_op("MaxPool", {x}, attrs, 13, 1);
+    auto general = run_op("MaxPool", {x}, attrs, 13, 2);
+    ASSERT_TRUE(fast.is_ok() && general.is_ok());
+    const Tensor& a = fast.value()[0];
+    const Tensor& b = general.value()[0];
+    ASSERT_EQ(a.dims(), b.dims());
+    EXPECT_EQ(std::memcmp(a.data<float>(), b.data<float>(), a.nbytes()), 0) << "kernel " << w.kernel[0] << "x" << w.kernel[1];
+  }
 }
 
 }  // namespace

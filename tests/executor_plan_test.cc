@@ -152,10 +152,10 @@ int probe_prepacks = 0;
 struct ProbePacked {
   float value;
 };
-exec::PreparedState probe_prepack(const void*, const std::vector<const Tensor*>& constants) {
+exec::PreparedState probe_prepack(const exec::PrepackContext& context) {
   ++probe_prepacks;
-  if (constants.size() < 2 || !constants[1] || constants[0]) return nullptr;  // x is never constant here
-  return std::make_shared<const ProbePacked>(ProbePacked{constants[1]->data<float>()[0] + 100.0f});
+  if (!context.constant(1) || context.constant(0)) return nullptr;  // x is never constant here
+  return std::make_shared<const ProbePacked>(ProbePacked{context.constant(1)->data<float>()[0] + 100.0f});
 }
 Status probe(exec::KernelContext& ctx) {
   const auto* packed = static_cast<const ProbePacked*>(ctx.prepacked());
@@ -251,7 +251,11 @@ TEST(ExecutorPrepack, GemmPrepacksOnlyAConstantTransposedFloatWeight) {
     auto state = k->prepare(node, 13);
     ASSERT_TRUE(state.is_ok());
     const Tensor w = c.trans_b ? Tensor(c.dt, {4, 3}) : Tensor(c.dt, {3, 4});
-    const exec::PreparedState packed = k->prepack(state->get(), {nullptr, c.constant ? &w : nullptr});
+    exec::PrepackContext context;
+    context.node = &node;
+    context.prepared = state->get();
+    context.constants = {nullptr, c.constant ? &w : nullptr};
+    const exec::PreparedState packed = k->prepack(context);
     EXPECT_EQ(packed != nullptr, c.want) << "transB " << c.trans_b << " " << dtype_name(c.dt) << " constant " << c.constant;
   }
 }

@@ -25,7 +25,7 @@ class QonnxCleanup : public TempDirTest {
   // Cleaned models: clean<run>_<k>.onnx.
   void expect_bit_identical(const std::string& model, const std::vector<std::string>& flag_sets = {""}) {
     const std::string tag = std::to_string(run_++);
-    const std::string a = path("a" + tag), feed = " --random-inputs --batch 1 --seed 7 --npy --output-dir ";
+    const std::string a = path("a" + tag), feed = " --arith float --random-inputs --batch 1 --seed 7 --npy --output-dir ";
     auto r = run_cli("exec " + model + feed + a);
     ASSERT_EQ(r.exit_code, 0) << model << "\n" << r.err;
     for (size_t k = 0; k < flag_sets.size(); ++k) {

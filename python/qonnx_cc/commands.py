@@ -54,14 +54,15 @@ def convert(model: ModelLike, target: str = "qdq", target_opset: Optional[int] =
             keep_initializer_inputs: bool = False, round_mode: Optional[int] = None,
             max_multithreshold_bits: Optional[int] = None,
             output: Optional[Union[str, "os.PathLike[str]"]] = None, external_data: str = "auto",
-            as_bytes: bool = False, full_report: bool = False) -> Tuple[ModelResult, Any]:
+            as_bytes: bool = False, full_report: bool = False, arith: str = "float") -> Tuple[ModelResult, Any]:
     """``qonnx-cc convert``: runs a target's pipeline (or ``passes``, a textual pipeline) on the model.
 
     Returns ``(model, report)``: the report is the list of per-quantizer outcomes that ``--report`` writes
     (``node``, ``op_type``, ``outcome``, ``detail``, ``pass``), or the whole ``--report`` JSON as a dict with
     ``full_report=True``. ``check=N`` compares original and result on N seeded random inputs (``atol``/``rtol``
     as the CLI's ``--atol``/``--rtol``) and raises :class:`NumericMismatch` on a difference.
-    ``max_multithreshold_bits`` is ``--max-multithreshold-bits`` (``target="finn"``).
+    ``max_multithreshold_bits`` is ``--max-multithreshold-bits`` (``target="finn"``); ``arith`` is how
+    ``check`` runs both models' quantized layers (``--arith``: ``"float"``, the default, or ``"int"``).
     """
     options: Dict[str, Any] = {
         "target": target, "passes": passes or "", "target_opset": int(target_opset or 0), "check": int(check),
@@ -71,6 +72,7 @@ def convert(model: ModelLike, target: str = "qdq", target_opset: Optional[int] =
         "max_multithreshold_bits": int(max_multithreshold_bits or 0),
         "input_name": _input_name(model),
         "output_name": os.fspath(output) if output is not None else "",
+        "arith": str(arith),
     }
     if atol is not None:
         options["atol"] = float(atol)
@@ -150,13 +152,15 @@ def trans_quant_param(scale: Union[float, Sequence[float], np.ndarray],
 
 
 def run_dataset(model: ModelLike, x: Union[np.ndarray, Mapping[str, np.ndarray]], batch_size: int = 1,
-                labels: Optional[np.ndarray] = None, *, threads: int = 1) -> Tuple[List[np.ndarray], Optional[float]]:
+                labels: Optional[np.ndarray] = None, *, threads: int = 1,
+                arith: str = "int") -> Tuple[List[np.ndarray], Optional[float]]:
     """``qonnx-cc exec``'s dataset mode: N samples along axis 0 of ``x`` (an array for a one-input model, or
     arrays by input name) run in batches of ``batch_size``; returns the outputs stacked along axis 0 (graph
-    output order) and the top-1 accuracy of the first output against integer ``labels`` (None without)."""
+    output order) and the top-1 accuracy of the first output against integer ``labels`` (None without).
+    ``arith`` is ``exec --arith`` (``"int"`` or ``"float"``)."""
     if batch_size < 1:
         raise UsageError(f"batch_size {batch_size}: must be at least 1")
-    session = _core.Session(load(model), check_input_shapes=False)
+    session = _core.Session(load(model), check_input_shapes=False, arith=str(arith))
     data = dict(x) if isinstance(x, Mapping) else None
     if data is None:
         if len(session.input_names) != 1:

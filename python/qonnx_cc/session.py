@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 import os
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -132,19 +132,21 @@ class InferenceSession:
     ``path_or_bytes`` is a path (external data read from its folder; no size limit), serialized bytes, an
     ``onnx.ModelProto`` or a qonnx ``ModelWrapper``. ``threads`` sets the kernel threads (default: the
     options' ``intra_op_num_threads`` when set, else 1); results are bit-identical for every count.
+    ``arith`` is ``exec --arith``: ``"int"`` (default) sums the integer products of quantized layers exactly
+    and scales once, ``"float"`` multiplies their dequantized float values (docs/arithmetic.md).
     ``run`` releases the GIL, and one session may run from several Python threads at once.
     """
 
     def __init__(self, path_or_bytes: ModelLike, sess_options: Optional[SessionOptions] = None,
                  providers: Optional[Sequence[Any]] = None, provider_options: Optional[Sequence[Dict[str, Any]]] = None,
-                 *, threads: Optional[int] = None, **kwargs: Any) -> None:
+                 *, threads: Optional[int] = None, arith: str = "int", **kwargs: Any) -> None:
         self._options = sess_options if sess_options is not None else SessionOptions()
         if threads is None:
             threads = self._options.intra_op_num_threads if self._options.intra_op_num_threads > 0 else 1
         self._threads = int(threads)
         self._model_path = os.fspath(path_or_bytes) if isinstance(path_or_bytes, (str, os.PathLike)) else None
         self._model = load(path_or_bytes)
-        self._session = _core.Session(self._model)
+        self._session = _core.Session(self._model, arith=arith)
         self._inputs = [NodeArg(*d) for d in self._session.inputs()]
         # Output shapes may need shape inference (onnxruntime reports inferred dims): done on first request.
         self._outputs: Optional[List[NodeArg]] = None
@@ -160,6 +162,11 @@ class InferenceSession:
         read in place, others converted once.
         """
         return self._session.run(list(output_names) if output_names else None, input_feed, self._threads)
+
+    def path_notes(self) -> List[Tuple[str, str]]:
+        """Each Conv/MatMul/Gemm that chose between the integer and the float path: (node, why), run order
+        (``exec --show-paths``)."""
+        return [(node, note) for node, note in self._session.path_notes()]
 
     def get_inputs(self) -> List[NodeArg]:
         """The inputs a run must feed (graph inputs that are not initializers)."""

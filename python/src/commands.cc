@@ -33,6 +33,7 @@ py::dict convert(const Model& model, const py::dict& options) {
   o.tolerance_given = options.contains("atol") || options.contains("rtol");
   option(options, "atol", o.atol);
   option(options, "rtol", o.rtol);
+  if (options.contains("arith")) o.arithmetic = arithmetic_option(options["arith"].cast<std::string>());
   option(options, "input_name", o.input_name);
   option(options, "output_name", o.output_name);
   ir::Model input = model.model->clone();

@@ -7,6 +7,9 @@
 
 #include <pybind11/pybind11.h>
 
+#include <string>
+
+#include "qonnx/exec/arithmetic.h"
 #include "qonnx/ir/model.h"
 #include "qonnx/support/status.h"
 #include "qonnx/tensor.h"
@@ -46,6 +49,14 @@ auto without_gil(Fn&& fn) -> decltype(value_or_raise(fn())) {
     result = guarded(fn);
   }
   return value_or_raise(std::move(result));
+}
+
+// "int" or "float" (the arith= argument), else a UsageError.
+inline exec::Arithmetic arithmetic_option(const std::string& text) {
+  exec::Arithmetic arithmetic = exec::Arithmetic::kInt;
+  if (!exec::parse_arithmetic(text, &arithmetic))
+    raise_status(Status(Code::kUsage, "arith '" + text + "': use 'int' or 'float'"));
+  return arithmetic;
 }
 
 // A loaded model, shared by the sessions made from it (an executor must not outlive its model).

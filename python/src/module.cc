@@ -111,8 +111,9 @@ py::dict graph_metadata(const Model& self) {
 class Session {
  public:
   // `check_input_shapes` false: declared dims are a default, not a contract (dataset mode's batches).
-  Session(const Model& model, bool expose_all, bool check_input_shapes) : model_(model.model) {
-    auto created = guarded([&]() -> Result<exec::Executor> { return exec::Executor::create(*model_); });
+  Session(const Model& model, bool expose_all, bool check_input_shapes, const std::string& arith) : model_(model.model) {
+    const exec::Arithmetic arithmetic = arithmetic_option(arith);
+    auto created = guarded([&]() -> Result<exec::Executor> { return exec::Executor::create(*model_, arithmetic); });
     executor_.emplace(value_or_raise(std::move(created)));
     executor_->set_check_input_shapes(check_input_shapes);
     checks_input_shapes_ = check_input_shapes;
@@ -130,6 +131,8 @@ class Session {
       if (Status st = executor_->expose(names); !st.is_ok()) raise_status(st);
     }
   }
+
+  std::vector<std::pair<std::string, std::string>> path_notes() const { return executor_->path_notes(); }
 
   py::list inputs() const { return describe(model_->graph().runtime_inputs(), {}); }
   py::list outputs() const { return describe(model_->graph().outputs(), inferred_output_dims(*model_)); }
@@ -340,8 +343,9 @@ PYBIND11_MODULE(_core, m) {
       });
 
   py::class_<Session>(m, "Session")
-      .def(py::init<const Model&, bool, bool>(), py::arg("model"), py::arg("expose_all") = false,
-           py::arg("check_input_shapes") = true)
+      .def(py::init<const Model&, bool, bool, const std::string&>(), py::arg("model"), py::arg("expose_all") = false,
+           py::arg("check_input_shapes") = true, py::arg("arith") = "int")
+      .def("path_notes", [](const Session& s) { return s.path_notes(); })
       .def("inputs", &Session::inputs)
       .def("outputs", &Session::outputs)
       .def_property_readonly("input_names", &Session::input_names)

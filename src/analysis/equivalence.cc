@@ -12,9 +12,9 @@ namespace qonnx::analysis {
 
 Result<std::vector<OutputCheck>> check_equivalence(const ir::Model& original, const ir::Model& converted,
                                                    const CheckOptions& options) {
-  auto a = exec::Executor::create(original);
+  auto a = exec::Executor::create(original, options.arithmetic);
   if (!a.is_ok()) return std::move(a).status().with_context("running the original model");
-  auto b = exec::Executor::create(converted);
+  auto b = exec::Executor::create(converted, options.arithmetic);
   if (!b.is_ok()) return std::move(b).status().with_context("running the converted model");
   const auto& outs = original.graph().outputs();
   if (outs.size() != converted.graph().outputs().size())

@@ -230,7 +230,7 @@ Result<ConvertResult> convert(ir::Model model, const ConvertOptions& o) {
 
   targets::CheckOutcome checked;
   if (o.check > 0) {
-    targets::CheckRequest request{o.check, o.seed, o.atol, o.rtol, o.tolerance_given, &pipeline.items,
+    targets::CheckRequest request{o.check, o.seed, o.atol, o.rtol, o.tolerance_given, o.arithmetic, &pipeline.items,
                                   [&]() -> Result<ir::Model> { return input.clone(); }};
     QONNX_ASSIGN_OR_RETURN(checked, pipeline.checker ? pipeline.checker->check(model, request)
                                                      : targets::check_outputs_match(model, request));

@@ -153,7 +153,9 @@ struct Executor::Plan {
     std::vector<int> release;                  // value ids whose last use is this step
     uint64_t dying_inputs = 0;                 // bit k: input k is read for the last time here
     uint64_t constant_inputs = 0;              // bit k: input k is a plan-time constant
+    uint64_t captured_inputs = 0;              // bit k: the runs read only input k's dtype and dims
     std::vector<std::shared_ptr<Plan>> bodies;  // parallel to node->bodies()
+    std::string path_note;                     // the kernel's choice of path (PrepackContext::path_note)
   };
   const ir::Graph* graph = nullptr;
   std::vector<Step> steps;       // the nodes that run per input set
@@ -161,6 +163,9 @@ struct Executor::Plan {
   // nodes that read only such values (weight quantizers, parameter math), run once by the same kernels.
   std::vector<Tensor> constants;
   std::vector<bool> keep;  // value id -> never released
+  // value id -> its integer form (Arithmetic::kInt only), from the kernels' integer_forms functions.
+  std::vector<std::optional<IntegerForm>> forms;
+  Arithmetic arithmetic = Arithmetic::kInt;
 };
 
 namespace {
@@ -171,22 +176,54 @@ bool fixed_at_plan_time(const Executor::Plan& plan, const ir::Value* v) {
   return v && v->graph() == plan.graph && plan.constants[static_cast<size_t>(v->id())].defined();
 }
 
-// The kernel's prepack of the step's plan-time constant inputs (once per plan), or null.
-PreparedState prepack_step(const Executor::Plan& plan, const Executor::Plan::Step& step) {
-  if (!step.kernel->prepack) return nullptr;
-  std::vector<const Tensor*> constants;
-  bool any = false;
-  for (const ir::Value* v : step.node->inputs()) {
+// What a node's prepack and integer-form functions see: its plan-time constants and its inputs' forms.
+PrepackContext plan_context(const Executor::Plan& plan, const ir::Node& node, const void* prepared) {
+  PrepackContext context;
+  context.node = &node;
+  context.prepared = prepared;
+  context.arithmetic = plan.arithmetic;
+  for (const ir::Value* v : node.inputs()) {
     const bool fixed = fixed_at_plan_time(plan, v);
-    constants.push_back(fixed ? &plan.constants[static_cast<size_t>(v->id())] : nullptr);
-    any = any || fixed;
+    context.constants.push_back(fixed ? &plan.constants[static_cast<size_t>(v->id())] : nullptr);
+    const bool local = v && v->graph() == plan.graph;
+    const auto* form = local ? &plan.forms[static_cast<size_t>(v->id())] : nullptr;
+    context.forms.push_back(form && form->has_value() ? &**form : nullptr);
   }
+  return context;
+}
+
+// The kernel's prepack of the step's plan-time constant inputs and input forms (once per plan), or null.
+PreparedState prepack_step(const Executor::Plan& plan, Executor::Plan::Step& step) {
+  if (!step.kernel->prepack) return nullptr;
+  PrepackContext context = plan_context(plan, *step.node, step.prepared.get());
+  const bool any = std::any_of(context.constants.begin(), context.constants.end(), [](const Tensor* t) { return t; }) ||
+                   std::any_of(context.forms.begin(), context.forms.end(), [](const IntegerForm* f) { return f; });
   if (!any) return nullptr;
+  context.path_note = &step.path_note;
+  context.captured_inputs = &step.captured_inputs;
   try {
-    return step.kernel->prepack(step.prepared.get(), constants);
+    PreparedState packed = step.kernel->prepack(context);
+    if (!packed) step.captured_inputs = 0;
+    step.captured_inputs &= step.constant_inputs;
+    return packed;
   } catch (const std::exception&) {
+    step.path_note.clear();
+    step.captured_inputs = 0;
     return nullptr;  // the runs go without it
   }
+}
+
+// Records the integer forms of `node`'s outputs (Arithmetic::kInt, kernels with an integer_forms function).
+void derive_forms(Executor::Plan& plan, const ir::Node& node, const Kernel& kernel, const void* prepared) {
+  if (plan.arithmetic != Arithmetic::kInt || !kernel.integer_forms) return;
+  std::vector<std::optional<IntegerForm>> forms;
+  try {
+    forms = kernel.integer_forms(plan_context(plan, node, prepared));
+  } catch (const std::exception&) {
+    return;  // no form: the float path
+  }
+  for (size_t i = 0; i < node.outputs().size() && i < forms.size(); ++i)
+    if (const ir::Value* v = node.outputs()[i]; v && forms[i]) plan.forms[static_cast<size_t>(v->id())] = std::move(forms[i]);
 }
 
 // Runs `node` now when all it reads is fixed; false when it must run per input set (or failed
@@ -207,44 +244,85 @@ bool fold_at_plan_time(Executor::Plan& plan, const ir::Node& node, const Prepare
 }
 
 Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const ir::Graph& graph,
-                                                  const KernelRegistry& registry, const std::vector<bool>& exposed) {
+                                                  const KernelRegistry& registry, const std::vector<bool>& exposed,
+                                                  Arithmetic arithmetic) {
   auto plan = std::make_shared<Executor::Plan>();
   plan->graph = &graph;
+  plan->arithmetic = arithmetic;
+  plan->forms.resize(graph.value_count());
   QONNX_ASSIGN_OR_RETURN(std::vector<const ir::Node*> order, topological_order(graph));
   plan->keep.assign(graph.value_count(), false);
   for (size_t id = 0; id < exposed.size() && id < plan->keep.size(); ++id) plan->keep[id] = exposed[id];
   for (const ir::Value* v : graph.outputs())
     if (v->graph() == &graph) plan->keep[static_cast<size_t>(v->id())] = true;
   plan->constants.resize(graph.value_count());
-  for (const auto& init : graph.initializers()) {
-    QONNX_ASSIGN_OR_RETURN(Tensor t, graph.initializer_tensor(init.value));
-    plan->constants[static_cast<size_t>(init.value->id())] = std::move(t);
-  }
   std::vector<int> last_use(graph.value_count(), -1);
   std::vector<bool> read_per_run(graph.value_count(), false);
-  auto note_use = [&](const ir::Value* v, size_t s) {
+  std::vector<bool> shape_read(graph.value_count(), false);  // a step reads only its dtype and dims
+  auto note_use = [&](const ir::Value* v, size_t s, bool captured) {
     if (!v || v->graph() != &graph) return;
     last_use[static_cast<size_t>(v->id())] = static_cast<int>(s);
-    read_per_run[static_cast<size_t>(v->id())] = true;
+    (captured ? shape_read : read_per_run)[static_cast<size_t>(v->id())] = true;
+  };
+  // Plan-time values nobody reads per run (a quantizer's float weight) are not held; those whose readers
+  // keep what they need of them (integer codes) are held as their dtype and dims only.
+  auto let_go = [&](size_t id) {
+    Tensor& t = plan->constants[id];
+    if (read_per_run[id] || plan->keep[id] || !t.defined()) return;
+    t = shape_read[id] && t.is_tensor() ? Tensor::borrowed(t.dtype(), t.dims(), nullptr, nullptr) : Tensor();
+  };
+  // Initializers are decoded when a node first reads them (kept ones now), and a plan-time value is let go
+  // once its last reader is planned: planning holds about one layer's float weights at a time.
+  auto decode = [&](const ir::Value* v) -> Status {
+    if (!v || v->graph() != &graph || !v->is_initializer() || plan->constants[static_cast<size_t>(v->id())].defined())
+      return Status::ok();
+    QONNX_ASSIGN_OR_RETURN(plan->constants[static_cast<size_t>(v->id())], graph.initializer_tensor(v));
+    return Status::ok();
+  };
+  for (const auto& init : graph.initializers())
+    if (plan->keep[static_cast<size_t>(init.value->id())]) QONNX_RETURN_IF_ERROR(decode(init.value));
+  std::vector<int> readers_left(graph.value_count(), 0);
+  auto for_each_read = [&](const ir::Node* node, auto&& fn) {
+    for (const ir::Value* v : node->inputs())
+      if (v && v->graph() == &graph) fn(v);
+    for (const ir::Value* v : node->implicit_inputs())
+      if (v && v->graph() == &graph) fn(v);
+  };
+  for (const ir::Node* node : order) for_each_read(node, [&](const ir::Value* v) { ++readers_left[static_cast<size_t>(v->id())]; });
+  auto planned = [&](const ir::Node* node) {
+    for_each_read(node, [&](const ir::Value* v) {
+      if (--readers_left[static_cast<size_t>(v->id())] == 0) let_go(static_cast<size_t>(v->id()));
+    });
   };
   for (const ir::Node* node : order) {
+    Status decoded = Status::ok();
+    for_each_read(node, [&](const ir::Value* v) {
+      if (decoded.is_ok()) decoded = decode(v);
+    });
+    QONNX_RETURN_IF_ERROR(decoded);
     QONNX_ASSIGN_OR_RETURN(PreparedKernel k, prepare_kernel(model, *node, registry));
     int64_t version = model.op_version(node->domain());
     TypeCheck type_check = registry.type_check(*node, version);
-    if (fold_at_plan_time(*plan, *node, k, version, type_check)) continue;
-    Executor::Plan::Step step{node, k.kernel, std::move(k.state), nullptr, version, std::move(type_check), {}, 0, 0, {}};
+    derive_forms(*plan, *node, *k.kernel, k.state.get());
+    if (fold_at_plan_time(*plan, *node, k, version, type_check)) {
+      planned(node);
+      continue;
+    }
+    Executor::Plan::Step step{node, k.kernel, std::move(k.state), nullptr, version, std::move(type_check), {}, 0, 0, {}, {}};
     for (size_t i = 0; i < node->inputs().size() && i < 64; ++i)
       if (fixed_at_plan_time(*plan, node->inputs()[i])) step.constant_inputs |= uint64_t{1} << i;
     step.prepacked = prepack_step(*plan, step);
     for (const auto& body : node->bodies()) {
-      auto sub = make_plan(model, *body.graph, registry, {});
+      auto sub = make_plan(model, *body.graph, registry, {}, arithmetic);
       if (!sub.is_ok()) return std::move(sub).status().with_context(fmt::format("body '{}'", body.attribute)).with_context(node->describe());
       step.bodies.push_back(std::move(sub).value());
     }
     size_t s = plan->steps.size();
     plan->steps.push_back(std::move(step));
-    for (const ir::Value* v : node->inputs()) note_use(v, s);
-    for (const ir::Value* v : node->implicit_inputs()) note_use(v, s);
+    const uint64_t captured = plan->steps[s].captured_inputs;
+    for (size_t i = 0; i < node->inputs().size(); ++i) note_use(node->inputs()[i], s, i < 64 && (captured >> i & 1u));
+    for (const ir::Value* v : node->implicit_inputs()) note_use(v, s, false);
+    planned(node);
   }
   for (size_t id = 0; id < last_use.size(); ++id) {
     if (last_use[id] < 0 || plan->keep[id]) continue;
@@ -256,9 +334,7 @@ Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const 
       for (size_t k = 0; k < ins.size() && k < 64; ++k)
         if (ins[k] && ins[k]->graph() == &graph && static_cast<size_t>(ins[k]->id()) == id) step.dying_inputs |= uint64_t{1} << k;
   }
-  // Plan-time values nobody reads per run (a quantizer's float weight) are not held.
-  for (size_t id = 0; id < plan->constants.size(); ++id)
-    if (!read_per_run[id] && !plan->keep[id]) plan->constants[id] = Tensor();
+  for (size_t id = 0; id < plan->constants.size(); ++id) let_go(id);
   return plan;
 }
 
@@ -354,11 +430,23 @@ Status run_steps(const Executor::Plan& plan, Frame& frame) {
 }  // namespace
 
 Result<Executor> Executor::create(const ir::Model& model, const KernelRegistry& registry) {
+  return create(model, Arithmetic::kInt, registry);
+}
+
+Result<Executor> Executor::create(const ir::Model& model, Arithmetic arithmetic, const KernelRegistry& registry) {
   Executor ex;
   ex.model_ = &model;
   ex.registry_ = &registry;
-  QONNX_ASSIGN_OR_RETURN(ex.plan_, make_plan(model, model.graph(), registry, {}));
+  ex.arithmetic_ = arithmetic;
+  QONNX_ASSIGN_OR_RETURN(ex.plan_, make_plan(model, model.graph(), registry, {}, arithmetic));
   return ex;
+}
+
+std::vector<std::pair<std::string, std::string>> Executor::path_notes() const {
+  std::vector<std::pair<std::string, std::string>> notes;
+  for (const auto& step : plan_->steps)
+    if (!step.path_note.empty()) notes.emplace_back(step.node->describe(), step.path_note);
+  return notes;
 }
 
 Status Executor::expose(const std::vector<std::string>& names) {
@@ -371,7 +459,7 @@ Status Executor::expose(const std::vector<std::string>& names) {
     exposed_.push_back(n);
   }
   // Planned again so the exposed plan-time values are held too.
-  QONNX_ASSIGN_OR_RETURN(plan_, make_plan(*model_, model_->graph(), *registry_, exposed));
+  QONNX_ASSIGN_OR_RETURN(plan_, make_plan(*model_, model_->graph(), *registry_, exposed, arithmetic_));
   return Status::ok();
 }
 

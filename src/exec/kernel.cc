@@ -46,6 +46,33 @@ void KernelRegistry::add(const std::string& domain, const std::string& op_type, 
   kernels_[KernelKey{ir::canonical_domain(domain), op_type}][versions.since] = kernel;
 }
 
+void KernelRegistry::set_integer_forms(const std::string& domain, const std::string& op_type, IntegerFormFn forms) {
+  auto it = kernels_.find(KernelKey{ir::canonical_domain(domain), op_type});
+  if (it == kernels_.end()) return;
+  for (auto& entry : it->second) entry.second.integer_forms = forms;
+}
+
+std::vector<std::optional<IntegerForm>> same_per_tensor_form(const PrepackContext& context) {
+  std::vector<std::optional<IntegerForm>> out(context.node->outputs().size());
+  const IntegerForm* in = context.form(0);
+  if (in && in->per_tensor() && !out.empty()) out[0] = *in;
+  return out;
+}
+
+std::vector<std::optional<IntegerForm>> relu_form(const PrepackContext& context) {
+  std::vector<std::optional<IntegerForm>> out(context.node->outputs().size());
+  const IntegerForm* in = context.form(0);
+  if (!in || out.empty()) return out;
+  // max(v * s, 0) = max(v, 0) * s needs s > 0.
+  for (float s : in->scales)
+    if (!(s > 0.0f)) return out;
+  IntegerForm f = *in;
+  f.lo = std::max<int64_t>(f.lo, 0);
+  f.hi = std::max<int64_t>(f.hi, 0);
+  out[0] = std::move(f);
+  return out;
+}
+
 const Kernel* KernelRegistry::find(const std::string& domain, const std::string& op_type, int64_t version) const {
   auto it = kernels_.find(KernelKey{ir::canonical_domain(domain), op_type});
   if (it == kernels_.end()) return nullptr;

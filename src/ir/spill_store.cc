@@ -235,6 +235,10 @@ Result<std::shared_ptr<onnx::TensorProto>> make_stored_proto(const Tensor& tenso
   return std::shared_ptr<onnx::TensorProto>(std::move(proto));
 }
 
+TensorSource stored_tensor_source(std::shared_ptr<onnx::TensorProto> proto, std::filesystem::path base_dir) {
+  return [proto = std::move(proto), base_dir = std::move(base_dir)]() { return decode_tensor(*proto, base_dir); };
+}
+
 Result<std::shared_ptr<onnx::TensorProto>> make_deferred_proto(DType dtype, const Dims& dims, TensorSource source,
                                                                fs::path* base_dir) {
   QONNX_ASSIGN_OR_RETURN(*base_dir, spill_file().folder());

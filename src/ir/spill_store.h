@@ -39,6 +39,10 @@ using TensorSource = std::function<Result<Tensor>()>;
 Result<std::shared_ptr<onnx::TensorProto>> make_deferred_proto(DType dtype, const Dims& dims, TensorSource source,
                                                                std::filesystem::path* base_dir);
 
+// Reads the stored data of `proto` (relative to `base_dir`) each time it is called: a pass keeps this,
+// not the proto, to compute from a weight later (passes hold no protobuf types).
+TensorSource stored_tensor_source(std::shared_ptr<onnx::TensorProto> proto, std::filesystem::path base_dir);
+
 // The data of an initializer whose base_dir is the scratch folder (in_scratch_file): read back, or computed.
 Result<Tensor> read_scratch_tensor(const onnx::TensorProto& proto, const std::filesystem::path& base_dir);
 

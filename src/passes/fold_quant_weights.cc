@@ -25,7 +25,6 @@
 #include "qonnx/ir/finn_datatype.h"
 #include "qonnx/kernels/quant.h"
 #include "ir/spill_store.h"
-#include "ir/tensor_codec.h"
 #include "passes/param_layout.h"
 #include "passes/passes.h"
 
@@ -247,8 +246,7 @@ class FoldQuantWeights : public pass::GraphPass {
     const ir::Initializer* weight = g.initializer(node->input(0));
     if (!weight || !is_constant(node->input(0)) || !weight->external_in_source || weight->dtype() != DType::kFloat) return false;
     auto deferred = std::make_shared<DeferredFold>();
-    deferred->weight = weight->proto;
-    deferred->base_dir = weight->base_dir;
+    deferred->read_weight = ir::stored_tensor_source(weight->proto, weight->base_dir);
     deferred->params.resize(node->inputs().size());
     std::vector<const Tensor*> ptrs(node->inputs().size(), nullptr);
     Dims dims = weight->dims();
@@ -285,13 +283,12 @@ class FoldQuantWeights : public pass::GraphPass {
 
   // What a deferred fold keeps: the weight's reference to its file, the (small) parameters, the node.
   struct DeferredFold {
-    std::shared_ptr<onnx::TensorProto> weight;
-    std::filesystem::path base_dir;
+    ir::TensorSource read_weight;
     std::vector<Tensor> params;  // undefined at 0 (the weight) and for omitted inputs
     ir::Model model;
 
     Result<Tensor> compute() const {
-      QONNX_ASSIGN_OR_RETURN(Tensor x, ir::decode_tensor(*weight, base_dir));
+      QONNX_ASSIGN_OR_RETURN(Tensor x, read_weight());
       std::vector<const Tensor*> inputs{&x};
       for (size_t i = 1; i < params.size(); ++i) inputs.push_back(params[i].defined() ? &params[i] : nullptr);
       const ir::Node& node = *model.graph().nodes().front();

@@ -47,7 +47,7 @@ class AscendTarget : public Target {
   Result<CheckOutcome> check(const ir::Model& converted, const CheckRequest& request) const override {
     auto reference = fp19_reference(request);
     if (!reference.is_ok()) return std::move(reference).status().with_context("--check: building the FP19 reference");
-    auto exact = analysis::check_equivalence(reference.value(), converted, {request.runs, request.seed, 0.0, 0.0});
+    auto exact = analysis::check_equivalence(reference.value(), converted, {request.runs, request.seed, 0.0, 0.0, request.arithmetic});
     if (!exact.is_ok()) return std::move(exact).status().with_context("--check against the FP19 reference");
     CheckOutcome out;
     for (const auto& c : exact.value()) {
@@ -59,7 +59,7 @@ class AscendTarget : public Target {
     }
     // Unbounded, the count is of elements off by more than the FP19 scale rounding itself can explain
     // (2^-10 relative): a quantization step that flipped upstream.
-    analysis::CheckOptions deviation_options{request.runs, request.seed, request.atol, request.rtol};
+    analysis::CheckOptions deviation_options{request.runs, request.seed, request.atol, request.rtol, request.arithmetic};
     if (!request.tolerance_given) deviation_options.rtol = kFp19RelativeBound;
     QONNX_ASSIGN_OR_RETURN(const ir::Model original, request.original());
     auto deviation = analysis::check_equivalence(original, converted, deviation_options);

@@ -94,7 +94,7 @@ class FinnTarget : public Target {
   Result<CheckOutcome> check(const ir::Model& converted, const CheckRequest& request) const override {
     auto reference = exact_reference(request);
     if (!reference.is_ok()) return std::move(reference).status().with_context("--check: building the exact reference");
-    auto exact = analysis::check_equivalence(reference.value().model, converted, {request.runs, request.seed, 0.0, 0.0});
+    auto exact = analysis::check_equivalence(reference.value().model, converted, {request.runs, request.seed, 0.0, 0.0, request.arithmetic});
     if (!exact.is_ok()) return std::move(exact).status().with_context("--check against the exact reference");
     CheckOutcome out;
     for (const auto& c : exact.value()) {
@@ -107,7 +107,7 @@ class FinnTarget : public Target {
     const int64_t moved = reference.value().reassociated;
     // Moved power-of-two scales change no bit: then the original must be matched exactly too.
     const bool judged = request.tolerance_given || moved == 0;
-    analysis::CheckOptions deviation_options{request.runs, request.seed, request.atol, request.rtol};
+    analysis::CheckOptions deviation_options{request.runs, request.seed, request.atol, request.rtol, request.arithmetic};
     std::string beyond = fmt::format("beyond atol {:g} / rtol {:g}", request.atol, request.rtol);
     if (!request.tolerance_given) {
       // A re-associated sum of n terms differs by about (2n + 1) units in the last place of the sum of

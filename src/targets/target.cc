@@ -24,7 +24,7 @@ Result<CheckOutcome> Target::check(const ir::Model& converted, const CheckReques
 
 Result<CheckOutcome> check_outputs_match(const ir::Model& converted, const CheckRequest& request) {
   QONNX_ASSIGN_OR_RETURN(const ir::Model original, request.original());
-  auto checks = analysis::check_equivalence(original, converted, {request.runs, request.seed, request.atol, request.rtol});
+  auto checks = analysis::check_equivalence(original, converted, {request.runs, request.seed, request.atol, request.rtol, request.arithmetic});
   if (!checks.is_ok()) return std::move(checks).status().with_context("--check");
   CheckOutcome out;
   append_check_lines(out, checks.value(), request.runs, "", fmt::format("beyond atol {:g} / rtol {:g}", request.atol, request.rtol));

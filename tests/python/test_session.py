@@ -52,11 +52,15 @@ def _qdq_models(tmp: pathlib.Path) -> list:
 
 
 def test_metadata_and_outputs_match_onnxruntime(ort_node: pathlib.Path, tmp_path: pathlib.Path) -> None:
-    """Input/output metadata equal onnxruntime's; outputs agree (bit-identical where no float sum is reordered)."""
+    """Input/output metadata equal onnxruntime's; outputs agree (bit-identical where no float sum is reordered).
+
+    onnxruntime (optimizations disabled) computes the QDQ layers in float, so qonnx-cc does too (arith="float"):
+    the exact integer sums can put a value on the other side of the next quantizer's rounding step.
+    """
     models = _qdq_models(tmp_path) + sorted((SHARED / "example-models" / "old_opset").glob("*.onnx"))
     checked = identical = compared = 0
     for path in models:
-        sess = qonnx_cc.InferenceSession(str(path))
+        sess = qonnx_cc.InferenceSession(str(path), arith="float")
         feed = random_feed(sess.get_inputs(), seed=1)
         try:
             ref = ort_run(ort_node, path, feed)

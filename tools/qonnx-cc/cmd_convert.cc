@@ -19,7 +19,7 @@ namespace {
 // printing steps that are the CLI's.
 struct ConvertCommand {
   api::ConvertOptions convert;
-  std::string report, external_data = "auto", print_ir_after, depfile;
+  std::string report, external_data = "auto", print_ir_after, depfile, arith_text = "float";
   bool timing = false, stats = false, dump_pipeline = false, in_place = false;
 };
 
@@ -127,6 +127,10 @@ void add_convert_command(CLI::App& app, int& exit_code) {
                   "Absolute tolerance for --check (ascend: bounds the FP19 deviation from the original, which is "
                   "otherwise reported only; the rewrite itself is checked exactly)")->default_val(1e-6);
   cmd->add_option("--rtol", o->rtol, "Relative tolerance for --check (ascend: as --atol)")->default_val(1e-5);
+  cmd->add_option("--arith", c->arith_text,
+                  "How --check runs Conv/MatMul/Gemm between quantized operands in both models: float or int (as "
+                  "exec --arith)")
+      ->default_val("float")->check(CLI::IsMember({"int", "float"}));
   cmd->add_option("--report", c->report, "Write a JSON report: passes, counters, every quantizer's outcome, check");
   cmd->add_option("--external-data", c->external_data, "auto | always | never")
       ->check(CLI::IsMember({"auto", "always", "never"}))->default_val("auto");
@@ -138,6 +142,7 @@ void add_convert_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--in-place", c->in_place, "Allow -o to name the input file");
   cmd->callback([&exit_code, c, o, cmd] {
     o->tolerance_given = cmd->count("--atol") > 0 || cmd->count("--rtol") > 0;
+    qonnx::exec::parse_arithmetic(c->arith_text, &o->arithmetic);  // CLI::IsMember admitted only int and float
     exit_code = run_convert(*c);
   });
 }

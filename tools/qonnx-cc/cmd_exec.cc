@@ -46,6 +46,8 @@ struct ExecOptions {
   int threads = 1;                        // --threads N: exec::set_threads (0 = all cores)
   int64_t batch_size = 0;                 // --batch-size B: dataset mode, B samples per run
   std::string labels;                     // --labels y.npy: dataset mode, top-1 accuracy of output 0
+  std::string arith = "int";              // --arith int|float: quantized layers' arithmetic
+  bool show_paths = false;                // --show-paths: each layer's path on stderr
   bool dataset_mode() const { return batch_size > 0 || !labels.empty(); }
 };
 
@@ -224,8 +226,12 @@ int run_exec(const ExecOptions& o) {
   if (!loaded.is_ok()) return report(loaded.status());
   const ir::Model& model = loaded.value();
   const ir::Graph& g = model.graph();
-  auto ex = exec::Executor::create(model);
+  exec::Arithmetic arithmetic = exec::Arithmetic::kInt;
+  exec::parse_arithmetic(o.arith, &arithmetic);  // CLI::IsMember admitted only int and float
+  auto ex = exec::Executor::create(model, arithmetic);
   if (!ex.is_ok()) return report(std::move(ex).status().with_context(o.model));
+  if (o.show_paths)
+    for (const auto& [node, note] : ex->path_notes()) std::fprintf(stderr, "%s: %s\n", node.c_str(), note.c_str());
   if (Status st = ex->expose(o.expose); !st.is_ok()) return report(std::move(st).with_context("--expose"));
   std::vector<std::string> annotated;
   if (o.check_datatypes) {
@@ -346,6 +352,11 @@ void add_exec_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--labels", o->labels,
                   "Dataset mode: integer class labels (.npy, shape [N]); print the top-1 accuracy of output 0");
   cmd->add_option("--expose", o->expose, "Also output these intermediate tensors (comma-separated)")->delimiter(',');
+  cmd->add_option("--arith", o->arith,
+                  "Conv/MatMul/Gemm between quantized operands: int (exact integer sums, scaled once) or float "
+                  "(float multiply-adds on the dequantized values); docs/arithmetic.md")
+      ->default_val("int")->check(CLI::IsMember({"int", "float"}));
+  cmd->add_flag("--show-paths", o->show_paths, "Print which path (integer or float) each layer takes and why, on stderr");
   cmd->callback([&exit_code, o] {
     if (o->dataset_mode()) {
       // Dataset mode reads only --input files: options about single runs would be silently ignored.

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "qonnx/exec/arithmetic.h"
 #include "qonnx/analysis/inference_cost.h"
 #include "qonnx/ir/model.h"
 #include "qonnx/pass/pass.h"
@@ -34,6 +35,7 @@ struct ConvertOptions {
   uint64_t seed = 0;
   double atol = 1e-6, rtol = 1e-5;
   bool tolerance_given = false;  // atol or rtol set by the caller (ascend then bounds its deviation)
+  exec::Arithmetic arithmetic = exec::Arithmetic::kFloat;  // --arith: how --check runs quantized layers
   std::string input_name;   // names the model in errors, warnings and the report's "input"
   std::string output_name;  // the report's "output"
   std::vector<pass::Instrumentation*> hooks;  // run after the timing hook (CLI: --print-ir-after)

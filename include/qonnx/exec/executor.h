@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "qonnx/exec/buffer_pool.h"
@@ -25,6 +26,14 @@ class Executor {
  public:
   // The model must outlive the executor.
   static Result<Executor> create(const ir::Model& model, const KernelRegistry& registry = KernelRegistry::global());
+  // The same with the arithmetic of quantized layers chosen (create above: Arithmetic::kInt).
+  static Result<Executor> create(const ir::Model& model, Arithmetic arithmetic,
+                                 const KernelRegistry& registry = KernelRegistry::global());
+
+  Arithmetic arithmetic() const { return arithmetic_; }
+  // For every step of the main graph whose kernel chose between paths: the node's description and the
+  // kernel's note ("integer: ..." or "float: ..."), in run order.
+  std::vector<std::pair<std::string, std::string>> path_notes() const;
 
   // Values to keep and return besides the graph outputs (qonnx's expose-intermediates).
   Status expose(const std::vector<std::string>& names);
@@ -43,6 +52,7 @@ class Executor {
   const KernelRegistry* registry_ = nullptr;
   std::shared_ptr<Plan> plan_;
   std::vector<std::string> exposed_;
+  Arithmetic arithmetic_ = Arithmetic::kInt;
   bool check_input_shapes_ = true;
   // Released intermediate buffers, reused by the next outputs of this and later runs.
   std::shared_ptr<BufferPool> pool_ = std::make_shared<BufferPool>();

@@ -12,12 +12,14 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include <fmt/core.h>
 
+#include "qonnx/exec/arithmetic.h"
 #include "qonnx/ir/model.h"
 #include "qonnx/support/status.h"
 #include "qonnx/tensor.h"
@@ -121,14 +123,55 @@ using KernelFn = Status (*)(KernelContext&);
 // Parses `node`'s attributes for `version` once, at plan time; errors name the attribute.
 using PrepareFn = Result<PreparedState> (*)(const ir::Node& node, int64_t version);
 
-// Plan-time work on a node's constant inputs: the executor calls it once per plan step whose node has
-// at least one input fixed at plan time (an initializer or a value computed from initializers only),
-// with `prepared` the node's prepare state (nullptr without a prepare function) and constants[i] that
-// input's tensor, or nullptr for an input that is not constant (or omitted). What it returns (nullptr:
-// nothing) the step keeps and every run reads as KernelContext::prepacked(). It must not change a bit
-// of the output: a run with it gives what the same run without it gives. It reports no errors (the
+// What the plan knows of a value's numbers: every element is v * scale with v an integer in [lo, hi]
+// (a quantizer's output with its zero point inside v = code - zero_point), and computing v * scale in
+// float32 gives the element exactly as the value holds it. One scale (axis < 0), or one per index of
+// dimension `axis`.
+struct IntegerForm {
+  int64_t lo = 0, hi = 0;
+  int axis = -1;
+  std::vector<float> scales;
+  bool per_tensor() const { return axis < 0; }
+};
+
+// What a prepack function sees of one plan step.
+struct PrepackContext {
+  const ir::Node* node = nullptr;
+  const void* prepared = nullptr;           // the node's prepare state (nullptr without a prepare function)
+  std::vector<const Tensor*> constants;      // per input: its plan-time tensor, nullptr when not constant
+  std::vector<const IntegerForm*> forms;     // per input: its integer form, nullptr when none is known
+  Arithmetic arithmetic = Arithmetic::kInt;
+  // Where the kernel says which path the step takes and why, one line ("integer: ...", "float: ...");
+  // left empty by kernels with one path.
+  std::string* path_note = nullptr;
+  // Where the kernel sets bit i when its runs read only constant input i's dtype and dims (it keeps what it
+  // needs of the values itself, e.g. the weights' integer codes): the plan then holds no data for a constant
+  // whose every reader says so, and passes a tensor with its dtype and dims only.
+  uint64_t* captured_inputs = nullptr;
+  const Tensor* constant(size_t i) const { return i < constants.size() ? constants[i] : nullptr; }
+  const IntegerForm* form(size_t i) const { return i < forms.size() ? forms[i] : nullptr; }
+};
+
+// Plan-time work on a node's constant inputs and the integer forms of its inputs: the executor calls it
+// once per plan step whose node has at least one input fixed at plan time (an initializer or a value
+// computed from initializers only) or, under Arithmetic::kInt, one input with an integer form. What it
+// returns (nullptr: nothing) the step keeps and every run reads as KernelContext::prepacked(). Under
+// kFloat it must not change a bit of the output: a run with it gives what the same run without it
+// gives; under kInt it may choose the integer path the arithmetic documents. It reports no errors (the
 // run reports them, as without a prepack); an exception is taken as nullptr.
-using PrepackFn = PreparedState (*)(const void* prepared, const std::vector<const Tensor*>& constants);
+using PrepackFn = PreparedState (*)(const PrepackContext& context);
+
+// The integer forms of a node's outputs (one entry per output, nullopt: none), from its inputs' forms and
+// plan-time constants: the executor calls it under Arithmetic::kInt for every node, in order, so forms
+// flow from the quantizers through the ops that keep them (Relu, MaxPool, Reshape, ...) to the layers.
+// It must only claim what the kernel's output holds bit for bit.
+using IntegerFormFn = std::vector<std::optional<IntegerForm>> (*)(const PrepackContext& context);
+
+// Forms of the ops that move or select their input's elements without changing them (Identity, Reshape,
+// Flatten, Squeeze, Unsqueeze, Transpose, MaxPool, ...): input 0's form when it has one scale.
+std::vector<std::optional<IntegerForm>> same_per_tensor_form(const PrepackContext& context);
+// Relu: input 0's form (any axis) with its bounds clipped at 0.
+std::vector<std::optional<IntegerForm>> relu_form(const PrepackContext& context);
 
 // The newest ONNX opset a kernel range may name when it has no upper bound.
 inline constexpr int kNoUpperVersion = 1 << 30;
@@ -148,6 +191,7 @@ struct Kernel {
   bool containers = false;
   // Draws random numbers (Bernoulli): never run at plan time, even on constant inputs.
   bool random = false;
+  IntegerFormFn integer_forms = nullptr;  // nullptr: the outputs have no integer form
 };
 
 // `kernel` marked as taking sequence and optional inputs.
@@ -191,6 +235,9 @@ class KernelRegistry {
   void add(const std::string& domain, const std::string& op_type, VersionRange versions, KernelFn fn) {
     add(domain, op_type, versions, Kernel{fn, nullptr, {}});
   }
+
+  // Sets the integer-form function of every registered version of (domain, op_type).
+  void set_integer_forms(const std::string& domain, const std::string& op_type, IntegerFormFn forms);
 
   // The kernel covering `version`, or nullptr.
   const Kernel* find(const std::string& domain, const std::string& op_type, int64_t version) const;

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "qonnx/exec/arithmetic.h"
 #include "qonnx/analysis/equivalence.h"
 #include "qonnx/ir/model.h"
 #include "qonnx/pass/pass.h"
@@ -36,6 +37,7 @@ struct CheckRequest {
   uint64_t seed = 0;
   double atol = 1e-6, rtol = 1e-5;
   bool tolerance_given = false;  // --atol or --rtol on the command line
+  exec::Arithmetic arithmetic = exec::Arithmetic::kFloat;  // --arith: how both models' layers compute
   // The pipeline that made the result (a target may rerun it with other options for a reference).
   const std::vector<pass::PipelineItem>* pipeline = nullptr;
   // A fresh copy of the model the conversion started from, each time it is called.

@@ -106,5 +106,7 @@ Status batch_normalization_kernel(exec::KernelContext& ctx, const BatchNormAttrs
 // float, group 1 or depthwise with one filter per channel (false: not handled, the caller
 // transposes). Every output has conv_kernel's bits.
 Result<bool> conv_channels_last(exec::KernelContext& ctx, const ConvAttrs& attrs);
+// Conv's plan-time integer path (docs/arithmetic.md), for the channels-first and channels-last kernels.
+exec::PreparedState prepack_conv(const exec::PrepackContext& context);
 
 }  // namespace qonnx::kernels

@@ -13,6 +13,8 @@
 #include "kernels/onnx/conv_depthwise.h"
 #include "kernels/common/conv_util.h"
 #include "kernels/common/gemm_core.h"
+#include "kernels/common/integer_form.h"
+#include "qonnx/dialect/qonnx_dialect.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "kernels/onnx/quantize_util.h"
 #include "kernels/common/transpose.h"
@@ -70,7 +72,7 @@ Result<ConvShape> conv_shape(const exec::KernelContext& ctx, const ConvAttrs& at
 // Unpacks one group of `channels` input planes into rows (channel, kernel offset) x columns
 // (output position); positions in the padding read 0.
 template <typename T>
-void im2col(const T* x, int64_t channels, const ConvShape& s, T* col) {
+void im2col(const T* x, int64_t channels, const ConvShape& s, T* col, T pad = T(0)) {
   const WindowGeometry& g = s.geo;
   const size_t nd = g.rank(), last = nd - 1;
   const int64_t out_w = g.out[last], in_w = g.in[last];
@@ -90,13 +92,13 @@ void im2col(const T* x, int64_t channels, const ConvShape& s, T* col) {
           offset = (i < 0 || i >= g.in[d]) ? -1 : offset * g.in[d] + i;
         }
         if (offset < 0) {
-          std::fill(dst, dst + out_w, T(0));
+          std::fill(dst, dst + out_w, pad);
         } else {
           const T* row = plane + offset * in_w;
           const int64_t shift = k[last] * g.dilations[last] - g.pads_begin[last], step = g.strides[last];
           for (int64_t ow = 0; ow < out_w; ++ow) {
             const int64_t i = ow * step + shift;
-            dst[ow] = (i >= 0 && i < in_w) ? row[i] : T(0);
+            dst[ow] = (i >= 0 && i < in_w) ? row[i] : pad;
           }
         }
         dst += out_w;
@@ -379,6 +381,59 @@ void conv_float(const ConvShape& s, const T* x, const T* w, const T* bias, T* y)
     }
 }
 
+// --- the integer path (docs/arithmetic.md): X and W hold integers times scales, the sums are exact.
+
+}  // namespace
+
+// Plan-time: W's integers packed per group when X's form has one scale and fits a byte, W's has one scale
+// or one per output channel and its integers fit int8, and the bias (if any) is a constant. W's rows
+// are its filters in stored order, so the channels-last Conv's (M, k..., C) weights pack the same way
+// (its taps are gathered in that order).
+exec::PreparedState prepack_conv(const exec::PrepackContext& c) {
+  if (c.arithmetic != exec::Arithmetic::kInt) return nullptr;
+  const Tensor* w = c.constant(1);
+  const exec::IntegerForm* wf = c.form(1);
+  auto note = [&](std::string text) -> exec::PreparedState {
+    if (c.path_note) *c.path_note = "float: " + std::move(text);
+    return nullptr;
+  };
+  if (!c.form(0) && !wf) return nullptr;  // a float layer: nothing to say
+  if (!w || !wf) return note("W is not a constant with an integer form (a quantizer's output)");
+  if (w->rank() < 3 || !(wf->per_tensor() || wf->axis == 0)) return note("W's scale is not per tensor or per output channel");
+  const auto x = byte_activation(c.form(0));
+  if (!x) return note("X has no integer form with one scale and at most 256 values including 0");
+  const int64_t group = static_cast<const ConvAttrs*>(c.prepared)->group;
+  if (group != 1 && c.node->domain() == dialect::kChannelsLastDomain) return note("a channels-last Conv with groups");
+  // One input channel per group: a GEMM of one column per group; the float depthwise kernel is faster.
+  if (group > 1 && w->dim(1) == 1) return note("depthwise (one input channel per group): the float depthwise kernel");
+  const ir::Value* bias_value = c.node->inputs().size() > 2 ? c.node->inputs()[2] : nullptr;
+  if (bias_value && !c.constant(2)) return note("the bias is not a constant");
+  std::vector<int8_t> values;
+  if (!int8_values(*w, *wf, &values)) return note("W's integers do not fit int8");
+  const int64_t filters = w->dim(0);
+  if (group < 1 || filters % group != 0) return nullptr;  // the run reports it
+  const int64_t k = w->numel() / std::max<int64_t>(filters, 1);
+  if (c.node->domain() != dialect::kChannelsLastDomain) {
+    // (M, C/group, kernel offsets) -> (M, kernel offsets, C/group): the order the run gathers taps in.
+    std::vector<int8_t> reordered(values.size());
+    const int64_t taps = w->numel() / std::max<int64_t>(filters * w->dim(1), 1);
+    transpose_inner(values.data(), reordered.data(), filters, w->dim(1), taps, 1);
+    values = std::move(reordered);
+  }
+  std::string why;
+  auto layer = make_integer_layer(*x, values, group, k, filters / group, true, wf->scales, c.constant(2), &why);
+  if (!layer) return note(why);
+  if (c.path_note) *c.path_note = integer_path_note(*layer, *wf);
+  if (c.captured_inputs) *c.captured_inputs |= uint64_t{1} << 1;  // W lives on as its codes
+  return std::make_shared<const IntegerLayer>(std::move(*layer));
+}
+
+namespace {
+
+// The integer path's run (defined with the channels-last code, whose tap offsets it uses).
+bool conv_integer_path(const ConvShape& s, const IntegerLayer& layer, const float* x, bool channels_last, float* y);
+Tensor conv_weights_from_codes(const ConvShape& s, const IntegerLayer& layer, const Dims& w_dims, bool channels_last);
+
 }  // namespace
 
 Result<ConvAttrs> prepare_conv(const ir::Node& node, int64_t) {
@@ -408,6 +463,16 @@ Status conv_kernel(exec::KernelContext& ctx, const ConvAttrs& attrs) {
     conv_float<double>(s, x->data<double>(), w->data<double>(), b ? b->data<double>() : nullptr, y.data<double>());
     ctx.set_output(0, std::move(y));
     return Status::ok();
+  }
+  Tensor w_from_codes;
+  if (const auto* layer = static_cast<const IntegerLayer*>(ctx.prepacked()); layer && dt == DType::kFloat) {
+    Tensor y = ctx.output_buffer(DType::kFloat, s.out_dims);
+    if (conv_integer_path(s, *layer, x->data<float>(), false, y.data<float>())) {
+      ctx.set_output(0, std::move(y));
+      return Status::ok();
+    }
+    w_from_codes = conv_weights_from_codes(s, *layer, w->dims(), false);  // the plan holds W as codes only
+    w = &w_from_codes;
   }
   // float, and float16 / bfloat16 computed in float.
   QONNX_ASSIGN_OR_RETURN(Tensor xf, exec::cast_tensor(*x, DType::kFloat));
@@ -556,6 +621,87 @@ void depthwise_channels_last_f32(const ConvShape& s, const float* x, const float
   });
 }
 
+// The integer path of both layouts (docs/arithmetic.md). `nhwc` holds the activation bytes as (N,
+// positions, C); each output position's taps are gathered in (kernel offset, channel) order, the order
+// prepack_conv packed W's integers in, as one int8 GEMM row per position and group, and the exact sums
+// are scaled into y: channels-last (N, positions, M) or channels-first (N, M, positions).
+void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint8_t* nhwc, bool channels_last, float* y) {
+  const int64_t channels = s.channels, cg = channels / s.group, mg = s.filters / s.group, rows = s.kernel_size * cg;
+  const int64_t blocks = (s.out_size + kChannelsLastBlock - 1) / kChannelsLastBlock;
+  const bool in_place = s.group == 1 && is_pointwise(s);  // each position's row is its C input bytes
+  std::vector<uint8_t> left(in_place ? 0 : static_cast<size_t>(s.out_size * rows));
+  std::vector<int32_t> sums(static_cast<size_t>(s.out_size * mg));
+  const uint8_t zero = layer.x.zero_byte();
+  for (int64_t n = 0; n < s.batch; ++n) {
+    const uint8_t* image = nhwc + n * s.in_size * channels;
+    for (int64_t g = 0; g < s.group; ++g) {
+      if (!in_place)
+        exec::parallel_for(blocks, kChannelsLastBlock * rows, [&](int64_t b0, int64_t b1) {
+          std::vector<int64_t> offsets(static_cast<size_t>(s.kernel_size * kChannelsLastBlock));
+          for (int64_t b = b0; b < b1; ++b) {
+            const int64_t pos0 = b * kChannelsLastBlock, count = std::min(kChannelsLastBlock, s.out_size - pos0);
+            channels_last_offsets(s, pos0, count, offsets.data());
+            for (int64_t j = 0; j < count; ++j) {
+              uint8_t* row = left.data() + (pos0 + j) * rows;
+              for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
+                const int64_t at = offsets[static_cast<size_t>(kk * kChannelsLastBlock + j)];
+                if (at < 0)
+                  std::memset(row + kk * cg, zero, static_cast<size_t>(cg));
+                else
+                  std::memcpy(row + kk * cg, image + at * channels + g * cg, static_cast<size_t>(cg));
+              }
+            }
+          }
+        });
+      int8_gemm(s.out_size, rows, in_place ? image : left.data(), rows, layer.groups[static_cast<size_t>(g)], sums.data(), mg);
+      if (channels_last) {
+        float* yn = y + n * s.out_size * s.filters + g * mg;
+        exec::parallel_for(s.out_size, mg, [&](int64_t p0, int64_t p1) {
+          for (int64_t p = p0; p < p1; ++p)
+            for (int64_t j = 0; j < mg; ++j)
+              yn[p * s.filters + j] = layer.output(sums[static_cast<size_t>(p * mg + j)], g * mg + j);
+        });
+      } else {
+        // Blocks of positions, so the block's sums stay in cache while each channel's run is written.
+        constexpr int64_t kBlock = 64;
+        float* yg = y + (n * s.filters + g * mg) * s.out_size;
+        exec::parallel_for((s.out_size + kBlock - 1) / kBlock, kBlock * mg, [&](int64_t b0, int64_t b1) {
+          for (int64_t b = b0; b < b1; ++b) {
+            const int64_t p0 = b * kBlock, p1 = std::min(s.out_size, p0 + kBlock);
+            for (int64_t j = 0; j < mg; ++j)
+              for (int64_t p = p0; p < p1; ++p)
+                yg[j * s.out_size + p] = layer.output(sums[static_cast<size_t>(p * mg + j)], g * mg + j);
+          }
+        });
+      }
+    }
+  }
+}
+
+bool conv_integer_path(const ConvShape& s, const IntegerLayer& layer, const float* x, bool channels_last, float* y) {
+  const int64_t elements = s.batch * s.channels * s.in_size;
+  std::vector<uint8_t> bytes(static_cast<size_t>(elements));
+  if (!activation_bytes(x, elements, layer.x, bytes.data())) return false;
+  if (channels_last) {
+    conv_integer_nhwc(s, layer, bytes.data(), true, y);
+  } else {
+    std::vector<uint8_t> nhwc(bytes.size());
+    transpose_inner(bytes.data(), nhwc.data(), s.batch, s.channels, s.in_size, 1);
+    conv_integer_nhwc(s, layer, nhwc.data(), false, y);
+  }
+  return true;
+}
+
+// W as the float tensor it came from, in its stored layout, for a run the integer path cannot take.
+Tensor conv_weights_from_codes(const ConvShape& s, const IntegerLayer& layer, const Dims& w_dims, bool channels_last) {
+  Tensor packed_order = layer.float_weights(w_dims, true);  // (M, kernel offsets, C/group)
+  if (channels_last) return packed_order;
+  Tensor w = Tensor::uninitialized(DType::kFloat, w_dims);
+  transpose_inner(packed_order.data<float>(), w.data<float>(), s.filters, s.kernel_size, s.channels / s.group,
+                  sizeof(float));
+  return w;
+}
+
 }  // namespace
 
 Result<bool> conv_channels_last(exec::KernelContext& ctx, const ConvAttrs& attrs) {
@@ -579,6 +725,15 @@ Result<bool> conv_channels_last(exec::KernelContext& ctx, const ConvAttrs& attrs
   out.insert(out.end(), s.geo.out.begin(), s.geo.out.end());
   out.push_back(s.filters);
   Tensor y = ctx.output_buffer(DType::kFloat, out);
+  Tensor w_from_codes;
+  if (const auto* layer = static_cast<const IntegerLayer*>(ctx.prepacked())) {
+    if (y.numel() > 0 && conv_integer_path(s, *layer, x->data<float>(), true, y.data<float>())) {
+      ctx.set_output(0, std::move(y));
+      return true;
+    }
+    w_from_codes = conv_weights_from_codes(s, *layer, w->dims(), true);  // the plan holds W as codes only
+    w = &w_from_codes;
+  }
   if (y.numel() > 0 && depthwise) {
     // W (C, k..., 1) -> (k..., C): a tap's weights for all channels side by side.
     std::vector<float> wt(static_cast<size_t>(w->numel()));
@@ -696,7 +851,9 @@ Status qlinear_conv(exec::KernelContext& ctx, const ConvAttrs& attrs) {
 
 void register_conv_kernels(exec::KernelRegistry& r) {
   // Conv-11 only reworded the padding; ConvInteger and QLinearConv exist from 10.
-  r.add("", "Conv", {1, exec::kNoUpperVersion}, exec::typed_kernel<ConvAttrs, prepare_conv, conv_kernel>());
+  exec::Kernel conv = exec::typed_kernel<ConvAttrs, prepare_conv, conv_kernel>();
+  conv.prepack = prepack_conv;
+  r.add("", "Conv", {1, exec::kNoUpperVersion}, conv);
   r.add("", "ConvInteger", {10, exec::kNoUpperVersion}, exec::typed_kernel<ConvAttrs, prepare_conv, conv_integer>());
   r.add("", "QLinearConv", {10, exec::kNoUpperVersion}, exec::typed_kernel<ConvAttrs, prepare_conv, qlinear_conv>());
 }

@@ -3,12 +3,15 @@
 // Before opset 7 C broadcasts only with the `broadcast` attribute set; from 7 whenever its shape allows.
 #include <cmath>
 #include <cstdint>
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
 #include "kernels/common/attr_check.h"
 #include "kernels/common/gemm_core.h"
+#include "kernels/common/integer_form.h"
 #include "kernels/common/transpose.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/broadcast.h"
@@ -103,15 +106,83 @@ struct TransposedB {
   std::vector<float> data;
 };
 
-exec::PreparedState prepack_gemm(const void* prepared, const std::vector<const Tensor*>& constants) {
-  const auto& attrs = *static_cast<const GemmAttrs*>(prepared);
-  const Tensor* b = constants.size() > 1 ? constants[1] : nullptr;
+// What a Gemm step keeps from plan time: its integer path (docs/arithmetic.md), or a transposed float B.
+struct GemmPacked {
+  std::optional<IntegerLayer> integer;
+  TransposedB transposed;
+};
+
+// The integer path: alpha 1, A not transposed, B a 2-D constant with one scale per tensor or per output
+// column, and C (beta 1) absent or a constant with one value per tensor or per output column.
+std::optional<IntegerLayer> gemm_integer_layer(const exec::PrepackContext& c, const GemmAttrs& attrs) {
+  const Tensor* b = c.constant(1);
+  const exec::IntegerForm* bf = c.form(1);
+  auto note = [&](std::string text) -> std::optional<IntegerLayer> {
+    if (c.path_note) *c.path_note = "float: " + std::move(text);
+    return std::nullopt;
+  };
+  if (c.arithmetic != exec::Arithmetic::kInt || (!c.form(0) && !bf)) return std::nullopt;
+  if (!b || !bf) return note("B is not a constant with an integer form (a quantizer's output)");
+  const int n_axis = attrs.trans_b ? 0 : 1;
+  if (b->rank() != 2 || !(bf->per_tensor() || bf->axis == n_axis))
+    return note("B is not 2-D with one scale per tensor or per output column");
+  if (attrs.trans_a || attrs.alpha != 1.0f) return note("transA or alpha != 1");
+  const auto a = byte_activation(c.form(0));
+  if (!a) return note("A has no integer form with one scale and at most 256 values including 0");
+  const int64_t n = b->dim(static_cast<size_t>(n_axis)), k = b->dim(static_cast<size_t>(1 - n_axis));
+  const ir::Value* c_value = c.node->inputs().size() > 2 ? c.node->inputs()[2] : nullptr;
+  Tensor bias;
+  if (c_value && attrs.beta != 0.0f) {
+    const Tensor* ct = c.constant(2);
+    if (!ct || ct->dtype() != DType::kFloat || attrs.beta != 1.0f) return note("C is not a float constant with beta 1");
+    if (ct->numel() == 1) {
+      bias = Tensor(DType::kFloat, {n});
+      std::fill(bias.data<float>(), bias.data<float>() + n, ct->data<float>()[0]);
+    } else if (ct->numel() == n && ct->dim(ct->rank() - 1) == n) {
+      bias = *ct;
+    } else {
+      return note("C is not one value per tensor or per output column");
+    }
+  }
+  std::vector<int8_t> values;
+  if (!int8_values(*b, *bf, &values)) return note("B's integers do not fit int8");
+  std::string why;
+  auto layer = make_integer_layer(*a, values, 1, k, n, attrs.trans_b, bf->scales, bias.defined() ? &bias : nullptr, &why);
+  if (!layer) return note(why);
+  if (c.path_note) *c.path_note = integer_path_note(*layer, *bf);
+  return layer;
+}
+
+exec::PreparedState prepack_gemm(const exec::PrepackContext& context) {
+  const auto& attrs = *static_cast<const GemmAttrs*>(context.prepared);
+  auto packed = std::make_shared<GemmPacked>();
+  packed->integer = gemm_integer_layer(context, attrs);
+  if (packed->integer) {
+    if (context.captured_inputs) *context.captured_inputs |= uint64_t{1} << 1;  // B lives on as its codes
+    return packed;
+  }
+  const Tensor* b = context.constant(1);
   if (!attrs.trans_b || !b || b->dtype() != DType::kFloat || b->rank() != 2) return nullptr;
-  auto packed = std::make_shared<TransposedB>();
-  packed->n = b->dim(0), packed->k = b->dim(1);
-  packed->data.resize(static_cast<size_t>(packed->n * packed->k));
-  transpose_inner(b->data<float>(), packed->data.data(), 1, packed->n, packed->k, sizeof(float));
+  TransposedB& t = packed->transposed;
+  t.n = b->dim(0), t.k = b->dim(1);
+  t.data.resize(static_cast<size_t>(t.n * t.k));
+  transpose_inner(b->data<float>(), t.data.data(), 1, t.n, t.k, sizeof(float));
   return packed;
+}
+
+// y (m x n) = a x B + C on the integer path; false (nothing written) when a holds a value its form does
+// not describe (a NaN): the float path runs instead.
+bool gemm_integer_path(const IntegerLayer& layer, int64_t m, int64_t k, const float* a, float* y) {
+  const int64_t n = layer.groups[0].n();
+  std::vector<uint8_t> bytes(static_cast<size_t>(m * k));
+  if (!activation_bytes(a, m * k, layer.x, bytes.data())) return false;
+  std::vector<int32_t> sums(static_cast<size_t>(m * n));
+  int8_gemm(m, k, bytes.data(), k, layer.groups[0], sums.data(), n);
+  exec::parallel_for(m, n, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t j = 0; j < n; ++j) y[i * n + j] = layer.output(sums[static_cast<size_t>(i * n + j)], j);
+  });
+  return true;
 }
 
 Status gemm(exec::KernelContext& ctx, const GemmAttrs& attrs) {
@@ -159,10 +230,20 @@ Status gemm(exec::KernelContext& ctx, const GemmAttrs& attrs) {
     ctx.set_output(0, std::move(out));
     return Status::ok();
   }
+  const auto* packed = static_cast<const GemmPacked*>(ctx.prepacked());
+  Tensor b_from_codes;
+  if (packed && packed->integer && dt == DType::kFloat) {
+    Tensor y = ctx.output_buffer(DType::kFloat, out_dims);
+    if (gemm_integer_path(*packed->integer, m, k, a->data<float>(), y.data<float>())) {
+      ctx.set_output(0, std::move(y));
+      return Status::ok();
+    }
+    b_from_codes = packed->integer->float_weights(b->dims(), trans_b);  // the plan holds B as codes only
+    b = &b_from_codes;
+  }
   Tensor y(dt, out_dims);
-  const auto* packed = static_cast<const TransposedB*>(ctx.prepacked());
-  if (dt == DType::kFloat && trans_b && packed && packed->n == n && packed->k == k) {
-    run_gemm<float>(a->data<float>(), packed->data.data(), c ? c->data<float>() : nullptr, c ? c->dims() : Dims{},
+  if (dt == DType::kFloat && trans_b && packed && packed->transposed.n == n && packed->transposed.k == k) {
+    run_gemm<float>(a->data<float>(), packed->transposed.data.data(), c ? c->data<float>() : nullptr, c ? c->dims() : Dims{},
                     trans_a, false, alpha, beta, m, k, n, y.data<float>());
     ctx.set_output(0, std::move(y));
     return Status::ok();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/common/gemm_core.h"
+#include "kernels/common/integer_form.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "kernels/onnx/quantize_util.h"
 #include "qonnx/exec/broadcast.h"
@@ -60,6 +61,19 @@ Result<MatMulPlan> plan_matmul(const exec::KernelContext& ctx, const Dims& a_dim
 template <typename T>
 void run_matmul(const MatMulPlan& p, const T* a, const T* b, T* c) {
   if constexpr (std::is_same_v<T, float>) {
+    // One B for every batch entry and A's entries in order (a 2-D weight): one product of all rows, so
+    // B is read once rather than once per entry. Each output is the same fused sum either way.
+    bool one_b = true;
+    for (size_t bi = 0; bi < p.a_index.size() && one_b; ++bi)
+      one_b = p.b_index[bi] == p.b_index[0] && p.a_index[bi] == static_cast<int64_t>(bi);
+    if (one_b && p.a_index.size() > 1) {
+      const FloatRowMajorSource source(b + p.b_index[0] * p.k * p.n, p.n);
+      FloatGemm g;
+      g.m = p.m * static_cast<int64_t>(p.a_index.size()), g.n = p.n, g.k = p.k, g.a = a, g.lda = p.k;
+      g.b = &source, g.c = c, g.ldc = p.n;
+      float_gemm(g);
+      return;
+    }
     struct Item {
       FloatGemm gemm;
       FloatRowMajorSource source;
@@ -90,6 +104,48 @@ void run_matmul(const MatMulPlan& p, const T* a, const T* b, T* c) {
   }
 }
 
+// --- the integer path (docs/arithmetic.md): A and B hold integers times scales, the sums are exact.
+
+// Plan-time: B's integers packed when B is a 2-D constant whose scale is per tensor or per column and A's
+// form has one scale and fits a byte.
+exec::PreparedState prepack_matmul(const exec::PrepackContext& c) {
+  if (c.arithmetic != exec::Arithmetic::kInt) return nullptr;
+  const Tensor* b = c.constant(1);
+  const exec::IntegerForm* bf = c.form(1);
+  auto note = [&](std::string text) -> exec::PreparedState {
+    if (c.path_note) *c.path_note = "float: " + std::move(text);
+    return nullptr;
+  };
+  if (!c.form(0) && !bf) return nullptr;
+  if (!b || !bf) return note("B is not a constant with an integer form (a quantizer's output)");
+  if (b->rank() != 2 || !(bf->per_tensor() || bf->axis == 1)) return note("B is not 2-D with one scale per tensor or per column");
+  const auto a = byte_activation(c.form(0));
+  if (!a) return note("A has no integer form with one scale and at most 256 values including 0");
+  std::vector<int8_t> values;
+  if (!int8_values(*b, *bf, &values)) return note("B's integers do not fit int8");
+  std::string why;
+  auto layer = make_integer_layer(*a, values, 1, b->dim(0), b->dim(1), false, bf->scales, nullptr, &why);
+  if (!layer) return note(why);
+  if (c.path_note) *c.path_note = integer_path_note(*layer, *bf);
+  if (c.captured_inputs) *c.captured_inputs |= uint64_t{1} << 1;  // B lives on as its codes
+  return std::make_shared<const IntegerLayer>(std::move(*layer));
+}
+
+// y (rows x n) = a (rows x k) x B on the integer path; false (nothing written) when a holds a value its
+// form does not describe (a NaN): the float path runs instead.
+bool matmul_integer_path(const IntegerLayer& layer, int64_t rows, int64_t k, const float* a, float* y) {
+  const int64_t n = layer.groups[0].n();
+  std::vector<uint8_t> bytes(static_cast<size_t>(rows * k));
+  if (!activation_bytes(a, rows * k, layer.x, bytes.data())) return false;
+  std::vector<int32_t> sums(static_cast<size_t>(rows * n));
+  int8_gemm(rows, k, bytes.data(), k, layer.groups[0], sums.data(), n);
+  exec::parallel_for(rows, n, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t j = 0; j < n; ++j) y[i * n + j] = layer.output(sums[static_cast<size_t>(i * n + j)], j);
+  });
+  return true;
+}
+
 Status matmul(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* a, ctx.required(0, "A"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* b, ctx.required(1, "B"));
@@ -98,6 +154,17 @@ Status matmul(exec::KernelContext& ctx) {
                            dtype_name(a->dtype()));
   QONNX_ASSIGN_OR_RETURN(MatMulPlan plan, plan_matmul(ctx, a->dims(), b->dims(), 0, 1));
   const DType dt = a->dtype();
+  Tensor b_from_codes;
+  if (const auto* layer = static_cast<const IntegerLayer*>(ctx.prepacked()); layer && dt == DType::kFloat) {
+    Tensor out = ctx.output_buffer(DType::kFloat, plan.out_dims);
+    if (matmul_integer_path(*layer, a->numel() / std::max<int64_t>(plan.k, 1), plan.k, a->data<float>(),
+                            out.data<float>())) {
+      ctx.set_output(0, std::move(out));
+      return Status::ok();
+    }
+    b_from_codes = layer->float_weights(b->dims(), false);  // the plan holds B as codes only
+    b = &b_from_codes;
+  }
   if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
     QONNX_ASSIGN_OR_RETURN(Tensor af, exec::cast_tensor(*a, DType::kFloat));
     QONNX_ASSIGN_OR_RETURN(Tensor bf, exec::cast_tensor(*b, DType::kFloat));
@@ -222,7 +289,9 @@ Status qlinear_matmul(exec::KernelContext& ctx) {
 
 void register_matmul_kernels(exec::KernelRegistry& r) {
   // MatMul-9/13 and QLinearMatMul-21 only added types.
-  r.add("", "MatMul", {1, exec::kNoUpperVersion}, matmul);
+  exec::Kernel kernel{matmul, nullptr, {}};
+  kernel.prepack = prepack_matmul;
+  r.add("", "MatMul", {1, exec::kNoUpperVersion}, kernel);
   r.add("", "MatMulInteger", {10, exec::kNoUpperVersion}, matmul_integer);
   r.add("", "QLinearMatMul", {10, exec::kNoUpperVersion}, qlinear_matmul);
 }

@@ -15,6 +15,7 @@
 #include "kernels/onnx/onnx_kernels.h"
 #include "kernels/onnx/ort_arithmetic.h"
 #include "qonnx/exec/dtype_dispatch.h"
+#include "qonnx/exec/threads.h"
 
 namespace qonnx::kernels {
 namespace {
@@ -159,6 +160,41 @@ void max_pool_typed(const PoolPlan& p, const T* x, T* y, int64_t* indices, bool 
   }
 }
 
+// 2-D float MaxPool without Indices, planes split between threads: each output is its window's first tap
+// inside the input, then every later tap that is greater, row-major over the window (max_pool_typed's
+// rule, so NaN and ties come out the same); an empty window gives -inf, as there.
+void max_pool_2d_f32(const PoolPlan& p, const float* x, float* y) {
+  const WindowGeometry& g = p.geo;
+  const int64_t in_h = g.in[0], in_w = g.in[1], out_h = g.out[0], out_w = g.out[1];
+  exec::parallel_for(p.planes, p.out_size * g.kernel[0] * g.kernel[1], [&](int64_t q0, int64_t q1) {
+    for (int64_t plane = q0; plane < q1; ++plane) {
+      const float* xp = x + plane * p.in_size;
+      float* yp = y + plane * p.out_size;
+      for (int64_t oh = 0; oh < out_h; ++oh) {
+        const int64_t ih0 = oh * g.strides[0] - g.pads_begin[0];
+        for (int64_t ow = 0; ow < out_w; ++ow) {
+          const int64_t iw0 = ow * g.strides[1] - g.pads_begin[1];
+          bool first = true;
+          float best = -std::numeric_limits<float>::infinity();
+          for (int64_t kh = 0; kh < g.kernel[0]; ++kh) {
+            const int64_t ih = ih0 + kh * g.dilations[0];
+            if (ih < 0 || ih >= in_h) continue;
+            const float* row = xp + ih * in_w;
+            for (int64_t kw = 0; kw < g.kernel[1]; ++kw) {
+              const int64_t iw = iw0 + kw * g.dilations[1];
+              if (iw < 0 || iw >= in_w) continue;
+              const float v = row[iw];
+              if (first || v > best) best = v;
+              first = false;
+            }
+          }
+          yp[oh * out_w + ow] = best;
+        }
+      }
+    }
+  });
+}
+
 // Sums tap(x) over each window and writes finish(sum, window index, spans) (AveragePool, LpPool).
 template <typename T, typename Tap, typename Finish>
 void sum_pool_typed(const PoolPlan& p, const T* x, T* y, Tap tap, Finish finish) {
@@ -234,6 +270,11 @@ Status max_pool_kernel(exec::KernelContext& ctx, const PoolAttrs& attrs) {
   const bool want_indices = attrs.want_indices;
   Tensor y(x->dtype(), p.out_dims);
   Tensor indices = want_indices ? Tensor(DType::kInt64, p.out_dims) : Tensor();
+  if (!want_indices && x->dtype() == DType::kFloat && p.geo.rank() == 2) {
+    max_pool_2d_f32(p, x->data<float>(), y.data<float>());
+    ctx.set_output(0, std::move(y));
+    return Status::ok();
+  }
   bool supported = false;
   exec::visit_dtype(x->dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/common/integer_form.h"
 #include "kernels/common/attr_check.h"
 #include "kernels/common/fast_math.h"
 #include "kernels/common/quant_avx2.h"
@@ -367,10 +368,64 @@ Status dynamic_quantize_linear(exec::KernelContext& ctx) {
   return Status::ok();
 }
 
+// DequantizeLinear of 4/8/16-bit integers is float32(x - zero point) * scale with x - zero point exact:
+// an integer form when scale and zero point are plan-time constants (one value, or one per index of axis).
+std::vector<std::optional<exec::IntegerForm>> dequantize_linear_forms(const exec::PrepackContext& c) {
+  std::vector<std::optional<exec::IntegerForm>> out(1);
+  const auto& attrs = *static_cast<const QdqAttrs*>(c.prepared);
+  const Tensor* scale = c.constant(1);
+  const Tensor* zp = c.constant(2);
+  if (!scale || (c.node->inputs().size() > 2 && c.node->inputs()[2] && !zp) || attrs.block_size != 0) return out;
+  // x's type: its constant's, else the zero point's (the same by the op's type constraint), else declared.
+  DType type = DType::kUndefined;
+  if (const Tensor* x = c.constant(0)) {
+    type = x->dtype();
+  } else if (zp) {
+    type = zp->dtype();
+  } else if (const ir::Value* v = c.node->inputs()[0]; v && v->graph()) {
+    if (auto t = v->graph()->type_of(v)) type = t->dtype;
+  }
+  int64_t qmin = 0, qmax = 0;
+  switch (type) {
+    case DType::kInt8: qmin = -128, qmax = 127; break;
+    case DType::kUInt8: qmin = 0, qmax = 255; break;
+    case DType::kInt16: qmin = -32768, qmax = 32767; break;
+    case DType::kUInt16: qmin = 0, qmax = 65535; break;
+    case DType::kInt4: qmin = -8, qmax = 7; break;
+    case DType::kUInt4: qmin = 0, qmax = 15; break;
+    default: return out;
+  }
+  if (scale->dtype() != DType::kFloat) return out;
+  const int64_t rank = known_input_rank(c, 0);
+  Tensor zero_point;
+  if (zp) {
+    auto zf = exec::cast_tensor(*zp, DType::kFloat);
+    if (!zf.is_ok()) return out;
+    zero_point = std::move(zf).value();
+  }
+  // A per-axis scale is 1-D along `axis`: give scaled_integer_form the broadcast layout it reads.
+  auto along_axis = [&](const Tensor& t) -> std::optional<Tensor> {
+    if (t.numel() == 1) return t;
+    if (t.rank() != 1 || rank < 1) return std::nullopt;
+    const int64_t axis = attrs.axis < 0 ? attrs.axis + rank : attrs.axis;
+    if (axis < 0 || axis >= rank) return std::nullopt;
+    Dims dims(static_cast<size_t>(rank - axis), 1);
+    dims[0] = t.numel();
+    return t.reshaped(dims);
+  };
+  auto s = along_axis(*scale);
+  std::optional<Tensor> z = zero_point.defined() ? along_axis(zero_point) : std::optional<Tensor>(Tensor());
+  if (!s || !z) return out;
+  out[0] = scaled_integer_form(*s, *z, qmin, qmax, rank);
+  return out;
+}
+
 template <int kSince>
 void add_qdq(exec::KernelRegistry& r, int until) {
   r.add("", "QuantizeLinear", {kSince, until}, exec::typed_kernel<QdqAttrs, prepare_qdq<kSince>, quantize_linear<kSince>>());
-  r.add("", "DequantizeLinear", {kSince, until}, exec::typed_kernel<QdqAttrs, prepare_qdq<kSince>, dequantize_linear<kSince>>());
+  exec::Kernel dequantize = exec::typed_kernel<QdqAttrs, prepare_qdq<kSince>, dequantize_linear<kSince>>();
+  dequantize.integer_forms = dequantize_linear_forms;
+  r.add("", "DequantizeLinear", {kSince, until}, dequantize);
 }
 
 }  // namespace

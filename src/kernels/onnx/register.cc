@@ -41,6 +41,12 @@ void register_onnx_kernels(exec::KernelRegistry& r) {
   register_unpool_kernels(r);
   register_unique_kernels(r);
   register_optimizer_kernels(r);
+  // Integer forms pass through the ops that move or select elements without changing them, so a
+  // quantizer's form reaches the layer behind a MaxPool or a Reshape (docs/arithmetic.md).
+  for (const char* op : {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool",
+                         "GlobalMaxPool", "DepthToSpace", "SpaceToDepth"})
+    r.set_integer_forms("", op, exec::same_per_tensor_form);
+  r.set_integer_forms("", "Relu", exec::relu_form);
 }
 
 }  // namespace qonnx::kernels

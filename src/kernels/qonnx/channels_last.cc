@@ -179,8 +179,11 @@ Status batch_normalization(exec::KernelContext& ctx, const BatchNormAttrs& attrs
 
 void register_channels_last_kernels(exec::KernelRegistry& r) {
   const char* domain = dialect::kChannelsLastDomain;
-  r.add(domain, "Conv", {1, exec::kNoUpperVersion}, exec::typed_kernel<ConvAttrs, prepare_conv, conv>());
+  exec::Kernel conv_kernel = exec::typed_kernel<ConvAttrs, prepare_conv, conv>();
+  conv_kernel.prepack = prepack_conv;
+  r.add(domain, "Conv", {1, exec::kNoUpperVersion}, conv_kernel);
   r.add(domain, "MaxPool", {1, exec::kNoUpperVersion}, exec::typed_kernel<PoolAttrs, prepare_max_pool_10, max_pool>());
+  r.set_integer_forms(domain, "MaxPool", exec::same_per_tensor_form);
   r.add(domain, "BatchNormalization", {1, exec::kNoUpperVersion},
         exec::typed_kernel<BatchNormAttrs, prepare_batch_norm_7, batch_normalization>());
 }

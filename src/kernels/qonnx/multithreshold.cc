@@ -194,11 +194,36 @@ Status multi_threshold(exec::KernelContext& ctx, const MultiThresholdAttrs& attr
   return Status::ok();
 }
 
+// y = out_scale * count + out_bias with count in [0, T] (T thresholds per channel): v * out_scale with
+// v = count + out_bias / out_scale, when that quotient is an integer and every y is float32 v * out_scale.
+std::vector<std::optional<exec::IntegerForm>> multi_threshold_forms(const exec::PrepackContext& c) {
+  std::vector<std::optional<exec::IntegerForm>> out(1);
+  const Tensor* thresholds = c.constant(1);
+  if (!thresholds || thresholds->rank() != 2 || !c.prepared) return out;
+  const auto& attrs = *static_cast<const MultiThresholdAttrs*>(c.prepared);
+  const float s = attrs.out_scale, b = attrs.out_bias;
+  const int64_t steps = thresholds->dim(1);
+  if (!std::isfinite(s) || s == 0.0f || !std::isfinite(b) || steps > (1 << 16)) return out;
+  const float offset = b / s;
+  if (offset != std::floor(offset) || std::abs(offset) > float(1 << 24)) return out;
+  for (int64_t count = 0; count <= steps; ++count) {
+    const float y = s * static_cast<float>(count) + b;
+    if (y != (static_cast<float>(count) + offset) * s) return out;
+  }
+  exec::IntegerForm form;
+  form.lo = static_cast<int64_t>(offset);
+  form.hi = steps + static_cast<int64_t>(offset);
+  form.scales = {s};
+  out[0] = std::move(form);
+  return out;
+}
+
 }  // namespace
 
 void register_multithreshold_kernels(exec::KernelRegistry& r) {
-  add_general_op(r, dialect::kMultiThresholdOp, {1, exec::kNoUpperVersion},
-                 exec::typed_kernel<MultiThresholdAttrs, prepare_multi_threshold, multi_threshold>());
+  exec::Kernel kernel = exec::typed_kernel<MultiThresholdAttrs, prepare_multi_threshold, multi_threshold>();
+  kernel.integer_forms = multi_threshold_forms;
+  add_general_op(r, dialect::kMultiThresholdOp, {1, exec::kNoUpperVersion}, kernel);
 }
 
 }  // namespace qonnx::kernels

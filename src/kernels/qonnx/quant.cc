@@ -1,4 +1,5 @@
 // Quant / IntQuant and BipolarQuant (SEMANTICS.md section 1).
+#include "kernels/common/integer_form.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/kernels/quant.h"
 
@@ -160,12 +161,45 @@ Result<Tensor> quant_codes(const quant::NodeInputs& in, const Tensor& x, const q
   return codes;
 }
 
+namespace {
+
+// Quant's output is (q - z) * s in float32 with q an integer code: an integer form when the scale,
+// zero point and bit width are plan-time constants and the zero point is an integer.
+std::vector<std::optional<exec::IntegerForm>> quant_forms(const exec::PrepackContext& c) {
+  std::vector<std::optional<exec::IntegerForm>> out(1);
+  if (!c.constant(1) || !c.constant(2) || !c.constant(3) || !c.prepared) return out;
+  const quant::NodeInputs in(*c.node, c.constants);
+  auto p = quant::read_quant_params(in, *static_cast<const quant::QuantAttrs*>(c.prepared));
+  if (!p.is_ok()) return out;
+  const quant::IntRange range = quant::quant_int_range(p.value().bits, p.value().is_signed, p.value().narrow);
+  // A 1-bit signed Quant gives +-1 codes (SEMANTICS.md), whatever its narrow range says.
+  const bool bipolar = p.value().bipolar();
+  out[0] = scaled_integer_form(p.value().scale, p.value().zeropt, bipolar ? -1 : static_cast<int64_t>(range.min),
+                               bipolar ? 1 : static_cast<int64_t>(range.max), known_input_rank(c, 0));
+  return out;
+}
+
+// BipolarQuant: +-1 times its scale.
+std::vector<std::optional<exec::IntegerForm>> bipolar_forms(const exec::PrepackContext& c) {
+  std::vector<std::optional<exec::IntegerForm>> out(1);
+  if (!c.constant(1)) return out;
+  auto scale = quant::scale_input(quant::NodeInputs(*c.node, c.constants), 1, "scale");
+  if (scale.is_ok()) out[0] = scaled_integer_form(scale.value(), Tensor(), -1, 1, known_input_rank(c, 0));
+  return out;
+}
+
+}  // namespace
+
 void register_quant_kernels(exec::KernelRegistry& r) {
   // One version of each in the QONNX domains (and, for the ops known there, in the default domain).
   constexpr exec::VersionRange kAll{1, exec::kNoUpperVersion};
-  add_general_op(r, dialect::kQuantOp, kAll, exec::typed_kernel<quant::QuantAttrs, prepare_quant, quant>());
-  add_general_op(r, dialect::kIntQuantOp, kAll, exec::typed_kernel<quant::QuantAttrs, prepare_quant, quant>());
-  add_general_op(r, dialect::kBipolarQuantOp, kAll, exec::Kernel{bipolar_quant, nullptr, {}});
+  exec::Kernel quant_kernel = exec::typed_kernel<quant::QuantAttrs, prepare_quant, quant>();
+  quant_kernel.integer_forms = quant_forms;
+  add_general_op(r, dialect::kQuantOp, kAll, quant_kernel);
+  add_general_op(r, dialect::kIntQuantOp, kAll, quant_kernel);
+  exec::Kernel bipolar_kernel{bipolar_quant, nullptr, {}};
+  bipolar_kernel.integer_forms = bipolar_forms;
+  add_general_op(r, dialect::kBipolarQuantOp, kAll, bipolar_kernel);
 }
 
 }  // namespace qonnx::kernels

@@ -1,0 +1,212 @@
+#include "kernels/common/integer_form.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "qonnx/exec/threads.h"
+
+namespace qonnx::kernels {
+namespace {
+
+constexpr double kExactInteger = 16777216.0;  // 2^24: integers up to here are exact in float32
+
+// Adding and subtracting 1.5 * 2^23 rounds a float32 of magnitude below 2^22 to the nearest integer
+// (ties to even) in the default rounding mode, and vectorizes where nearbyint would not.
+inline float round_small(float t) {
+  constexpr float kMagic = 12582912.0f;
+  return (t + kMagic) - kMagic;
+}
+
+// The axis along which `t` (broadcast against rank `rank`) varies: -1 when it holds one value, -2 when
+// it varies along several dims or its layout cannot be placed.
+int varying_axis(const Tensor& t, int64_t rank) {
+  if (t.numel() == 1) return -1;
+  const int64_t r = static_cast<int64_t>(t.rank());
+  if (rank < r) return -2;
+  int axis = -1;
+  for (int64_t d = 0; d < r; ++d) {
+    if (t.dim(static_cast<size_t>(d)) == 1) continue;
+    if (axis >= 0) return -2;
+    axis = static_cast<int>(rank - r + d);
+  }
+  return axis;
+}
+
+}  // namespace
+
+std::optional<exec::IntegerForm> scaled_integer_form(const Tensor& scale, const Tensor& zero_point, int64_t qmin,
+                                                     int64_t qmax, int64_t rank) {
+  if (!scale.defined() || scale.dtype() != DType::kFloat || scale.numel() < 1) return std::nullopt;
+  if (std::max(std::abs(qmin), std::abs(qmax)) > kExactInteger) return std::nullopt;
+  const int scale_axis = varying_axis(scale, rank);
+  if (scale_axis == -2) return std::nullopt;
+  exec::IntegerForm form;
+  form.axis = scale_axis;
+  const float* s = scale.data<float>();
+  form.scales.assign(s, s + scale.numel());
+  for (float v : form.scales)
+    if (!std::isfinite(v) || v == 0.0f) return std::nullopt;
+  double zmin = 0.0, zmax = 0.0;
+  if (zero_point.defined()) {
+    if (zero_point.dtype() != DType::kFloat || zero_point.numel() < 1) return std::nullopt;
+    const int zero_axis = varying_axis(zero_point, rank);
+    if (zero_axis == -2 || (zero_axis >= 0 && (zero_axis != scale_axis || zero_point.numel() != scale.numel())))
+      return std::nullopt;
+    const float* z = zero_point.data<float>();
+    zmin = zmax = z[0];
+    for (int64_t i = 0; i < zero_point.numel(); ++i) {
+      if (z[i] != std::floor(z[i]) || std::abs(z[i]) > kExactInteger) return std::nullopt;
+      zmin = std::min<double>(zmin, z[i]);
+      zmax = std::max<double>(zmax, z[i]);
+    }
+  }
+  form.lo = qmin - static_cast<int64_t>(zmax);
+  form.hi = qmax - static_cast<int64_t>(zmin);
+  return form;
+}
+
+int64_t known_input_rank(const exec::PrepackContext& context, size_t i) {
+  if (const Tensor* t = context.constant(i)) return static_cast<int64_t>(t->rank());
+  const auto& inputs = context.node->inputs();
+  const ir::Value* v = i < inputs.size() ? inputs[i] : nullptr;
+  if (!v || !v->graph()) return -1;
+  auto type = v->graph()->type_of(v);
+  return type && type->has_shape ? static_cast<int64_t>(type->dims.size()) : -1;
+}
+
+bool int8_values(const Tensor& x, const exec::IntegerForm& form, std::vector<int8_t>* values) {
+  if (x.dtype() != DType::kFloat) return false;
+  const int64_t n = x.numel();
+  int64_t inner = 1, count = 1;  // element i has scale index (i / inner) % count
+  if (!form.per_tensor()) {
+    if (form.axis >= static_cast<int>(x.rank()) || x.dim(static_cast<size_t>(form.axis)) !=
+                                                     static_cast<int64_t>(form.scales.size()))
+      return false;
+    for (size_t d = static_cast<size_t>(form.axis) + 1; d < x.rank(); ++d) inner *= x.dim(d);
+    count = static_cast<int64_t>(form.scales.size());
+  } else if (form.scales.size() != 1) {
+    return false;
+  }
+  values->resize(static_cast<size_t>(n));
+  const float* xs = x.data<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    const float s = form.scales[static_cast<size_t>((i / inner) % count)];
+    const float t = xs[i] / s;
+    if (!(std::abs(t) < 256.0f)) return false;
+    const float v = round_small(t);
+    if (v < -128.0f || v > 127.0f || v * s != xs[i]) return false;
+    (*values)[static_cast<size_t>(i)] = static_cast<int8_t>(v);
+  }
+  return true;
+}
+
+std::optional<ByteActivation> byte_activation(const exec::IntegerForm* form) {
+  if (!form || !form->per_tensor() || form->scales.size() != 1) return std::nullopt;
+  if (form->lo > 0 || form->hi < 0 || form->hi - form->lo > 255) return std::nullopt;
+  ByteActivation a;
+  a.scale = form->scales[0];
+  a.lo = form->lo;
+  a.hi = form->hi;
+  return a;
+}
+
+bool activation_bytes(const float* x, int64_t n, const ByteActivation& a, uint8_t* u) {
+  // x * (1 / s) is within a few float steps of x / s, far closer than 1/2 to v for |v| <= 256, so it
+  // rounds to the same v; the exact test is v * s == x.
+  const float s = a.scale, inverse = 1.0f / a.scale, lo = static_cast<float>(a.lo), hi = static_cast<float>(a.hi);
+  constexpr int64_t kChunk = 4096;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<uint8_t> chunk_ok(static_cast<size_t>(chunks), 1);
+  exec::parallel_for(chunks, kChunk, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      const int64_t i1 = std::min(n, (c + 1) * kChunk);
+      int bad = 0;
+      for (int64_t i = c * kChunk; i < i1; ++i) {
+        // t is range-checked before rounding (round_small needs |t| < 2^22); a NaN fails every compare.
+        float t = x[i] * inverse;
+        bad |= !(t >= lo - 1.0f && t <= hi + 1.0f);
+        t = t >= lo - 1.0f && t <= hi + 1.0f ? t : 0.0f;
+        const float v = round_small(t);
+        bad |= (v < lo) | (v > hi) | (v * s != x[i]);
+        u[i] = static_cast<uint8_t>(static_cast<int>(v - lo) & 0xff);
+      }
+      chunk_ok[static_cast<size_t>(c)] = bad == 0;
+    }
+  });
+  return std::all_of(chunk_ok.begin(), chunk_ok.end(), [](uint8_t ok) { return ok != 0; });
+}
+
+Tensor IntegerLayer::float_weights(const Dims& dims, bool transposed) const {
+  Tensor w = Tensor::uninitialized(DType::kFloat, dims);
+  float* out = w.data<float>();
+  const int64_t n = groups.empty() ? 0 : groups[0].n(), k = groups.empty() ? 0 : groups[0].k();
+  // Rows of the identity times the packed weights give the weights' integers back.
+  constexpr int64_t kRows = 64;
+  std::vector<uint8_t> identity(static_cast<size_t>(kRows * k));
+  std::vector<int32_t> rows(static_cast<size_t>(kRows * n));
+  for (size_t g = 0; g < groups.size(); ++g) {
+    float* block = out + static_cast<int64_t>(g) * k * n;
+    for (int64_t p0 = 0; p0 < k; p0 += kRows) {
+      const int64_t count = std::min(kRows, k - p0);
+      std::fill(identity.begin(), identity.end(), uint8_t{0});
+      for (int64_t i = 0; i < count; ++i) identity[static_cast<size_t>(i * k + p0 + i)] = 1;
+      int8_gemm(count, k, identity.data(), k, groups[g], rows.data(), n);
+      for (int64_t i = 0; i < count; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t channel = static_cast<int64_t>(g) * n + j;
+          const float v = static_cast<float>(rows[static_cast<size_t>(i * n + j)]) * weight_scale[static_cast<size_t>(channel)];
+          block[transposed ? j * k + p0 + i : (p0 + i) * n + j] = v;
+        }
+    }
+  }
+  return w;
+}
+
+std::optional<IntegerLayer> make_integer_layer(const ByteActivation& x, const std::vector<int8_t>& values, int64_t groups,
+                                               int64_t k, int64_t n, bool transposed,
+                                               const std::vector<float>& weight_scales, const Tensor* bias,
+                                               std::string* why) {
+  IntegerLayer layer;
+  layer.x = x;
+  for (int8_t v : values) layer.max_abs_weight = std::max<int64_t>(layer.max_abs_weight, std::abs(int{v}));
+  // int8_gemm's int32 sums of bytes times weights.
+  if (static_cast<double>(k) * x.max_byte() * static_cast<double>(layer.max_abs_weight) >= 2147483648.0) {
+    *why = fmt::format("{} taps of {}-value activations times weights up to {} may overflow int32", k,
+                       x.max_byte() + 1, layer.max_abs_weight);
+    return std::nullopt;
+  }
+  const int64_t channels = groups * n;
+  if (weight_scales.size() != 1 && static_cast<int64_t>(weight_scales.size()) != channels) {
+    *why = "the weight scales are not one per output channel";
+    return std::nullopt;
+  }
+  const int64_t block = k * n;
+  for (int64_t g = 0; g < groups; ++g)
+    layer.groups.push_back(Int8Weights::pack(k, n, values.data() + g * block, transposed ? k : n, transposed,
+                                             x.max_byte()));
+  for (int64_t c = 0; c < channels; ++c) {
+    const float ws = weight_scales[weight_scales.size() == 1 ? 0 : static_cast<size_t>(c)];
+    layer.weight_scale.push_back(ws);
+    layer.scale.push_back(static_cast<double>(x.scale) * static_cast<double>(ws));
+    const auto& sums = layer.groups[static_cast<size_t>(c / n)].column_sums();
+    layer.offset.push_back(x.lo * static_cast<int64_t>(sums[static_cast<size_t>(c % n)]));
+  }
+  if (bias) {
+    if (bias->dtype() != DType::kFloat || bias->numel() != channels) {
+      *why = "the bias is not one float per output channel";
+      return std::nullopt;
+    }
+    for (int64_t c = 0; c < channels; ++c) layer.bias.push_back(bias->data<float>()[c]);
+  }
+  return layer;
+}
+
+std::string integer_path_note(const IntegerLayer& layer, const exec::IntegerForm& weight_form) {
+  return fmt::format("integer: activations in [{}, {}] x weights in [{}, {}], {} (int32 sums, one rounding)",
+                     layer.x.lo, layer.x.hi, -layer.max_abs_weight, layer.max_abs_weight,
+                     layer.groups.empty() ? "" : layer.groups[0].path());
+}
+
+}  // namespace qonnx::kernels

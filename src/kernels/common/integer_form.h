@@ -1,0 +1,96 @@
+// Integer forms (exec::IntegerForm: integers times scales) of quantizer outputs, and the pieces the
+// integer path of Conv/MatMul/Gemm is built from: the operands' integers, checked against the float
+// values they stand for, and the one scaling of the exact sums (docs/arithmetic.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/common/igemm.h"
+#include "qonnx/exec/kernel.h"
+#include "qonnx/tensor.h"
+
+namespace qonnx::kernels {
+
+// The form of (q - zero_point) * scale for integer codes q in [qmin, qmax], with scale and zero point
+// broadcast against an operand of rank `rank` (-1: unknown): one value each, or values along one
+// axis (the same for both). nullopt when a zero point is not an integer, a scale is not finite and
+// non-zero, the layout is neither, or q - zero_point is not exact in float32 (|q|, |zero point| > 2^24).
+// `zero_point` may be undefined (0).
+std::optional<exec::IntegerForm> scaled_integer_form(const Tensor& scale, const Tensor& zero_point, int64_t qmin,
+                                                     int64_t qmax, int64_t rank);
+
+// The rank of a node's input i known at plan time (its constant's, else its declared type's), or -1.
+int64_t known_input_rank(const exec::PrepackContext& context, size_t i);
+
+// Integers of a constant float operand with form `form`, in the operand's element order: v = round(x /
+// scale) for each element's scale; false unless every v is in [-128, 127] and float32 v * scale is
+// the element bit for bit.
+bool int8_values(const Tensor& x, const exec::IntegerForm& form, std::vector<int8_t>* values);
+
+// An activation operand of the integer path: one scale, integers in [lo, hi], stored as u = v - lo in
+// a byte (hi - lo <= 255), so 0 (a padding tap) is u = -lo (needs lo <= 0 <= hi).
+struct ByteActivation {
+  float scale = 1.0f;
+  int64_t lo = 0, hi = 0;
+  uint8_t zero_byte() const { return static_cast<uint8_t>(-lo); }
+  int max_byte() const { return static_cast<int>(hi - lo); }
+};
+// The byte form of an activation with integer form `form`, or nullopt (per-channel scale, too wide a
+// range, or 0 outside it).
+std::optional<ByteActivation> byte_activation(const exec::IntegerForm* form);
+
+// u[i] = round(x[i] / a.scale) - a.lo for i < n; false unless every x[i] is float32 v * a.scale bit for
+// bit with an integer v in [a.lo, a.hi] (a NaN, or a value the form does not describe: the caller
+// takes the float path). Split between threads.
+bool activation_bytes(const float* x, int64_t n, const ByteActivation& a, uint8_t* u);
+
+// A layer's constant weights on the integer path, made at plan time: per group, the weights' integers
+// packed as the right operand of int8_gemm (output columns = the layer's output channels of the group),
+// and per output channel the scaling of its exact sums.
+struct IntegerLayer {
+  ByteActivation x;
+  std::vector<Int8Weights> groups;
+  std::vector<float> weight_scale;  // per output channel
+  std::vector<double> scale;    // per output channel: double(x scale) * double(weight scale)
+  std::vector<int64_t> offset;  // per output channel: x.lo * (sum of its weights), undoing the byte shift
+  std::vector<double> bias;     // per output channel; empty: no bias
+  int64_t max_abs_weight = 0;
+
+  // sum_k v_k * w_k over K taps for output channel `channel`, from int8_gemm's sum of bytes u_k * w_k.
+  int64_t exact_sum(int32_t byte_sum, int64_t channel) const {
+    return static_cast<int64_t>(byte_sum) + offset[static_cast<size_t>(channel)];
+  }
+  inline float output(int32_t byte_sum, int64_t channel) const;
+  // The weights as the float32 tensor (dims `dims`, laid out as make_integer_layer's `values`) they came
+  // from: each v * scale, which the plan checked equals the original bit for bit. The plan holds no float
+  // copy (PrepackContext::captured_inputs); a run whose input the integer path cannot take needs one.
+  Tensor float_weights(const Dims& dims, bool transposed) const;
+};
+
+// The integer layer of weights with integers `values` laid out as `groups` blocks of (k x n), each row-major
+// with row stride ld (or n x k, transposed, as a Conv's and a Gemm transB's (M, K) weights), the weight
+// scale per output channel in `weight_scales` (one value: every channel), and an optional bias per output
+// channel. nullopt with `why` set when the sums could leave int32 (k * max byte * max |w| >= 2^31).
+std::optional<IntegerLayer> make_integer_layer(const ByteActivation& x, const std::vector<int8_t>& values, int64_t groups,
+                                               int64_t k, int64_t n, bool transposed,
+                                               const std::vector<float>& weight_scales, const Tensor* bias,
+                                               std::string* why);
+
+// A one-line description of the integer path for PrepackContext::path_note.
+std::string integer_path_note(const IntegerLayer& layer, const exec::IntegerForm& weight_form);
+
+// The one rounding of the integer path: y = float32(double(sum) * scale + bias), scale = double(activation
+// scale) * double(weight scale) (exact in double), bias 0 when absent.
+inline float scale_sum(int64_t sum, double scale, double bias) {
+  return static_cast<float>(static_cast<double>(sum) * scale + bias);
+}
+
+float IntegerLayer::output(int32_t byte_sum, int64_t channel) const {
+  const size_t c = static_cast<size_t>(channel);
+  return scale_sum(exact_sum(byte_sum, channel), scale[c], bias.empty() ? 0.0 : bias[c]);
+}
+
+}  // namespace qonnx::kernels

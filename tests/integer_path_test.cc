@@ -1,0 +1,443 @@
+// The integer path of Conv, MatMul and Gemm (docs/arithmetic.md): on generated quantized layers of every
+// family, exec --arith int gives float32(double(exact integer sum) * s_x * s_w + bias) bit for bit, where
+// the sum is recomputed here by direct loops in int64 from the quantizers' outputs; the same bits at 1 and
+// 2 threads and on every int8 GEMM path this CPU runs; and results close to --arith float.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kernels/isa/isa.h"
+#include "qonnx/api/commands.h"
+#include "qonnx/exec/executor.h"
+#include "qonnx/exec/threads.h"
+#include "qonnx/io/model_builder.h"
+#include "support/test_util.h"
+
+namespace qonnx {
+namespace {
+
+using test::f32;
+
+struct Layer {
+  std::string op = "Conv";  // Conv, MatMul, Gemm
+  Dims x, w;                // X and W shapes (Conv: N C spatial... / M C/g k...; MatMul: A / B; Gemm: A / B)
+  int64_t group = 1;
+  std::vector<int64_t> strides, dilations, pads;
+  bool trans_b = false;
+  bool bias = true;
+  int act_bits = 8;
+  bool act_signed = false;
+  float act_zero = 0.0f;
+  int weight_bits = 8;
+  bool per_channel = true;
+  std::string describe() const {
+    return fmt::format("{} x{} w{} group {} strides [{}] dil [{}] pads [{}] transB {} bias {} act {}{}b z{} w {}b{}", op,
+                       dims_to_string(x), dims_to_string(w), group, fmt::join(strides, ","), fmt::join(dilations, ","),
+                       fmt::join(pads, ","), trans_b, bias, act_signed ? "s" : "u", act_bits, act_zero, weight_bits,
+                       per_channel ? " per channel" : "");
+  }
+};
+
+int64_t count_of(const Dims& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+Tensor random_floats(std::mt19937& rng, const Dims& dims, float lo, float hi) {
+  Tensor t(DType::kFloat, dims);
+  std::uniform_real_distribution<float> d(lo, hi);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
+  return t;
+}
+
+// The output-channel count and the axis of W that holds it.
+int64_t out_channels(const Layer& l) {
+  if (l.op == "Conv") return l.w[0];
+  if (l.op == "Gemm" && l.trans_b) return l.w[0];
+  return l.w[1];
+}
+
+ir::Model build(const Layer& l, std::mt19937& rng) {
+  io::ModelBuilder m(13);
+  m.import("qonnx.custom_op.general", 1);
+  m.input("x", DType::kFloat, l.x).output("y", DType::kFloat);
+  const float act_scale = 0.03125f * 0.75f;  // not a power of two
+  m.initializer("xs", f32({}, {act_scale})).initializer("xz", f32({}, {l.act_zero}));
+  m.initializer("xb", f32({}, {static_cast<float>(l.act_bits)}));
+  m.node("Quant", {"x", "xs", "xz", "xb"}, {"xq"}, "qonnx.custom_op.general")
+      .attr("signed", int64_t{l.act_signed})
+      .attr("narrow", int64_t{0})
+      .attr("rounding_mode", std::string("ROUND"));
+  const int64_t channels = out_channels(l);
+  m.initializer("wf", random_floats(rng, l.w, -1.0f, 1.0f));
+  Dims scale_dims;
+  if (l.per_channel) {
+    scale_dims.assign(l.w.size(), 1);
+    const size_t axis = (l.op == "Conv" || (l.op == "Gemm" && l.trans_b)) ? 0 : 1;
+    scale_dims[axis] = channels;
+  }
+  Tensor ws = random_floats(rng, l.per_channel ? scale_dims : Dims{}, 0.01f, 0.05f);
+  m.initializer("ws", ws).initializer("wz", f32({}, {0.0f}));
+  m.initializer("wb", f32({}, {static_cast<float>(l.weight_bits)}));
+  m.node("Quant", {"wf", "ws", "wz", "wb"}, {"wq"}, "qonnx.custom_op.general")
+      .attr("signed", int64_t{1})
+      .attr("narrow", int64_t{1})
+      .attr("rounding_mode", std::string("ROUND"));
+  std::vector<std::string> ins = {"xq", "wq"};
+  if (l.bias) {
+    m.initializer("b", random_floats(rng, {channels}, -0.5f, 0.5f));
+    ins.push_back("b");
+  }
+  auto node = m.node(l.op, ins, {"y"});
+  if (l.op == "Conv") {
+    node.attr("group", l.group);
+    if (!l.strides.empty()) node.attr("strides", l.strides);
+    if (!l.dilations.empty()) node.attr("dilations", l.dilations);
+    if (!l.pads.empty()) node.attr("pads", l.pads);
+  }
+  if (l.op == "Gemm") node.attr("transB", int64_t{l.trans_b});
+  return m.build().value();
+}
+
+// The integer behind each element of a quantizer output q with scale s per element group.
+std::vector<int64_t> integers(const Tensor& q, const std::vector<float>& scales, int64_t inner, int64_t count) {
+  std::vector<int64_t> v(static_cast<size_t>(q.numel()));
+  for (int64_t i = 0; i < q.numel(); ++i) {
+    const float s = scales[static_cast<size_t>((i / inner) % count)];
+    const float r = std::nearbyint(q.data<float>()[i] / s);
+    EXPECT_EQ(r * s, q.data<float>()[i]) << "element " << i << " is not an integer times its scale";
+    v[static_cast<size_t>(i)] = static_cast<int64_t>(r);
+  }
+  return v;
+}
+
+// Exact sums by direct loops: Conv (any spatial rank, groups, strides, dilations, pads), or the matrix
+// product of A (rows x k) and B (k x n, or n x k with transB).
+std::vector<int64_t> exact_sums(const Layer& l, const std::vector<int64_t>& x, const std::vector<int64_t>& w,
+                                Dims* out_dims) {
+  std::vector<int64_t> out;
+  if (l.op != "Conv") {
+    const int64_t k = l.x.back(), rows = count_of(l.x) / k;
+    const int64_t n = (l.op == "Gemm" && l.trans_b) ? l.w[0] : l.w[1];
+    *out_dims = l.x;
+    out_dims->back() = n;
+    out.assign(static_cast<size_t>(rows * n), 0);
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t p = 0; p < k; ++p)
+          out[static_cast<size_t>(i * n + j)] +=
+              x[static_cast<size_t>(i * k + p)] * w[static_cast<size_t>(l.trans_b ? j * k + p : p * n + j)];
+    return out;
+  }
+  const size_t nd = l.x.size() - 2;
+  auto at = [](const std::vector<int64_t>& v, size_t d, int64_t dflt) { return v.empty() ? dflt : v[d]; };
+  Dims out_spatial(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    const int64_t span = at(l.dilations, d, 1) * (l.w[d + 2] - 1) + 1;
+    out_spatial[d] = (l.x[d + 2] + at(l.pads, d, 0) + at(l.pads, d + nd, 0) - span) / at(l.strides, d, 1) + 1;
+  }
+  *out_dims = {l.x[0], l.w[0]};
+  out_dims->insert(out_dims->end(), out_spatial.begin(), out_spatial.end());
+  const int64_t filters = l.w[0], cg = l.w[1], mg = filters / l.group;
+  const int64_t out_size = count_of(out_spatial), in_size = count_of(Dims(l.x.begin() + 2, l.x.end()));
+  const int64_t k_size = count_of(Dims(l.w.begin() + 2, l.w.end()));
+  out.assign(static_cast<size_t>(l.x[0] * filters * out_size), 0);
+  std::vector<int64_t> o(nd), kk(nd);
+  for (int64_t n = 0; n < l.x[0]; ++n)
+    for (int64_t m = 0; m < filters; ++m)
+      for (int64_t op = 0; op < out_size; ++op) {
+        for (int64_t r = op, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
+          o[static_cast<size_t>(d)] = r % out_spatial[static_cast<size_t>(d)];
+          r /= out_spatial[static_cast<size_t>(d)];
+        }
+        int64_t sum = 0;
+        for (int64_t c = 0; c < cg; ++c)
+          for (int64_t kp = 0; kp < k_size; ++kp) {
+            for (int64_t r = kp, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
+              kk[static_cast<size_t>(d)] = r % l.w[static_cast<size_t>(d) + 2];
+              r /= l.w[static_cast<size_t>(d) + 2];
+            }
+            int64_t offset = 0;
+            bool inside = true;
+            for (size_t d = 0; d < nd; ++d) {
+              const int64_t i = o[d] * at(l.strides, d, 1) - at(l.pads, d, 0) + kk[d] * at(l.dilations, d, 1);
+              inside = inside && i >= 0 && i < l.x[d + 2];
+              offset = offset * l.x[d + 2] + i;
+            }
+            if (!inside) continue;
+            const int64_t channel = (m / mg) * cg + c;
+            sum += x[static_cast<size_t>((n * l.x[1] + channel) * in_size + offset)] *
+                   w[static_cast<size_t>((m * cg + c) * k_size + kp)];
+          }
+        out[static_cast<size_t>((n * filters + m) * out_size + op)] = sum;
+      }
+  return out;
+}
+
+Tensor run(const ir::Model& model, exec::Arithmetic arithmetic, const Tensor& x, int threads,
+           std::vector<std::pair<std::string, std::string>>* notes = nullptr, exec::RunResult* all = nullptr) {
+  auto ex = exec::Executor::create(model, arithmetic);
+  EXPECT_TRUE(ex.is_ok()) << ex.status().to_string();
+  EXPECT_TRUE(ex->expose({"xq", "wq"}).is_ok());
+  if (notes) *notes = ex->path_notes();
+  exec::set_threads(threads);
+  auto r = ex->run({{"x", x}});
+  exec::set_threads(1);
+  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+  if (all) *all = r.value();
+  return r->outputs[0];
+}
+
+void check_layer(const Layer& l, uint32_t seed) {
+  SCOPED_TRACE(l.describe());
+  std::mt19937 rng(seed);
+  const ir::Model model = build(l, rng);
+  const Tensor x = random_floats(rng, l.x, -6.0f, 6.0f);
+  std::vector<std::pair<std::string, std::string>> notes;
+  exec::RunResult all;
+  const Tensor y = run(model, exec::Arithmetic::kInt, x, 1, &notes, &all);
+  ASSERT_EQ(notes.size(), 1u);
+  ASSERT_EQ(notes[0].second.rfind("integer:", 0), 0u) << notes[0].second;
+
+  // The reference: the quantizers' integers, exact sums by direct loops, one scaling.
+  const Tensor& xq = all.exposed.at("xq");
+  const Tensor& wq = all.exposed.at("wq");
+  const float act_scale = 0.03125f * 0.75f;
+  const std::vector<int64_t> xv = integers(xq, {act_scale}, 1, 1);
+  const int64_t channels = out_channels(l);
+  const bool axis0 = l.op == "Conv" || (l.op == "Gemm" && l.trans_b);
+  std::vector<float> ws;
+  const Tensor& wf = model.graph().initializer_tensor(model.graph().find_value("ws")).value();
+  ws.assign(wf.data<float>(), wf.data<float>() + wf.numel());
+  const int64_t inner = axis0 ? wq.numel() / channels : 1;  // the elements sharing a scale are contiguous
+  const std::vector<int64_t> wv = integers(wq, ws, inner, static_cast<int64_t>(ws.size()));
+  Dims out_dims;
+  const std::vector<int64_t> sums = exact_sums(l, xv, wv, &out_dims);
+  ASSERT_EQ(y.dims(), out_dims);
+  std::vector<float> bias(static_cast<size_t>(channels), 0.0f);
+  if (l.bias) {
+    const Tensor b = model.graph().initializer_tensor(model.graph().find_value("b")).value();
+    bias.assign(b.data<float>(), b.data<float>() + b.numel());
+  }
+  const int64_t spatial = l.op == "Conv" ? y.numel() / (y.dim(0) * channels) : 1;
+  int64_t mismatches = 0;
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    const int64_t c = (i / spatial) % channels;
+    const float s = ws[l.per_channel ? static_cast<size_t>(c) : 0];
+    const float expected = static_cast<float>(static_cast<double>(sums[static_cast<size_t>(i)]) *
+                                                  (static_cast<double>(act_scale) * static_cast<double>(s)) +
+                                              static_cast<double>(bias[static_cast<size_t>(c)]));
+    if (y.data<float>()[i] != expected && ++mismatches <= 3)
+      ADD_FAILURE() << "element " << i << ": " << y.data<float>()[i] << " != " << expected;
+  }
+  EXPECT_EQ(mismatches, 0);
+
+  // Two threads and every int8 GEMM path this CPU runs: the same bits.
+  EXPECT_EQ(test::values_f32(run(model, exec::Arithmetic::kInt, x, 2)), test::values_f32(y)) << "2 threads";
+  for (auto isa : {kernels::isa::Isa::kPortable, kernels::isa::Isa::kAvx2, kernels::isa::Isa::kAvx512}) {
+    const auto previous = kernels::isa::use(kernels::isa::Family::kInt8, isa);
+    EXPECT_EQ(test::values_f32(run(model, exec::Arithmetic::kInt, x, 1)), test::values_f32(y))
+        << "path " << kernels::isa::name(kernels::isa::current(kernels::isa::Family::kInt8));
+    kernels::isa::use(kernels::isa::Family::kInt8, previous);
+  }
+
+  // --arith float computes the same real numbers with float roundings: close, and its own path.
+  std::vector<std::pair<std::string, std::string>> float_notes;
+  const Tensor yf = run(model, exec::Arithmetic::kFloat, x, 1, &float_notes);
+  EXPECT_TRUE(float_notes.empty());
+  double worst = 0.0;
+  for (int64_t i = 0; i < y.numel(); ++i)
+    worst = std::max(worst, std::abs(static_cast<double>(y.data<float>()[i]) - yf.data<float>()[i]) /
+                                (1e-3 + std::abs(static_cast<double>(y.data<float>()[i]))));
+  EXPECT_LT(worst, 1e-3);
+}
+
+TEST(IntegerPath, ConvFamiliesGiveTheExactSumScaledOnce) {
+  uint32_t seed = 1;
+  std::vector<Layer> layers;
+  Layer c;
+  c.x = {1, 8, 9, 9}, c.w = {16, 8, 3, 3}, c.pads = {1, 1, 1, 1};
+  layers.push_back(c);
+  Layer s2 = c;
+  s2.strides = {2, 2}, s2.x = {2, 8, 10, 11};
+  layers.push_back(s2);
+  Layer dil = c;
+  dil.dilations = {2, 2}, dil.pads = {2, 2, 2, 2}, dil.act_signed = true, dil.act_bits = 4;
+  layers.push_back(dil);
+  Layer grouped = c;
+  grouped.group = 4, grouped.w = {16, 2, 3, 3}, grouped.weight_bits = 4;
+  layers.push_back(grouped);
+  Layer two_per_group = c;
+  two_per_group.group = 4, two_per_group.w = {8, 2, 3, 3}, two_per_group.bias = false;
+  layers.push_back(two_per_group);
+  Layer pointwise = c;
+  pointwise.w = {12, 8, 1, 1}, pointwise.pads = {}, pointwise.act_zero = 3.0f;
+  layers.push_back(pointwise);
+  Layer conv1d;
+  conv1d.x = {1, 6, 40}, conv1d.w = {10, 6, 5}, conv1d.pads = {2, 1}, conv1d.strides = {1}, conv1d.per_channel = false;
+  layers.push_back(conv1d);
+  Layer conv3d;
+  conv3d.x = {1, 3, 5, 6, 4}, conv3d.w = {4, 3, 3, 2, 3}, conv3d.pads = {1, 0, 1, 1, 1, 0}, conv3d.act_bits = 2;
+  layers.push_back(conv3d);
+  Layer asym = c;
+  asym.x = {1, 5, 7, 12}, asym.w = {7, 5, 2, 5}, asym.pads = {0, 2, 1, 0}, asym.strides = {1, 3};
+  asym.act_signed = true, asym.act_zero = -2.0f;
+  layers.push_back(asym);
+  for (const Layer& l : layers) check_layer(l, seed++);
+}
+
+TEST(IntegerPath, DepthwiseConvKeepsTheFloatDepthwiseKernel) {
+  std::mt19937 rng(9);
+  Layer l;
+  l.x = {1, 8, 9, 9}, l.w = {8, 1, 3, 3}, l.group = 8, l.pads = {1, 1, 1, 1};
+  const ir::Model model = build(l, rng);  // the executor reads the model: it must outlive it
+  auto ex = exec::Executor::create(model, exec::Arithmetic::kInt);
+  ASSERT_TRUE(ex.is_ok());
+  ASSERT_EQ(ex->path_notes().size(), 1u);
+  EXPECT_EQ(ex->path_notes()[0].second.rfind("float: depthwise", 0), 0u) << ex->path_notes()[0].second;
+}
+
+TEST(IntegerPath, MatMulAndGemmGiveTheExactSumScaledOnce) {
+  uint32_t seed = 100;
+  std::vector<Layer> layers;
+  for (int64_t rows : {1, 3, 17})
+    for (int64_t k : {1, 7, 64, 129}) {
+      Layer mm;
+      mm.op = "MatMul", mm.x = {rows, k}, mm.w = {k, 19}, mm.bias = false, mm.act_signed = rows % 2 == 1;
+      layers.push_back(mm);
+      Layer gemm;
+      gemm.op = "Gemm", gemm.x = {rows, k}, gemm.w = {23, k}, gemm.trans_b = true, gemm.weight_bits = 3;
+      layers.push_back(gemm);
+      Layer plain = gemm;
+      plain.trans_b = false, plain.w = {k, 5}, plain.per_channel = false;
+      layers.push_back(plain);
+    }
+  Layer batched;
+  batched.op = "MatMul", batched.x = {2, 3, 4, 33}, batched.w = {33, 8}, batched.bias = false;
+  layers.push_back(batched);
+  for (const Layer& l : layers) check_layer(l, seed++);
+}
+
+std::vector<uint32_t> bits(const Tensor& t) {
+  std::vector<uint32_t> b(static_cast<size_t>(t.numel()));
+  std::memcpy(b.data(), t.data<float>(), b.size() * sizeof(float));
+  return b;
+}
+
+TEST(IntegerPath, ANanInputTakesTheFloatPathWithTheOriginalWeights) {
+  std::mt19937 rng(7);
+  for (const std::string op : {"Conv", "MatMul", "Gemm"}) {
+    Layer l;
+    l.op = op;
+    if (op == "Conv") l.x = {1, 4, 6, 6}, l.w = {5, 4, 3, 3}, l.pads = {1, 1, 1, 1};
+    else l.x = {3, 20}, l.w = op == "Gemm" ? Dims{7, 20} : Dims{20, 7}, l.trans_b = op == "Gemm", l.bias = op == "Gemm";
+    SCOPED_TRACE(l.describe());
+    const ir::Model model = build(l, rng);
+    Tensor x = random_floats(rng, l.x, -3.0f, 3.0f);
+    x.data<float>()[5] = std::nanf("");
+    const Tensor yi = run(model, exec::Arithmetic::kInt, x, 1);
+    const Tensor yf = run(model, exec::Arithmetic::kFloat, x, 1);
+    EXPECT_EQ(bits(yi), bits(yf));
+    int64_t nans = 0;
+    for (int64_t i = 0; i < yi.numel(); ++i) nans += std::isnan(yi.data<float>()[i]);
+    EXPECT_GT(nans, 0);
+    EXPECT_LT(nans, yi.numel());
+  }
+}
+
+// Builds Quant(x) -> `between` -> Conv and returns the Conv's path note.
+std::string conv_note_behind(const std::string& between, float act_scale) {
+  io::ModelBuilder m(13);
+  m.import("qonnx.custom_op.general", 1);
+  m.input("x", DType::kFloat, {1, 3, 8, 8}).output("y", DType::kFloat);
+  m.initializer("xs", f32({}, {act_scale})).initializer("z", f32({}, {0.0f})).initializer("b8", f32({}, {8.0f}));
+  m.node("Quant", {"x", "xs", "z", "b8"}, {"xq"}, "qonnx.custom_op.general").attr("signed", int64_t{1});
+  std::string in = "xq";
+  if (between == "Relu+MaxPool+Identity") {
+    m.node("Relu", {"xq"}, {"r"});
+    m.node("MaxPool", {"r"}, {"p"}).attr("kernel_shape", std::vector<int64_t>{2, 2});
+    m.node("Identity", {"p"}, {"i"});
+    in = "i";
+  } else if (between == "Relu") {
+    m.node("Relu", {"xq"}, {"r"});
+    in = "r";
+  } else if (between == "Add") {
+    m.initializer("one", f32({}, {0.5f}));
+    m.node("Add", {"xq", "one"}, {"a"});
+    in = "a";
+  }
+  std::mt19937 rng(3);
+  m.initializer("wf", random_floats(rng, {4, 3, 3, 3}, -1.0f, 1.0f)).initializer("ws", f32({}, {0.05f}));
+  m.node("Quant", {"wf", "ws", "z", "b8"}, {"wq"}, "qonnx.custom_op.general").attr("signed", int64_t{1});
+  m.node("Conv", {in, "wq"}, {"y"});
+  const ir::Model model = m.build().value();
+  auto ex = exec::Executor::create(model, exec::Arithmetic::kInt);
+  EXPECT_TRUE(ex.is_ok()) << ex.status().to_string();
+  const auto notes = ex->path_notes();
+  EXPECT_EQ(notes.size(), 1u);
+  auto run = ex->run({{"x", random_floats(rng, {1, 3, 8, 8}, -4.0f, 4.0f)}});
+  EXPECT_TRUE(run.is_ok()) << run.status().to_string();
+  return notes.empty() ? "" : notes[0].second;
+}
+
+TEST(IntegerPath, FormsPassThroughOpsThatKeepTheIntegersAndStopElsewhere) {
+  EXPECT_EQ(conv_note_behind("", 0.1f).rfind("integer:", 0), 0u);
+  EXPECT_EQ(conv_note_behind("Relu+MaxPool+Identity", 0.1f).rfind("integer:", 0), 0u);
+  // Relu(v * s) is not max(v, 0) * s for a negative scale.
+  EXPECT_EQ(conv_note_behind("Relu", -0.1f).rfind("float: X has no integer form", 0), 0u);
+  EXPECT_EQ(conv_note_behind("Add", 0.1f).rfind("float: X has no integer form", 0), 0u);
+}
+
+TEST(IntegerPath, AQdqConversionComputesTheSameBitsAsItsQonnxOriginal) {
+  std::mt19937 rng(11);
+  for (const std::string op : {"Conv", "MatMul", "Gemm"}) {
+    Layer l;
+    l.op = op;  // zero point 0: lower-quant spells a nonzero activation zero point in float ops (no integer form)
+    if (op == "Conv") l.x = {1, 4, 7, 7}, l.w = {6, 4, 3, 3}, l.pads = {1, 1, 1, 1}, l.group = 2, l.w[1] = 2;
+    else l.x = {2, 33}, l.w = op == "Gemm" ? Dims{9, 33} : Dims{33, 9}, l.trans_b = op == "Gemm", l.bias = op == "Gemm";
+    SCOPED_TRACE(l.describe());
+    ir::Model model = build(l, rng);
+    const Tensor x = random_floats(rng, l.x, -3.0f, 3.0f);
+    const Tensor y = run(model, exec::Arithmetic::kInt, x, 1);
+    api::ConvertOptions o;
+    o.target = "qdq";
+    auto converted = api::convert(std::move(model), o);
+    ASSERT_TRUE(converted.is_ok()) << converted.status().to_string();
+    auto ex = exec::Executor::create(converted->model, exec::Arithmetic::kInt);
+    ASSERT_TRUE(ex.is_ok()) << ex.status().to_string();
+    const auto notes = ex->path_notes();
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_EQ(notes[0].second.rfind("integer:", 0), 0u) << notes[0].second;
+    auto r = ex->run({{converted->model.graph().runtime_inputs()[0]->name(), x}});
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    EXPECT_EQ(bits(r->outputs[0]), bits(y));
+  }
+}
+
+TEST(IntegerPath, ThePlanHoldsTheWeightsAsCodesNotFloats) {
+  std::mt19937 rng(5);
+  Layer l;
+  l.op = "MatMul", l.x = {1, 512}, l.w = {512, 512}, l.bias = false;
+  const ir::Model model = build(l, rng);
+  const uint64_t before = memory_in_use();
+  auto as_int = exec::Executor::create(model, exec::Arithmetic::kInt);
+  ASSERT_TRUE(as_int.is_ok());
+  const uint64_t with_int = memory_in_use() - before;
+  auto as_float = exec::Executor::create(model, exec::Arithmetic::kFloat);
+  ASSERT_TRUE(as_float.is_ok());
+  const uint64_t with_float = memory_in_use() - before - with_int;
+  const uint64_t float_weights = 512 * 512 * sizeof(float);
+  EXPECT_GE(with_float, float_weights);      // the quantizer's float output, read by every run
+  EXPECT_LT(with_int, float_weights / 8);   // no float copy: the codes live in the kernel's packing
+  EXPECT_EQ(bits(as_int->run({{"x", random_floats(rng, l.x, -1.0f, 1.0f)}})->outputs[0]).size(), 512u);
+}
+
+}  // namespace
+}  // namespace qonnx
