@@ -245,6 +245,20 @@ TEST(MaxPoolFastPath, GivesTheGeneralLoopsBits) {
     ASSERT_EQ(a.dims(), b.dims());
     EXPECT_EQ(std::memcmp(a.data<float>(), b.data<float>(), a.nbytes()), 0) << "kernel " << w.kernel[0] << "x" << w.kernel[1];
   }
+  // 1-D.
+  const Tensor x1 = f32({2, 3, 99}, v);
+  for (const Window& w : {Window{{3}, {2}, {1, 1}, {1}, 0}, Window{{4}, {3}, {0, 2}, {2}, 1}}) {
+    Attrs attrs = [&](io::NodeBuilder& n) {
+      n.attr("kernel_shape", w.kernel).attr("strides", w.strides).attr("pads", w.pads);
+      n.attr("dilations", w.dilations).attr("ceil_mode", w.ceil);
+    };
+    auto fast = run_op("MaxPool", {x1}, attrs, 13, 1);
+    auto general = run_op("MaxPool", {x1}, attrs, 13, 2);
+    ASSERT_TRUE(fast.is_ok() && general.is_ok());
+    ASSERT_EQ(fast.value()[0].dims(), general.value()[0].dims());
+    EXPECT_EQ(std::memcmp(fast.value()[0].data<float>(), general.value()[0].data<float>(), fast.value()[0].nbytes()), 0)
+        << "1-D kernel " << w.kernel[0];
+  }
 }
 
 }  // namespace

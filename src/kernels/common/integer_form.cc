@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "kernels/common/quant_avx2.h"
+#include "kernels/isa/isa.h"
 #include "qonnx/exec/threads.h"
 
 namespace qonnx::kernels {
@@ -117,13 +119,17 @@ bool activation_bytes(const float* x, int64_t n, const ByteActivation& a, uint8_
   // rounds to the same v; the exact test is v * s == x.
   const float s = a.scale, inverse = 1.0f / a.scale, lo = static_cast<float>(a.lo), hi = static_cast<float>(a.hi);
   constexpr int64_t kChunk = 4096;
+  const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
   const int64_t chunks = (n + kChunk - 1) / kChunk;
   std::vector<uint8_t> chunk_ok(static_cast<size_t>(chunks), 1);
   exec::parallel_for(chunks, kChunk, [&](int64_t c0, int64_t c1) {
     for (int64_t c = c0; c < c1; ++c) {
       const int64_t i1 = std::min(n, (c + 1) * kChunk);
       int bad = 0;
-      for (int64_t i = c * kChunk; i < i1; ++i) {
+      const int64_t start = simd ? avx2::activation_bytes_run(x + c * kChunk, inverse, s, lo, hi, u + c * kChunk, &bad,
+                                                             i1 - c * kChunk)
+                                 : 0;
+      for (int64_t i = c * kChunk + start; i < i1; ++i) {
         // t is range-checked before rounding (round_small needs |t| < 2^22); a NaN fails every compare.
         float t = x[i] * inverse;
         bad |= !(t >= lo - 1.0f && t <= hi + 1.0f);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -81,6 +82,12 @@ std::optional<IntegerLayer> make_integer_layer(const ByteActivation& x, const st
 
 // A one-line description of the integer path for PrepackContext::path_note.
 std::string integer_path_note(const IntegerLayer& layer, const exec::IntegerForm& weight_form);
+
+// Storage a kernel writes in full before reading it: not zero-filled (a std::vector would clear it).
+template <typename T>
+std::unique_ptr<T[]> scratch(int64_t n) {
+  return std::unique_ptr<T[]>(new T[static_cast<size_t>(n < 1 ? 1 : n)]);
+}
 
 // The one rounding of the integer path: y = float32(double(sum) * scale + bias), scale = double(activation
 // scale) * double(weight scale) (exact in double), bias 0 when absent.

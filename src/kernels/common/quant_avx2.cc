@@ -343,6 +343,31 @@ int64_t threshold_run_by_channel(const float* v, const float* blocks, int64_t ch
   return threshold_by_channel_loop(v, blocks, channels, period, first_channel, steps, scale, bias, y, n);
 }
 
+
+QONNX_AVX2 int64_t activation_bytes_run(const float* x, float inverse, float scale, float lo, float hi, uint8_t* u,
+                                        int* bad, int64_t n) {
+  const __m256 vinv = _mm256_set1_ps(inverse), vs = _mm256_set1_ps(scale), vlo = _mm256_set1_ps(lo),
+               vhi = _mm256_set1_ps(hi), below = _mm256_set1_ps(lo - 1.0f), above = _mm256_set1_ps(hi + 1.0f);
+  int bad_lanes = 0;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 xv = _mm256_loadu_ps(x + i);
+    __m256 t = _mm256_mul_ps(xv, vinv);
+    const __m256 inside = _mm256_and_ps(_mm256_cmp_ps(t, below, _CMP_GE_OQ), _mm256_cmp_ps(t, above, _CMP_LE_OQ));
+    t = _mm256_and_ps(t, inside);  // 0 where outside (or NaN)
+    const __m256 v = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 ok = _mm256_and_ps(inside, _mm256_cmp_ps(v, vlo, _CMP_GE_OQ));
+    ok = _mm256_and_ps(ok, _mm256_cmp_ps(v, vhi, _CMP_LE_OQ));
+    ok = _mm256_and_ps(ok, _mm256_cmp_ps(_mm256_mul_ps(v, vs), xv, _CMP_EQ_OQ));
+    bad_lanes |= ~_mm256_movemask_ps(ok) & 0xff;
+    const __m256i q = _mm256_cvtps_epi32(_mm256_sub_ps(v, vlo));  // exact: small integers
+    const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(u + i), _mm_packus_epi16(w16, w16));
+  }
+  *bad |= bad_lanes;
+  return i;
+}
+
 #else  // no AVX2 on this target: kernels/isa never selects it
 
 int64_t quant_run(quant::RoundingMode, bool, bool, const float*, const float*, const float*, bool, float, float, float*,
@@ -360,6 +385,8 @@ int64_t threshold_run_by_channel(const float*, const float*, int64_t, int64_t, i
                                  int64_t) {
   return 0;
 }
+
+int64_t activation_bytes_run(const float*, float, float, float, float, uint8_t*, int*, int64_t) { return 0; }
 
 #endif
 

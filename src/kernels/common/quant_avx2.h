@@ -43,4 +43,10 @@ inline int64_t threshold_block_floats(int64_t steps) { return (1 + 2 * threshold
 int64_t threshold_run_by_channel(const float* v, const float* blocks, int64_t channels, int64_t period,
                                  int64_t first_channel, int64_t steps, float scale, float bias, float* y, int64_t n);
 
+// The integer path's activation bytes (integer_form.h activation_bytes): u = rne(t) - lo with
+// t = x * inverse, for the elements whose t lies in [lo - 1, hi + 1] (else t = 0 is rounded); `bad` gets a
+// non-zero value unless every rounded v is in [lo, hi] with v * scale == x.
+int64_t activation_bytes_run(const float* x, float inverse, float scale, float lo, float hi, uint8_t* u, int* bad,
+                             int64_t n);
+
 }  // namespace qonnx::kernels::avx2

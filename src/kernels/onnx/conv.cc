@@ -629,8 +629,8 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   const int64_t channels = s.channels, cg = channels / s.group, mg = s.filters / s.group, rows = s.kernel_size * cg;
   const int64_t blocks = (s.out_size + kChannelsLastBlock - 1) / kChannelsLastBlock;
   const bool in_place = s.group == 1 && is_pointwise(s);  // each position's row is its C input bytes
-  std::vector<uint8_t> left(in_place ? 0 : static_cast<size_t>(s.out_size * rows));
-  std::vector<int32_t> sums(static_cast<size_t>(s.out_size * mg));
+  const auto left = scratch<uint8_t>(in_place ? 0 : s.out_size * rows);
+  const auto sums = scratch<int32_t>(s.out_size * mg);
   const uint8_t zero = layer.x.zero_byte();
   for (int64_t n = 0; n < s.batch; ++n) {
     const uint8_t* image = nhwc + n * s.in_size * channels;
@@ -642,7 +642,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
             const int64_t pos0 = b * kChannelsLastBlock, count = std::min(kChannelsLastBlock, s.out_size - pos0);
             channels_last_offsets(s, pos0, count, offsets.data());
             for (int64_t j = 0; j < count; ++j) {
-              uint8_t* row = left.data() + (pos0 + j) * rows;
+              uint8_t* row = left.get() + (pos0 + j) * rows;
               for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
                 const int64_t at = offsets[static_cast<size_t>(kk * kChannelsLastBlock + j)];
                 if (at < 0)
@@ -653,13 +653,13 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
             }
           }
         });
-      int8_gemm(s.out_size, rows, in_place ? image : left.data(), rows, layer.groups[static_cast<size_t>(g)], sums.data(), mg);
+      int8_gemm(s.out_size, rows, in_place ? image : left.get(), rows, layer.groups[static_cast<size_t>(g)], sums.get(), mg);
       if (channels_last) {
         float* yn = y + n * s.out_size * s.filters + g * mg;
         exec::parallel_for(s.out_size, mg, [&](int64_t p0, int64_t p1) {
           for (int64_t p = p0; p < p1; ++p)
             for (int64_t j = 0; j < mg; ++j)
-              yn[p * s.filters + j] = layer.output(sums[static_cast<size_t>(p * mg + j)], g * mg + j);
+              yn[p * s.filters + j] = layer.output(sums[p * mg + j], g * mg + j);
         });
       } else {
         // Blocks of positions, so the block's sums stay in cache while each channel's run is written.
@@ -670,7 +670,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
             const int64_t p0 = b * kBlock, p1 = std::min(s.out_size, p0 + kBlock);
             for (int64_t j = 0; j < mg; ++j)
               for (int64_t p = p0; p < p1; ++p)
-                yg[j * s.out_size + p] = layer.output(sums[static_cast<size_t>(p * mg + j)], g * mg + j);
+                yg[j * s.out_size + p] = layer.output(sums[p * mg + j], g * mg + j);
           }
         });
       }
@@ -680,14 +680,14 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
 
 bool conv_integer_path(const ConvShape& s, const IntegerLayer& layer, const float* x, bool channels_last, float* y) {
   const int64_t elements = s.batch * s.channels * s.in_size;
-  std::vector<uint8_t> bytes(static_cast<size_t>(elements));
-  if (!activation_bytes(x, elements, layer.x, bytes.data())) return false;
+  const auto bytes = scratch<uint8_t>(elements);
+  if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
   if (channels_last) {
-    conv_integer_nhwc(s, layer, bytes.data(), true, y);
+    conv_integer_nhwc(s, layer, bytes.get(), true, y);
   } else {
-    std::vector<uint8_t> nhwc(bytes.size());
-    transpose_inner(bytes.data(), nhwc.data(), s.batch, s.channels, s.in_size, 1);
-    conv_integer_nhwc(s, layer, nhwc.data(), false, y);
+    const auto nhwc = scratch<uint8_t>(elements);
+    transpose_inner(bytes.get(), nhwc.get(), s.batch, s.channels, s.in_size, 1);
+    conv_integer_nhwc(s, layer, nhwc.get(), false, y);
   }
   return true;
 }

@@ -174,13 +174,13 @@ exec::PreparedState prepack_gemm(const exec::PrepackContext& context) {
 // not describe (a NaN): the float path runs instead.
 bool gemm_integer_path(const IntegerLayer& layer, int64_t m, int64_t k, const float* a, float* y) {
   const int64_t n = layer.groups[0].n();
-  std::vector<uint8_t> bytes(static_cast<size_t>(m * k));
-  if (!activation_bytes(a, m * k, layer.x, bytes.data())) return false;
-  std::vector<int32_t> sums(static_cast<size_t>(m * n));
-  int8_gemm(m, k, bytes.data(), k, layer.groups[0], sums.data(), n);
+  const auto bytes = scratch<uint8_t>(m * k);
+  if (!activation_bytes(a, m * k, layer.x, bytes.get())) return false;
+  const auto sums = scratch<int32_t>(m * n);
+  int8_gemm(m, k, bytes.get(), k, layer.groups[0], sums.get(), n);
   exec::parallel_for(m, n, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i)
-      for (int64_t j = 0; j < n; ++j) y[i * n + j] = layer.output(sums[static_cast<size_t>(i * n + j)], j);
+      for (int64_t j = 0; j < n; ++j) y[i * n + j] = layer.output(sums[i * n + j], j);
   });
   return true;
 }

@@ -160,11 +160,15 @@ void max_pool_typed(const PoolPlan& p, const T* x, T* y, int64_t* indices, bool 
   }
 }
 
-// 2-D float MaxPool without Indices, planes split between threads: each output is its window's first tap
-// inside the input, then every later tap that is greater, row-major over the window (max_pool_typed's
-// rule, so NaN and ties come out the same); an empty window gives -inf, as there.
+// 1-D and 2-D float MaxPool without Indices, planes split between threads: each output is its window's
+// first tap inside the input, then every later tap that is greater, row-major over the window
+// (max_pool_typed's rule, so NaN and ties come out the same); an empty window gives -inf, as there.
 void max_pool_2d_f32(const PoolPlan& p, const float* x, float* y) {
-  const WindowGeometry& g = p.geo;
+  WindowGeometry g = p.geo;
+  if (g.rank() == 1) {  // as 2-D with one row
+    for (Dims* d : {&g.in, &g.out, &g.kernel, &g.strides, &g.dilations}) d->insert(d->begin(), 1);
+    g.pads_begin.insert(g.pads_begin.begin(), 0);
+  }
   const int64_t in_h = g.in[0], in_w = g.in[1], out_h = g.out[0], out_w = g.out[1];
   exec::parallel_for(p.planes, p.out_size * g.kernel[0] * g.kernel[1], [&](int64_t q0, int64_t q1) {
     for (int64_t plane = q0; plane < q1; ++plane) {
@@ -270,7 +274,7 @@ Status max_pool_kernel(exec::KernelContext& ctx, const PoolAttrs& attrs) {
   const bool want_indices = attrs.want_indices;
   Tensor y(x->dtype(), p.out_dims);
   Tensor indices = want_indices ? Tensor(DType::kInt64, p.out_dims) : Tensor();
-  if (!want_indices && x->dtype() == DType::kFloat && p.geo.rank() == 2) {
+  if (!want_indices && x->dtype() == DType::kFloat && (p.geo.rank() == 1 || p.geo.rank() == 2)) {
     max_pool_2d_f32(p, x->data<float>(), y.data<float>());
     ctx.set_output(0, std::move(y));
     return Status::ok();
