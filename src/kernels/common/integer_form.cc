@@ -158,7 +158,7 @@ Tensor IntegerLayer::float_weights(const Dims& dims, bool transposed) const {
       const int64_t count = std::min(kRows, k - p0);
       std::fill(identity.begin(), identity.end(), uint8_t{0});
       for (int64_t i = 0; i < count; ++i) identity[static_cast<size_t>(i * k + p0 + i)] = 1;
-      int8_gemm(count, k, identity.data(), k, groups[g], rows.data(), n);
+      group_sums(g, count, identity.data(), k, rows.data());
       for (int64_t i = 0; i < count; ++i)
         for (int64_t j = 0; j < n; ++j) {
           const int64_t channel = static_cast<int64_t>(g) * n + j;
@@ -192,12 +192,27 @@ std::optional<IntegerLayer> make_integer_layer(const ByteActivation& x, const st
   for (int64_t g = 0; g < groups; ++g)
     layer.groups.push_back(Int8Weights::pack(k, n, values.data() + g * block, transposed ? k : n, transposed,
                                              x.max_byte()));
+  if (!layer.groups.empty() && layer.groups[0].path_id() == igemm_detail::Int8Path::kAvx2Madd16) {
+    std::vector<int8_t> low(values.size()), high(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      low[i] = static_cast<int8_t>(values[i] & 15);
+      high[i] = static_cast<int8_t>(values[i] >> 4);  // arithmetic shift: values = 16 * high + low
+    }
+    layer.groups.clear();
+    for (int64_t g = 0; g < groups; ++g) {
+      layer.groups.push_back(Int8Weights::pack(k, n, low.data() + g * block, transposed ? k : n, transposed, x.max_byte()));
+      layer.high_groups.push_back(
+          Int8Weights::pack(k, n, high.data() + g * block, transposed ? k : n, transposed, x.max_byte()));
+    }
+  }
   for (int64_t c = 0; c < channels; ++c) {
     const float ws = weight_scales[weight_scales.size() == 1 ? 0 : static_cast<size_t>(c)];
     layer.weight_scale.push_back(ws);
     layer.scale.push_back(static_cast<double>(x.scale) * static_cast<double>(ws));
-    const auto& sums = layer.groups[static_cast<size_t>(c / n)].column_sums();
-    layer.offset.push_back(x.lo * static_cast<int64_t>(sums[static_cast<size_t>(c % n)]));
+    const size_t g = static_cast<size_t>(c / n), j = static_cast<size_t>(c % n);
+    int64_t column_sum = layer.groups[g].column_sums()[j];
+    if (!layer.high_groups.empty()) column_sum += 16 * int64_t{layer.high_groups[g].column_sums()[j]};
+    layer.offset.push_back(x.lo * column_sum);
   }
   if (bias) {
     if (bias->dtype() != DType::kFloat || bias->numel() != channels) {
@@ -209,10 +224,24 @@ std::optional<IntegerLayer> make_integer_layer(const ByteActivation& x, const st
   return layer;
 }
 
+void IntegerLayer::group_sums(size_t g, int64_t m, const uint8_t* a, int64_t lda, int32_t* c) const {
+  const Int8Weights& w = groups[g];
+  int8_gemm(m, w.k(), a, lda, w, c, w.n());
+  if (high_groups.empty()) return;
+  const auto high = scratch<int32_t>(m * w.n());
+  int8_gemm(m, w.k(), a, lda, high_groups[g], high.get(), w.n());
+  // The true sum fits int32 (make_integer_layer's bound); its parts are combined modulo 2^32.
+  exec::parallel_for(m, w.n(), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0 * w.n(); i < i1 * w.n(); ++i)
+      c[i] = static_cast<int32_t>(static_cast<uint32_t>(c[i]) + 16u * static_cast<uint32_t>(high[i]));
+  });
+}
+
 std::string integer_path_note(const IntegerLayer& layer, const exec::IntegerForm& weight_form) {
-  return fmt::format("integer: activations in [{}, {}] x weights in [{}, {}], {} (int32 sums, one rounding)",
-                     layer.x.lo, layer.x.hi, -layer.max_abs_weight, layer.max_abs_weight,
-                     layer.groups.empty() ? "" : layer.groups[0].path());
+  const char* path = layer.groups.empty() ? "" : layer.groups[0].path();
+  return fmt::format("integer: activations in [{}, {}] x weights in [{}, {}], {}{} (int32 sums, one rounding)",
+                     layer.x.lo, layer.x.hi, -layer.max_abs_weight, layer.max_abs_weight, path,
+                     layer.high_groups.empty() ? "" : " on both weight nibbles");
 }
 
 }  // namespace qonnx::kernels

@@ -53,7 +53,12 @@ bool activation_bytes(const float* x, int64_t n, const ByteActivation& a, uint8_
 // and per output channel the scaling of its exact sums.
 struct IntegerLayer {
   ByteActivation x;
+  // Per group. On AVX2 without VNNI, 8-bit weights against full-range bytes would need the exact 16-bit
+  // path (vpmaddwd, float speed); their nibbles w = 16 * (w >> 4) + (w & 15) each stay under vpmaddubsw's
+  // bound, so they are packed as two products (groups: w & 15, high_groups: w >> 4) whose exact sums
+  // combine into the same integer: faster, and the same bits.
   std::vector<Int8Weights> groups;
+  std::vector<Int8Weights> high_groups;
   std::vector<float> weight_scale;  // per output channel
   std::vector<double> scale;    // per output channel: double(x scale) * double(weight scale)
   std::vector<int64_t> offset;  // per output channel: x.lo * (sum of its weights), undoing the byte shift
@@ -65,6 +70,9 @@ struct IntegerLayer {
     return static_cast<int64_t>(byte_sum) + offset[static_cast<size_t>(channel)];
   }
   inline float output(int32_t byte_sum, int64_t channel) const;
+  // c (m x n, row stride n) = the exact sums of a (m x k bytes, row stride lda) times group g's weights:
+  // int8_gemm's, once or on both nibbles.
+  void group_sums(size_t g, int64_t m, const uint8_t* a, int64_t lda, int32_t* c) const;
   // The weights as the float32 tensor (dims `dims`, laid out as make_integer_layer's `values`) they came
   // from: each v * scale, which the plan checked equals the original bit for bit. The plan holds no float
   // copy (PrepackContext::captured_inputs); a run whose input the integer path cannot take needs one.

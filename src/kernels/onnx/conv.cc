@@ -653,7 +653,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
             }
           }
         });
-      int8_gemm(s.out_size, rows, in_place ? image : left.get(), rows, layer.groups[static_cast<size_t>(g)], sums.get(), mg);
+      layer.group_sums(static_cast<size_t>(g), s.out_size, in_place ? image : left.get(), rows, sums.get());
       if (channels_last) {
         float* yn = y + n * s.out_size * s.filters + g * mg;
         exec::parallel_for(s.out_size, mg, [&](int64_t p0, int64_t p1) {

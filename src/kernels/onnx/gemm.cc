@@ -177,7 +177,7 @@ bool gemm_integer_path(const IntegerLayer& layer, int64_t m, int64_t k, const fl
   const auto bytes = scratch<uint8_t>(m * k);
   if (!activation_bytes(a, m * k, layer.x, bytes.get())) return false;
   const auto sums = scratch<int32_t>(m * n);
-  int8_gemm(m, k, bytes.get(), k, layer.groups[0], sums.get(), n);
+  layer.group_sums(0, m, bytes.get(), k, sums.get());
   exec::parallel_for(m, n, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i)
       for (int64_t j = 0; j < n; ++j) y[i * n + j] = layer.output(sums[i * n + j], j);

@@ -138,7 +138,7 @@ bool matmul_integer_path(const IntegerLayer& layer, int64_t rows, int64_t k, con
   const auto bytes = scratch<uint8_t>(rows * k);
   if (!activation_bytes(a, rows * k, layer.x, bytes.get())) return false;
   const auto sums = scratch<int32_t>(rows * n);
-  int8_gemm(rows, k, bytes.get(), k, layer.groups[0], sums.get(), n);
+  layer.group_sums(0, rows, bytes.get(), k, sums.get());
   exec::parallel_for(rows, n, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i)
       for (int64_t j = 0; j < n; ++j) y[i * n + j] = layer.output(sums[i * n + j], j);
