@@ -632,6 +632,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   const auto left = scratch<uint8_t>(in_place ? 0 : s.out_size * rows);
   const auto sums = scratch<int32_t>(s.out_size * mg);
   const uint8_t zero = layer.x.zero_byte();
+  const int64_t image_bytes = s.in_size * channels;
   for (int64_t n = 0; n < s.batch; ++n) {
     const uint8_t* image = nhwc + n * s.in_size * channels;
     for (int64_t g = 0; g < s.group; ++g) {
@@ -645,10 +646,19 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
               uint8_t* row = left.get() + (pos0 + j) * rows;
               for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
                 const int64_t at = offsets[static_cast<size_t>(kk * kChannelsLastBlock + j)];
-                if (at < 0)
-                  std::memset(row + kk * cg, zero, static_cast<size_t>(cg));
-                else
-                  std::memcpy(row + kk * cg, image + at * channels + g * cg, static_cast<size_t>(cg));
+                uint8_t* dst = row + kk * cg;
+                // Few channels (a stem's 3): a fixed 16-byte copy, which the next taps overwrite, instead of
+                // a call per tap; it must stay inside this row and inside the image.
+                const bool wide = cg < 16 && kk * cg + 16 <= rows;
+                if (at < 0) {
+                  std::memset(dst, zero, wide ? 16 : static_cast<size_t>(cg));
+                } else {
+                  const int64_t from = at * channels + g * cg;
+                  if (wide && from + 16 <= image_bytes)
+                    std::memcpy(dst, image + from, 16);
+                  else
+                    std::memcpy(dst, image + from, static_cast<size_t>(cg));
+                }
               }
             }
           }
