@@ -237,6 +237,19 @@ void IntegerLayer::group_sums(size_t g, int64_t m, const uint8_t* a, int64_t lda
   });
 }
 
+bool IntegerLayer::rows_product(int64_t rows, int64_t k, const float* a, float* y) const {
+  const int64_t n = groups[0].n();
+  const auto bytes = scratch<uint8_t>(rows * k);
+  if (!activation_bytes(a, rows * k, x, bytes.get())) return false;
+  const auto sums = scratch<int32_t>(rows * n);
+  group_sums(0, rows, bytes.get(), k, sums.get());
+  exec::parallel_for(rows, n, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t j = 0; j < n; ++j) y[i * n + j] = output(sums[i * n + j], j);
+  });
+  return true;
+}
+
 std::string integer_path_note(const IntegerLayer& layer, const exec::IntegerForm& weight_form) {
   const char* path = layer.groups.empty() ? "" : layer.groups[0].path();
   return fmt::format("integer: activations in [{}, {}] x weights in [{}, {}], {}{} (int32 sums, one rounding)",

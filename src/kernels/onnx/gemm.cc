@@ -170,21 +170,6 @@ exec::PreparedState prepack_gemm(const exec::PrepackContext& context) {
   return packed;
 }
 
-// y (m x n) = a x B + C on the integer path; false (nothing written) when a holds a value its form does
-// not describe (a NaN): the float path runs instead.
-bool gemm_integer_path(const IntegerLayer& layer, int64_t m, int64_t k, const float* a, float* y) {
-  const int64_t n = layer.groups[0].n();
-  const auto bytes = scratch<uint8_t>(m * k);
-  if (!activation_bytes(a, m * k, layer.x, bytes.get())) return false;
-  const auto sums = scratch<int32_t>(m * n);
-  layer.group_sums(0, m, bytes.get(), k, sums.get());
-  exec::parallel_for(m, n, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i)
-      for (int64_t j = 0; j < n; ++j) y[i * n + j] = layer.output(sums[i * n + j], j);
-  });
-  return true;
-}
-
 Status gemm(exec::KernelContext& ctx, const GemmAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* a, ctx.required(0, "A"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* b, ctx.required(1, "B"));
@@ -234,7 +219,7 @@ Status gemm(exec::KernelContext& ctx, const GemmAttrs& attrs) {
   Tensor b_from_codes;
   if (packed && packed->integer && dt == DType::kFloat) {
     Tensor y = ctx.output_buffer(DType::kFloat, out_dims);
-    if (gemm_integer_path(*packed->integer, m, k, a->data<float>(), y.data<float>())) {
+    if (packed->integer->rows_product(m, k, a->data<float>(), y.data<float>())) {
       ctx.set_output(0, std::move(y));
       return Status::ok();
     }

@@ -131,21 +131,6 @@ exec::PreparedState prepack_matmul(const exec::PrepackContext& c) {
   return std::make_shared<const IntegerLayer>(std::move(*layer));
 }
 
-// y (rows x n) = a (rows x k) x B on the integer path; false (nothing written) when a holds a value its
-// form does not describe (a NaN): the float path runs instead.
-bool matmul_integer_path(const IntegerLayer& layer, int64_t rows, int64_t k, const float* a, float* y) {
-  const int64_t n = layer.groups[0].n();
-  const auto bytes = scratch<uint8_t>(rows * k);
-  if (!activation_bytes(a, rows * k, layer.x, bytes.get())) return false;
-  const auto sums = scratch<int32_t>(rows * n);
-  layer.group_sums(0, rows, bytes.get(), k, sums.get());
-  exec::parallel_for(rows, n, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i)
-      for (int64_t j = 0; j < n; ++j) y[i * n + j] = layer.output(sums[i * n + j], j);
-  });
-  return true;
-}
-
 Status matmul(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* a, ctx.required(0, "A"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* b, ctx.required(1, "B"));
@@ -157,7 +142,7 @@ Status matmul(exec::KernelContext& ctx) {
   Tensor b_from_codes;
   if (const auto* layer = static_cast<const IntegerLayer*>(ctx.prepacked()); layer && dt == DType::kFloat) {
     Tensor out = ctx.output_buffer(DType::kFloat, plan.out_dims);
-    if (matmul_integer_path(*layer, a->numel() / std::max<int64_t>(plan.k, 1), plan.k, a->data<float>(),
+    if (layer->rows_product(a->numel() / std::max<int64_t>(plan.k, 1), plan.k, a->data<float>(),
                             out.data<float>())) {
       ctx.set_output(0, std::move(out));
       return Status::ok();
