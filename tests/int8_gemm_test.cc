@@ -261,7 +261,7 @@ TEST_P(Int8Gemm, EmptyOperands) {
   const Int8Weights no_depth = Int8Weights::pack(0, 5, w.data(), 5, false, 255);
   EXPECT_EQ(no_depth.column_sums(), std::vector<int32_t>(5, 0));
   std::vector<int32_t> c(10, 7);
-  const uint8_t a[2] = {1, 2};
+  const uint8_t a[8] = {1, 2};  // m x k = 1 x 4 below; the debug build checks every left value
   kernels::int8_gemm(2, 0, a, 0, no_depth, c.data(), 5);
   EXPECT_EQ(c, std::vector<int32_t>(10, 0));
   // m = 0 and n = 0: nothing written.

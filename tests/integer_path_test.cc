@@ -214,7 +214,7 @@ void check_layer(const Layer& l, uint32_t seed) {
   const int64_t channels = out_channels(l);
   const bool axis0 = l.op == "Conv" || (l.op == "Gemm" && l.trans_b);
   std::vector<float> ws;
-  const Tensor& wf = model.graph().initializer_tensor(model.graph().find_value("ws")).value();
+  const Tensor wf = model.graph().initializer_tensor(model.graph().find_value("ws")).value();
   ws.assign(wf.data<float>(), wf.data<float>() + wf.numel());
   const int64_t inner = axis0 ? wq.numel() / channels : 1;  // the elements sharing a scale are contiguous
   const std::vector<int64_t> wv = integers(wq, ws, inner, static_cast<int64_t>(ws.size()));
