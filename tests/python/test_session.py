@@ -162,3 +162,26 @@ def test_ort_stand_in_runs_onnxruntime_code(tmp_path: pathlib.Path) -> None:
             sys.modules["onnxruntime"] = saved
     direct = qonnx_cc.InferenceSession(path).run(None, {name: x})[0]
     assert direct.tobytes() == scores.tobytes()
+
+
+def test_arith_modes_match_the_cli_and_report_their_paths(qonnx_cc_bin: str, tmp_path: pathlib.Path) -> None:
+    """``arith=`` is ``exec --arith``: the same bytes as the CLI in each mode, the integer path reported per layer."""
+    path = SHARED / "qonnx" / "bsd300x3-espcn" / "nn_resize" / "quant_model.onnx"
+    if not path.is_file():
+        pytest.skip(f"{path} is absent")
+    for arith in ("int", "float"):
+        sess = qonnx_cc.InferenceSession(str(path), arith=arith)
+        feed = random_feed(sess.get_inputs(), seed=5)
+        ((name, array),) = feed.items()
+        np.save(tmp_path / "x.npy", array)
+        out_dir = tmp_path / arith
+        run_cli(qonnx_cc_bin, "exec", str(path), "--arith", arith, "--input", f"{name}={tmp_path / 'x.npy'}",
+                "--output-dir", str(out_dir), "--npy")
+        assert sess.run(None, feed)[0].tobytes() == np.load(out_dir / "output_0.npy").tobytes(), arith
+        notes = sess.path_notes()
+        if arith == "int":
+            assert any(note.startswith("integer:") for _, note in notes), notes
+        else:
+            assert notes == []
+    with pytest.raises(qonnx_cc.UsageError, match="arith 'fast'"):
+        qonnx_cc.InferenceSession(str(path), arith="fast")
