@@ -94,12 +94,18 @@ Int8Weights Int8Weights::pack(int64_t k, int64_t n, const int8_t* w, int64_t ld,
   Int8Weights r;
   r.k_ = k, r.n_ = n, r.max_left_ = max_left;
   r.column_sums_.assign(static_cast<size_t>(n), 0);
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t p = 0; p < k; ++p) {
-      const int v = at(p, j);
-      r.column_sums_[static_cast<size_t>(j)] += v;
-      r.max_abs_ = std::max(r.max_abs_, std::abs(v));
-    }
+  // In storage order, so a large weight is read once, contiguously.
+  const auto add = [&r](int64_t j, int v) {
+    r.column_sums_[static_cast<size_t>(j)] += v;
+    r.max_abs_ = std::max(r.max_abs_, std::abs(v));
+  };
+  if (transposed) {
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p) add(j, w[j * ld + p]);
+  } else {
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j) add(j, w[p * ld + j]);
+  }
   r.path_ = choose_path(isa::current(isa::Family::kInt8), max_left, r.max_abs_);
   const int64_t nr = igemm_detail::int8_micro(r.path_).nr;
   r.panels_ = (n + nr - 1) / nr;
@@ -118,6 +124,10 @@ Int8Weights Int8Weights::pack(int64_t k, int64_t n, const int8_t* w, int64_t ld,
   }
   r.data_ = std::move(data);
   return r;
+}
+
+igemm_detail::Int8Path int8_path(int max_left, int max_abs_weight) {
+  return choose_path(isa::current(isa::Family::kInt8), max_left, max_abs_weight);
 }
 
 size_t Int8Weights::bytes() const {

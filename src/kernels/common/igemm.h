@@ -100,6 +100,10 @@ class Int8Weights {
   std::vector<int32_t> column_sums_;
 };
 
+// The path Int8Weights::pack would choose now for weights up to max_abs_weight against left values up to
+// max_left (so a caller can decide how to split its weights before packing them).
+igemm_detail::Int8Path int8_path(int max_left, int max_abs_weight);
+
 // c[i * ldc + j] = sum_{p<k} a[i * lda + p] * w[p][j], exact in int32, for i < m and j < w.n();
 // a's values lie in [0, w.max_left()] and k * max_left * max|w| < 2^31 (both asserted in debug builds).
 // Split between exec::threads() by column panels or row strips; inside a parallel_for share it runs on

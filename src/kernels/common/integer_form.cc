@@ -93,13 +93,21 @@ bool int8_values(const Tensor& x, const exec::IntegerForm& form, std::vector<int
   }
   values->resize(static_cast<size_t>(n));
   const float* xs = x.data<float>();
-  for (int64_t i = 0; i < n; ++i) {
-    const float s = form.scales[static_cast<size_t>((i / inner) % count)];
-    const float t = xs[i] / s;
-    if (!(std::abs(t) < 256.0f)) return false;
-    const float v = round_small(t);
-    if (v < -128.0f || v > 127.0f || v * s != xs[i]) return false;
-    (*values)[static_cast<size_t>(i)] = static_cast<int8_t>(v);
+  int8_t* out = values->data();
+  // Runs of `inner` elements share a scale. x * (1 / s) rounds to the same v as x / s (activation_bytes);
+  // the test is v * s == x, exactly.
+  for (int64_t i0 = 0; i0 < n; i0 += inner) {
+    const float s = form.scales[static_cast<size_t>((i0 / inner) % count)], inverse = 1.0f / s;
+    int bad = 0;
+    for (int64_t i = i0; i < std::min(n, i0 + inner); ++i) {
+      float t = xs[i] * inverse;
+      bad |= !(std::abs(t) < 256.0f);
+      t = std::abs(t) < 256.0f ? t : 0.0f;
+      const float v = round_small(t);
+      bad |= (v < -128.0f) | (v > 127.0f) | (v * s != xs[i]);
+      out[i] = static_cast<int8_t>(static_cast<int>(v));
+    }
+    if (bad) return false;
   }
   return true;
 }
@@ -189,16 +197,16 @@ std::optional<IntegerLayer> make_integer_layer(const ByteActivation& x, const st
     return std::nullopt;
   }
   const int64_t block = k * n;
-  for (int64_t g = 0; g < groups; ++g)
+  const bool split = int8_path(x.max_byte(), static_cast<int>(layer.max_abs_weight)) == igemm_detail::Int8Path::kAvx2Madd16;
+  for (int64_t g = 0; g < groups && !split; ++g)
     layer.groups.push_back(Int8Weights::pack(k, n, values.data() + g * block, transposed ? k : n, transposed,
                                              x.max_byte()));
-  if (!layer.groups.empty() && layer.groups[0].path_id() == igemm_detail::Int8Path::kAvx2Madd16) {
+  if (split) {
     std::vector<int8_t> low(values.size()), high(values.size());
     for (size_t i = 0; i < values.size(); ++i) {
       low[i] = static_cast<int8_t>(values[i] & 15);
       high[i] = static_cast<int8_t>(values[i] >> 4);  // arithmetic shift: values = 16 * high + low
     }
-    layer.groups.clear();
     for (int64_t g = 0; g < groups; ++g) {
       layer.groups.push_back(Int8Weights::pack(k, n, low.data() + g * block, transposed ? k : n, transposed, x.max_byte()));
       layer.high_groups.push_back(
