@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/common/fast_math.h"
 #include "kernels/common/quant_avx2.h"
 #include "kernels/isa/isa.h"
 #include "qonnx/exec/threads.h"
@@ -13,13 +14,6 @@ namespace qonnx::kernels {
 namespace {
 
 constexpr double kExactInteger = 16777216.0;  // 2^24: integers up to here are exact in float32
-
-// Adding and subtracting 1.5 * 2^23 rounds a float32 of magnitude below 2^22 to the nearest integer
-// (ties to even) in the default rounding mode, and vectorizes where nearbyint would not.
-inline float round_small(float t) {
-  constexpr float kMagic = 12582912.0f;
-  return (t + kMagic) - kMagic;
-}
 
 // The axis along which `t` (broadcast against rank `rank`) varies: -1 when it holds one value, -2 when
 // it varies along several dims or its layout cannot be placed.
@@ -103,7 +97,7 @@ bool int8_values(const Tensor& x, const exec::IntegerForm& form, std::vector<int
       float t = xs[i] * inverse;
       bad |= !(std::abs(t) < 256.0f);
       t = std::abs(t) < 256.0f ? t : 0.0f;
-      const float v = round_small(t);
+      const float v = fast::round_half_even_f(t);
       bad |= (v < -128.0f) | (v > 127.0f) | (v * s != xs[i]);
       out[i] = static_cast<int8_t>(static_cast<int>(v));
     }
@@ -138,11 +132,12 @@ bool activation_bytes(const float* x, int64_t n, const ByteActivation& a, uint8_
                                                              i1 - c * kChunk)
                                  : 0;
       for (int64_t i = c * kChunk + start; i < i1; ++i) {
-        // t is range-checked before rounding (round_small needs |t| < 2^22); a NaN fails every compare.
+        // t is range-checked first (a NaN fails every compare); out of range it becomes 0, so the int
+        // conversion below stays defined.
         float t = x[i] * inverse;
         bad |= !(t >= lo - 1.0f && t <= hi + 1.0f);
         t = t >= lo - 1.0f && t <= hi + 1.0f ? t : 0.0f;
-        const float v = round_small(t);
+        const float v = fast::round_half_even_f(t);
         bad |= (v < lo) | (v > hi) | (v * s != x[i]);
         u[i] = static_cast<uint8_t>(static_cast<int>(v - lo) & 0xff);
       }
@@ -258,7 +253,7 @@ bool IntegerLayer::rows_product(int64_t rows, int64_t k, const float* a, float* 
   return true;
 }
 
-std::string integer_path_note(const IntegerLayer& layer, const exec::IntegerForm& weight_form) {
+std::string integer_path_note(const IntegerLayer& layer) {
   const char* path = layer.groups.empty() ? "" : layer.groups[0].path();
   return fmt::format("integer: activations in [{}, {}] x weights in [{}, {}], {}{} (int32 sums, one rounding)",
                      layer.x.lo, layer.x.hi, -layer.max_abs_weight, layer.max_abs_weight, path,

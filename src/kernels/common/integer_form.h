@@ -92,7 +92,7 @@ std::optional<IntegerLayer> make_integer_layer(const ByteActivation& x, const st
                                                std::string* why);
 
 // A one-line description of the integer path for PrepackContext::path_note.
-std::string integer_path_note(const IntegerLayer& layer, const exec::IntegerForm& weight_form);
+std::string integer_path_note(const IntegerLayer& layer);
 
 // Storage a kernel writes in full before reading it: not zero-filled (a std::vector would clear it).
 template <typename T>

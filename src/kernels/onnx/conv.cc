@@ -72,7 +72,7 @@ Result<ConvShape> conv_shape(const exec::KernelContext& ctx, const ConvAttrs& at
 // Unpacks one group of `channels` input planes into rows (channel, kernel offset) x columns
 // (output position); positions in the padding read 0.
 template <typename T>
-void im2col(const T* x, int64_t channels, const ConvShape& s, T* col, T pad = T(0)) {
+void im2col(const T* x, int64_t channels, const ConvShape& s, T* col) {
   const WindowGeometry& g = s.geo;
   const size_t nd = g.rank(), last = nd - 1;
   const int64_t out_w = g.out[last], in_w = g.in[last];
@@ -92,13 +92,13 @@ void im2col(const T* x, int64_t channels, const ConvShape& s, T* col, T pad = T(
           offset = (i < 0 || i >= g.in[d]) ? -1 : offset * g.in[d] + i;
         }
         if (offset < 0) {
-          std::fill(dst, dst + out_w, pad);
+          std::fill(dst, dst + out_w, T(0));
         } else {
           const T* row = plane + offset * in_w;
           const int64_t shift = k[last] * g.dilations[last] - g.pads_begin[last], step = g.strides[last];
           for (int64_t ow = 0; ow < out_w; ++ow) {
             const int64_t i = ow * step + shift;
-            dst[ow] = (i >= 0 && i < in_w) ? row[i] : pad;
+            dst[ow] = (i >= 0 && i < in_w) ? row[i] : T(0);
           }
         }
         dst += out_w;
@@ -423,7 +423,7 @@ exec::PreparedState prepack_conv(const exec::PrepackContext& c) {
   std::string why;
   auto layer = make_integer_layer(*x, values, group, k, filters / group, true, wf->scales, c.constant(2), &why);
   if (!layer) return note(why);
-  if (c.path_note) *c.path_note = integer_path_note(*layer, *wf);
+  if (c.path_note) *c.path_note = integer_path_note(*layer);
   if (c.captured_inputs) *c.captured_inputs |= uint64_t{1} << 1;  // W lives on as its codes
   return std::make_shared<const IntegerLayer>(std::move(*layer));
 }

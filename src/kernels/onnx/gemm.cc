@@ -149,7 +149,7 @@ std::optional<IntegerLayer> gemm_integer_layer(const exec::PrepackContext& c, co
   std::string why;
   auto layer = make_integer_layer(*a, values, 1, k, n, attrs.trans_b, bf->scales, bias.defined() ? &bias : nullptr, &why);
   if (!layer) return note(why);
-  if (c.path_note) *c.path_note = integer_path_note(*layer, *bf);
+  if (c.path_note) *c.path_note = integer_path_note(*layer);
   return layer;
 }
 

@@ -126,7 +126,7 @@ exec::PreparedState prepack_matmul(const exec::PrepackContext& c) {
   std::string why;
   auto layer = make_integer_layer(*a, values, 1, b->dim(0), b->dim(1), false, bf->scales, nullptr, &why);
   if (!layer) return note(why);
-  if (c.path_note) *c.path_note = integer_path_note(*layer, *bf);
+  if (c.path_note) *c.path_note = integer_path_note(*layer);
   if (c.captured_inputs) *c.captured_inputs |= uint64_t{1} << 1;  // B lives on as its codes
   return std::make_shared<const IntegerLayer>(std::move(*layer));
 }
