@@ -250,5 +250,72 @@ TEST(MaxPoolFastPath, GivesTheGeneralLoopsBits) {
   for (const Window& w : {Window{{3}, {2}, {1, 1}, {1}, 0}, Window{{4}, {3}, {0, 2}, {2}, 1}}) expect_same(x1, w);
 }
 
+// AveragePool's rule for float, written out: 0 plus each tap inside the input in row-major window
+// order, divided by the number of those taps or (count_include_pad) of the taps inside the padded input.
+std::vector<float> average_pool_reference(const Tensor& x, const Dims& out, const std::vector<int64_t>& kernel,
+                                          const std::vector<int64_t>& strides, const std::vector<int64_t>& pads,
+                                          const std::vector<int64_t>& dilations, bool include_pad) {
+  const bool one_d = kernel.size() == 1;
+  const int64_t in_h = one_d ? 1 : x.dim(2), in_w = x.dims().back();
+  const int64_t out_h = one_d ? 1 : out[2], out_w = out.back(), planes = x.dim(0) * x.dim(1);
+  auto param = [&](const std::vector<int64_t>& v, size_t d, int64_t one_d_value) {
+    return one_d ? (d == 0 ? one_d_value : v[0]) : v[d];
+  };
+  const size_t rank = kernel.size();
+  auto pad_begin = [&](size_t d) { return one_d ? (d == 0 ? 0 : pads[0]) : pads[d]; };
+  auto pad_end = [&](size_t d) { return one_d ? (d == 0 ? 0 : pads[1]) : pads[d + rank]; };
+  const float* xv = x.data<float>();
+  std::vector<float> y;
+  for (int64_t plane = 0; plane < planes; ++plane)
+    for (int64_t oh = 0; oh < out_h; ++oh)
+      for (int64_t ow = 0; ow < out_w; ++ow) {
+        float sum = 0;
+        int64_t inside = 0, padded = 0;
+        for (int64_t kh = 0; kh < param(kernel, 0, 1); ++kh)
+          for (int64_t kw = 0; kw < param(kernel, 1, 1); ++kw) {
+            const int64_t ih = oh * param(strides, 0, 1) - pad_begin(0) + kh * param(dilations, 0, 1);
+            const int64_t iw = ow * param(strides, 1, 1) - pad_begin(1) + kw * param(dilations, 1, 1);
+            if (ih < in_h + pad_end(0) && iw < in_w + pad_end(1)) ++padded;
+            if (ih < 0 || ih >= in_h || iw < 0 || iw >= in_w) continue;
+            sum += xv[(plane * in_h + ih) * in_w + iw];
+            ++inside;
+          }
+        const int64_t count = include_pad ? padded : inside;
+        y.push_back(count > 0 ? sum / static_cast<float>(count) : 0.0f);
+      }
+  return y;
+}
+
+TEST(AveragePoolFastPath, GivesTheWindowOrderSumsBits) {
+  std::vector<float> v(2 * 3 * 9 * 11);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7919) % 1000) * 0.0137f - 6.1f;  // sums that round
+  v[5] = -0.0f, v[40] = std::nanf(""), v[77] = -INFINITY;
+  struct Window {
+    std::vector<int64_t> kernel, strides, pads, dilations;
+    int64_t ceil;
+  };
+  auto expect_reference = [](const Tensor& x, const Window& w, int include_pad) {
+    Attrs attrs = [&](io::NodeBuilder& n) {
+      n.attr("kernel_shape", w.kernel).attr("strides", w.strides).attr("pads", w.pads);
+      n.attr("dilations", w.dilations).attr("ceil_mode", w.ceil).attr("count_include_pad", include_pad);
+    };
+    const Tensor y = run_ok("AveragePool", {x}, attrs, 19);
+    const std::vector<float> want =
+        average_pool_reference(x, y.dims(), w.kernel, w.strides, w.pads, w.dilations, include_pad != 0);
+    ASSERT_EQ(static_cast<size_t>(y.numel()), want.size());
+    EXPECT_EQ(std::memcmp(y.data<float>(), want.data(), y.nbytes()), 0)
+        << "kernel " << dims_to_string(w.kernel) << " count_include_pad " << include_pad;
+  };
+  const Tensor x2 = f32({2, 3, 9, 11}, v), x1 = f32({2, 3, 99}, v);
+  for (int include_pad : {0, 1}) {
+    for (const Window& w : {Window{{3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 0}, Window{{3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 0},
+                            Window{{2, 3}, {1, 2}, {0, 1, 1, 0}, {2, 1}, 1}, Window{{3, 2}, {3, 3}, {0, 0, 0, 0}, {1, 2}, 1},
+                            Window{{2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 0}, Window{{5, 11}, {1, 1}, {2, 0, 2, 0}, {1, 1}, 0}})
+      expect_reference(x2, w, include_pad);
+    for (const Window& w : {Window{{3}, {2}, {1, 1}, {1}, 0}, Window{{4}, {3}, {0, 2}, {2}, 1}, Window{{2}, {1}, {0, 0}, {1}, 0}})
+      expect_reference(x1, w, include_pad);
+  }
+}
+
 }  // namespace
 }  // namespace qonnx::test

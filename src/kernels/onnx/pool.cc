@@ -160,44 +160,99 @@ void max_pool_typed(const PoolPlan& p, const T* x, T* y, int64_t* indices, bool 
   }
 }
 
-// 1-D and 2-D float MaxPool without Indices, planes split between threads: each output is its window's
-// first tap inside the input, then every later tap that is greater, row-major over the window
-// (max_pool_typed's rule, so NaN and ties come out the same); an empty window gives -inf, as there.
-void max_pool_2d_f32(const PoolPlan& p, const float* x, float* y) {
-  WindowGeometry g = p.geo;
-  if (g.rank() == 1) {  // as 2-D with one row
-    for (Dims* d : {&g.in, &g.out, &g.kernel, &g.strides, &g.dilations}) d->insert(d->begin(), 1);
-    g.pads_begin.insert(g.pads_begin.begin(), 0);
-  }
-  const int64_t in_h = g.in[0], in_w = g.in[1], out_h = g.out[0], out_w = g.out[1];
-  exec::parallel_for(p.planes, p.out_size * g.kernel[0] * g.kernel[1], [&](int64_t q0, int64_t q1) {
+// 1-D and 2-D float pooling, planes split between threads. Each output takes its window's taps inside
+// the input in the general loops' order (rows, then columns): window.start on the first, window.add on
+// each later one, window.finish at the end (an empty window finishes window.empty), so the bits are the
+// general loops'. The columns whose window lies wholly inside the row run as one loop over the output
+// row per tap, which the compiler vectorizes.
+template <typename Window>
+void pool_2d_f32(const PoolPlan& p, const float* x, float* y, const Window& window) {
+  const bool one_d = p.geo.rank() == 1;
+  const size_t w_dim = one_d ? 0 : 1;
+  static const std::vector<Span> kOneRow{Span{0, 1}};
+  static const std::vector<int64_t> kOneRowCount{1};
+  const std::vector<Span>& row_spans = one_d ? kOneRow : p.spans[0];
+  const std::vector<Span>& col_spans = p.spans[w_dim];
+  const std::vector<int64_t>& row_padded = one_d ? kOneRowCount : p.padded_count[0];
+  const std::vector<int64_t>& col_padded = p.padded_count[w_dim];
+  const int64_t in_w = p.geo.in[w_dim], out_w = p.geo.out[w_dim], out_h = one_d ? 1 : p.geo.out[0];
+  const int64_t kernel_w = p.geo.kernel[w_dim], stride_w = p.geo.strides[w_dim], dil_w = p.geo.dilations[w_dim];
+  const int64_t dil_h = one_d ? 1 : p.geo.dilations[0], pad_w = p.geo.pads_begin[w_dim];
+  // The full windows of a row: start >= 0 and start + (kernel_w - 1) * dil_w < in_w.
+  int64_t full_lo = out_w, full_hi = out_w;
+  for (int64_t ow = 0; ow < out_w; ++ow)
+    if (col_spans[static_cast<size_t>(ow)].count == kernel_w) {
+      if (full_lo == out_w) full_lo = ow;
+      full_hi = ow + 1;
+    }
+  const int64_t window_taps = one_d ? kernel_w : p.geo.kernel[0] * kernel_w;
+  exec::parallel_for(p.planes, p.out_size * window_taps, [&](int64_t q0, int64_t q1) {
     for (int64_t plane = q0; plane < q1; ++plane) {
       const float* xp = x + plane * p.in_size;
       float* yp = y + plane * p.out_size;
       for (int64_t oh = 0; oh < out_h; ++oh) {
-        const int64_t ih0 = oh * g.strides[0] - g.pads_begin[0];
+        const Span rows = row_spans[static_cast<size_t>(oh)];
+        const int64_t row_padded_count = row_padded[static_cast<size_t>(oh)];
+        float* yr = yp + oh * out_w;
+        auto one_window = [&](int64_t ow) {
+          const Span cols = col_spans[static_cast<size_t>(ow)];
+          const int64_t counts[2] = {rows.count * cols.count, row_padded_count * col_padded[static_cast<size_t>(ow)]};
+          if (rows.count == 0 || cols.count == 0) return window.finish(window.empty, counts);
+          float acc = 0;
+          for (int64_t r = 0; r < rows.count; ++r) {
+            const float* row = xp + (rows.first + r * dil_h) * in_w + cols.first;
+            for (int64_t c = 0; c < cols.count; ++c)
+              acc = r == 0 && c == 0 ? window.start(row[c * dil_w]) : window.add(acc, row[c * dil_w]);
+          }
+          return window.finish(acc, counts);
+        };
+        const bool rows_inside = rows.count > 0 && full_lo < full_hi;
         for (int64_t ow = 0; ow < out_w; ++ow) {
-          const int64_t iw0 = ow * g.strides[1] - g.pads_begin[1];
-          bool first = true;
-          float best = -std::numeric_limits<float>::infinity();
-          for (int64_t kh = 0; kh < g.kernel[0]; ++kh) {
-            const int64_t ih = ih0 + kh * g.dilations[0];
-            if (ih < 0 || ih >= in_h) continue;
-            const float* row = xp + ih * in_w;
-            for (int64_t kw = 0; kw < g.kernel[1]; ++kw) {
-              const int64_t iw = iw0 + kw * g.dilations[1];
-              if (iw < 0 || iw >= in_w) continue;
-              const float v = row[iw];
-              if (first || v > best) best = v;
-              first = false;
+          if (rows_inside && ow == full_lo) ow = full_hi;
+          if (ow < out_w) yr[ow] = one_window(ow);
+        }
+        if (!rows_inside) continue;
+        float* out = yr + full_lo;
+        const int64_t n = full_hi - full_lo;
+        for (int64_t r = 0; r < rows.count; ++r) {
+          const float* row = xp + (rows.first + r * dil_h) * in_w + full_lo * stride_w - pad_w;
+          for (int64_t c = 0; c < kernel_w; ++c) {
+            const float* tap = row + c * dil_w;
+            if (r == 0 && c == 0) {
+              for (int64_t i = 0; i < n; ++i) out[i] = window.start(tap[i * stride_w]);
+            } else {
+              for (int64_t i = 0; i < n; ++i) out[i] = window.add(out[i], tap[i * stride_w]);
             }
           }
-          yp[oh * out_w + ow] = best;
         }
+        const int64_t counts[2] = {rows.count * kernel_w, row_padded_count * col_padded[static_cast<size_t>(full_lo)]};
+        for (int64_t i = 0; i < n; ++i) out[i] = window.finish(out[i], counts);
       }
     }
   });
 }
+
+// max_pool_typed's rule: the first tap, then every later one that is greater (NaN and ties come out
+// the same); an empty window gives -inf.
+struct MaxWindow {
+  float empty = -std::numeric_limits<float>::infinity();
+  static float start(float v) { return v; }
+  static float add(float best, float v) { return v > best ? v : best; }
+  static float finish(float best, const int64_t*) { return best; }
+};
+
+// average_pool_typed's rule: 0 plus each tap in turn, divided by the count of taps inside the input
+// (counts[0]) or inside the padded input (counts[1]); an empty count gives 0.
+struct AverageWindow {
+  bool count_include_pad = false;
+  float empty = 0;
+  static float start(float v) { return 0.0f + v; }
+  static float add(float sum, float v) { return sum + v; }
+  float finish(float sum, const int64_t* counts) const {
+    const int64_t count = counts[count_include_pad ? 1 : 0];
+    return count > 0 ? sum / static_cast<float>(count) : 0.0f;
+  }
+};
 
 // Sums tap(x) over each window and writes finish(sum, window index, spans) (AveragePool, LpPool).
 template <typename T, typename Tap, typename Finish>
@@ -275,7 +330,7 @@ Status max_pool_kernel(exec::KernelContext& ctx, const PoolAttrs& attrs) {
   Tensor y(x->dtype(), p.out_dims);
   Tensor indices = want_indices ? Tensor(DType::kInt64, p.out_dims) : Tensor();
   if (!want_indices && x->dtype() == DType::kFloat && (p.geo.rank() == 1 || p.geo.rank() == 2)) {
-    max_pool_2d_f32(p, x->data<float>(), y.data<float>());
+    pool_2d_f32(p, x->data<float>(), y.data<float>(), MaxWindow{});
     ctx.set_output(0, std::move(y));
     return Status::ok();
   }
@@ -316,6 +371,11 @@ Status average_pool(exec::KernelContext& ctx, const PoolAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(PoolPlan p, pool_plan(ctx, attrs.window, *x));
   const bool count_include_pad = attrs.count_include_pad;
   Tensor y(x->dtype(), p.out_dims);
+  if (x->dtype() == DType::kFloat && (p.geo.rank() == 1 || p.geo.rank() == 2)) {
+    pool_2d_f32(p, x->data<float>(), y.data<float>(), AverageWindow{count_include_pad});
+    ctx.set_output(0, std::move(y));
+    return Status::ok();
+  }
   exec::visit_dtype(x->dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (is_float_storage_v<T>) average_pool_typed<T>(p, x->data<T>(), y.data<T>(), count_include_pad);
