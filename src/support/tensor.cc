@@ -8,8 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <new>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -230,6 +233,53 @@ constexpr size_t kMappedBytes = size_t{32} << 20;
 constexpr size_t kMappedBytes = size_t{32} << 20;
 #endif
 
+// Freed offset-aligned blocks wait here (up to kReusableBytes in all) for the next request of the same
+// size: an inference repeats its sizes run after run, and a block malloc has given back to the system
+// costs its page faults again. The bytes waiting are free, not counted against the memory limit.
+constexpr size_t kReusableBytes = size_t{64} << 20;
+
+class ReusableBlocks {
+ public:
+  void* take(size_t rounded) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t i = 0; i < blocks_.size(); ++i)
+      if (blocks_[i].first == rounded) {
+        void* block = blocks_[i].second;
+        blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(i));
+        held_ -= rounded;
+        return block;
+      }
+    return nullptr;
+  }
+  // Keeps the block, or frees the oldest ones to make room, or frees this one when it alone is too big.
+  void give(size_t rounded, void* block) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (rounded <= kReusableBytes) {
+        while (held_ + rounded > kReusableBytes) {
+          std::free(blocks_.front().second);
+          held_ -= blocks_.front().first;
+          blocks_.erase(blocks_.begin());
+        }
+        blocks_.emplace_back(rounded, block);
+        held_ += rounded;
+        return;
+      }
+    }
+    std::free(block);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::pair<size_t, void*>> blocks_;  // oldest first
+  size_t held_ = 0;
+};
+
+ReusableBlocks& reusable_blocks() {
+  static ReusableBlocks* blocks = new ReusableBlocks();  // never destroyed: tensors may outlive statics
+  return *blocks;
+}
+
 // 64-byte aligned storage of `bytes`, zeroed when `zero`; `extra` more bytes (held elsewhere, e.g.
 // string headers) are counted against the limit for as long as the storage lives.
 std::shared_ptr<uint8_t> allocate(size_t bytes, bool zero, DType dtype, const Dims& dims, uint64_t extra = 0) {
@@ -253,15 +303,16 @@ std::shared_ptr<uint8_t> allocate(size_t bytes, bool zero, DType dtype, const Di
     });
   }
   if (rounded >= kOffsetAlignedBytes) {
-    void* block = std::malloc(rounded + 64);
+    void* block = reusable_blocks().take(rounded);
+    if (!block) block = std::malloc(rounded + 64);
     if (!block) {
       release(counted);
       throw std::bad_alloc();
     }
     auto* p = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(block) + 64) & ~uintptr_t{63});
     if (zero) std::memset(p, 0, rounded);
-    return std::shared_ptr<uint8_t>(p, [block, counted](uint8_t*) {
-      std::free(block);
+    return std::shared_ptr<uint8_t>(p, [block, counted, rounded](uint8_t*) {
+      reusable_blocks().give(rounded, block);
       release(counted);
     });
   }

@@ -215,7 +215,7 @@ std::optional<IntegerLayer> make_integer_layer(const ByteActivation& x, const st
     const size_t g = static_cast<size_t>(c / n), j = static_cast<size_t>(c % n);
     int64_t column_sum = layer.groups[g].column_sums()[j];
     if (!layer.high_groups.empty()) column_sum += 16 * int64_t{layer.high_groups[g].column_sums()[j]};
-    layer.offset.push_back(x.lo * column_sum);
+    layer.offset.push_back(static_cast<int32_t>(x.lo * column_sum));
   }
   if (bias) {
     if (bias->dtype() != DType::kFloat || bias->numel() != channels) {
@@ -247,10 +247,18 @@ bool IntegerLayer::rows_product(int64_t rows, int64_t k, const float* a, float* 
   const auto sums = scratch<int32_t>(rows * n);
   group_sums(0, rows, bytes.get(), k, sums.get());
   exec::parallel_for(rows, n, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i)
-      for (int64_t j = 0; j < n; ++j) y[i * n + j] = output(sums[i * n + j], j);
+    for (int64_t i = i0; i < i1; ++i) outputs(sums.get() + i * n, n, 0, y + i * n);
   });
   return true;
+}
+
+void IntegerLayer::outputs(const int32_t* byte_sums, int64_t count, int64_t channel0, float* y) const {
+  const size_t c0 = static_cast<size_t>(channel0);
+  const int64_t done = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2
+                           ? avx2::scale_sums_run(byte_sums, offset.data() + c0, scale.data() + c0,
+                                                  bias.empty() ? nullptr : bias.data() + c0, y, count)
+                           : 0;
+  for (int64_t j = done; j < count; ++j) y[j] = output(byte_sums[j], channel0 + j);
 }
 
 std::string integer_path_note(const IntegerLayer& layer) {

@@ -3,6 +3,7 @@
 // values they stand for, and the one scaling of the exact sums (docs/arithmetic.md).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -61,15 +62,19 @@ struct IntegerLayer {
   std::vector<Int8Weights> high_groups;
   std::vector<float> weight_scale;  // per output channel
   std::vector<double> scale;    // per output channel: double(x scale) * double(weight scale)
-  std::vector<int64_t> offset;  // per output channel: x.lo * (sum of its weights), undoing the byte shift
+  // Per output channel: x.lo * (sum of its weights), undoing the byte shift; |x.lo| <= the max byte, so
+  // make_integer_layer's bound keeps it (and every exact sum) inside int32.
+  std::vector<int32_t> offset;
   std::vector<double> bias;     // per output channel; empty: no bias
   int64_t max_abs_weight = 0;
 
   // sum_k v_k * w_k over K taps for output channel `channel`, from int8_gemm's sum of bytes u_k * w_k.
   int64_t exact_sum(int32_t byte_sum, int64_t channel) const {
-    return static_cast<int64_t>(byte_sum) + offset[static_cast<size_t>(channel)];
+    return int64_t{byte_sum} + offset[static_cast<size_t>(channel)];
   }
   inline float output(int32_t byte_sum, int64_t channel) const;
+  // y[j] = output(byte_sums[j], channel0 + j) for j < count (vectorized where the CPU allows; the same bits).
+  void outputs(const int32_t* byte_sums, int64_t count, int64_t channel0, float* y) const;
   // c (m x n, row stride n) = the exact sums of a (m x k bytes, row stride lda) times group g's weights:
   // int8_gemm's, once or on both nibbles.
   void group_sums(size_t g, int64_t m, const uint8_t* a, int64_t lda, int32_t* c) const;
@@ -94,10 +99,24 @@ std::optional<IntegerLayer> make_integer_layer(const ByteActivation& x, const st
 // A one-line description of the integer path for PrepackContext::path_note.
 std::string integer_path_note(const IntegerLayer& layer);
 
-// Storage a kernel writes in full before reading it: not zero-filled (a std::vector would clear it).
+// Storage a kernel writes in full before reading it: not zero-filled (a std::vector would clear it), and
+// from the tensor allocator, so it counts against the memory limit and reuses a run's freed blocks.
 template <typename T>
-std::unique_ptr<T[]> scratch(int64_t n) {
-  return std::unique_ptr<T[]>(new T[static_cast<size_t>(n < 1 ? 1 : n)]);
+class Scratch {
+ public:
+  explicit Scratch(int64_t n)
+      : buffer_(Tensor::uninitialized(DType::kUInt8, {std::max<int64_t>(n, 1) * static_cast<int64_t>(sizeof(T))})),
+        data_(reinterpret_cast<T*>(buffer_.data<uint8_t>())) {}
+  T* get() const { return data_; }
+  T& operator[](int64_t i) const { return data_[i]; }
+
+ private:
+  Tensor buffer_;
+  T* data_;
+};
+template <typename T>
+Scratch<T> scratch(int64_t n) {
+  return Scratch<T>(n);
 }
 
 // The one rounding of the integer path: y = float32(double(sum) * scale + bias), scale = double(activation

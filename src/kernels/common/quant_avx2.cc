@@ -368,6 +368,19 @@ QONNX_AVX2 int64_t activation_bytes_run(const float* x, float inverse, float sca
   return i;
 }
 
+QONNX_AVX2 int64_t scale_sums_run(const int32_t* sums, const int32_t* offset, const double* scale, const double* bias,
+                                  float* y, int64_t n) {
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const __m128i sum = _mm_add_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sums + j)),
+                                      _mm_loadu_si128(reinterpret_cast<const __m128i*>(offset + j)));
+    __m256d v = _mm256_mul_pd(_mm256_cvtepi32_pd(sum), _mm256_loadu_pd(scale + j));
+    v = _mm256_add_pd(v, bias ? _mm256_loadu_pd(bias + j) : _mm256_setzero_pd());
+    _mm_storeu_ps(y + j, _mm256_cvtpd_ps(v));
+  }
+  return j;
+}
+
 #else  // no AVX2 on this target: kernels/isa never selects it
 
 int64_t quant_run(quant::RoundingMode, bool, bool, const float*, const float*, const float*, bool, float, float, float*,
@@ -387,6 +400,7 @@ int64_t threshold_run_by_channel(const float*, const float*, int64_t, int64_t, i
 }
 
 int64_t activation_bytes_run(const float*, float, float, float, float, uint8_t*, int*, int64_t) { return 0; }
+int64_t scale_sums_run(const int32_t*, const int32_t*, const double*, const double*, float*, int64_t) { return 0; }
 
 #endif
 

@@ -48,5 +48,10 @@ int64_t threshold_run_by_channel(const float* v, const float* blocks, int64_t ch
 // non-zero value unless every rounded v is in [lo, hi] with v * scale == x.
 int64_t activation_bytes_run(const float* x, float inverse, float scale, float lo, float hi, uint8_t* u, int* bad,
                              int64_t n);
+// The integer path's one rounding (IntegerLayer::output) for n consecutive channels: y[j] =
+// float32(double(sums[j] + offset[j]) * scale[j] + bias[j]) (bias null: 0), the int32 addition exact
+// (the caller's bound).
+int64_t scale_sums_run(const int32_t* sums, const int32_t* offset, const double* scale, const double* bias, float* y,
+                       int64_t n);
 
 }  // namespace qonnx::kernels::avx2

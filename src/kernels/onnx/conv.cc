@@ -548,8 +548,9 @@ void channels_last_offsets(const ConvShape& s, int64_t pos0, int64_t count, int6
       first = first * g.in[d] + base[d];
     }
     if (inside) {
-      for (int64_t kk = 0; kk < s.kernel_size; ++kk)
-        offsets[kk * kChannelsLastBlock + j] = first + relative[static_cast<size_t>(kk)];
+      const int64_t* rel = relative.data();  // locals: the stores below may alias s and the vector
+      const int64_t taps = s.kernel_size;
+      for (int64_t kk = 0; kk < taps; ++kk) offsets[kk * kChannelsLastBlock + j] = first + rel[kk];
     } else {
       std::fill(k.begin(), k.end(), 0);
       for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
@@ -633,6 +634,10 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   const auto sums = scratch<int32_t>(s.out_size * mg);
   const uint8_t zero = layer.x.zero_byte();
   const int64_t image_bytes = s.in_size * channels;
+  // One group and no dilation along the last dim: a kernel row's taps and their channels lie side by
+  // side in the image.
+  const int64_t kernel_w = s.geo.kernel.back();
+  const bool row_runs = s.group == 1 && s.geo.dilations.back() == 1 && kernel_w > 1;
   for (int64_t n = 0; n < s.batch; ++n) {
     const uint8_t* image = nhwc + n * s.in_size * channels;
     for (int64_t g = 0; g < s.group; ++g) {
@@ -647,6 +652,13 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
               for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
                 const int64_t at = offsets[static_cast<size_t>(kk * kChannelsLastBlock + j)];
                 uint8_t* dst = row + kk * cg;
+                // A kernel row inside the image: its taps are adjacent positions, one run of bytes.
+                if (row_runs && kk % kernel_w == 0 && at >= 0 &&
+                    offsets[static_cast<size_t>((kk + kernel_w - 1) * kChannelsLastBlock + j)] == at + kernel_w - 1) {
+                  std::memcpy(dst, image + at * channels, static_cast<size_t>(kernel_w * cg));
+                  kk += kernel_w - 1;
+                  continue;
+                }
                 // Few channels (a stem's 3): a fixed 16-byte copy, which the next taps overwrite, instead of
                 // a call per tap; it must stay inside this row and inside the image.
                 const bool wide = cg < 16 && kk * cg + 16 <= rows;
@@ -667,20 +679,20 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
       if (channels_last) {
         float* yn = y + n * s.out_size * s.filters + g * mg;
         exec::parallel_for(s.out_size, mg, [&](int64_t p0, int64_t p1) {
-          for (int64_t p = p0; p < p1; ++p)
-            for (int64_t j = 0; j < mg; ++j)
-              yn[p * s.filters + j] = layer.output(sums[p * mg + j], g * mg + j);
+          for (int64_t p = p0; p < p1; ++p) layer.outputs(sums.get() + p * mg, mg, g * mg, yn + p * s.filters);
         });
       } else {
-        // Blocks of positions, so the block's sums stay in cache while each channel's run is written.
+        // Blocks of positions: each position's channels are scaled as one run, then the block is written
+        // channel by channel from cache.
         constexpr int64_t kBlock = 64;
         float* yg = y + (n * s.filters + g * mg) * s.out_size;
         exec::parallel_for((s.out_size + kBlock - 1) / kBlock, kBlock * mg, [&](int64_t b0, int64_t b1) {
+          std::vector<float> block(static_cast<size_t>(kBlock * mg));
           for (int64_t b = b0; b < b1; ++b) {
-            const int64_t p0 = b * kBlock, p1 = std::min(s.out_size, p0 + kBlock);
+            const int64_t p0 = b * kBlock, count = std::min(kBlock, s.out_size - p0);
+            for (int64_t p = 0; p < count; ++p) layer.outputs(sums.get() + (p0 + p) * mg, mg, g * mg, block.data() + p * mg);
             for (int64_t j = 0; j < mg; ++j)
-              for (int64_t p = p0; p < p1; ++p)
-                yg[j * s.out_size + p] = layer.output(sums[p * mg + j], g * mg + j);
+              for (int64_t p = 0; p < count; ++p) yg[j * s.out_size + p0 + p] = block[static_cast<size_t>(p * mg + j)];
           }
         });
       }

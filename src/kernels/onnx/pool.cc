@@ -327,13 +327,14 @@ Status max_pool_kernel(exec::KernelContext& ctx, const PoolAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_ASSIGN_OR_RETURN(PoolPlan p, pool_plan(ctx, attrs.window, *x));
   const bool want_indices = attrs.want_indices;
-  Tensor y(x->dtype(), p.out_dims);
-  Tensor indices = want_indices ? Tensor(DType::kInt64, p.out_dims) : Tensor();
   if (!want_indices && x->dtype() == DType::kFloat && (p.geo.rank() == 1 || p.geo.rank() == 2)) {
+    Tensor y = ctx.output_buffer(DType::kFloat, p.out_dims);  // every element written
     pool_2d_f32(p, x->data<float>(), y.data<float>(), MaxWindow{});
     ctx.set_output(0, std::move(y));
     return Status::ok();
   }
+  Tensor y(x->dtype(), p.out_dims);
+  Tensor indices = want_indices ? Tensor(DType::kInt64, p.out_dims) : Tensor();
   bool supported = false;
   exec::visit_dtype(x->dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -370,12 +371,13 @@ Status average_pool(exec::KernelContext& ctx, const PoolAttrs& attrs) {
     return ctx.input_error(Code::kUnsupported, 0, "type {} is not supported (float types)", dtype_name(x->dtype()));
   QONNX_ASSIGN_OR_RETURN(PoolPlan p, pool_plan(ctx, attrs.window, *x));
   const bool count_include_pad = attrs.count_include_pad;
-  Tensor y(x->dtype(), p.out_dims);
   if (x->dtype() == DType::kFloat && (p.geo.rank() == 1 || p.geo.rank() == 2)) {
+    Tensor y = ctx.output_buffer(DType::kFloat, p.out_dims);  // every element written
     pool_2d_f32(p, x->data<float>(), y.data<float>(), AverageWindow{count_include_pad});
     ctx.set_output(0, std::move(y));
     return Status::ok();
   }
+  Tensor y(x->dtype(), p.out_dims);
   exec::visit_dtype(x->dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (is_float_storage_v<T>) average_pool_typed<T>(p, x->data<T>(), y.data<T>(), count_include_pad);
