@@ -522,19 +522,29 @@ class ChannelsLastIm2colSource final : public FloatPanelSource {
   const int64_t* offsets_;
 };
 
-// offsets (kernel_size x kChannelsLastBlock) for output positions [pos0, pos0 + count). A window
-// wholly inside the input is its first position plus fixed tap offsets; only border windows check
-// each tap.
-void channels_last_offsets(const ConvShape& s, int64_t pos0, int64_t count, int64_t* offsets) {
+// The offset of each kernel tap from the window's first position, for a window inside the input.
+std::vector<int64_t> tap_offsets(const ConvShape& s) {
   const WindowGeometry& g = s.geo;
   const size_t nd = g.rank();
-  std::vector<int64_t> o(nd), k(nd, 0), base(nd), relative(static_cast<size_t>(s.kernel_size));
+  std::vector<int64_t> k(nd, 0), relative(static_cast<size_t>(s.kernel_size));
   for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
     int64_t at = 0;
     for (size_t d = 0; d < nd; ++d) at = at * g.in[d] + k[d] * g.dilations[d];
     relative[static_cast<size_t>(kk)] = at;
     next_index(k, g.kernel, nd);
   }
+  return relative;
+}
+
+// offsets (kernel_size x kChannelsLastBlock) for output positions [pos0, pos0 + count). A window
+// wholly inside the input is its first position plus fixed tap offsets (`relative`, tap_offsets(s));
+// only border windows check each tap. With `inside_first`, an inside window's taps are not written:
+// inside_first[j] is its first position (the caller adds `relative`), -1 for a border window.
+void channels_last_offsets(const ConvShape& s, const std::vector<int64_t>& relative, int64_t pos0, int64_t count,
+                           int64_t* offsets, int64_t* inside_first = nullptr) {
+  const WindowGeometry& g = s.geo;
+  const size_t nd = g.rank();
+  std::vector<int64_t> o(nd), k(nd, 0), base(nd);
   for (int64_t rest = pos0, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
     o[static_cast<size_t>(d)] = rest % g.out[static_cast<size_t>(d)];
     rest /= g.out[static_cast<size_t>(d)];
@@ -546,6 +556,11 @@ void channels_last_offsets(const ConvShape& s, int64_t pos0, int64_t count, int6
       base[d] = o[d] * g.strides[d] - g.pads_begin[d];
       inside = inside && base[d] >= 0 && base[d] + g.extent(d) <= g.in[d];
       first = first * g.in[d] + base[d];
+    }
+    if (inside_first) inside_first[j] = inside ? first : -1;
+    if (inside && inside_first) {
+      next_index(o, g.out, nd);
+      continue;
     }
     if (inside) {
       const int64_t* rel = relative.data();  // locals: the stores below may alias s and the vector
@@ -576,6 +591,7 @@ void add_bias_channels_last(float* y, int64_t rows, int64_t filters, const float
 void conv_channels_last_f32(const ConvShape& s, const float* x, const float* w, const float* bias, float* y) {
   const int64_t rows = s.channels * s.kernel_size, blocks = (s.out_size + kChannelsLastBlock - 1) / kChannelsLastBlock;
   const int64_t panels = float_gemm_panels(kChannelsLastBlock);
+  const std::vector<int64_t> relative = tap_offsets(s);
   exec::parallel_for(s.batch * blocks, s.filters * rows * kChannelsLastBlock, [&](int64_t u0, int64_t u1) {
     std::vector<float> scratch(static_cast<size_t>(float_gemm_scratch_floats()));
     std::vector<float> block(static_cast<size_t>(s.filters * kChannelsLastBlock));
@@ -583,7 +599,7 @@ void conv_channels_last_f32(const ConvShape& s, const float* x, const float* w, 
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t n = u / blocks, pos0 = (u % blocks) * kChannelsLastBlock;
       const int64_t count = std::min(kChannelsLastBlock, s.out_size - pos0);
-      channels_last_offsets(s, pos0, count, offsets.data());
+      channels_last_offsets(s, relative, pos0, count, offsets.data());
       const ChannelsLastIm2colSource source(x + n * s.in_size * s.channels, s.channels, s.kernel_size, offsets.data());
       FloatGemm g;
       g.m = s.filters, g.n = count, g.k = rows, g.a = w, g.lda = rows, g.b = &source;
@@ -601,13 +617,14 @@ void conv_channels_last_f32(const ConvShape& s, const float* x, const float* w, 
 void depthwise_channels_last_f32(const ConvShape& s, const float* x, const float* w, const float* bias, float* y) {
   const int64_t channels = s.channels, blocks = (s.out_size + kChannelsLastBlock - 1) / kChannelsLastBlock;
   const std::vector<float> zeros(static_cast<size_t>(channels), 0.0f);  // a tap in the padding
+  const std::vector<int64_t> relative = tap_offsets(s);
   exec::parallel_for(s.batch * blocks, kChannelsLastBlock * s.kernel_size * channels, [&](int64_t u0, int64_t u1) {
     std::vector<int64_t> offsets(static_cast<size_t>(s.kernel_size * kChannelsLastBlock));
     std::vector<const float*> taps(static_cast<size_t>(s.kernel_size));
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t n = u / blocks, pos0 = (u % blocks) * kChannelsLastBlock;
       const int64_t count = std::min(kChannelsLastBlock, s.out_size - pos0);
-      channels_last_offsets(s, pos0, count, offsets.data());
+      channels_last_offsets(s, relative, pos0, count, offsets.data());
       const float* image = x + n * s.in_size * channels;
       for (int64_t j = 0; j < count; ++j) {
         for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
@@ -638,27 +655,30 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   // side in the image.
   const int64_t kernel_w = s.geo.kernel.back();
   const bool row_runs = s.group == 1 && s.geo.dilations.back() == 1 && kernel_w > 1;
+  const std::vector<int64_t> relative = tap_offsets(s);
   for (int64_t n = 0; n < s.batch; ++n) {
     const uint8_t* image = nhwc + n * s.in_size * channels;
     for (int64_t g = 0; g < s.group; ++g) {
       if (!in_place)
         exec::parallel_for(blocks, kChannelsLastBlock * rows, [&](int64_t b0, int64_t b1) {
           std::vector<int64_t> offsets(static_cast<size_t>(s.kernel_size * kChannelsLastBlock));
+          std::vector<int64_t> inside_first(static_cast<size_t>(kChannelsLastBlock));
           for (int64_t b = b0; b < b1; ++b) {
             const int64_t pos0 = b * kChannelsLastBlock, count = std::min(kChannelsLastBlock, s.out_size - pos0);
-            channels_last_offsets(s, pos0, count, offsets.data());
+            channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data());
             for (int64_t j = 0; j < count; ++j) {
               uint8_t* row = left.get() + (pos0 + j) * rows;
+              const int64_t first = inside_first[static_cast<size_t>(j)];
+              if (first >= 0 && row_runs) {  // each kernel row's taps and channels: one run of bytes
+                for (int64_t kk = 0; kk < s.kernel_size; kk += kernel_w)
+                  std::memcpy(row + kk * cg, image + (first + relative[static_cast<size_t>(kk)]) * channels,
+                              static_cast<size_t>(kernel_w * cg));
+                continue;
+              }
               for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
-                const int64_t at = offsets[static_cast<size_t>(kk * kChannelsLastBlock + j)];
+                const int64_t at = first >= 0 ? first + relative[static_cast<size_t>(kk)]
+                                              : offsets[static_cast<size_t>(kk * kChannelsLastBlock + j)];
                 uint8_t* dst = row + kk * cg;
-                // A kernel row inside the image: its taps are adjacent positions, one run of bytes.
-                if (row_runs && kk % kernel_w == 0 && at >= 0 &&
-                    offsets[static_cast<size_t>((kk + kernel_w - 1) * kChannelsLastBlock + j)] == at + kernel_w - 1) {
-                  std::memcpy(dst, image + at * channels, static_cast<size_t>(kernel_w * cg));
-                  kk += kernel_w - 1;
-                  continue;
-                }
                 // Few channels (a stem's 3): a fixed 16-byte copy, which the next taps overwrite, instead of
                 // a call per tap; it must stay inside this row and inside the image.
                 const bool wide = cg < 16 && kk * cg + 16 <= rows;
