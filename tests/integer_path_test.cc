@@ -290,6 +290,12 @@ TEST(IntegerPath, ConvFamiliesGiveTheExactSumScaledOnce) {
   asym.x = {1, 5, 7, 12}, asym.w = {7, 5, 2, 5}, asym.pads = {0, 2, 1, 0}, asym.strides = {1, 3};
   asym.act_signed = true, asym.act_zero = -2.0f;
   layers.push_back(asym);
+  Layer many_positions = c;  // several full position blocks per image, and a partial one
+  many_positions.x = {2, 8, 23, 30}, many_positions.strides = {1, 1};
+  layers.push_back(many_positions);
+  Layer grouped_batch = grouped;
+  grouped_batch.x = {3, 8, 17, 19};
+  layers.push_back(grouped_batch);
   for (const Layer& l : layers) check_layer(l, seed++);
 }
 

@@ -642,13 +642,18 @@ void depthwise_channels_last_f32(const ConvShape& s, const float* x, const float
 // The integer path of both layouts (docs/arithmetic.md). `nhwc` holds the activation bytes as (N,
 // positions, C); each output position's taps are gathered in (kernel offset, channel) order, the order
 // prepack_conv packed W's integers in, as one int8 GEMM row per position and group, and the exact sums
-// are scaled into y: channels-last (N, positions, M) or channels-first (N, M, positions).
+// are scaled into y: channels-last (N, positions, M) or channels-first (N, M, positions). A block of
+// positions goes through all three steps on one thread (one split of the work per layer, and the
+// block's bytes and sums stay in cache); the sums are exact, so the block size changes no bit.
 void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint8_t* nhwc, bool channels_last, float* y) {
   const int64_t channels = s.channels, cg = channels / s.group, mg = s.filters / s.group, rows = s.kernel_size * cg;
-  const int64_t blocks = (s.out_size + kChannelsLastBlock - 1) / kChannelsLastBlock;
+  // Blocks of up to kChannelsLastBlock positions, smaller when that leaves a thread without work.
+  const int64_t images = s.batch * s.group;
+  const int64_t wanted_blocks = (4 * exec::threads() + images - 1) / images;
+  const int64_t block_size = std::clamp<int64_t>(((s.out_size + wanted_blocks - 1) / wanted_blocks + 15) & ~int64_t{15}, 16,
+                                                 kChannelsLastBlock);
+  const int64_t blocks = (s.out_size + block_size - 1) / block_size;
   const bool in_place = s.group == 1 && is_pointwise(s);  // each position's row is its C input bytes
-  const auto left = scratch<uint8_t>(in_place ? 0 : s.out_size * rows);
-  const auto sums = scratch<int32_t>(s.out_size * mg);
   const uint8_t zero = layer.x.zero_byte();
   const int64_t image_bytes = s.in_size * channels;
   // One group and no dilation along the last dim: a kernel row's taps and their channels lie side by
@@ -656,68 +661,59 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   const int64_t kernel_w = s.geo.kernel.back();
   const bool row_runs = s.group == 1 && s.geo.dilations.back() == 1 && kernel_w > 1;
   const std::vector<int64_t> relative = tap_offsets(s);
-  for (int64_t n = 0; n < s.batch; ++n) {
-    const uint8_t* image = nhwc + n * s.in_size * channels;
-    for (int64_t g = 0; g < s.group; ++g) {
-      if (!in_place)
-        exec::parallel_for(blocks, kChannelsLastBlock * rows, [&](int64_t b0, int64_t b1) {
-          std::vector<int64_t> offsets(static_cast<size_t>(s.kernel_size * kChannelsLastBlock));
-          std::vector<int64_t> inside_first(static_cast<size_t>(kChannelsLastBlock));
-          for (int64_t b = b0; b < b1; ++b) {
-            const int64_t pos0 = b * kChannelsLastBlock, count = std::min(kChannelsLastBlock, s.out_size - pos0);
-            channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data());
-            for (int64_t j = 0; j < count; ++j) {
-              uint8_t* row = left.get() + (pos0 + j) * rows;
-              const int64_t first = inside_first[static_cast<size_t>(j)];
-              if (first >= 0 && row_runs) {  // each kernel row's taps and channels: one run of bytes
-                for (int64_t kk = 0; kk < s.kernel_size; kk += kernel_w)
-                  std::memcpy(row + kk * cg, image + (first + relative[static_cast<size_t>(kk)]) * channels,
-                              static_cast<size_t>(kernel_w * cg));
-                continue;
-              }
-              for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
-                const int64_t at = first >= 0 ? first + relative[static_cast<size_t>(kk)]
-                                              : offsets[static_cast<size_t>(kk * kChannelsLastBlock + j)];
-                uint8_t* dst = row + kk * cg;
-                // Few channels (a stem's 3): a fixed 16-byte copy, which the next taps overwrite, instead of
-                // a call per tap; it must stay inside this row and inside the image.
-                const bool wide = cg < 16 && kk * cg + 16 <= rows;
-                if (at < 0) {
-                  std::memset(dst, zero, wide ? 16 : static_cast<size_t>(cg));
-                } else {
-                  const int64_t from = at * channels + g * cg;
-                  if (wide && from + 16 <= image_bytes)
-                    std::memcpy(dst, image + from, 16);
-                  else
-                    std::memcpy(dst, image + from, static_cast<size_t>(cg));
-                }
-              }
+  exec::parallel_for(images * blocks, block_size * rows * mg, [&](int64_t u0, int64_t u1) {
+    const auto left = scratch<uint8_t>(in_place ? 0 : block_size * rows);
+    const auto sums = scratch<int32_t>(block_size * mg);
+    const auto scaled = scratch<float>(channels_last ? 0 : block_size * mg);
+    std::vector<int64_t> offsets(static_cast<size_t>(s.kernel_size * kChannelsLastBlock));
+    std::vector<int64_t> inside_first(static_cast<size_t>(kChannelsLastBlock));
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / (s.group * blocks), g = u / blocks % s.group, b = u % blocks;
+      const int64_t pos0 = b * block_size, count = std::min(block_size, s.out_size - pos0);
+      const uint8_t* image = nhwc + n * image_bytes;
+      if (!in_place) {
+        channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data());
+        for (int64_t j = 0; j < count; ++j) {
+          uint8_t* row = left.get() + j * rows;
+          const int64_t first = inside_first[static_cast<size_t>(j)];
+          if (first >= 0 && row_runs) {  // each kernel row's taps and channels: one run of bytes
+            for (int64_t kk = 0; kk < s.kernel_size; kk += kernel_w)
+              std::memcpy(row + kk * cg, image + (first + relative[static_cast<size_t>(kk)]) * channels,
+                          static_cast<size_t>(kernel_w * cg));
+            continue;
+          }
+          for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
+            const int64_t at = first >= 0 ? first + relative[static_cast<size_t>(kk)]
+                                          : offsets[static_cast<size_t>(kk * kChannelsLastBlock + j)];
+            uint8_t* dst = row + kk * cg;
+            // Few channels (a stem's 3): a fixed 16-byte copy, which the next taps overwrite, instead of
+            // a call per tap; it must stay inside this row and inside the image.
+            const bool wide = cg < 16 && kk * cg + 16 <= rows;
+            if (at < 0) {
+              std::memset(dst, zero, wide ? 16 : static_cast<size_t>(cg));
+            } else {
+              const int64_t from = at * channels + g * cg;
+              if (wide && from + 16 <= image_bytes)
+                std::memcpy(dst, image + from, 16);
+              else
+                std::memcpy(dst, image + from, static_cast<size_t>(cg));
             }
           }
-        });
-      layer.group_sums(static_cast<size_t>(g), s.out_size, in_place ? image : left.get(), rows, sums.get());
+        }
+      }
+      layer.group_sums(static_cast<size_t>(g), count, in_place ? image + pos0 * channels : left.get(), rows, sums.get());
       if (channels_last) {
-        float* yn = y + n * s.out_size * s.filters + g * mg;
-        exec::parallel_for(s.out_size, mg, [&](int64_t p0, int64_t p1) {
-          for (int64_t p = p0; p < p1; ++p) layer.outputs(sums.get() + p * mg, mg, g * mg, yn + p * s.filters);
-        });
+        float* yn = y + (n * s.out_size + pos0) * s.filters + g * mg;
+        for (int64_t p = 0; p < count; ++p) layer.outputs(sums.get() + p * mg, mg, g * mg, yn + p * s.filters);
       } else {
-        // Blocks of positions: each position's channels are scaled as one run, then the block is written
-        // channel by channel from cache.
-        constexpr int64_t kBlock = 64;
-        float* yg = y + (n * s.filters + g * mg) * s.out_size;
-        exec::parallel_for((s.out_size + kBlock - 1) / kBlock, kBlock * mg, [&](int64_t b0, int64_t b1) {
-          std::vector<float> block(static_cast<size_t>(kBlock * mg));
-          for (int64_t b = b0; b < b1; ++b) {
-            const int64_t p0 = b * kBlock, count = std::min(kBlock, s.out_size - p0);
-            for (int64_t p = 0; p < count; ++p) layer.outputs(sums.get() + (p0 + p) * mg, mg, g * mg, block.data() + p * mg);
-            for (int64_t j = 0; j < mg; ++j)
-              for (int64_t p = 0; p < count; ++p) yg[j * s.out_size + p0 + p] = block[static_cast<size_t>(p * mg + j)];
-          }
-        });
+        // Each position's channels scaled as one run, then written channel by channel from cache.
+        float* yg = y + (n * s.filters + g * mg) * s.out_size + pos0;
+        for (int64_t p = 0; p < count; ++p) layer.outputs(sums.get() + p * mg, mg, g * mg, scaled.get() + p * mg);
+        for (int64_t j = 0; j < mg; ++j)
+          for (int64_t p = 0; p < count; ++p) yg[j * s.out_size + p] = scaled[p * mg + j];
       }
     }
-  }
+  });
 }
 
 bool conv_integer_path(const ConvShape& s, const IntegerLayer& layer, const float* x, bool channels_last, float* y) {
