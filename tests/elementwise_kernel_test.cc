@@ -2,11 +2,14 @@
 // edge cases and a few exact values.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 
 #include <gtest/gtest.h>
 
+#include "kernels/isa/isa.h"
 #include "qonnx/exec/dtype_dispatch.h"
 #include "support/test_util.h"
 
@@ -187,6 +190,26 @@ TEST(ElementwiseKernel, SoftmaxAxisSemanticsChangeAt13) {
   EXPECT_NEAR(lv[0], -std::log(2.0f), 1e-6f);
   EXPECT_EQ(values_f32(run_ok("Hardmax", {f32({2, 3}, {1, 3, 3, 2, 0, 1})})), (std::vector<float>{0, 1, 0, 1, 0, 0}));
   expect_error(run_op("Softmax", {x}, [](io::NodeBuilder& n) { n.attr("axis", 3); }), Code::kInvalidModel, "axis");
+}
+
+// Softmax and LogSoftmax rows on the AVX2 + FMA path give the portable path's bits: every row length
+// up to 41 (full vectors and tails), values that underflow, a NaN, an infinity, a large row maximum.
+TEST(ElementwiseKernel, SoftmaxSimdPathGivesThePortableBits) {
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> spread(-120.0f, 30.0f);
+  for (int64_t n = 1; n <= 41; ++n) {
+    std::vector<float> v(static_cast<size_t>(3 * n));
+    for (float& x : v) x = spread(rng);
+    if (n > 5) v[3] = kNaN, v[static_cast<size_t>(n + 2)] = -kInf, v[static_cast<size_t>(2 * n + 1)] = 1e30f;
+    const Tensor x = f32({3, n}, v);
+    for (const char* op : {"Softmax", "LogSoftmax"}) {
+      const Tensor fast = run_ok(op, {x});
+      const auto previous = kernels::isa::use(kernels::isa::Family::kFloat, kernels::isa::Isa::kPortable);
+      const Tensor portable = run_ok(op, {x});
+      kernels::isa::use(kernels::isa::Family::kFloat, previous);
+      EXPECT_EQ(std::memcmp(fast.data<float>(), portable.data<float>(), fast.nbytes()), 0) << op << " n " << n;
+    }
+  }
 }
 
 TEST(ElementwiseKernel, CastNumbersAndStrings) {

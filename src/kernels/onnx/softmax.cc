@@ -8,9 +8,11 @@
 
 #include "kernels/common/attr_check.h"
 #include "kernels/common/axis.h"
+#include "kernels/isa/isa.h"
 #include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "kernels/onnx/ort_arithmetic.h"
+#include "kernels/onnx/softmax_avx2.h"
 
 namespace qonnx::kernels {
 namespace {
@@ -30,15 +32,20 @@ void normalize_row(std::vector<C>& v) {
       if (v[j] > v[best] || std::isnan(v[j])) best = j;
     for (size_t j = 0; j < n; ++j) v[j] = j == best ? C(1) : C(0);
   } else if constexpr (std::is_same_v<C, float>) {
+    const bool simd = isa::current(isa::Family::kFloat) != isa::Isa::kPortable;
     float m = std::numeric_limits<float>::lowest();
-    for (size_t j = 0; j < n; ++j) m = v[j] > m ? v[j] : m;
+    if (simd) m = avx2::row_max_run(v.data(), static_cast<int64_t>(n), m);
+    for (size_t j = simd ? n / 8 * 8 : 0; j < n; ++j) m = v[j] > m ? v[j] : m;
     ort::Avx8Sum sum;
+    const size_t done =
+        simd ? static_cast<size_t>(avx2::softmax_exp_run(v.data(), m, static_cast<int64_t>(n), K == Kind::kLogSoftmax, sum.lane))
+             : 0;
     if constexpr (K == Kind::kSoftmax) {
-      for (size_t j = 0; j < n; ++j) sum.add(static_cast<int64_t>(j), v[j] = ort::mlas_exp_nonpositive(v[j] - m));
+      for (size_t j = done; j < n; ++j) sum.add(static_cast<int64_t>(j), v[j] = ort::mlas_exp_nonpositive(v[j] - m));
       const float scale = 1.0f / sum.total();
       for (size_t j = 0; j < n; ++j) v[j] *= scale;
     } else {
-      for (size_t j = 0; j < n; ++j) sum.add(static_cast<int64_t>(j), ort::mlas_exp_nonpositive(v[j] -= m));
+      for (size_t j = done; j < n; ++j) sum.add(static_cast<int64_t>(j), ort::mlas_exp_nonpositive(v[j] -= m));
       const float log_sum = std::log(sum.total());
       for (size_t j = 0; j < n; ++j) v[j] -= log_sum;
     }
