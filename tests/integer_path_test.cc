@@ -25,10 +25,12 @@ namespace {
 using test::f32;
 
 struct Layer {
-  std::string op = "Conv";  // Conv, MatMul, Gemm
-  Dims x, w;                // X and W shapes (Conv: N C spatial... / M C/g k...; MatMul: A / B; Gemm: A / B)
+  std::string op = "Conv";  // Conv, ConvTranspose, MatMul, Gemm
+  // X and W shapes (Conv: N C spatial... / M C/g k...; ConvTranspose: N C spatial... / C M/g k...; MatMul:
+  // A / B; Gemm: A / B)
+  Dims x, w;
   int64_t group = 1;
-  std::vector<int64_t> strides, dilations, pads;
+  std::vector<int64_t> strides, dilations, pads, output_padding;  // output_padding: ConvTranspose
   bool trans_b = false;
   bool bias = true;
   int act_bits = 8;
@@ -60,6 +62,7 @@ Tensor random_floats(std::mt19937& rng, const Dims& dims, float lo, float hi) {
 // The output-channel count and the axis of W that holds it.
 int64_t out_channels(const Layer& l) {
   if (l.op == "Conv") return l.w[0];
+  if (l.op == "ConvTranspose") return l.w[1] * l.group;
   if (l.op == "Gemm" && l.trans_b) return l.w[0];
   return l.w[1];
 }
@@ -78,10 +81,10 @@ ir::Model build(const Layer& l, std::mt19937& rng) {
   const int64_t channels = out_channels(l);
   m.initializer("wf", random_floats(rng, l.w, -1.0f, 1.0f));
   Dims scale_dims;
-  if (l.per_channel) {
+  if (l.per_channel) {  // along W's output-channel axis (ConvTranspose: M/group scales, shared by the groups)
     scale_dims.assign(l.w.size(), 1);
     const size_t axis = (l.op == "Conv" || (l.op == "Gemm" && l.trans_b)) ? 0 : 1;
-    scale_dims[axis] = channels;
+    scale_dims[axis] = l.w[axis];
   }
   Tensor ws = random_floats(rng, l.per_channel ? scale_dims : Dims{}, 0.01f, 0.05f);
   m.initializer("ws", ws).initializer("wz", f32({}, {0.0f}));
@@ -96,8 +99,9 @@ ir::Model build(const Layer& l, std::mt19937& rng) {
     ins.push_back("b");
   }
   auto node = m.node(l.op, ins, {"y"});
-  if (l.op == "Conv") {
+  if (l.op == "Conv" || l.op == "ConvTranspose") {
     node.attr("group", l.group);
+    if (!l.output_padding.empty()) node.attr("output_padding", l.output_padding);
     if (!l.strides.empty()) node.attr("strides", l.strides);
     if (!l.dilations.empty()) node.attr("dilations", l.dilations);
     if (!l.pads.empty()) node.attr("pads", l.pads);
@@ -123,7 +127,7 @@ std::vector<int64_t> integers(const Tensor& q, const std::vector<float>& scales,
 std::vector<int64_t> exact_sums(const Layer& l, const std::vector<int64_t>& x, const std::vector<int64_t>& w,
                                 Dims* out_dims) {
   std::vector<int64_t> out;
-  if (l.op != "Conv") {
+  if (l.op == "MatMul" || l.op == "Gemm") {
     const int64_t k = l.x.back(), rows = count_of(l.x) / k;
     const int64_t n = (l.op == "Gemm" && l.trans_b) ? l.w[0] : l.w[1];
     *out_dims = l.x;
@@ -138,6 +142,47 @@ std::vector<int64_t> exact_sums(const Layer& l, const std::vector<int64_t>& x, c
   }
   const size_t nd = l.x.size() - 2;
   auto at = [](const std::vector<int64_t>& v, size_t d, int64_t dflt) { return v.empty() ? dflt : v[d]; };
+  if (l.op == "ConvTranspose") {
+    // Every input position i and kernel offset k add x * w to output position i * stride - pad + k * dilation.
+    Dims out_spatial(nd);
+    for (size_t d = 0; d < nd; ++d)
+      out_spatial[d] = (l.x[d + 2] - 1) * at(l.strides, d, 1) + at(l.output_padding, d, 0) +
+                       at(l.dilations, d, 1) * (l.w[d + 2] - 1) + 1 - at(l.pads, d, 0) - at(l.pads, d + nd, 0);
+    const int64_t mg = l.w[1], filters = mg * l.group, cg = l.x[1] / l.group;
+    *out_dims = {l.x[0], filters};
+    out_dims->insert(out_dims->end(), out_spatial.begin(), out_spatial.end());
+    const int64_t out_size = count_of(out_spatial), in_size = count_of(Dims(l.x.begin() + 2, l.x.end()));
+    const int64_t k_size = count_of(Dims(l.w.begin() + 2, l.w.end()));
+    out.assign(static_cast<size_t>(l.x[0] * filters * out_size), 0);
+    std::vector<int64_t> i(nd), kk(nd);
+    for (int64_t n = 0; n < l.x[0]; ++n)
+      for (int64_t c = 0; c < l.x[1]; ++c)
+        for (int64_t ip = 0; ip < in_size; ++ip)
+          for (int64_t kp = 0; kp < k_size; ++kp) {
+            for (int64_t r = ip, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
+              i[static_cast<size_t>(d)] = r % l.x[static_cast<size_t>(d) + 2];
+              r /= l.x[static_cast<size_t>(d) + 2];
+            }
+            for (int64_t r = kp, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
+              kk[static_cast<size_t>(d)] = r % l.w[static_cast<size_t>(d) + 2];
+              r /= l.w[static_cast<size_t>(d) + 2];
+            }
+            int64_t offset = 0;
+            bool inside = true;
+            for (size_t d = 0; d < nd; ++d) {
+              const int64_t o = i[d] * at(l.strides, d, 1) - at(l.pads, d, 0) + kk[d] * at(l.dilations, d, 1);
+              inside = inside && o >= 0 && o < out_spatial[d];
+              offset = offset * out_spatial[d] + o;
+            }
+            if (!inside) continue;
+            for (int64_t j = 0; j < mg; ++j) {
+              const int64_t m = (c / cg) * mg + j;
+              out[static_cast<size_t>((n * filters + m) * out_size + offset)] +=
+                  x[static_cast<size_t>((n * l.x[1] + c) * in_size + ip)] * w[static_cast<size_t>((c * mg + j) * k_size + kp)];
+            }
+          }
+    return out;
+  }
   Dims out_spatial(nd);
   for (size_t d = 0; d < nd; ++d) {
     const int64_t span = at(l.dilations, d, 1) * (l.w[d + 2] - 1) + 1;
@@ -216,7 +261,8 @@ void check_layer(const Layer& l, uint32_t seed) {
   std::vector<float> ws;
   const Tensor wf = model.graph().initializer_tensor(model.graph().find_value("ws")).value();
   ws.assign(wf.data<float>(), wf.data<float>() + wf.numel());
-  const int64_t inner = axis0 ? wq.numel() / channels : 1;  // the elements sharing a scale are contiguous
+  // The elements sharing a scale are contiguous runs of `inner`.
+  const int64_t inner = axis0 ? wq.numel() / channels : l.op == "ConvTranspose" ? count_of(Dims(l.w.begin() + 2, l.w.end())) : 1;
   const std::vector<int64_t> wv = integers(wq, ws, inner, static_cast<int64_t>(ws.size()));
   Dims out_dims;
   const std::vector<int64_t> sums = exact_sums(l, xv, wv, &out_dims);
@@ -226,11 +272,11 @@ void check_layer(const Layer& l, uint32_t seed) {
     const Tensor b = model.graph().initializer_tensor(model.graph().find_value("b")).value();
     bias.assign(b.data<float>(), b.data<float>() + b.numel());
   }
-  const int64_t spatial = l.op == "Conv" ? y.numel() / (y.dim(0) * channels) : 1;
+  const int64_t spatial = l.op == "Conv" || l.op == "ConvTranspose" ? y.numel() / (y.dim(0) * channels) : 1;
   int64_t mismatches = 0;
   for (int64_t i = 0; i < y.numel(); ++i) {
     const int64_t c = (i / spatial) % channels;
-    const float s = ws[l.per_channel ? static_cast<size_t>(c) : 0];
+    const float s = ws[l.per_channel ? static_cast<size_t>(c) % ws.size() : 0];
     const float expected = static_cast<float>(static_cast<double>(sums[static_cast<size_t>(i)]) *
                                                   (static_cast<double>(act_scale) * static_cast<double>(s)) +
                                               static_cast<double>(bias[static_cast<size_t>(c)]));
@@ -299,6 +345,29 @@ TEST(IntegerPath, ConvFamiliesGiveTheExactSumScaledOnce) {
   for (const Layer& l : layers) check_layer(l, seed++);
 }
 
+TEST(IntegerPath, ConvTransposeFamiliesGiveTheExactSumScaledOnce) {
+  uint32_t seed = 100;
+  std::vector<Layer> layers;
+  Layer t;
+  t.op = "ConvTranspose", t.x = {1, 8, 7, 6}, t.w = {8, 5, 4, 4}, t.strides = {2, 2}, t.pads = {1, 1, 1, 1};
+  layers.push_back(t);
+  Layer padded_out = t;  // output_padding, dilation, asymmetric pads, signed activations with a zero point
+  padded_out.strides = {2, 3}, padded_out.output_padding = {1, 2}, padded_out.dilations = {2, 1};
+  padded_out.pads = {0, 2, 1, 0}, padded_out.act_signed = true, padded_out.act_zero = -3.0f;
+  layers.push_back(padded_out);
+  Layer grouped = t;
+  grouped.group = 2, grouped.w = {8, 3, 3, 3}, grouped.x = {2, 8, 5, 9}, grouped.weight_bits = 4;
+  layers.push_back(grouped);
+  Layer one_d = t;
+  one_d.x = {2, 6, 17}, one_d.w = {6, 4, 5}, one_d.strides = {3}, one_d.pads = {2, 0}, one_d.per_channel = false;
+  one_d.bias = false;
+  layers.push_back(one_d);
+  Layer stride1 = t;  // a transposed convolution as a plain one: overlapping windows, every output summed many times
+  stride1.strides = {1, 1}, stride1.pads = {}, stride1.x = {1, 16, 9, 9}, stride1.w = {16, 4, 3, 3}, stride1.act_bits = 6;
+  layers.push_back(stride1);
+  for (const Layer& l : layers) check_layer(l, seed++);
+}
+
 TEST(IntegerPath, DepthwiseConvKeepsTheFloatDepthwiseKernel) {
   std::mt19937 rng(9);
   Layer l;
@@ -339,10 +408,11 @@ std::vector<uint32_t> bits(const Tensor& t) {
 
 TEST(IntegerPath, ANanInputTakesTheFloatPathWithTheOriginalWeights) {
   std::mt19937 rng(7);
-  for (const std::string op : {"Conv", "MatMul", "Gemm"}) {
+  for (const std::string op : {"Conv", "ConvTranspose", "MatMul", "Gemm"}) {
     Layer l;
     l.op = op;
     if (op == "Conv") l.x = {1, 4, 6, 6}, l.w = {5, 4, 3, 3}, l.pads = {1, 1, 1, 1};
+    else if (op == "ConvTranspose") l.x = {1, 4, 6, 6}, l.w = {4, 5, 3, 3}, l.strides = {2, 2};
     else l.x = {3, 20}, l.w = op == "Gemm" ? Dims{7, 20} : Dims{20, 7}, l.trans_b = op == "Gemm", l.bias = op == "Gemm";
     SCOPED_TRACE(l.describe());
     const ir::Model model = build(l, rng);

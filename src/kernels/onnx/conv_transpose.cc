@@ -1,13 +1,19 @@
 // ConvTranspose (groups, dilations, strides, pads, output_padding, output_shape, auto_pad). Each
 // (image, group) is a product W_g^T x X_g into columns (output channel, kernel offset) x input
-// position, scattered and summed into the output (col2im).
+// position, scattered and summed into the output (col2im). Under --arith int, with quantized X and W,
+// the same product and scatter run on the integers and round once (docs/arithmetic.md).
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "kernels/common/attr_check.h"
 #include "kernels/common/conv_util.h"
 #include "kernels/common/gemm_core.h"
+#include "kernels/common/integer_form.h"
+#include "kernels/common/transpose.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/dtype_dispatch.h"
 
@@ -177,6 +183,107 @@ void conv_transpose_compute(const TransposeShape& s, const T* x, const T* w, con
     }
 }
 
+// --- the integer path: X and W hold integers times scales. Each input position's products with W's
+// columns (output channel, kernel offset) are exact int32 sums, the scatter adds exact integers, and
+// each output is scaled once.
+struct IntegerTranspose {
+  // Per group, W's integers as int8_gemm's right operand: C/group rows x (M/group x kernel offsets)
+  // columns, W's own storage order; the per-column offsets undo the activation bytes' shift.
+  IntegerLayer columns;
+  std::vector<double> scale;  // per output channel: double(x scale) * double(its weight scale)
+  std::vector<double> bias;   // per output channel; empty: no bias
+};
+
+// Plan-time: as Conv's prepack, with W's scale per tensor or along axis 1 (W is (C, M/group, k...)).
+exec::PreparedState prepack_conv_transpose(const exec::PrepackContext& c) {
+  if (c.arithmetic != exec::Arithmetic::kInt) return nullptr;
+  const Tensor* w = c.constant(1);
+  const exec::IntegerForm* wf = c.form(1);
+  auto note = [&](std::string text) -> exec::PreparedState {
+    if (c.path_note) *c.path_note = "float: " + std::move(text);
+    return nullptr;
+  };
+  if (!c.form(0) && !wf) return nullptr;  // a float layer: nothing to say
+  if (!w || !wf) return note("W is not a constant with an integer form (a quantizer's output)");
+  if (w->rank() < 3 || !(wf->per_tensor() || wf->axis == 1))
+    return note("W's scale is not per tensor or per output channel (axis 1)");
+  const auto x = byte_activation(c.form(0));
+  if (!x) return note("X has no integer form with one scale and at most 256 values including 0");
+  const int64_t group = static_cast<const ConvTransposeAttrs*>(c.prepared)->conv.group;
+  const int64_t channels = w->dim(0), mg = w->dim(1);
+  if (group < 1 || channels % group != 0 || mg < 1) return nullptr;  // the run reports it
+  const ir::Value* bias_value = c.node->inputs().size() > 2 ? c.node->inputs()[2] : nullptr;
+  const Tensor* bias = bias_value ? c.constant(2) : nullptr;
+  if (bias_value && !bias) return note("the bias is not a constant");
+  if (bias && (bias->dtype() != DType::kFloat || bias->numel() != group * mg))
+    return note("the bias is not one float per output channel");
+  std::vector<int8_t> values;
+  if (!int8_values(*w, *wf, &values)) return note("W's integers do not fit int8");
+  const int64_t cg = channels / group, taps = w->numel() / (channels * mg), columns = mg * taps;
+  auto weight_scale = [&](int64_t j) { return wf->scales[wf->scales.size() == 1 ? 0 : static_cast<size_t>(j)]; };
+  std::vector<float> column_scales;
+  for (int64_t g = 0; g < group; ++g)
+    for (int64_t j = 0; j < mg; ++j) column_scales.insert(column_scales.end(), static_cast<size_t>(taps), weight_scale(j));
+  std::string why;
+  auto layer = make_integer_layer(*x, values, group, cg, columns, false, column_scales, nullptr, &why);
+  if (!layer) return note(why);
+  // The scatter adds up to C/group x taps products per output.
+  if (static_cast<double>(cg) * static_cast<double>(taps) * x->max_byte() * static_cast<double>(layer->max_abs_weight) >=
+      2147483648.0)
+    return note(fmt::format("{} products of {}-value activations times weights up to {} may overflow int32", cg * taps,
+                            x->max_byte() + 1, layer->max_abs_weight));
+  IntegerTranspose t;
+  t.columns = std::move(*layer);
+  for (int64_t m = 0; m < group * mg; ++m) {
+    t.scale.push_back(static_cast<double>(x->scale) * static_cast<double>(weight_scale(m % mg)));
+    if (bias) t.bias.push_back(bias->data<float>()[m]);
+  }
+  if (c.path_note) *c.path_note = integer_path_note(t.columns);
+  if (c.captured_inputs) *c.captured_inputs |= uint64_t{1} << 1;  // W lives on as its codes
+  return std::make_shared<const IntegerTranspose>(std::move(t));
+}
+
+// y = the integer path's ConvTranspose of x; false (y untouched) when x holds a value its form does not
+// describe (a NaN): the caller takes the float path.
+bool conv_transpose_integer(const TransposeShape& s, const IntegerTranspose& t, const float* x, float* y) {
+  const IntegerLayer& layer = t.columns;
+  const int64_t cg = s.channels / s.group, mg = s.filters / s.group, columns = layer.groups[0].n();
+  const int64_t elements = s.batch * s.channels * s.in_size;
+  const auto bytes = scratch<uint8_t>(elements);
+  if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
+  const auto nhwc = scratch<uint8_t>(elements);
+  transpose_inner(bytes.get(), nhwc.get(), s.batch, s.channels, s.in_size, 1);
+  const auto sums = scratch<int32_t>(s.in_size * columns);
+  const auto cols = scratch<int32_t>(columns * s.in_size);
+  std::vector<int32_t> acc(static_cast<size_t>(mg * s.out_size));
+  for (int64_t n = 0; n < s.batch; ++n)
+    for (int64_t g = 0; g < s.group; ++g) {
+      layer.group_sums(static_cast<size_t>(g), s.in_size, nhwc.get() + n * s.in_size * s.channels + g * cg, s.channels,
+                       sums.get());
+      // (positions, columns) -> (columns, positions), each product made exact by its column's offset.
+      transpose_inner(sums.get(), cols.get(), 1, s.in_size, columns, sizeof(int32_t));
+      exec::parallel_for(columns, s.in_size, [&](int64_t c0, int64_t c1) {
+        for (int64_t col = c0; col < c1; ++col) {
+          const int32_t offset = layer.offset[static_cast<size_t>(g * columns + col)];
+          int32_t* row = cols.get() + col * s.in_size;
+          for (int64_t i = 0; i < s.in_size; ++i) row[i] += offset;
+        }
+      });
+      std::fill(acc.begin(), acc.end(), 0);
+      col2im(cols.get(), mg, s, acc.data());
+      exec::parallel_for(mg, s.out_size, [&](int64_t j0, int64_t j1) {
+        for (int64_t j = j0; j < j1; ++j) {
+          const size_t m = static_cast<size_t>(g * mg + j);
+          const double bias = t.bias.empty() ? 0.0 : t.bias[m];
+          const int32_t* plane = acc.data() + j * s.out_size;
+          float* out = y + (n * s.filters + static_cast<int64_t>(m)) * s.out_size;
+          for (int64_t o = 0; o < s.out_size; ++o) out[o] = scale_sum(plane[o], t.scale[m], bias);
+        }
+      });
+    }
+  return true;
+}
+
 Status conv_transpose(exec::KernelContext& ctx, const ConvTransposeAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* w, ctx.required(1, "W"));
@@ -191,6 +298,16 @@ Status conv_transpose(exec::KernelContext& ctx, const ConvTransposeAttrs& attrs)
   if (b && (b->dtype() != dt || b->rank() != 1 || b->dim(0) != s.filters))
     return ctx.input_error(Code::kInvalidModel, 2, "bias must be {} of shape ({}), got {} {}", dtype_name(dt),
                            s.filters, dtype_name(b->dtype()), dims_to_string(b->dims()));
+  Tensor w_from_codes;
+  if (const auto* t = static_cast<const IntegerTranspose*>(ctx.prepacked()); t && dt == DType::kFloat) {
+    Tensor y = ctx.output_buffer(DType::kFloat, s.out_dims);
+    if (y.numel() == 0 || conv_transpose_integer(s, *t, x->data<float>(), y.data<float>())) {
+      ctx.set_output(0, std::move(y));
+      return Status::ok();
+    }
+    w_from_codes = t->columns.float_weights(w->dims(), false);  // the plan holds W as codes only
+    w = &w_from_codes;
+  }
   if (dt == DType::kDouble) {
     Tensor y(dt, s.out_dims);
     conv_transpose_compute<double>(s, x->data<double>(), w->data<double>(), b ? b->data<double>() : nullptr,
@@ -216,8 +333,9 @@ Status conv_transpose(exec::KernelContext& ctx, const ConvTransposeAttrs& attrs)
 
 void register_conv_transpose_kernels(exec::KernelRegistry& r) {
   // ConvTranspose-11 only reworded the padding.
-  r.add("", "ConvTranspose", {1, exec::kNoUpperVersion},
-        exec::typed_kernel<ConvTransposeAttrs, prepare_conv_transpose, conv_transpose>());
+  exec::Kernel kernel = exec::typed_kernel<ConvTransposeAttrs, prepare_conv_transpose, conv_transpose>();
+  kernel.prepack = prepack_conv_transpose;
+  r.add("", "ConvTranspose", {1, exec::kNoUpperVersion}, kernel);
 }
 
 }  // namespace qonnx::kernels
