@@ -212,6 +212,26 @@ TEST(ElementwiseKernel, SoftmaxSimdPathGivesThePortableBits) {
   }
 }
 
+// Sigmoid, Tanh, Erf and both Gelus (onnxruntime's fused multiply-add approximations) on the FMA loop
+// give the portable loop's bits, over both branches of each approximation, its clamps and NaN.
+TEST(ElementwiseKernel, FmaApproximationsGiveThePortableBits) {
+  std::vector<float> v;
+  for (float x = -30.0f; x <= 30.0f; x += 0.0137f) v.push_back(x);
+  for (float x : {0.0f, -0.0f, 0.921875f, -0.921875f, 3.925f, 9.0f, -9.0f, 18.0f, -18.0f, 1e30f, -1e30f, kInf, -kInf, kNaN})
+    v.push_back(x);
+  const Tensor x = f32({static_cast<int64_t>(v.size())}, v);
+  auto gelu = [](const char* approximate) { return [approximate](io::NodeBuilder& n) { n.attr("approximate", std::string(approximate)); }; };
+  const std::vector<std::pair<std::string, Attrs>> ops = {
+      {"Sigmoid", nullptr}, {"Tanh", nullptr}, {"Erf", nullptr}, {"Gelu", gelu("none")}, {"Gelu", gelu("tanh")}};
+  for (const auto& [op, attrs] : ops) {
+    const Tensor fast = run_ok(op, {x}, attrs, 20);
+    const auto previous = kernels::isa::use(kernels::isa::Family::kFloat, kernels::isa::Isa::kPortable);
+    const Tensor portable = run_ok(op, {x}, attrs, 20);
+    kernels::isa::use(kernels::isa::Family::kFloat, previous);
+    EXPECT_EQ(std::memcmp(fast.data<float>(), portable.data<float>(), fast.nbytes()), 0) << op;
+  }
+}
+
 TEST(ElementwiseKernel, CastNumbersAndStrings) {
   auto to = [](DType t) { return [t](io::NodeBuilder& n) { n.attr("to", static_cast<int64_t>(t)); }; };
   EXPECT_EQ(values<int8_t>(run_ok("Cast", {f32({4}, {1.9f, -1.9f, 1000, kNaN})}, to(DType::kInt8))),

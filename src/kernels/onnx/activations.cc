@@ -104,7 +104,7 @@ Status celu(exec::KernelContext& ctx, const Alpha& attrs) {
 
 // float: MLAS's logistic, as onnxruntime; double: 1 / (1 + exp(-x)).
 Status sigmoid(exec::KernelContext& ctx) {
-  return unary_kernel<kFloats>(ctx, [](auto v) {
+  return unary_kernel_fma<kFloats>(ctx, [](auto v) {
     using C = decltype(v);
     if constexpr (std::is_same_v<C, float>) return ort::mlas_logistic(v);
     else return C(1) / (C(1) + std::exp(-v));
@@ -135,7 +135,7 @@ Status hard_swish(exec::KernelContext& ctx) {
 
 // float: MLAS's tanh, as onnxruntime; double: std::tanh.
 Status tanh(exec::KernelContext& ctx) {
-  return unary_kernel<kFloats>(ctx, [](auto v) {
+  return unary_kernel_fma<kFloats>(ctx, [](auto v) {
     if constexpr (std::is_same_v<decltype(v), float>) return ort::mlas_tanh(v);
     else return std::tanh(v);
   });
@@ -168,7 +168,7 @@ Result<GeluAttrs> gelu_attrs(const ir::Node& node, int64_t) {
 // 0.5 * x * (1 + tanh(x * (0.044715 * sqrt(2 / pi) * x * x + sqrt(2 / pi)))), with MLAS's erf and tanh in float.
 Status gelu(exec::KernelContext& ctx, const GeluAttrs& attrs) {
   if (attrs.tanh)
-    return unary_kernel<kFloats>(ctx, [](auto v) {
+    return unary_kernel_fma<kFloats>(ctx, [](auto v) {
       using C = decltype(v);
       const C b = static_cast<C>(0.7978845608028654), c = static_cast<C>(0.035677408136300125);
       const C u = v * (c * v * v + b);
@@ -177,7 +177,7 @@ Status gelu(exec::KernelContext& ctx, const GeluAttrs& attrs) {
       else t = std::tanh(u);
       return static_cast<C>(0.5) * v * (t + static_cast<C>(1));
     });
-  return unary_kernel<kFloats>(ctx, [](auto v) {
+  return unary_kernel_fma<kFloats>(ctx, [](auto v) {
     using C = decltype(v);
     const C u = v * static_cast<C>(0.70710678118654752440);  // 1 / sqrt(2)
     C e;

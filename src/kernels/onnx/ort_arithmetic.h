@@ -147,8 +147,9 @@ struct Avx8Sum {
 
 // v * p(v^2) / q(v^2) for x clamped to [-bound, bound] (NaN stays NaN), p and q by Horner's rule in fused
 // multiply-adds from their highest coefficient: the shape of MLAS's FMA3 logistic and tanh kernels.
+// Always inlined, so that a loop compiled for FMA (unary_kernel_fma) computes it with fma instructions.
 template <size_t P, size_t Q>
-float mlas_odd_rational(float x, float bound, const float (&p_coeffs)[P], const float (&q_coeffs)[Q]) {
+[[gnu::always_inline]] inline float mlas_odd_rational(float x, float bound, const float (&p_coeffs)[P], const float (&q_coeffs)[Q]) {
   float v = x < -bound ? -bound : x;
   v = v > bound ? bound : v;
   const float v2 = v * v;

@@ -59,7 +59,10 @@ QONNX_UNARY(sqrt, kFloats, std::sqrt(v))
 QONNX_UNARY(reciprocal, kFloats, decltype(v)(1) / v)
 QONNX_UNARY(exp, kFloats, std::exp(v))
 QONNX_UNARY(log, kFloats, std::log(v))
-QONNX_UNARY(erf, kFloats, erf_like_ort(v))
+// onnxruntime's erf is built on fused multiply-adds.
+Status erf(exec::KernelContext& ctx) {
+  return unary_kernel_fma<kFloats>(ctx, [](auto v) { return erf_like_ort(v); });
+}
 QONNX_UNARY(floor, kFloats, std::floor(v))
 QONNX_UNARY(ceil, kFloats, std::ceil(v))
 QONNX_UNARY(round, kFloats, round_ties_even(v))
