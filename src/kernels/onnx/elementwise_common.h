@@ -161,31 +161,49 @@ Status unary_kernel(exec::KernelContext& ctx, F&& f) {
   return Status::ok();
 }
 
+// Whether for_each_with_fma runs a loop compiled for FMA (the float kernels' AVX2 level, which has it).
+inline bool fma_loops() {
 #if QONNX_ISA_X86
-// The loop of unary_kernel_fma's float path, compiled for CPUs with FMA. f is inlined here, and so are the
-// std::fma calls of onnxruntime's approximations (ort_arithmetic.h), which become one instruction each.
+  return isa::current(isa::Family::kFloat) != isa::Isa::kPortable;
+#else
+  return false;
+#endif
+}
+
+// body(k) for k in [0, n), in a loop compiled for FMA when fma_loops(): body is inlined into it, and so
+// are its std::fma calls (onnxruntime's approximations, ort_arithmetic.h), one instruction each instead
+// of a call into the C library. fma rounds once either way and the build never fuses a * b + c
+// (-ffp-contract=off): the same bits on both loops.
+#if QONNX_ISA_X86
 template <typename F>
-__attribute__((target("avx2,fma"))) void map_float_with_fma(const float* in, float* out, int64_t n, const F& f) {
-  for (int64_t k = 0; k < n; ++k) out[k] = f(in[k]);
+__attribute__((target("avx2,fma"))) void fma_loop(int64_t n, const F& body) {
+  for (int64_t k = 0; k < n; ++k) body(k);
 }
 #endif
+template <typename F>
+void for_each_with_fma(int64_t n, const F& body) {
+#if QONNX_ISA_X86
+  if (fma_loops()) return fma_loop(n, body);
+#endif
+  for (int64_t k = 0; k < n; ++k) body(k);
+}
 
 // unary_kernel for a function built on std::fma: on a CPU with FMA (the float kernels' AVX2 level) float
 // tensors go through a loop compiled for it; elsewhere each std::fma is a call into the C library. fma
 // rounds once either way and the build never fuses a * b + c (-ffp-contract=off): the same bits.
 template <unsigned Set, typename F>
 Status unary_kernel_fma(exec::KernelContext& ctx, F&& f) {
-#if QONNX_ISA_X86
   const Tensor* x = ctx.input(0);
-  if (x && x->dtype() == DType::kFloat && isa::current(isa::Family::kFloat) != isa::Isa::kPortable) {
+  if (x && x->dtype() == DType::kFloat && fma_loops()) {
     Tensor out = ctx.output_buffer(DType::kFloat, x->dims(), {0});
     const float* in = x->data<float>();
     float* o = out.data<float>();
-    exec::parallel_for(x->numel(), 1, [in, o, &f](int64_t k0, int64_t k1) { map_float_with_fma(in + k0, o + k0, k1 - k0, f); });
+    exec::parallel_for(x->numel(), 1, [in, o, &f](int64_t k0, int64_t k1) {
+      for_each_with_fma(k1 - k0, [&](int64_t k) { o[k0 + k] = f(in[k0 + k]); });
+    });
     ctx.set_output(0, std::move(out));
     return Status::ok();
   }
-#endif
   return unary_kernel<Set>(ctx, std::forward<F>(f));
 }
 

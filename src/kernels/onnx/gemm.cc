@@ -13,6 +13,7 @@
 #include "kernels/common/gemm_core.h"
 #include "kernels/common/integer_form.h"
 #include "kernels/common/transpose.h"
+#include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/dtype_dispatch.h"
@@ -54,11 +55,12 @@ void run_gemm(const T* a, const T* b, const T* c, const Dims& c_dims, bool trans
   if constexpr (std::is_floating_point_v<T>) {
     if constexpr (!std::is_same_v<T, float>) gemm_accumulate<T, T>(m, n, k, a, k, b, n, y, n);
     // As onnxruntime's MLAS kernels (AVX2/AVX-512): alpha * AB fused with the add of beta * C.
-    for (int64_t i = 0; i < m; ++i)
+    for_each_with_fma(m, [&](int64_t i) {
       for (int64_t j = 0; j < n; ++j) {
         const T ab = y[i * n + j];
         y[i * n + j] = c ? std::fma(static_cast<T>(alpha), ab, static_cast<T>(beta) * c_at(i, j)) : static_cast<T>(alpha) * ab;
       }
+    });
   } else {
     // Integers accumulate with wrap-around; scaling by non-unit alpha/beta goes through double.
     std::vector<uint64_t> acc(static_cast<size_t>(m * n), 0);
