@@ -56,7 +56,8 @@ Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prep
                                          int64_t version, std::vector<const Tensor*> inputs,
                                          const TypeCheck& type_check, const BodyRunner* bodies = nullptr,
                                          uint64_t dying_inputs = 0, BufferPool* pool = nullptr,
-                                         uint64_t constant_inputs = 0, const void* prepacked = nullptr) {
+                                         uint64_t constant_inputs = 0, const void* prepacked = nullptr,
+                                         bool* over_memory_limit = nullptr) {
   if (!kernel.containers)
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i] && !inputs[i]->is_tensor())
@@ -73,6 +74,9 @@ Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prep
   Status st;
   try {
     st = kernel.run(ctx);
+  } catch (const MemoryLimitError& e) {
+    st = Status(Code::kFailed, e.what());
+    if (over_memory_limit) *over_memory_limit = true;
   } catch (const std::bad_alloc&) {
     st = Status(Code::kFailed, "out of memory");
   } catch (const std::exception& e) {
@@ -248,16 +252,21 @@ void derive_forms(Executor::Plan& plan, const ir::Node& node, const Kernel& kern
 }
 
 // Runs `node` now when all it reads is fixed; false when it must run per input set (or failed
-// here: then it fails the same way at run time, where it always has).
-bool fold_at_plan_time(Executor::Plan& plan, const ir::Node& node, const PreparedKernel& k, int64_t version,
-                       const TypeCheck& type_check) {
+// here: then it fails the same way at run time, where it always has). Over the memory limit is an error:
+// run per input set, the node's output would no longer be a constant, and its readers could take
+// another path (docs/arithmetic.md).
+Result<bool> fold_at_plan_time(Executor::Plan& plan, const ir::Node& node, const PreparedKernel& k, int64_t version,
+                               const TypeCheck& type_check) {
   if (!node.bodies().empty() || !node.implicit_inputs().empty() || k.kernel->random) return false;
   std::vector<const Tensor*> ins;
   for (const ir::Value* v : node.inputs()) {
     if (v && !fixed_at_plan_time(plan, v)) return false;
     ins.push_back(v ? &plan.constants[static_cast<size_t>(v->id())] : nullptr);
   }
-  auto outs = invoke_kernel(*k.kernel, k.state.get(), node, version, std::move(ins), type_check);
+  bool over_memory_limit = false;
+  auto outs = invoke_kernel(*k.kernel, k.state.get(), node, version, std::move(ins), type_check, nullptr, 0, nullptr,
+                            0, nullptr, &over_memory_limit);
+  if (over_memory_limit) return std::move(outs).status();
   if (!outs.is_ok()) return false;
   bool external = false;
   for (const ir::Value* v : node.inputs()) external = external || (v && plan.from_external[static_cast<size_t>(v->id())]);
@@ -333,8 +342,9 @@ Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const 
   const uint64_t limit = memory_limit();
   const uint64_t reserve = streaming_reserve(graph, limit);
   may_stream = may_stream && limit != 0;
-  const uint64_t weight_budget = limit > reserve ? limit - reserve : 0;
   const uint64_t in_use_before = memory_in_use();
+  // What the plan may hold (measured as the growth of memory_in_use while planning).
+  const uint64_t weight_budget = limit > in_use_before + reserve ? limit - in_use_before - reserve : 0;
   uint64_t streamed_bytes = 0;  // what the streamed steps would hold
   QONNX_ASSIGN_OR_RETURN(std::vector<const ir::Node*> order, topological_order(graph));
   plan->keep.assign(graph.value_count(), false);
@@ -394,7 +404,8 @@ Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const 
     int64_t version = model.op_version(node->domain());
     TypeCheck type_check = registry.type_check(*node, version);
     derive_forms(*plan, *node, *k.kernel, k.state.get());
-    if (fold_at_plan_time(*plan, *node, k, version, type_check)) {
+    QONNX_ASSIGN_OR_RETURN(bool folded, fold_at_plan_time(*plan, *node, k, version, type_check));
+    if (folded) {
       planned(node);
       continue;
     }
@@ -633,7 +644,9 @@ const std::string& Executor::streaming_note() const { return plan_->streaming_no
 std::vector<std::pair<std::string, std::string>> Executor::path_notes() const {
   std::vector<std::pair<std::string, std::string>> notes;
   for (const auto& step : plan_->steps)
-    if (!step.path_note.empty()) notes.emplace_back(step.node->describe(), step.path_note);
+    if (!step.path_note.empty())
+      notes.emplace_back(step.node->describe(),
+                         step.made_per_run ? step.path_note + " (weights streamed from external data per run)" : step.path_note);
   return notes;
 }
 
