@@ -266,7 +266,10 @@ Result<bool> fold_at_plan_time(Executor::Plan& plan, const ir::Node& node, const
   bool over_memory_limit = false;
   auto outs = invoke_kernel(*k.kernel, k.state.get(), node, version, std::move(ins), type_check, nullptr, 0, nullptr,
                             0, nullptr, &over_memory_limit);
-  if (over_memory_limit) return std::move(outs).status();
+  if (over_memory_limit) {
+    const ir::Value* out = node.outputs().empty() ? nullptr : node.outputs()[0];
+    return out ? std::move(outs).status().with_context(fmt::format("tensor '{}'", out->name())) : std::move(outs).status();
+  }
   if (!outs.is_ok()) return false;
   bool external = false;
   for (const ir::Value* v : node.inputs()) external = external || (v && plan.from_external[static_cast<size_t>(v->id())]);
@@ -309,22 +312,30 @@ Result<Tensor> make_again(const Executor::Plan& plan, const ir::Value* v) {
   return Status(Code::kFailed, fmt::format("'{}' has no value to make again", v->name()));
 }
 
-std::string gib_text(uint64_t bytes) {
-  return bytes >= (uint64_t{1} << 30) ? fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (uint64_t{1} << 30))
-                                      : fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (uint64_t{1} << 20));
+std::string bytes_text(uint64_t bytes) {
+  if (bytes >= (uint64_t{1} << 30)) return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (uint64_t{1} << 30));
+  if (bytes >= (uint64_t{1} << 20)) return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (uint64_t{1} << 20));
+  return fmt::format("{:.0f} KiB", static_cast<double>(bytes) / (uint64_t{1} << 10));
 }
 
-// Room the limit must leave besides the weights the plan holds: one streamed layer at a time (its weights read
-// and quantized, two float copies of the largest external initializer) and an eighth of the limit for
-// activations.
-uint64_t streaming_reserve(const ir::Graph& graph, uint64_t limit) {
+// What the room under the limit must keep free besides the weights the plan holds: one streamed layer at a
+// time (its weights read and quantized: two float copies of the largest external initializer) and an eighth
+// of the room for activations.
+struct StreamingReserve {
+  uint64_t bytes = 0;
+  std::string largest;  // the largest external initializer
+};
+StreamingReserve streaming_reserve(const ir::Graph& graph, uint64_t room) {
   uint64_t largest = 0;
+  StreamingReserve reserve;
   for (const auto& init : graph.initializers()) {
     if (!init.is_external()) continue;
     const int64_t numel = checked_numel(init.dims());
-    if (numel > 0) largest = std::max<uint64_t>(largest, static_cast<uint64_t>(numel) * std::max<size_t>(4, dtype_size(init.dtype())));
+    const uint64_t bytes = numel > 0 ? static_cast<uint64_t>(numel) * std::max<size_t>(4, dtype_size(init.dtype())) : 0;
+    if (bytes > largest) largest = bytes, reserve.largest = init.value->name();
   }
-  return 2 * largest + limit / 8;
+  reserve.bytes = 2 * largest + room / 8;
+  return reserve;
 }
 
 // `may_stream` (the main graph): when what the plan holds passes the room --max-memory leaves for weights,
@@ -340,11 +351,12 @@ Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const 
   plan->from_external.assign(graph.value_count(), false);
   plan->streamed.assign(graph.value_count(), false);
   const uint64_t limit = memory_limit();
-  const uint64_t reserve = streaming_reserve(graph, limit);
   may_stream = may_stream && limit != 0;
   const uint64_t in_use_before = memory_in_use();
+  const uint64_t room = limit > in_use_before ? limit - in_use_before : 0;
+  const StreamingReserve reserve = streaming_reserve(graph, room);
   // What the plan may hold (measured as the growth of memory_in_use while planning).
-  const uint64_t weight_budget = limit > in_use_before + reserve ? limit - in_use_before - reserve : 0;
+  const uint64_t weight_budget = room > reserve.bytes ? room - reserve.bytes : 0;
   uint64_t streamed_bytes = 0;  // what the streamed steps would hold
   QONNX_ASSIGN_OR_RETURN(std::vector<const ir::Node*> order, topological_order(graph));
   plan->keep.assign(graph.value_count(), false);
@@ -441,6 +453,12 @@ Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const 
     const auto held_now = [&] { return std::max(memory_in_use(), in_use_before) - in_use_before; };
     const uint64_t held = held_now();
     if (streamable && (prepack_out_of_room || held > weight_budget)) {
+      if (room < reserve.bytes)
+        return Status(Code::kFailed,
+                      fmt::format("tensor '{}': streaming the weights needs room for two float copies of the largest "
+                                  "and for the activations ({} bytes), over the memory limit of {} bytes ({} in use)",
+                                  reserve.largest, reserve.bytes, limit, in_use_before))
+            .with_context(node->describe());
       Executor::Plan::Step& streamed_step = plan->steps[s];
       streamed_step.repack_per_run = streamed_step.prepacked || prepack_out_of_room;
       streamed_step.prepacked.reset();
@@ -497,12 +515,18 @@ Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const 
         }
       streamed_layers += any;
     }
-    for (const auto& step : plan->steps) layers += step.constant_inputs != 0;
+    for (const auto& step : plan->steps)
+      for (size_t k = 0; k < step.node->inputs().size() && k < 64; ++k)
+        if (step.constant_inputs >> k & 1u && plan->from_external[static_cast<size_t>(step.node->inputs()[k]->id())]) {
+          ++layers;
+          break;
+        }
     const uint64_t held = std::max(memory_in_use(), in_use_before) - in_use_before;
     plan->streaming_note = fmt::format(
         "the weights ({}) exceed what --max-memory ({}) leaves for them ({}): streaming {} initializers ({} of {} "
         "layers) from external data per run",
-        gib_text(held + streamed_bytes), gib_text(limit), gib_text(weight_budget), initializers, streamed_layers, layers);
+        bytes_text(held + streamed_bytes), bytes_text(limit), bytes_text(weight_budget), initializers, streamed_layers,
+        layers);
   }
   return plan;
 }
@@ -610,7 +634,9 @@ Status run_steps(const Executor::Plan& plan, Frame& frame) {
       ins.push_back(t);
     }
     PreparedState repacked;
-    if (step.repack_per_run) QONNX_ASSIGN_OR_RETURN(repacked, prepack_again(plan, step, ins));
+    if (step.repack_per_run) {
+      QONNX_ASSIGN_OR_RETURN(repacked, prepack_again(plan, step, ins));
+    }
     StepBodies bodies(step, frame);
     QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
                            invoke_kernel(*step.kernel, step.prepared.get(), node, step.version, ins, step.type_check,

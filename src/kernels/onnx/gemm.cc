@@ -223,8 +223,10 @@ Status gemm(exec::KernelContext& ctx, const GemmAttrs& attrs) {
       ctx.set_output(0, std::move(y));
       return Status::ok();
     }
-    b_from_codes = packed->integer->float_weights(b->dims(), trans_b);  // the plan holds B as codes only
-    b = &b_from_codes;
+    if (!b->raw()) {  // the plan holds B as codes only (a streamed B comes with its values)
+      b_from_codes = packed->integer->float_weights(b->dims(), trans_b);
+      b = &b_from_codes;
+    }
   }
   Tensor y(dt, out_dims);
   if (dt == DType::kFloat && trans_b && packed && packed->transposed.n == n && packed->transposed.k == k) {
