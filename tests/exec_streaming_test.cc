@@ -161,6 +161,31 @@ TEST_F(ExecStreaming, EveryLimitThatRunsGivesTheHeldBitsInBothArithmetics) {
   }
 }
 
+TEST_F(ExecStreaming, ExposedValuesOfAStreamedPlan) {
+  auto model = io::load_model(save_mlp(dir_, 6));
+  ASSERT_TRUE(model.is_ok());
+  const std::vector<Tensor> sets = inputs(12);
+  set_memory_limit(0);
+  auto held = exec::Executor::create(model.value(), exec::Arithmetic::kInt);
+  ASSERT_TRUE(held.is_ok());
+  ASSERT_TRUE(held->expose({"h2", "w3_q"}).is_ok());
+  auto expected = held->run({{"x", sets[0]}});
+  ASSERT_TRUE(expected.is_ok());
+  held = Status(Code::kFailed, "released");
+  const uint64_t base = memory_in_use();
+  set_memory_limit(base + (200 << 10));
+  auto ex = exec::Executor::create(model.value(), exec::Arithmetic::kInt);
+  ASSERT_TRUE(ex.is_ok()) << ex.status().to_string();
+  EXPECT_GT(streamed_layers(ex->streaming_note()), 0);
+  // Planned again with the exposed values held (an exposed weight is not streamed), in the same room.
+  ASSERT_TRUE(ex->expose({"h2", "w3_q"}).is_ok());
+  EXPECT_GT(streamed_layers(ex->streaming_note()), 0);
+  auto got = ex->run({{"x", sets[0]}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  EXPECT_TRUE(got->outputs[0].identical(expected->outputs[0]));
+  for (const char* name : {"h2", "w3_q"}) EXPECT_TRUE(got->exposed.at(name).identical(expected->exposed.at(name))) << name;
+}
+
 TEST_F(ExecStreaming, PackedWeightsCountAgainstTheLimit) {
   auto model = io::load_model(save_mlp(dir_, 3));
   ASSERT_TRUE(model.is_ok());

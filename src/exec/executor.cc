@@ -679,14 +679,24 @@ std::vector<std::pair<std::string, std::string>> Executor::path_notes() const {
 Status Executor::expose(const std::vector<std::string>& names) {
   if (names.empty()) return Status::ok();
   std::vector<bool> exposed = plan_->keep;
+  const size_t exposed_before = exposed_.size();
   for (const auto& n : names) {
     const ir::Value* v = model_->graph().find_value(n);
     if (!v) return Status(Code::kUsage, fmt::format("no tensor named '{}' in the graph to expose", n));
     exposed[static_cast<size_t>(v->id())] = true;
     exposed_.push_back(n);
   }
-  // Planned again so the exposed plan-time values are held too.
-  QONNX_ASSIGN_OR_RETURN(plan_, make_plan(*model_, model_->graph(), *registry_, exposed, arithmetic_, true));
+  // Planned again so the exposed plan-time values are held too; the old plan goes first, so that the new
+  // one's streaming decisions (made on the memory in use) see the room the old one held.
+  std::vector<bool> kept = plan_->keep;
+  plan_.reset();
+  auto replanned = make_plan(*model_, model_->graph(), *registry_, exposed, arithmetic_, true);
+  if (!replanned.is_ok()) {
+    exposed_.resize(exposed_before);
+    QONNX_ASSIGN_OR_RETURN(plan_, make_plan(*model_, model_->graph(), *registry_, kept, arithmetic_, true));
+    return std::move(replanned).status();
+  }
+  plan_ = std::move(replanned).value();
   return Status::ok();
 }
 
