@@ -511,7 +511,10 @@ TEST(IntegerPath, ThePlanHoldsTheWeightsAsCodesNotFloats) {
   const uint64_t with_float = memory_in_use() - before - with_int;
   const uint64_t float_weights = 512 * 512 * sizeof(float);
   EXPECT_GE(with_float, float_weights);      // the quantizer's float output, read by every run
-  EXPECT_LT(with_int, float_weights / 8);   // no float copy: the codes live in the kernel's packing
+  // No float copy: the codes live in the kernel's packing, counted against --max-memory like tensors: a byte
+  // per weight, two where AVX2 without VNNI packs both nibbles, plus the column sums and tile padding.
+  EXPECT_GE(with_int, float_weights / 4);
+  EXPECT_LE(with_int, float_weights / 2 + 64 * 1024);
   EXPECT_EQ(bits(as_int->run({{"x", random_floats(rng, l.x, -1.0f, 1.0f)}})->outputs[0]).size(), 512u);
 }
 

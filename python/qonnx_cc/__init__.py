@@ -41,9 +41,21 @@ def threads() -> int:
     return int(_core.threads())
 
 
+def set_max_memory(n: int) -> None:
+    """The cap on the bytes tensors hold, process-wide (the CLI's ``--max-memory``; 0: none). A session whose
+    weights exceed it streams the layers whose weights are in external data (``InferenceSession.streaming_note``)."""
+    _core.set_memory_limit(int(n))
+
+
+def max_memory() -> int:
+    """The current cap in bytes (0: none); the default is 3/4 of the physical memory."""
+    return int(_core.memory_limit())
+
+
 __all__ = [
     "compat", "ort", "CannotRead", "CannotWrite", "Error", "Failed", "InvalidModel", "NumericMismatch", "Unsupported", "UsageError",
     "ModelLike", "channels_last", "check", "cleanup", "convert", "cost", "info", "run_dataset", "trans_quant_param",
     "execute_onnx", "ExecutionMode", "GraphOptimizationLevel", "InferenceSession", "NodeArg", "RunOptions",
-    "SessionOptions", "get_available_providers", "get_device", "set_threads", "threads", "__version__",
+    "SessionOptions", "get_available_providers", "get_device", "set_threads", "threads", "set_max_memory", "max_memory",
+    "__version__",
 ]

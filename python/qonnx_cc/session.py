@@ -168,6 +168,11 @@ class InferenceSession:
         (``exec --show-paths``)."""
         return [(node, note) for node, note in self._session.path_notes()]
 
+    def streaming_note(self) -> str:
+        """Empty, or why the session streams weights: they exceed ``qonnx_cc.max_memory()`` when the session was
+        made, so the layers whose weights are in external data read them per run (the same outputs)."""
+        return str(self._session.streaming_note())
+
     def get_inputs(self) -> List[NodeArg]:
         """The inputs a run must feed (graph inputs that are not initializers)."""
         return list(self._inputs)

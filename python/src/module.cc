@@ -133,6 +133,7 @@ class Session {
   }
 
   std::vector<std::pair<std::string, std::string>> path_notes() const { return executor_->path_notes(); }
+  std::string streaming_note() const { return executor_->streaming_note(); }
 
   py::list inputs() const { return describe(model_->graph().runtime_inputs(), {}); }
   py::list outputs() const { return describe(model_->graph().outputs(), inferred_output_dims(*model_)); }
@@ -273,6 +274,10 @@ PYBIND11_MODULE(_core, m) {
   m.def("code_name", [](int code) { return std::string(code_name(static_cast<Code>(code))); });
   m.def("set_threads", [](int n) { exec::set_threads(n); }, "Threads for the kernels (0: every core).");
   m.def("threads", [] { return exec::threads(); });
+  m.def("set_memory_limit", [](uint64_t bytes) { set_memory_limit(bytes); },
+        "Cap on the bytes live tensors hold (the CLI's --max-memory; 0: none).");
+  m.def("memory_limit", [] { return memory_limit(); });
+  m.def("memory_in_use", [] { return memory_in_use(); }, "Bytes live tensors hold now.");
   m.def("set_log_level", [](const std::string& level) {
     log::set_level(level == "debug" ? log::Level::kDebug : level == "error" ? log::Level::kError
                    : level == "warn"  ? log::Level::kWarn : log::Level::kInfo);
@@ -346,6 +351,7 @@ PYBIND11_MODULE(_core, m) {
       .def(py::init<const Model&, bool, bool, const std::string&>(), py::arg("model"), py::arg("expose_all") = false,
            py::arg("check_input_shapes") = true, py::arg("arith") = "int")
       .def("path_notes", [](const Session& s) { return s.path_notes(); })
+      .def("streaming_note", &Session::streaming_note)
       .def("inputs", &Session::inputs)
       .def("outputs", &Session::outputs)
       .def_property_readonly("input_names", &Session::input_names)

@@ -1,6 +1,7 @@
 #include "qonnx/exec/executor.h"
 
 #include <algorithm>
+#include <functional>
 #include <utility>
 #include <unordered_map>
 #include <exception>
@@ -55,7 +56,8 @@ Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prep
                                          int64_t version, std::vector<const Tensor*> inputs,
                                          const TypeCheck& type_check, const BodyRunner* bodies = nullptr,
                                          uint64_t dying_inputs = 0, BufferPool* pool = nullptr,
-                                         uint64_t constant_inputs = 0, const void* prepacked = nullptr) {
+                                         uint64_t constant_inputs = 0, const void* prepacked = nullptr,
+                                         bool* over_memory_limit = nullptr) {
   if (!kernel.containers)
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i] && !inputs[i]->is_tensor())
@@ -72,6 +74,9 @@ Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prep
   Status st;
   try {
     st = kernel.run(ctx);
+  } catch (const MemoryLimitError& e) {
+    st = Status(Code::kFailed, e.what());
+    if (over_memory_limit) *over_memory_limit = true;
   } catch (const std::bad_alloc&) {
     st = Status(Code::kFailed, "out of memory");
   } catch (const std::exception& e) {
@@ -156,6 +161,19 @@ struct Executor::Plan {
     uint64_t captured_inputs = 0;              // bit k: the runs read only input k's dtype and dims
     std::vector<std::shared_ptr<Plan>> bodies;  // parallel to node->bodies()
     std::string path_note;                     // the kernel's choice of path (PrepackContext::path_note)
+    // Streaming (the plan's weights exceed --max-memory): bit k: input k's data is not held by the plan
+    // and is made again from external data just before each run of the step, then dropped.
+    uint64_t made_per_run = 0;
+    bool repack_per_run = false;               // the kernel's prepack is made again each run (not held)
+  };
+  // A node run once at plan time (its outputs are plan-time constants), kept so that a streamed value can
+  // be made again from the initializers it came from.
+  struct Fold {
+    const ir::Node* node;
+    const Kernel* kernel;
+    PreparedState prepared;
+    int64_t version;
+    TypeCheck type_check;
   };
   const ir::Graph* graph = nullptr;
   std::vector<Step> steps;       // the nodes that run per input set
@@ -166,6 +184,11 @@ struct Executor::Plan {
   // value id -> its integer form (Arithmetic::kInt only), from the kernels' integer_forms functions.
   std::vector<std::optional<IntegerForm>> forms;
   Arithmetic arithmetic = Arithmetic::kInt;
+  std::vector<Fold> folds;
+  std::vector<int> folded_by;       // value id -> index in folds of the node that made it, or -1
+  std::vector<bool> from_external;  // value id -> an external initializer or a value folded from one
+  std::vector<bool> streamed;       // value id -> the plan holds no data for it: made again per run
+  std::string streaming_note;       // empty unless the plan streams
 };
 
 namespace {
@@ -206,6 +229,8 @@ PreparedState prepack_step(const Executor::Plan& plan, Executor::Plan::Step& ste
     if (!packed) step.captured_inputs = 0;
     step.captured_inputs &= step.constant_inputs;
     return packed;
+  } catch (const MemoryLimitError&) {
+    throw;  // not a reason to take another path: the plan streams the step or fails
   } catch (const std::exception&) {
     step.path_note.clear();
     step.captured_inputs = 0;
@@ -227,29 +252,112 @@ void derive_forms(Executor::Plan& plan, const ir::Node& node, const Kernel& kern
 }
 
 // Runs `node` now when all it reads is fixed; false when it must run per input set (or failed
-// here: then it fails the same way at run time, where it always has).
-bool fold_at_plan_time(Executor::Plan& plan, const ir::Node& node, const PreparedKernel& k, int64_t version,
-                       const TypeCheck& type_check) {
+// here: then it fails the same way at run time, where it always has). Over the memory limit is an error:
+// run per input set, the node's output would no longer be a constant, and its readers could take
+// another path (docs/arithmetic.md).
+Result<bool> fold_at_plan_time(Executor::Plan& plan, const ir::Node& node, const PreparedKernel& k, int64_t version,
+                               const TypeCheck& type_check) {
   if (!node.bodies().empty() || !node.implicit_inputs().empty() || k.kernel->random) return false;
   std::vector<const Tensor*> ins;
   for (const ir::Value* v : node.inputs()) {
     if (v && !fixed_at_plan_time(plan, v)) return false;
     ins.push_back(v ? &plan.constants[static_cast<size_t>(v->id())] : nullptr);
   }
-  auto outs = invoke_kernel(*k.kernel, k.state.get(), node, version, std::move(ins), type_check);
+  bool over_memory_limit = false;
+  auto outs = invoke_kernel(*k.kernel, k.state.get(), node, version, std::move(ins), type_check, nullptr, 0, nullptr,
+                            0, nullptr, &over_memory_limit);
+  if (over_memory_limit) {
+    const ir::Value* out = node.outputs().empty() ? nullptr : node.outputs()[0];
+    return out ? std::move(outs).status().with_context(fmt::format("tensor '{}'", out->name())) : std::move(outs).status();
+  }
   if (!outs.is_ok()) return false;
+  bool external = false;
+  for (const ir::Value* v : node.inputs()) external = external || (v && plan.from_external[static_cast<size_t>(v->id())]);
   for (size_t i = 0; i < node.outputs().size(); ++i)
-    if (const ir::Value* v = node.outputs()[i]) plan.constants[static_cast<size_t>(v->id())] = std::move(outs.value()[i]);
+    if (const ir::Value* v = node.outputs()[i]) {
+      plan.constants[static_cast<size_t>(v->id())] = std::move(outs.value()[i]);
+      plan.folded_by[static_cast<size_t>(v->id())] = static_cast<int>(plan.folds.size());
+      plan.from_external[static_cast<size_t>(v->id())] = external;
+    }
+  plan.folds.push_back({&node, k.kernel, k.state, version, type_check});
   return true;
 }
 
+// The data of a plan-time value the plan does not hold (streamed, or kept as dims only): the initializer read
+// again (external data: from its file, through the tensor loader), or the folded node that made it run
+// again on its inputs made the same way. Deterministic kernels: the same bits as at plan time.
+Result<Tensor> make_again(const Executor::Plan& plan, const ir::Value* v) {
+  const size_t id = static_cast<size_t>(v->id());
+  const Tensor& held = plan.constants[id];
+  if (!plan.streamed[id] && held.defined() && (held.raw() || !held.is_tensor())) return held;
+  if (v->is_initializer()) return plan.graph->initializer_tensor(v);
+  if (plan.folded_by[id] < 0) return Status(Code::kFailed, fmt::format("'{}' has no value to make again", v->name()));
+  const Executor::Plan::Fold& fold = plan.folds[static_cast<size_t>(plan.folded_by[id])];
+  std::vector<Tensor> made;
+  made.reserve(fold.node->inputs().size());
+  std::vector<const Tensor*> ins;
+  for (const ir::Value* in : fold.node->inputs()) {
+    if (!in) {
+      ins.push_back(nullptr);
+      continue;
+    }
+    QONNX_ASSIGN_OR_RETURN(Tensor t, make_again(plan, in));
+    made.push_back(std::move(t));
+    ins.push_back(&made.back());
+  }
+  QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, invoke_kernel(*fold.kernel, fold.prepared.get(), *fold.node, fold.version,
+                                                                 std::move(ins), fold.type_check));
+  for (size_t i = 0; i < fold.node->outputs().size(); ++i)
+    if (fold.node->outputs()[i] == v) return std::move(outs[i]);
+  return Status(Code::kFailed, fmt::format("'{}' has no value to make again", v->name()));
+}
+
+std::string bytes_text(uint64_t bytes) {
+  if (bytes >= (uint64_t{1} << 30)) return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (uint64_t{1} << 30));
+  if (bytes >= (uint64_t{1} << 20)) return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (uint64_t{1} << 20));
+  return fmt::format("{:.0f} KiB", static_cast<double>(bytes) / (uint64_t{1} << 10));
+}
+
+// What the room under the limit must keep free besides the weights the plan holds: one streamed layer at a
+// time (its weights read and quantized: two float copies of the largest external initializer) and an eighth
+// of the room for activations.
+struct StreamingReserve {
+  uint64_t bytes = 0;
+  std::string largest;  // the largest external initializer
+};
+StreamingReserve streaming_reserve(const ir::Graph& graph, uint64_t room) {
+  uint64_t largest = 0;
+  StreamingReserve reserve;
+  for (const auto& init : graph.initializers()) {
+    if (!init.is_external()) continue;
+    const int64_t numel = checked_numel(init.dims());
+    const uint64_t bytes = numel > 0 ? static_cast<uint64_t>(numel) * std::max<size_t>(4, dtype_size(init.dtype())) : 0;
+    if (bytes > largest) largest = bytes, reserve.largest = init.value->name();
+  }
+  reserve.bytes = 2 * largest + room / 8;
+  return reserve;
+}
+
+// `may_stream` (the main graph): when what the plan holds passes the room --max-memory leaves for weights,
+// the steps whose constants come from external data are planned in streaming mode (Step::made_per_run).
 Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const ir::Graph& graph,
                                                   const KernelRegistry& registry, const std::vector<bool>& exposed,
-                                                  Arithmetic arithmetic) {
+                                                  Arithmetic arithmetic, bool may_stream) {
   auto plan = std::make_shared<Executor::Plan>();
   plan->graph = &graph;
   plan->arithmetic = arithmetic;
   plan->forms.resize(graph.value_count());
+  plan->folded_by.assign(graph.value_count(), -1);
+  plan->from_external.assign(graph.value_count(), false);
+  plan->streamed.assign(graph.value_count(), false);
+  const uint64_t limit = memory_limit();
+  may_stream = may_stream && limit != 0;
+  const uint64_t in_use_before = memory_in_use();
+  const uint64_t room = limit > in_use_before ? limit - in_use_before : 0;
+  const StreamingReserve reserve = streaming_reserve(graph, room);
+  // What the plan may hold (measured as the growth of memory_in_use while planning).
+  const uint64_t weight_budget = room > reserve.bytes ? room - reserve.bytes : 0;
+  uint64_t streamed_bytes = 0;  // what the streamed steps would hold
   QONNX_ASSIGN_OR_RETURN(std::vector<const ir::Node*> order, topological_order(graph));
   plan->keep.assign(graph.value_count(), false);
   for (size_t id = 0; id < exposed.size() && id < plan->keep.size(); ++id) plan->keep[id] = exposed[id];
@@ -266,10 +374,12 @@ Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const 
   };
   // Plan-time values nobody reads per run (a quantizer's float weight) are not held; those whose readers
   // keep what they need of them (integer codes) are held as their dtype and dims only.
+  // Streamed values are held as their dtype and dims: the steps that read them make their data per run.
   auto let_go = [&](size_t id) {
     Tensor& t = plan->constants[id];
-    if (read_per_run[id] || plan->keep[id] || !t.defined()) return;
-    t = shape_read[id] && t.is_tensor() ? Tensor::borrowed(t.dtype(), t.dims(), nullptr, nullptr) : Tensor();
+    if ((read_per_run[id] && !plan->streamed[id]) || plan->keep[id] || !t.defined()) return;
+    const bool dims_only = (shape_read[id] || plan->streamed[id]) && t.is_tensor();
+    t = dims_only ? Tensor::borrowed(t.dtype(), t.dims(), nullptr, nullptr) : Tensor();
   };
   // Initializers are decoded when a node first reads them (kept ones now), and a plan-time value is let go
   // once its last reader is planned: planning holds about one layer's float weights at a time.
@@ -277,6 +387,8 @@ Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const 
     if (!v || v->graph() != &graph || !v->is_initializer() || plan->constants[static_cast<size_t>(v->id())].defined())
       return Status::ok();
     QONNX_ASSIGN_OR_RETURN(plan->constants[static_cast<size_t>(v->id())], graph.initializer_tensor(v));
+    const ir::Initializer* init = graph.initializer(v);
+    plan->from_external[static_cast<size_t>(v->id())] = init && init->is_external();
     return Status::ok();
   };
   for (const auto& init : graph.initializers())
@@ -304,16 +416,29 @@ Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const 
     int64_t version = model.op_version(node->domain());
     TypeCheck type_check = registry.type_check(*node, version);
     derive_forms(*plan, *node, *k.kernel, k.state.get());
-    if (fold_at_plan_time(*plan, *node, k, version, type_check)) {
+    QONNX_ASSIGN_OR_RETURN(bool folded, fold_at_plan_time(*plan, *node, k, version, type_check));
+    if (folded) {
       planned(node);
       continue;
     }
     Executor::Plan::Step step{node, k.kernel, std::move(k.state), nullptr, version, std::move(type_check), {}, 0, 0, {}, {}};
+    uint64_t external_inputs = 0;  // constant inputs made from external data: what streaming would not hold
     for (size_t i = 0; i < node->inputs().size() && i < 64; ++i)
-      if (fixed_at_plan_time(*plan, node->inputs()[i])) step.constant_inputs |= uint64_t{1} << i;
-    step.prepacked = prepack_step(*plan, step);
+      if (fixed_at_plan_time(*plan, node->inputs()[i])) {
+        step.constant_inputs |= uint64_t{1} << i;
+        if (plan->from_external[static_cast<size_t>(node->inputs()[i]->id())]) external_inputs |= uint64_t{1} << i;
+      }
+    const bool streamable = may_stream && external_inputs != 0;
+    bool prepack_out_of_room = false;
+    try {
+      step.prepacked = prepack_step(*plan, step);
+    } catch (const MemoryLimitError& e) {
+      if (!streamable) return Status(Code::kFailed, e.what()).with_context(node->describe());
+      prepack_out_of_room = true;  // streamed: made again per run, when the plan holds less
+      step.captured_inputs = 0;
+    }
     for (const auto& body : node->bodies()) {
-      auto sub = make_plan(model, *body.graph, registry, {}, arithmetic);
+      auto sub = make_plan(model, *body.graph, registry, {}, arithmetic, false);
       if (!sub.is_ok()) return std::move(sub).status().with_context(fmt::format("body '{}'", body.attribute)).with_context(node->describe());
       step.bodies.push_back(std::move(sub).value());
     }
@@ -323,6 +448,29 @@ Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const 
     for (size_t i = 0; i < node->inputs().size(); ++i) note_use(node->inputs()[i], s, i < 64 && (captured >> i & 1u));
     for (const ir::Value* v : node->implicit_inputs()) note_use(v, s, false);
     planned(node);
+    // Checked as layers are planned: the first step that takes the plan's holdings past the budget, and every
+    // later one that can, stream their external constants instead of holding them (or their prepack).
+    const auto held_now = [&] { return std::max(memory_in_use(), in_use_before) - in_use_before; };
+    const uint64_t held = held_now();
+    if (streamable && (prepack_out_of_room || held > weight_budget)) {
+      if (room < reserve.bytes)
+        return Status(Code::kFailed,
+                      fmt::format("tensor '{}': streaming the weights needs room for two float copies of the largest "
+                                  "and for the activations ({} bytes), over the memory limit of {} bytes ({} in use)",
+                                  reserve.largest, reserve.bytes, limit, in_use_before))
+            .with_context(node->describe());
+      Executor::Plan::Step& streamed_step = plan->steps[s];
+      streamed_step.repack_per_run = streamed_step.prepacked || prepack_out_of_room;
+      streamed_step.prepacked.reset();
+      for (size_t i = 0; i < node->inputs().size() && i < 64; ++i) {
+        if (!(external_inputs >> i & 1u)) continue;
+        const size_t id = static_cast<size_t>(node->inputs()[i]->id());
+        if (plan->keep[id]) continue;  // held anyway (a graph output, an exposed value)
+        plan->streamed[id] = true;
+        if (readers_left[id] == 0) let_go(id);
+      }
+      streamed_bytes += held - std::min(held, held_now());
+    }
   }
   for (size_t id = 0; id < last_use.size(); ++id) {
     if (last_use[id] < 0 || plan->keep[id]) continue;
@@ -335,6 +483,51 @@ Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const 
         if (ins[k] && ins[k]->graph() == &graph && static_cast<size_t>(ins[k]->id()) == id) step.dying_inputs |= uint64_t{1} << k;
   }
   for (size_t id = 0; id < plan->constants.size(); ++id) let_go(id);
+  // A constant input whose data the plan does not hold is made per run by the steps that read it: a streamed
+  // step (which also makes its prepack again), and a held one that reads the values themselves.
+  for (auto& step : plan->steps)
+    for (size_t k = 0; k < step.node->inputs().size() && k < 64; ++k) {
+      if (!(step.constant_inputs >> k & 1u)) continue;
+      const Tensor& t = plan->constants[static_cast<size_t>(step.node->inputs()[k]->id())];
+      const bool has_data = t.raw() || !t.is_tensor();
+      if (!has_data && (step.repack_per_run || !(step.captured_inputs >> k & 1u))) step.made_per_run |= uint64_t{1} << k;
+    }
+  if (std::find(plan->streamed.begin(), plan->streamed.end(), true) != plan->streamed.end()) {
+    // The external initializers the streamed values are made from.
+    std::vector<bool> seen(graph.value_count(), false);
+    size_t initializers = 0;
+    std::function<void(const ir::Value*)> count_sources = [&](const ir::Value* v) {
+      const size_t id = static_cast<size_t>(v->id());
+      if (v->graph() != &graph || seen[id] || !plan->from_external[id]) return;
+      seen[id] = true;
+      if (v->is_initializer()) ++initializers;
+      else if (plan->folded_by[id] >= 0)
+        for (const ir::Value* in : plan->folds[static_cast<size_t>(plan->folded_by[id])].node->inputs())
+          if (in) count_sources(in);
+    };
+    size_t layers = 0, streamed_layers = 0;
+    for (const auto& step : plan->steps) {
+      bool any = false;
+      for (size_t k = 0; k < step.node->inputs().size() && k < 64; ++k)
+        if (step.made_per_run >> k & 1u) {
+          count_sources(step.node->inputs()[k]);
+          any = any || plan->streamed[static_cast<size_t>(step.node->inputs()[k]->id())];
+        }
+      streamed_layers += any;
+    }
+    for (const auto& step : plan->steps)
+      for (size_t k = 0; k < step.node->inputs().size() && k < 64; ++k)
+        if (step.constant_inputs >> k & 1u && plan->from_external[static_cast<size_t>(step.node->inputs()[k]->id())]) {
+          ++layers;
+          break;
+        }
+    const uint64_t held = std::max(memory_in_use(), in_use_before) - in_use_before;
+    plan->streaming_note = fmt::format(
+        "the weights ({}) exceed what --max-memory ({}) leaves for them ({}): streaming {} initializers ({} of {} "
+        "layers) from external data per run",
+        bytes_text(held + streamed_bytes), bytes_text(limit), bytes_text(weight_budget), initializers, streamed_layers,
+        layers);
+  }
   return plan;
 }
 
@@ -399,15 +592,40 @@ class StepBodies : public BodyRunner {
   const Frame& frame_;
 };
 
+// The prepack of a streamed step, made again from its inputs (the same constants and forms as at plan time,
+// so the same state and the same bits as a plan that holds it).
+Result<PreparedState> prepack_again(const Executor::Plan& plan, const Executor::Plan::Step& step,
+                                    const std::vector<const Tensor*>& inputs) {
+  PrepackContext context = plan_context(plan, *step.node, step.prepared.get());
+  for (size_t k = 0; k < context.constants.size() && k < inputs.size(); ++k)
+    if (context.constants[k]) context.constants[k] = inputs[k];
+  try {
+    return step.kernel->prepack(context);
+  } catch (const MemoryLimitError& e) {
+    return Status(Code::kFailed, e.what()).with_context(step.node->describe());
+  } catch (const std::exception&) {
+    return PreparedState();  // the run goes without it, as at plan time
+  }
+}
+
 Status run_steps(const Executor::Plan& plan, Frame& frame) {
   std::vector<const Tensor*> ins;
+  std::vector<Tensor> made;  // a streamed step's constants, dropped once it has run
   for (const auto& step : plan.steps) {
     const ir::Node& node = *step.node;
     ins.clear();
+    made.clear();
+    made.reserve(node.inputs().size());
     for (size_t k = 0; k < node.inputs().size(); ++k) {
       const ir::Value* v = node.inputs()[k];
       if (!v) {
         ins.push_back(nullptr);
+        continue;
+      }
+      if (k < 64 && (step.made_per_run >> k & 1u)) {
+        QONNX_ASSIGN_OR_RETURN(Tensor t, make_again(plan, v));
+        made.push_back(std::move(t));
+        ins.push_back(&made.back());
         continue;
       }
       const Tensor* t = frame.find(v);
@@ -415,14 +633,19 @@ Status run_steps(const Executor::Plan& plan, Frame& frame) {
         return Status(Code::kInvalidModel, fmt::format("input #{} '{}' has no value", k, v->name())).with_context(node.describe());
       ins.push_back(t);
     }
+    PreparedState repacked;
+    if (step.repack_per_run) {
+      QONNX_ASSIGN_OR_RETURN(repacked, prepack_again(plan, step, ins));
+    }
     StepBodies bodies(step, frame);
     QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
                            invoke_kernel(*step.kernel, step.prepared.get(), node, step.version, ins, step.type_check,
                                          step.bodies.empty() ? nullptr : &bodies, step.dying_inputs, frame.pool,
-                                         step.constant_inputs, step.prepacked.get()));
+                                         step.constant_inputs, step.repack_per_run ? repacked.get() : step.prepacked.get()));
     for (size_t k = 0; k < node.outputs().size(); ++k)
       if (const ir::Value* v = node.outputs()[k]) frame.set(v, std::move(outs[k]));
     for (int id : step.release) frame.pool->give(std::exchange(frame.values[static_cast<size_t>(id)], Tensor()));
+    made.clear();
   }
   return Status::ok();
 }
@@ -438,28 +661,42 @@ Result<Executor> Executor::create(const ir::Model& model, Arithmetic arithmetic,
   ex.model_ = &model;
   ex.registry_ = &registry;
   ex.arithmetic_ = arithmetic;
-  QONNX_ASSIGN_OR_RETURN(ex.plan_, make_plan(model, model.graph(), registry, {}, arithmetic));
+  QONNX_ASSIGN_OR_RETURN(ex.plan_, make_plan(model, model.graph(), registry, {}, arithmetic, true));
   return ex;
 }
+
+const std::string& Executor::streaming_note() const { return plan_->streaming_note; }
 
 std::vector<std::pair<std::string, std::string>> Executor::path_notes() const {
   std::vector<std::pair<std::string, std::string>> notes;
   for (const auto& step : plan_->steps)
-    if (!step.path_note.empty()) notes.emplace_back(step.node->describe(), step.path_note);
+    if (!step.path_note.empty())
+      notes.emplace_back(step.node->describe(),
+                         step.made_per_run ? step.path_note + " (weights streamed from external data per run)" : step.path_note);
   return notes;
 }
 
 Status Executor::expose(const std::vector<std::string>& names) {
   if (names.empty()) return Status::ok();
   std::vector<bool> exposed = plan_->keep;
+  const size_t exposed_before = exposed_.size();
   for (const auto& n : names) {
     const ir::Value* v = model_->graph().find_value(n);
     if (!v) return Status(Code::kUsage, fmt::format("no tensor named '{}' in the graph to expose", n));
     exposed[static_cast<size_t>(v->id())] = true;
     exposed_.push_back(n);
   }
-  // Planned again so the exposed plan-time values are held too.
-  QONNX_ASSIGN_OR_RETURN(plan_, make_plan(*model_, model_->graph(), *registry_, exposed, arithmetic_));
+  // Planned again so the exposed plan-time values are held too; the old plan goes first, so that the new
+  // one's streaming decisions (made on the memory in use) see the room the old one held.
+  std::vector<bool> kept = plan_->keep;
+  plan_.reset();
+  auto replanned = make_plan(*model_, model_->graph(), *registry_, exposed, arithmetic_, true);
+  if (!replanned.is_ok()) {
+    exposed_.resize(exposed_before);
+    QONNX_ASSIGN_OR_RETURN(plan_, make_plan(*model_, model_->graph(), *registry_, kept, arithmetic_, true));
+    return std::move(replanned).status();
+  }
+  plan_ = std::move(replanned).value();
   return Status::ok();
 }
 

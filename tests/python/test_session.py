@@ -185,3 +185,38 @@ def test_arith_modes_match_the_cli_and_report_their_paths(qonnx_cc_bin: str, tmp
             assert notes == []
     with pytest.raises(qonnx_cc.UsageError, match="arith 'fast'"):
         qonnx_cc.InferenceSession(str(path), arith="fast")
+
+
+def test_session_streams_external_weights_over_max_memory(tmp_path: pathlib.Path) -> None:
+    """Weights past qonnx_cc.max_memory(): the session streams them from external data, same bits as held."""
+    rng = np.random.default_rng(5)
+    width, layers = 64, 5
+    nodes, weights, act = [], {}, "x"
+    for layer in range(layers):
+        weights[f"w{layer}"] = (rng.standard_normal((width, width)) * 0.1).astype(np.float32)
+        nodes.append(onnx.helper.make_node("MatMul", [act, f"w{layer}"], [f"h{layer}"]))
+        nodes.append(onnx.helper.make_node("Relu", [f"h{layer}"], [f"r{layer}"]))
+        act = f"r{layer}"
+    model = make_model(nodes, [tensor("x", [3, width])], [tensor(act, [3, width])], weights)
+    path = tmp_path / "mlp.onnx"
+    onnx.save_model(model, str(path), save_as_external_data=True, location="mlp.onnx.data", size_threshold=1024)
+    feed = {"x": rng.standard_normal((3, width)).astype(np.float32)}
+    held = qonnx_cc.InferenceSession(str(path))
+    assert held.streaming_note() == ""
+    expected = held.run(None, feed)[0]
+    del held
+    saved = qonnx_cc.max_memory()
+    try:
+        qonnx_cc.set_max_memory(0)
+        base = qonnx_cc._core.memory_in_use()
+        qonnx_cc.set_max_memory(base + 48 * 1024)  # one 16 KiB weight fits with room to run, five do not
+        streamed = qonnx_cc.InferenceSession(str(path))
+        assert "from external data per run" in streamed.streaming_note()
+        for _ in range(2):
+            assert streamed.run(None, feed)[0].tobytes() == expected.tobytes()
+        del streamed
+        qonnx_cc.set_max_memory(base + 8 * 1024)  # not even one weight
+        with pytest.raises(qonnx_cc.Failed, match="tensor 'w0'"):
+            qonnx_cc.InferenceSession(str(path))
+    finally:
+        qonnx_cc.set_max_memory(saved)

@@ -233,6 +233,7 @@ int run_exec(const ExecOptions& o) {
   if (o.show_paths)
     for (const auto& [node, note] : ex->path_notes()) std::fprintf(stderr, "%s: %s\n", node.c_str(), note.c_str());
   if (Status st = ex->expose(o.expose); !st.is_ok()) return report(std::move(st).with_context("--expose"));
+  if (!ex->streaming_note().empty()) log::info("exec: {}", ex->streaming_note());
   std::vector<std::string> annotated;
   if (o.check_datatypes) {
     // Keep every annotated tensor the graph computes or receives, to check it after the run.

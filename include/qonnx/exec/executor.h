@@ -34,6 +34,10 @@ class Executor {
   // For every step of the main graph whose kernel chose between paths: the node's description and the
   // kernel's note ("integer: ..." or "float: ..."), in run order.
   std::vector<std::pair<std::string, std::string>> path_notes() const;
+  // Empty, or why and how much the plan streams: the weights it would hold exceed what --max-memory leaves
+  // for them, so the layers whose constants come from external data read them from their files just before
+  // each run (and drop them after), giving the same bits as a plan that holds them.
+  const std::string& streaming_note() const;
 
   // Values to keep and return besides the graph outputs (qonnx's expose-intermediates).
   Status expose(const std::vector<std::string>& names);

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "qonnx/exec/threads.h"
+#include "qonnx/tensor.h"
 
 namespace qonnx::kernels {
 
@@ -45,13 +46,12 @@ Int8Path choose_path(isa::Isa isa, int max_left, int max_abs_weight) {
   return Int8Path::kPortable;
 }
 
-// Panels start on a cache line (a zmm load of a k-group never splits one).
-constexpr std::align_val_t kPanelAlignment{64};
-
+// Panels live in a tensor's storage: they start on a cache line (64-byte aligned: a zmm load of a k-group
+// never splits one), and the plan's packed weights count against --max-memory like every tensor it holds.
 std::shared_ptr<int8_t> allocate_panels(size_t bytes) {
-  auto* p = static_cast<int8_t*>(::operator new(std::max<size_t>(bytes, 1), kPanelAlignment));
-  std::fill_n(p, bytes, int8_t{0});  // the padding past k and n must be zero
-  return std::shared_ptr<int8_t>(p, [](int8_t* q) { ::operator delete(q, kPanelAlignment); });
+  auto storage = std::make_shared<Tensor>(DType::kInt8, Dims{static_cast<int64_t>(std::max<size_t>(bytes, 1))});
+  int8_t* p = storage->data<int8_t>();  // zeroed: the padding past k and n must be zero
+  return std::shared_ptr<int8_t>(std::move(storage), p);
 }
 
 // Bytes of the left operand a row block covers: a block stays in L2 while every column panel of the

@@ -471,8 +471,10 @@ Status conv_kernel(exec::KernelContext& ctx, const ConvAttrs& attrs) {
       ctx.set_output(0, std::move(y));
       return Status::ok();
     }
-    w_from_codes = conv_weights_from_codes(s, *layer, w->dims(), false);  // the plan holds W as codes only
-    w = &w_from_codes;
+    if (!w->raw()) {  // the plan holds W as codes only (a streamed W comes with its values)
+      w_from_codes = conv_weights_from_codes(s, *layer, w->dims(), false);
+      w = &w_from_codes;
+    }
   }
   // float, and float16 / bfloat16 computed in float.
   QONNX_ASSIGN_OR_RETURN(Tensor xf, exec::cast_tensor(*x, DType::kFloat));
@@ -769,8 +771,10 @@ Result<bool> conv_channels_last(exec::KernelContext& ctx, const ConvAttrs& attrs
       ctx.set_output(0, std::move(y));
       return true;
     }
-    w_from_codes = conv_weights_from_codes(s, *layer, w->dims(), true);  // the plan holds W as codes only
-    w = &w_from_codes;
+    if (!w->raw()) {  // the plan holds W as codes only (a streamed W comes with its values)
+      w_from_codes = conv_weights_from_codes(s, *layer, w->dims(), true);
+      w = &w_from_codes;
+    }
   }
   if (y.numel() > 0 && depthwise) {
     // W (C, k..., 1) -> (k..., C): a tap's weights for all channels side by side.

@@ -105,7 +105,7 @@ Result<GemmAttrs> prepare_gemm(const ir::Node& node, int64_t) {
 // same values in the same order, so the bits are those of the transposing source.
 struct TransposedB {
   int64_t n = 0, k = 0;
-  std::vector<float> data;
+  Tensor data;  // n x k floats; a tensor so that it counts against --max-memory
 };
 
 // What a Gemm step keeps from plan time: its integer path (docs/arithmetic.md), or a transposed float B.
@@ -167,8 +167,8 @@ exec::PreparedState prepack_gemm(const exec::PrepackContext& context) {
   if (!attrs.trans_b || !b || b->dtype() != DType::kFloat || b->rank() != 2) return nullptr;
   TransposedB& t = packed->transposed;
   t.n = b->dim(0), t.k = b->dim(1);
-  t.data.resize(static_cast<size_t>(t.n * t.k));
-  transpose_inner(b->data<float>(), t.data.data(), 1, t.n, t.k, sizeof(float));
+  t.data = Tensor::uninitialized(DType::kFloat, {t.k, t.n});
+  transpose_inner(b->data<float>(), t.data.data<float>(), 1, t.n, t.k, sizeof(float));
   return packed;
 }
 
@@ -225,12 +225,14 @@ Status gemm(exec::KernelContext& ctx, const GemmAttrs& attrs) {
       ctx.set_output(0, std::move(y));
       return Status::ok();
     }
-    b_from_codes = packed->integer->float_weights(b->dims(), trans_b);  // the plan holds B as codes only
-    b = &b_from_codes;
+    if (!b->raw()) {  // the plan holds B as codes only (a streamed B comes with its values)
+      b_from_codes = packed->integer->float_weights(b->dims(), trans_b);
+      b = &b_from_codes;
+    }
   }
   Tensor y(dt, out_dims);
   if (dt == DType::kFloat && trans_b && packed && packed->transposed.n == n && packed->transposed.k == k) {
-    run_gemm<float>(a->data<float>(), packed->transposed.data.data(), c ? c->data<float>() : nullptr, c ? c->dims() : Dims{},
+    run_gemm<float>(a->data<float>(), packed->transposed.data.data<float>(), c ? c->data<float>() : nullptr, c ? c->dims() : Dims{},
                     trans_a, false, alpha, beta, m, k, n, y.data<float>());
     ctx.set_output(0, std::move(y));
     return Status::ok();

@@ -147,8 +147,10 @@ Status matmul(exec::KernelContext& ctx) {
       ctx.set_output(0, std::move(out));
       return Status::ok();
     }
-    b_from_codes = layer->float_weights(b->dims(), false);  // the plan holds B as codes only
-    b = &b_from_codes;
+    if (!b->raw()) {  // the plan holds B as codes only (a streamed B comes with its values)
+      b_from_codes = layer->float_weights(b->dims(), false);
+      b = &b_from_codes;
+    }
   }
   if (dt == DType::kFloat16 || dt == DType::kBFloat16) {
     QONNX_ASSIGN_OR_RETURN(Tensor af, exec::cast_tensor(*a, DType::kFloat));
