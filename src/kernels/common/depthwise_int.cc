@@ -18,19 +18,21 @@ namespace {
 
 constexpr int64_t kLanes = 16;  // outputs (or channels) per step of the vector path; rows are padded to it
 
-int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
-
 int32_t low_weight(int32_t pair) { return static_cast<int16_t>(static_cast<uint32_t>(pair) & 0xffffu); }
 int32_t high_weight(int32_t pair) { return static_cast<int16_t>(static_cast<uint32_t>(pair) >> 16); }
 
-// One filter along a row: sums[i] = sum over pairs p of taps[2p][i] * low + taps[2p + 1][i] * high, i < n.
-void row_sums_portable(const uint8_t* const* taps, int64_t pair_count, const int32_t* pairs, int64_t n, int32_t* sums) {
-  for (int64_t i = 0; i < n; ++i) {
-    int32_t s = 0;
-    for (int64_t p = 0; p < pair_count; ++p)
-      s += taps[2 * p][i] * low_weight(pairs[p]) + taps[2 * p + 1][i] * high_weight(pairs[p]);
-    sums[i] = s;
-  }
+// One filter over a padded plane, n outputs per output row r: sums[r * n + i] = sum over pairs p of
+// plane[rows[r] + at[2p] + i] * low + plane[rows[r] + at[2p + 1] + i] * high.
+void plane_sums_portable(const uint8_t* plane, const int64_t* rows, int64_t row_count, const int64_t* at,
+                         int64_t pair_count, const int32_t* pairs, int64_t n, int32_t* sums) {
+  for (int64_t r = 0; r < row_count; ++r)
+    for (int64_t i = 0; i < n; ++i) {
+      const uint8_t* x = plane + rows[r] + i;
+      int32_t s = 0;
+      for (int64_t p = 0; p < pair_count; ++p)
+        s += x[at[2 * p]] * low_weight(pairs[p]) + x[at[2 * p + 1]] * high_weight(pairs[p]);
+      sums[r * n + i] = s;
+    }
 }
 
 // One position, all channels: sums[c] = sum over pairs p of taps[2p][c] * low + taps[2p + 1][c] * high of
@@ -66,17 +68,22 @@ __attribute__((target("avx2"))) inline void pair_products(const uint8_t* a, cons
   *acc_hi = _mm256_add_epi32(*acc_hi, _mm256_madd_epi16(hi, w_hi));
 }
 
-// Rows readable up to round_up(n, kLanes) bytes; sums written up to there.
-__attribute__((target("avx2"))) void row_sums_avx2(const uint8_t* const* taps, int64_t pair_count, const int32_t* pairs,
-                                                   int64_t n, int32_t* sums) {
-  for (int64_t i = 0; i < n; i += kLanes) {
-    __m256i acc_lo = _mm256_setzero_si256(), acc_hi = _mm256_setzero_si256();
-    for (int64_t p = 0; p < pair_count; ++p) {
-      const __m256i w = _mm256_set1_epi32(pairs[p]);
-      pair_products(taps[2 * p] + i, taps[2 * p + 1] + i, w, w, &acc_lo, &acc_hi);
+// Whole blocks of 16 outputs: a row's last block reads up to 15 bytes past its taps' runs and writes up to
+// 15 sums into the next row's (which that row then overwrites), so the plane and sums have that slack.
+__attribute__((target("avx2"))) void plane_sums_avx2(const uint8_t* plane, const int64_t* rows, int64_t row_count,
+                                                     const int64_t* at, int64_t pair_count, const int32_t* pairs,
+                                                     int64_t n, int32_t* sums) {
+  for (int64_t r = 0; r < row_count; ++r) {
+    const uint8_t* x = plane + rows[r];
+    for (int64_t i = 0; i < n; i += kLanes) {
+      __m256i acc_lo = _mm256_setzero_si256(), acc_hi = _mm256_setzero_si256();
+      for (int64_t p = 0; p < pair_count; ++p) {
+        const __m256i w = _mm256_set1_epi32(pairs[p]);
+        pair_products(x + at[2 * p] + i, x + at[2 * p + 1] + i, w, w, &acc_lo, &acc_hi);
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + r * n + i), acc_lo);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + r * n + i + 8), acc_hi);
     }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + i), acc_lo);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + i + 8), acc_hi);
   }
 }
 
@@ -120,11 +127,12 @@ bool vector_path() {
 #endif
 }
 
-void row_sums(bool simd, const uint8_t* const* taps, int64_t pair_count, const int32_t* pairs, int64_t n, int32_t* sums) {
+void plane_sums(bool simd, const uint8_t* plane, const int64_t* rows, int64_t row_count, const int64_t* at,
+                int64_t pair_count, const int32_t* pairs, int64_t n, int32_t* sums) {
 #if QONNX_ISA_X86
-  if (simd) return row_sums_avx2(taps, pair_count, pairs, n, sums);
+  if (simd) return plane_sums_avx2(plane, rows, row_count, at, pair_count, pairs, n, sums);
 #endif
-  row_sums_portable(taps, pair_count, pairs, n, sums);
+  plane_sums_portable(plane, rows, row_count, at, pair_count, pairs, n, sums);
 }
 
 void position_sums(bool simd, const uint8_t* const* taps, int64_t pair_count, const int32_t* pairs, int64_t channels,
@@ -177,6 +185,53 @@ RowPlan row_plan(const WindowGeometry& g) {
     next_index(k, g.kernel, last);
   }
   return r;
+}
+
+// A channel's plane padded in every spatial dim, the last dim stored as stride_w phases of phase_w bytes
+// (phase q: padded columns q, q + stride_w, ...), so that every tap of consecutive outputs of a row is a
+// contiguous run: tap t of the outputs of output row oo starts at out_row[oo] + tap[t]. A row (all dims
+// but the last) is row_len = stride_w * phase_w bytes.
+struct PaddedPlane {
+  int64_t in_w = 1, out_w = 1, in_size = 1, pad_w = 0, stride_w = 1, phase_w = 1, bytes = 0;
+  std::vector<int64_t> in_row;   // per input row (outer dims flattened): where it lies in the plane
+  std::vector<int64_t> out_row;  // per output row: its outputs' window start
+  std::vector<int64_t> tap;      // per tap in kernel order, then the odd last tap again (weighing 0)
+};
+
+PaddedPlane padded_plane(const WindowGeometry& g, int64_t taps) {
+  const size_t nd = g.rank(), last = nd - 1;
+  PaddedPlane pp;
+  pp.in_w = g.in[last], pp.out_w = g.out[last], pp.pad_w = g.pads_begin[last], pp.stride_w = g.strides[last];
+  pp.phase_w = (g.pads_begin[last] + g.in[last] + g.pads_end[last] + pp.stride_w - 1) / pp.stride_w;
+  const int64_t row_len = pp.stride_w * pp.phase_w;
+  // Row-major strides of the padded outer dims, in bytes.
+  std::vector<int64_t> stride(nd, row_len);
+  int64_t padded_rows = 1;
+  for (size_t d = last; d-- > 0;) {
+    stride[d] = padded_rows * row_len;
+    padded_rows *= g.pads_begin[d] + g.in[d] + g.pads_end[d];
+  }
+  pp.bytes = padded_rows * row_len + kLanes;
+  std::vector<int64_t> i(nd, 0);
+  do {
+    int64_t at = 0;
+    for (size_t d = 0; d < last; ++d) at += (i[d] + g.pads_begin[d]) * stride[d];
+    pp.in_row.push_back(at);
+  } while (next_index(i, g.in, last));
+  do {
+    int64_t at = 0;
+    for (size_t d = 0; d < last; ++d) at += i[d] * g.strides[d] * stride[d];
+    pp.out_row.push_back(at);
+  } while (next_index(i, g.out, last));
+  do {
+    int64_t at = 0;
+    for (size_t d = 0; d < last; ++d) at += i[d] * g.dilations[d] * stride[d];
+    const int64_t col = i[last] * g.dilations[last];
+    pp.tap.push_back(at + col % pp.stride_w * pp.phase_w + col / pp.stride_w);
+  } while (next_index(i, g.kernel, nd));
+  if (taps % 2 == 1) pp.tap.push_back(pp.tap.back());
+  pp.in_size = static_cast<int64_t>(pp.in_row.size()) * pp.in_w;
+  return pp;
 }
 
 // taps[2p], taps[2p + 1] for the pairs: an odd last tap is paired with itself (its partner weighs 0).
@@ -235,50 +290,35 @@ std::string depthwise_integer_note(const DepthwiseIntegerLayer& layer) {
 
 bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeometry& g, int64_t batch,
                             int64_t channels, const float* x, float* y) {
-  const RowPlan r = row_plan(g);
-  const int64_t in_size = r.in_rows * r.in_w, out_size = r.out_rows * r.out_w, elements = batch * channels * in_size;
+  const PaddedPlane pp = padded_plane(g, layer.taps);
+  const int64_t elements = batch * channels * pp.in_size, row_count = static_cast<int64_t>(pp.out_row.size());
   const auto bytes = scratch<uint8_t>(elements);
   if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
   const bool simd = vector_path();
-  const uint8_t zero = layer.x.zero_byte();
-  const int64_t multiplier = layer.filters / channels, pair_count = layer.pair_count();
-  const int64_t padded_w = r.pad_w + r.in_w + g.pads_end[g.rank() - 1], row_span = round_up(r.out_w, kLanes);
-  // A row of the padded plane is read up to kLanes - 1 bytes past its last output: slack after the plane.
-  const int64_t plane_bytes = r.in_rows * padded_w + kLanes * (r.stride_w + r.dilation_w * r.kernel_w);
+  const int64_t multiplier = layer.filters / channels, pair_count = layer.pair_count(), out_size = row_count * pp.out_w;
   const std::vector<double> offset(layer.offset.begin(), layer.offset.end());
   exec::parallel_for(batch * channels, multiplier * layer.taps * out_size, [&](int64_t u0, int64_t u1) {
-    // The channel's plane padded along rows (zero_byte: the byte of 0), a row of padding, and for a
-    // stride above 1 each tap's outputs gathered into a row of its own.
-    std::vector<uint8_t> plane(static_cast<size_t>(plane_bytes), zero), zero_row(static_cast<size_t>(plane_bytes), zero);
-    std::vector<uint8_t> gathered(static_cast<size_t>(r.stride_w > 1 ? (layer.taps + 1) * row_span : 0));
-    std::vector<const uint8_t*> taps(static_cast<size_t>(2 * pair_count));
-    const auto sums = scratch<int32_t>(row_span);
+    std::vector<uint8_t> plane(static_cast<size_t>(pp.bytes), layer.x.zero_byte());  // the padding stays the byte of 0
+    const auto sums = scratch<int32_t>(out_size + kLanes);
     for (int64_t u = u0; u < u1; ++u) {  // u = (image, channel)
-      const uint8_t* src = bytes.get() + u * in_size;
-      for (int64_t row = 0; row < r.in_rows; ++row)
-        std::memcpy(plane.data() + row * padded_w + r.pad_w, src + row * r.in_w, static_cast<size_t>(r.in_w));
-      for (int64_t oo = 0; oo < r.out_rows; ++oo) {
-        for (int64_t ko = 0, t = 0; ko < r.kernel_rows; ++ko) {
-          const int64_t row = r.row_of[static_cast<size_t>(ko * r.out_rows + oo)];
-          const uint8_t* base = row < 0 ? zero_row.data() : plane.data() + row * padded_w;
-          for (int64_t kw = 0; kw < r.kernel_w; ++kw, ++t) {
-            const uint8_t* at = base + kw * r.dilation_w;
-            if (r.stride_w > 1) {
-              uint8_t* dst = gathered.data() + t * row_span;
-              for (int64_t ow = 0; ow < r.out_w; ++ow) dst[ow] = at[ow * r.stride_w];
-              at = dst;
-            }
-            taps[static_cast<size_t>(t)] = at;
+      const uint8_t* src = bytes.get() + u * pp.in_size;
+      for (size_t row = 0; row < pp.in_row.size(); ++row, src += pp.in_w) {
+        uint8_t* dst = plane.data() + pp.in_row[row];
+        if (pp.stride_w == 1) {
+          std::memcpy(dst + pp.pad_w, src, static_cast<size_t>(pp.in_w));
+        } else {
+          for (int64_t iw = 0; iw < pp.in_w; ++iw) {
+            const int64_t col = iw + pp.pad_w;
+            dst[col % pp.stride_w * pp.phase_w + col / pp.stride_w] = src[iw];
           }
         }
-        pair_up(&taps, layer.taps);
-        for (int64_t j = 0; j < multiplier; ++j) {
-          const int64_t f = (u % channels) * multiplier + j;
-          row_sums(simd, taps.data(), pair_count, layer.pairs.data() + f * pair_count, r.out_w, sums.get());
-          float* yf = y + ((u / channels) * layer.filters + f) * out_size + oo * r.out_w;
-          scale_sums(simd, sums.get(), r.out_w, &offset[static_cast<size_t>(f)], &layer.scale[static_cast<size_t>(f)],
-                     &layer.bias[static_cast<size_t>(f)], 0, yf);
-        }
+      }
+      for (int64_t j = 0; j < multiplier; ++j) {
+        const int64_t f = (u % channels) * multiplier + j;
+        plane_sums(simd, plane.data(), pp.out_row.data(), row_count, pp.tap.data(), pair_count,
+                   layer.pairs.data() + f * pair_count, pp.out_w, sums.get());
+        scale_sums(simd, sums.get(), out_size, &offset[static_cast<size_t>(f)], &layer.scale[static_cast<size_t>(f)],
+                   &layer.bias[static_cast<size_t>(f)], 0, y + ((u / channels) * layer.filters + f) * out_size);
       }
     }
   });
