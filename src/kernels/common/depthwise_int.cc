@@ -307,9 +307,10 @@ bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeom
         if (pp.stride_w == 1) {
           std::memcpy(dst + pp.pad_w, src, static_cast<size_t>(pp.in_w));
         } else {
-          for (int64_t iw = 0; iw < pp.in_w; ++iw) {
-            const int64_t col = iw + pp.pad_w;
-            dst[col % pp.stride_w * pp.phase_w + col / pp.stride_w] = src[iw];
+          for (int64_t q = 0; q < pp.stride_w; ++q) {  // padded column q + i * stride_w: input column that - pad_w
+            uint8_t* phase = dst + q * pp.phase_w;
+            int64_t i = q >= pp.pad_w ? 0 : (pp.pad_w - q + pp.stride_w - 1) / pp.stride_w;
+            for (int64_t iw = q + i * pp.stride_w - pp.pad_w; iw < pp.in_w; iw += pp.stride_w, ++i) phase[i] = src[iw];
           }
         }
       }
