@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/common/quant_avx2.h"
 #include "kernels/isa/isa.h"
 #include "qonnx/exec/threads.h"
 
@@ -21,14 +22,14 @@ constexpr int64_t kLanes = 16;  // outputs (or channels) per step of the vector 
 int32_t low_weight(int32_t pair) { return static_cast<int16_t>(static_cast<uint32_t>(pair) & 0xffffu); }
 int32_t high_weight(int32_t pair) { return static_cast<int16_t>(static_cast<uint32_t>(pair) >> 16); }
 
-// One filter over a padded plane, n outputs per output row r: sums[r * n + i] = sum over pairs p of
-// plane[rows[r] + at[2p] + i] * low + plane[rows[r] + at[2p + 1] + i] * high.
+// One filter over a padded plane, n outputs per output row r: sums[r * n + i] = start + the sum over
+// pairs p of plane[rows[r] + at[2p] + i] * low + plane[rows[r] + at[2p + 1] + i] * high.
 void plane_sums_portable(const uint8_t* plane, const int64_t* rows, int64_t row_count, const int64_t* at,
-                         int64_t pair_count, const int32_t* pairs, int64_t n, int32_t* sums) {
+                         int64_t pair_count, const int32_t* pairs, int32_t start, int64_t n, int32_t* sums) {
   for (int64_t r = 0; r < row_count; ++r)
     for (int64_t i = 0; i < n; ++i) {
       const uint8_t* x = plane + rows[r] + i;
-      int32_t s = 0;
+      int32_t s = start;
       for (int64_t p = 0; p < pair_count; ++p)
         s += x[at[2 * p]] * low_weight(pairs[p]) + x[at[2 * p + 1]] * high_weight(pairs[p]);
       sums[r * n + i] = s;
@@ -49,11 +50,9 @@ void position_sums_portable(const uint8_t* const* taps, int64_t pair_count, cons
   }
 }
 
-// y[i] = scale_sum(sums[i] + offset[i * step], ...), step 0 (one filter) or 1 (one per channel), for i in [i0, n).
-void scale_sums_portable(const int32_t* sums, int64_t i0, int64_t n, const double* offset, const double* scale,
-                         const double* bias, int64_t step, float* y) {
-  for (int64_t i = i0; i < n; ++i)
-    y[i] = static_cast<float>((static_cast<double>(sums[i]) + offset[i * step]) * scale[i * step] + bias[i * step]);
+// One filter's outputs: y[i] = scale_sum(sums[i], scale, bias) for i in [i0, n).
+void scale_filter_portable(const int32_t* sums, int64_t i0, int64_t n, double scale, double bias, float* y) {
+  for (int64_t i = i0; i < n; ++i) y[i] = scale_sum(sums[i], scale, bias);
 }
 
 #if QONNX_ISA_X86
@@ -72,11 +71,11 @@ __attribute__((target("avx2"))) inline void pair_products(const uint8_t* a, cons
 // 15 sums into the next row's (which that row then overwrites), so the plane and sums have that slack.
 __attribute__((target("avx2"))) void plane_sums_avx2(const uint8_t* plane, const int64_t* rows, int64_t row_count,
                                                      const int64_t* at, int64_t pair_count, const int32_t* pairs,
-                                                     int64_t n, int32_t* sums) {
+                                                     int32_t start, int64_t n, int32_t* sums) {
   for (int64_t r = 0; r < row_count; ++r) {
     const uint8_t* x = plane + rows[r];
     for (int64_t i = 0; i < n; i += kLanes) {
-      __m256i acc_lo = _mm256_setzero_si256(), acc_hi = _mm256_setzero_si256();
+      __m256i acc_lo = _mm256_set1_epi32(start), acc_hi = acc_lo;
       for (int64_t p = 0; p < pair_count; ++p) {
         const __m256i w = _mm256_set1_epi32(pairs[p]);
         pair_products(x + at[2 * p] + i, x + at[2 * p + 1] + i, w, w, &acc_lo, &acc_hi);
@@ -104,18 +103,16 @@ __attribute__((target("avx2"))) void position_sums_avx2(const uint8_t* const* ta
   position_sums_portable(taps, pair_count, pairs, c, channels, sums);
 }
 
-// The portable loop's double steps, four lanes at a time (each step rounds as the scalar one: no fusion).
-__attribute__((target("avx2"))) void scale_sums_avx2(const int32_t* sums, int64_t n, const double* offset,
-                                                     const double* scale, const double* bias, int64_t step, float* y) {
+// scale_filter_portable four lanes at a time (each step rounds as the scalar one: no fusion).
+__attribute__((target("avx2"))) void scale_filter_avx2(const int32_t* sums, int64_t n, double scale, double bias,
+                                                       float* y) {
   int64_t i = 0;
+  const __m256d s = _mm256_set1_pd(scale), b = _mm256_set1_pd(bias);
   for (; i + 4 <= n; i += 4) {
-    const __m256d o = step ? _mm256_loadu_pd(offset + i) : _mm256_set1_pd(offset[0]);
-    const __m256d s = step ? _mm256_loadu_pd(scale + i) : _mm256_set1_pd(scale[0]);
-    const __m256d b = step ? _mm256_loadu_pd(bias + i) : _mm256_set1_pd(bias[0]);
     const __m256d v = _mm256_cvtepi32_pd(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sums + i)));
-    _mm_storeu_ps(y + i, _mm256_cvtpd_ps(_mm256_add_pd(_mm256_mul_pd(_mm256_add_pd(v, o), s), b)));
+    _mm_storeu_ps(y + i, _mm256_cvtpd_ps(_mm256_add_pd(_mm256_mul_pd(v, s), b)));
   }
-  scale_sums_portable(sums, i, n, offset, scale, bias, step, y);
+  scale_filter_portable(sums, i, n, scale, bias, y);
 }
 #endif
 
@@ -128,11 +125,11 @@ bool vector_path() {
 }
 
 void plane_sums(bool simd, const uint8_t* plane, const int64_t* rows, int64_t row_count, const int64_t* at,
-                int64_t pair_count, const int32_t* pairs, int64_t n, int32_t* sums) {
+                int64_t pair_count, const int32_t* pairs, int32_t start, int64_t n, int32_t* sums) {
 #if QONNX_ISA_X86
-  if (simd) return plane_sums_avx2(plane, rows, row_count, at, pair_count, pairs, n, sums);
+  if (simd) return plane_sums_avx2(plane, rows, row_count, at, pair_count, pairs, start, n, sums);
 #endif
-  plane_sums_portable(plane, rows, row_count, at, pair_count, pairs, n, sums);
+  plane_sums_portable(plane, rows, row_count, at, pair_count, pairs, start, n, sums);
 }
 
 void position_sums(bool simd, const uint8_t* const* taps, int64_t pair_count, const int32_t* pairs, int64_t channels,
@@ -143,12 +140,24 @@ void position_sums(bool simd, const uint8_t* const* taps, int64_t pair_count, co
   position_sums_portable(taps, pair_count, pairs, 0, channels, sums);
 }
 
-void scale_sums(bool simd, const int32_t* sums, int64_t n, const double* offset, const double* scale, const double* bias,
-                int64_t step, float* y) {
+void scale_filter(bool simd, const int32_t* sums, int64_t n, double scale, double bias, float* y) {
 #if QONNX_ISA_X86
-  if (simd) return scale_sums_avx2(sums, n, offset, scale, bias, step, y);
+  if (simd) return scale_filter_avx2(sums, n, scale, bias, y);
 #endif
-  scale_sums_portable(sums, 0, n, offset, scale, bias, step, y);
+  scale_filter_portable(sums, 0, n, scale, bias, y);
+}
+
+// One position's outputs, channel c's exact sum sums[c] + offset[c]: the integer path's rounding for runs
+// of channels (IntegerLayer::outputs' AVX2 loop), the same bits.
+void scale_channels(const DepthwiseIntegerLayer& layer, const int32_t* sums, float* y) {
+  const int64_t done = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2
+                           ? avx2::scale_sums_run(sums, layer.offset.data(), layer.scale.data(), layer.bias.data(), y,
+                                                  layer.filters)
+                           : 0;
+  for (int64_t c = done; c < layer.filters; ++c) {
+    const size_t i = static_cast<size_t>(c);
+    y[c] = scale_sum(int64_t{sums[c]} + layer.offset[i], layer.scale[i], layer.bias[i]);
+  }
 }
 
 // The window in rows: a row is the last spatial dim, the other dims flattened. Output row oo and kernel
@@ -276,7 +285,7 @@ std::optional<DepthwiseIntegerLayer> make_depthwise_integer_layer(const ByteActi
     }
     const float ws = weight_scales[weight_scales.size() == 1 ? 0 : static_cast<size_t>(f)];
     layer.scale.push_back(static_cast<double>(x.scale) * static_cast<double>(ws));
-    layer.offset.push_back(x.lo * sum);
+    layer.offset.push_back(static_cast<int32_t>(x.lo * sum));
     layer.bias.push_back(bias ? static_cast<double>(bias->data<float>()[f]) : 0.0);
   }
   return layer;
@@ -296,7 +305,6 @@ bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeom
   if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
   const bool simd = vector_path();
   const int64_t multiplier = layer.filters / channels, pair_count = layer.pair_count(), out_size = row_count * pp.out_w;
-  const std::vector<double> offset(layer.offset.begin(), layer.offset.end());
   exec::parallel_for(batch * channels, multiplier * layer.taps * out_size, [&](int64_t u0, int64_t u1) {
     std::vector<uint8_t> plane(static_cast<size_t>(pp.bytes), layer.x.zero_byte());  // the padding stays the byte of 0
     const auto sums = scratch<int32_t>(out_size + kLanes);
@@ -316,10 +324,11 @@ bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeom
       }
       for (int64_t j = 0; j < multiplier; ++j) {
         const int64_t f = (u % channels) * multiplier + j;
+        const size_t fi = static_cast<size_t>(f);
         plane_sums(simd, plane.data(), pp.out_row.data(), row_count, pp.tap.data(), pair_count,
-                   layer.pairs.data() + f * pair_count, pp.out_w, sums.get());
-        scale_sums(simd, sums.get(), out_size, &offset[static_cast<size_t>(f)], &layer.scale[static_cast<size_t>(f)],
-                   &layer.bias[static_cast<size_t>(f)], 0, y + ((u / channels) * layer.filters + f) * out_size);
+                   layer.pairs.data() + f * pair_count, layer.offset[fi], pp.out_w, sums.get());
+        scale_filter(simd, sums.get(), out_size, layer.scale[fi], layer.bias[fi],
+                     y + ((u / channels) * layer.filters + f) * out_size);
       }
     }
   });
@@ -335,7 +344,6 @@ bool depthwise_integer_nhwc(const DepthwiseIntegerLayer& layer, const WindowGeom
   const bool simd = vector_path();
   const std::vector<uint8_t> zero_row(static_cast<size_t>(channels), layer.x.zero_byte());
   const int64_t pair_count = layer.pair_count();
-  const std::vector<double> offset(layer.offset.begin(), layer.offset.end());
   exec::parallel_for(batch * r.out_rows, r.out_w * layer.taps * channels, [&](int64_t u0, int64_t u1) {
     std::vector<const uint8_t*> taps(static_cast<size_t>(2 * pair_count));
     const auto sums = scratch<int32_t>(channels);
@@ -353,8 +361,7 @@ bool depthwise_integer_nhwc(const DepthwiseIntegerLayer& layer, const WindowGeom
         }
         pair_up(&taps, layer.taps);
         position_sums(simd, taps.data(), pair_count, layer.pairs.data(), channels, sums.get());
-        scale_sums(simd, sums.get(), channels, offset.data(), layer.scale.data(), layer.bias.data(), 1,
-                   y + (n * out_size + oo * r.out_w + ow) * channels);
+        scale_channels(layer, sums.get(), y + (n * out_size + oo * r.out_w + ow) * channels);
       }
     }
   });

@@ -27,8 +27,10 @@ struct DepthwiseIntegerLayer {
   // pairs[f * pair_count() + p], channels-last pairs[p * filters + f].
   std::vector<int32_t> pairs;
   std::vector<double> scale;    // per filter: double(x scale) * double(weight scale)
-  std::vector<int64_t> offset;  // per filter: x.lo * (sum of its weights), undoing the byte shift
-  std::vector<double> bias;     // per filter; empty: no bias
+  // Per filter: x.lo * (sum of its weights), undoing the byte shift (inside int32: |x.lo| <= the max byte
+  // and make_depthwise_integer_layer's bound).
+  std::vector<int32_t> offset;
+  std::vector<double> bias;     // per filter (0 without a bias)
   int64_t max_abs_weight = 0;
   int64_t pair_count() const { return (taps + 1) / 2; }
 };
