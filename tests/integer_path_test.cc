@@ -424,32 +424,22 @@ TEST(IntegerPath, DepthwiseConvGivesTheExactSumScaledOnce) {
   exec::set_min_work_per_thread(exec::kDefaultMinWorkPerThread);
 }
 
-// Channels-last depthwise (one filter per channel): the channels-first layer's bits, transposed, at 1 and
-// 2 threads and on every path.
-TEST(IntegerPath, ChannelsLastDepthwiseConvGivesTheChannelsFirstBits) {
-  exec::set_min_work_per_thread(1);
+// Channels-last depthwise keeps the float depthwise kernel (channels as lanes), which measured faster
+// than the integer one there (docs/arithmetic.md): the float bits under --arith int too.
+TEST(IntegerPath, ChannelsLastDepthwiseConvKeepsTheFloatKernel) {
   uint32_t seed = 70;
   for (Layer l : depthwise_layers()) {
     if (l.w[0] != l.x[1]) continue;  // the channels-last op takes a channel multiplier of 1
+    l.channels_last = true;
     SCOPED_TRACE(l.describe());
-    std::mt19937 rng_first(seed), rng_last(seed++);
-    const ir::Model first = build(l, rng_first);
-    Layer cl = l;
-    cl.channels_last = true;
-    const ir::Model last = build(cl, rng_last);
-    const Tensor x = random_floats(rng_first, l.x, -6.0f, 6.0f);
-    const Tensor want = test::nchw_to_nhwc(run(first, exec::Arithmetic::kInt, x, 1));
+    std::mt19937 rng(seed++);
+    const ir::Model model = build(l, rng);
+    const Tensor x = test::nchw_to_nhwc(random_floats(rng, l.x, -6.0f, 6.0f));
     std::vector<std::pair<std::string, std::string>> notes;
-    const Tensor x_last = test::nchw_to_nhwc(x);
-    EXPECT_EQ(bits(run(last, exec::Arithmetic::kInt, x_last, 1, &notes)), bits(want));
+    EXPECT_EQ(bits(run(model, exec::Arithmetic::kInt, x, 1, &notes)), bits(run(model, exec::Arithmetic::kFloat, x, 1)));
     ASSERT_EQ(notes.size(), 1u);
-    EXPECT_EQ(notes[0].second.rfind("integer: depthwise", 0), 0u) << notes[0].second;
-    EXPECT_EQ(bits(run(last, exec::Arithmetic::kInt, x_last, 2)), bits(want)) << "2 threads";
-    const auto previous = kernels::isa::use(kernels::isa::Family::kInt8, kernels::isa::Isa::kPortable);
-    EXPECT_EQ(bits(run(last, exec::Arithmetic::kInt, x_last, 1)), bits(want)) << "portable";
-    kernels::isa::use(kernels::isa::Family::kInt8, previous);
+    EXPECT_EQ(notes[0].second.rfind("float:", 0), 0u) << notes[0].second;
   }
-  exec::set_min_work_per_thread(exec::kDefaultMinWorkPerThread);
 }
 
 TEST(IntegerPath, MatMulAndGemmGiveTheExactSumScaledOnce) {
@@ -482,11 +472,9 @@ TEST(IntegerPath, ANanInputTakesTheFloatPathWithTheOriginalWeights) {
     else if (op == "depthwise Conv") l.x = {1, 4, 6, 6}, l.w = {4, 1, 3, 3}, l.group = 4, l.pads = {1, 1, 1, 1};
     else if (op == "ConvTranspose") l.x = {1, 4, 6, 6}, l.w = {4, 5, 3, 3}, l.strides = {2, 2};
     else l.x = {3, 20}, l.w = op == "Gemm" ? Dims{7, 20} : Dims{20, 7}, l.trans_b = op == "Gemm", l.bias = op == "Gemm";
-    l.channels_last = op.rfind("channels-last", 0) == 0;
     SCOPED_TRACE(l.describe());
     const ir::Model model = build(l, rng);
     Tensor x = random_floats(rng, l.x, -3.0f, 3.0f);
-    if (l.channels_last) x = test::nchw_to_nhwc(x);
     x.data<float>()[5] = std::nanf("");
     std::vector<std::pair<std::string, std::string>> notes;
     const Tensor yi = run(model, exec::Arithmetic::kInt, x, 1, &notes);

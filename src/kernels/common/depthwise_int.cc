@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "kernels/common/quant_avx2.h"
 #include "kernels/isa/isa.h"
 #include "qonnx/exec/threads.h"
 
@@ -17,13 +16,15 @@
 namespace qonnx::kernels {
 namespace {
 
-constexpr int64_t kLanes = 16;  // outputs (or channels) per step of the vector path; rows are padded to it
+constexpr int64_t kLanes = 16;  // outputs of a row per step of the vector path
 
 int32_t low_weight(int32_t pair) { return static_cast<int16_t>(static_cast<uint32_t>(pair) & 0xffffu); }
 int32_t high_weight(int32_t pair) { return static_cast<int16_t>(static_cast<uint32_t>(pair) >> 16); }
 
 // One filter over a padded plane, n outputs per output row r: sums[r * n + i] = start + the sum over
-// pairs p of plane[rows[r] + at[2p] + i] * low + plane[rows[r] + at[2p + 1] + i] * high.
+// pairs p of plane[rows[r] + at[2p] + i] * low + plane[rows[r] + at[2p + 1] + i] * high. With start the
+// filter's offset every partial sum is the taps' v * w so far plus lo * w for the rest: inside the bound
+// make_depthwise_integer_layer checked.
 void plane_sums_portable(const uint8_t* plane, const int64_t* rows, int64_t row_count, const int64_t* at,
                          int64_t pair_count, const int32_t* pairs, int32_t start, int64_t n, int32_t* sums) {
   for (int64_t r = 0; r < row_count; ++r)
@@ -36,35 +37,21 @@ void plane_sums_portable(const uint8_t* plane, const int64_t* rows, int64_t row_
     }
 }
 
-// One position, all channels: sums[c] = sum over pairs p of taps[2p][c] * low + taps[2p + 1][c] * high of
-// pairs[p * channels + c], for c in [c0, channels).
-void position_sums_portable(const uint8_t* const* taps, int64_t pair_count, const int32_t* pairs, int64_t c0,
-                            int64_t channels, int32_t* sums) {
-  for (int64_t c = c0; c < channels; ++c) {
-    int32_t s = 0;
-    for (int64_t p = 0; p < pair_count; ++p) {
-      const int32_t w = pairs[p * channels + c];
-      s += taps[2 * p][c] * low_weight(w) + taps[2 * p + 1][c] * high_weight(w);
-    }
-    sums[c] = s;
-  }
-}
-
 // One filter's outputs: y[i] = scale_sum(sums[i], scale, bias) for i in [i0, n).
 void scale_filter_portable(const int32_t* sums, int64_t i0, int64_t n, double scale, double bias, float* y) {
   for (int64_t i = i0; i < n; ++i) y[i] = scale_sum(sums[i], scale, bias);
 }
 
 #if QONNX_ISA_X86
-// Two taps' bytes at 16 outputs, interleaved (tap a, tap b) into 16-bit lanes: vpmaddwd against (low, high)
-// weight pairs gives a * low + b * high in each int32 lane, exactly.
-__attribute__((target("avx2"))) inline void pair_products(const uint8_t* a, const uint8_t* b, __m256i w_lo,
-                                                          __m256i w_hi, __m256i* acc_lo, __m256i* acc_hi) {
+// Two taps' bytes at 16 outputs, interleaved (tap a, tap b) into 16-bit lanes: vpmaddwd against the
+// (low, high) weight pair gives a * low + b * high in each int32 lane, exactly.
+__attribute__((target("avx2"))) inline void pair_products(const uint8_t* a, const uint8_t* b, __m256i w,
+                                                          __m256i* acc_lo, __m256i* acc_hi) {
   const __m128i va = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
   const __m128i vb = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
   const __m256i lo = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(va, vb)), hi = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(va, vb));
-  *acc_lo = _mm256_add_epi32(*acc_lo, _mm256_madd_epi16(lo, w_lo));
-  *acc_hi = _mm256_add_epi32(*acc_hi, _mm256_madd_epi16(hi, w_hi));
+  *acc_lo = _mm256_add_epi32(*acc_lo, _mm256_madd_epi16(lo, w));
+  *acc_hi = _mm256_add_epi32(*acc_hi, _mm256_madd_epi16(hi, w));
 }
 
 // Whole blocks of 16 outputs: a row's last block reads up to 15 bytes past its taps' runs and writes up to
@@ -77,30 +64,12 @@ __attribute__((target("avx2"))) void plane_sums_avx2(const uint8_t* plane, const
     for (int64_t i = 0; i < n; i += kLanes) {
       __m256i acc_lo = _mm256_set1_epi32(start), acc_hi = acc_lo;
       for (int64_t p = 0; p < pair_count; ++p) {
-        const __m256i w = _mm256_set1_epi32(pairs[p]);
-        pair_products(x + at[2 * p] + i, x + at[2 * p + 1] + i, w, w, &acc_lo, &acc_hi);
+        pair_products(x + at[2 * p] + i, x + at[2 * p + 1] + i, _mm256_set1_epi32(pairs[p]), &acc_lo, &acc_hi);
       }
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + r * n + i), acc_lo);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + r * n + i + 8), acc_hi);
     }
   }
-}
-
-// Whole blocks of 16 channels; the rest (no read past a tap's C bytes) on the portable loop.
-__attribute__((target("avx2"))) void position_sums_avx2(const uint8_t* const* taps, int64_t pair_count,
-                                                        const int32_t* pairs, int64_t channels, int32_t* sums) {
-  int64_t c = 0;
-  for (; c + kLanes <= channels; c += kLanes) {
-    __m256i acc_lo = _mm256_setzero_si256(), acc_hi = _mm256_setzero_si256();
-    for (int64_t p = 0; p < pair_count; ++p) {
-      const int32_t* w = pairs + p * channels + c;
-      pair_products(taps[2 * p] + c, taps[2 * p + 1] + c, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)),
-                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 8)), &acc_lo, &acc_hi);
-    }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + c), acc_lo);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + c + 8), acc_hi);
-  }
-  position_sums_portable(taps, pair_count, pairs, c, channels, sums);
 }
 
 // scale_filter_portable four lanes at a time (each step rounds as the scalar one: no fusion).
@@ -132,68 +101,11 @@ void plane_sums(bool simd, const uint8_t* plane, const int64_t* rows, int64_t ro
   plane_sums_portable(plane, rows, row_count, at, pair_count, pairs, start, n, sums);
 }
 
-void position_sums(bool simd, const uint8_t* const* taps, int64_t pair_count, const int32_t* pairs, int64_t channels,
-                   int32_t* sums) {
-#if QONNX_ISA_X86
-  if (simd) return position_sums_avx2(taps, pair_count, pairs, channels, sums);
-#endif
-  position_sums_portable(taps, pair_count, pairs, 0, channels, sums);
-}
-
 void scale_filter(bool simd, const int32_t* sums, int64_t n, double scale, double bias, float* y) {
 #if QONNX_ISA_X86
   if (simd) return scale_filter_avx2(sums, n, scale, bias, y);
 #endif
   scale_filter_portable(sums, 0, n, scale, bias, y);
-}
-
-// One position's outputs, channel c's exact sum sums[c] + offset[c]: the integer path's rounding for runs
-// of channels (IntegerLayer::outputs' AVX2 loop), the same bits.
-void scale_channels(const DepthwiseIntegerLayer& layer, const int32_t* sums, float* y) {
-  const int64_t done = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2
-                           ? avx2::scale_sums_run(sums, layer.offset.data(), layer.scale.data(), layer.bias.data(), y,
-                                                  layer.filters)
-                           : 0;
-  for (int64_t c = done; c < layer.filters; ++c) {
-    const size_t i = static_cast<size_t>(c);
-    y[c] = scale_sum(int64_t{sums[c]} + layer.offset[i], layer.scale[i], layer.bias[i]);
-  }
-}
-
-// The window in rows: a row is the last spatial dim, the other dims flattened. Output row oo and kernel
-// row ko (all kernel dims but the last) read input row row_of[ko * out_rows + oo], or -1 in the padding.
-struct RowPlan {
-  int64_t in_w = 1, out_w = 1, in_rows = 1, out_rows = 1, kernel_w = 1, kernel_rows = 1;
-  int64_t stride_w = 1, dilation_w = 1, pad_w = 0;
-  std::vector<int64_t> row_of;
-};
-
-RowPlan row_plan(const WindowGeometry& g) {
-  const size_t nd = g.rank(), last = nd - 1;
-  RowPlan r;
-  r.in_w = g.in[last], r.out_w = g.out[last], r.kernel_w = g.kernel[last];
-  r.stride_w = g.strides[last], r.dilation_w = g.dilations[last], r.pad_w = g.pads_begin[last];
-  for (size_t d = 0; d < last; ++d) {
-    r.in_rows *= g.in[d];
-    r.out_rows *= g.out[d];
-    r.kernel_rows *= g.kernel[d];
-  }
-  r.row_of.resize(static_cast<size_t>(r.kernel_rows * r.out_rows));
-  std::vector<int64_t> k(nd, 0), o(nd, 0);
-  for (int64_t ko = 0; ko < r.kernel_rows; ++ko) {
-    std::fill(o.begin(), o.end(), 0);
-    for (int64_t oo = 0; oo < r.out_rows; ++oo) {
-      int64_t row = 0;
-      for (size_t d = 0; d < last && row >= 0; ++d) {
-        const int64_t i = o[d] * g.strides[d] - g.pads_begin[d] + k[d] * g.dilations[d];
-        row = (i < 0 || i >= g.in[d]) ? -1 : row * g.in[d] + i;
-      }
-      r.row_of[static_cast<size_t>(ko * r.out_rows + oo)] = row;
-      next_index(o, g.out, last);
-    }
-    next_index(k, g.kernel, last);
-  }
-  return r;
 }
 
 // A channel's plane padded in every spatial dim, the last dim stored as stride_w phases of phase_w bytes
@@ -243,20 +155,15 @@ PaddedPlane padded_plane(const WindowGeometry& g, int64_t taps) {
   return pp;
 }
 
-// taps[2p], taps[2p + 1] for the pairs: an odd last tap is paired with itself (its partner weighs 0).
-void pair_up(std::vector<const uint8_t*>* taps, int64_t count) {
-  if (count % 2 == 1) (*taps)[static_cast<size_t>(count)] = (*taps)[static_cast<size_t>(count - 1)];
-}
-
 }  // namespace
 
 std::optional<DepthwiseIntegerLayer> make_depthwise_integer_layer(const ByteActivation& x,
                                                                   const std::vector<int8_t>& values, int64_t filters,
-                                                                  int64_t taps, bool channels_last,
+                                                                  int64_t taps,
                                                                   const std::vector<float>& weight_scales,
                                                                   const Tensor* bias, std::string* why) {
   DepthwiseIntegerLayer layer;
-  layer.x = x, layer.filters = filters, layer.taps = taps, layer.channels_last = channels_last;
+  layer.x = x, layer.filters = filters, layer.taps = taps;
   for (int8_t v : values) layer.max_abs_weight = std::max<int64_t>(layer.max_abs_weight, std::abs(int{v}));
   if (static_cast<double>(taps) * x.max_byte() * static_cast<double>(layer.max_abs_weight) >= 2147483648.0) {
     *why = fmt::format("{} taps of {}-value activations times weights up to {} may overflow int32", taps,
@@ -280,8 +187,7 @@ std::optional<DepthwiseIntegerLayer> make_depthwise_integer_layer(const ByteActi
     for (int64_t p = 0; p < pair_count; ++p) {
       const uint32_t low = static_cast<uint16_t>(int16_t{w[2 * p]});
       const uint32_t high = 2 * p + 1 < taps ? static_cast<uint16_t>(int16_t{w[2 * p + 1]}) : 0u;
-      layer.pairs[static_cast<size_t>(channels_last ? p * filters + f : f * pair_count + p)] =
-          static_cast<int32_t>(low | high << 16);
+      layer.pairs[static_cast<size_t>(f * pair_count + p)] = static_cast<int32_t>(low | high << 16);
     }
     const float ws = weight_scales[weight_scales.size() == 1 ? 0 : static_cast<size_t>(f)];
     layer.scale.push_back(static_cast<double>(x.scale) * static_cast<double>(ws));
@@ -329,39 +235,6 @@ bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeom
                    layer.pairs.data() + f * pair_count, layer.offset[fi], pp.out_w, sums.get());
         scale_filter(simd, sums.get(), out_size, layer.scale[fi], layer.bias[fi],
                      y + ((u / channels) * layer.filters + f) * out_size);
-      }
-    }
-  });
-  return true;
-}
-
-bool depthwise_integer_nhwc(const DepthwiseIntegerLayer& layer, const WindowGeometry& g, int64_t batch,
-                            int64_t channels, const float* x, float* y) {
-  const RowPlan r = row_plan(g);
-  const int64_t in_size = r.in_rows * r.in_w, out_size = r.out_rows * r.out_w, elements = batch * in_size * channels;
-  const auto bytes = scratch<uint8_t>(elements);
-  if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
-  const bool simd = vector_path();
-  const std::vector<uint8_t> zero_row(static_cast<size_t>(channels), layer.x.zero_byte());
-  const int64_t pair_count = layer.pair_count();
-  exec::parallel_for(batch * r.out_rows, r.out_w * layer.taps * channels, [&](int64_t u0, int64_t u1) {
-    std::vector<const uint8_t*> taps(static_cast<size_t>(2 * pair_count));
-    const auto sums = scratch<int32_t>(channels);
-    for (int64_t u = u0; u < u1; ++u) {  // u = (image, output row)
-      const int64_t n = u / r.out_rows, oo = u % r.out_rows;
-      const uint8_t* image = bytes.get() + n * in_size * channels;
-      for (int64_t ow = 0; ow < r.out_w; ++ow) {
-        for (int64_t ko = 0, t = 0; ko < r.kernel_rows; ++ko) {
-          const int64_t row = r.row_of[static_cast<size_t>(ko * r.out_rows + oo)];
-          for (int64_t kw = 0; kw < r.kernel_w; ++kw, ++t) {
-            const int64_t iw = ow * r.stride_w - r.pad_w + kw * r.dilation_w;
-            const bool inside = row >= 0 && iw >= 0 && iw < r.in_w;
-            taps[static_cast<size_t>(t)] = inside ? image + (row * r.in_w + iw) * channels : zero_row.data();
-          }
-        }
-        pair_up(&taps, layer.taps);
-        position_sums(simd, taps.data(), pair_count, layer.pairs.data(), channels, sums.get());
-        scale_channels(layer, sums.get(), y + (n * out_size + oo * r.out_w + ow) * channels);
       }
     }
   });

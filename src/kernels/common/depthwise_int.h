@@ -1,9 +1,10 @@
-// The integer path of depthwise convolution (one input channel per group, any channel multiplier;
-// docs/arithmetic.md): byte activations times int8 weights summed exactly in int32 per output, then the
-// integer path's one rounding. A GEMM of one column per group would waste the int8 GEMM's tiles, so the
-// vector lanes run along output positions (channels-first) or channels (channels-last) instead:
-// vpmaddwd on 16-bit lanes takes two taps of 8 outputs at once (255 * 128 * 2 fits int32 easily), and
-// the portable twin gives the same int32 sums, hence the same bits.
+// The integer path of depthwise convolution (one input channel per group, any channel multiplier, any
+// spatial rank, strides, dilations and pads; docs/arithmetic.md): byte activations times int8 weights
+// summed exactly in int32 per output, then the integer path's one rounding. A GEMM of one column per
+// group would waste the int8 GEMM's tiles, so the vector lanes run along an output row instead: vpmaddwd
+// on 16-bit lanes takes two taps of 8 outputs at once (255 * 128 * 2 fits int32 easily), and the
+// portable twin forms the same int32 sums, hence the same bits. Channels-first only: on channels-last
+// data the float depthwise kernel (channels as lanes, no byte conversion or scaling pass) measured faster.
 #pragma once
 
 #include <cstdint>
@@ -22,15 +23,14 @@ namespace qonnx::kernels {
 struct DepthwiseIntegerLayer {
   ByteActivation x;
   int64_t filters = 0, taps = 0;
-  bool channels_last = false;
-  // Taps 2p and 2p + 1 as one int32 (low, high int16; a missing last tap weighs 0): channels-first
-  // pairs[f * pair_count() + p], channels-last pairs[p * filters + f].
+  // pairs[f * pair_count() + p]: taps 2p and 2p + 1 of filter f as one int32 (low, high int16; a missing
+  // last tap weighs 0).
   std::vector<int32_t> pairs;
-  std::vector<double> scale;    // per filter: double(x scale) * double(weight scale)
   // Per filter: x.lo * (sum of its weights), undoing the byte shift (inside int32: |x.lo| <= the max byte
   // and make_depthwise_integer_layer's bound).
   std::vector<int32_t> offset;
-  std::vector<double> bias;     // per filter (0 without a bias)
+  std::vector<double> scale;  // per filter: double(x scale) * double(weight scale)
+  std::vector<double> bias;   // per filter (0 without a bias)
   int64_t max_abs_weight = 0;
   int64_t pair_count() const { return (taps + 1) / 2; }
 };
@@ -40,8 +40,7 @@ struct DepthwiseIntegerLayer {
 // bias per filter. nullopt with `why` set when an int32 sum could overflow.
 std::optional<DepthwiseIntegerLayer> make_depthwise_integer_layer(const ByteActivation& x,
                                                                   const std::vector<int8_t>& values, int64_t filters,
-                                                                  int64_t taps, bool channels_last,
-                                                                  const std::vector<float>& weight_scales,
+                                                                  int64_t taps, const std::vector<float>& weight_scales,
                                                                   const Tensor* bias, std::string* why);
 
 // A one-line description for PrepackContext::path_note.
@@ -51,10 +50,6 @@ std::string depthwise_integer_note(const DepthwiseIntegerLayer& layer);
 // filters = channels * multiplier. false (y unspecified) when x holds a value its form does not describe
 // (a NaN): the caller takes the float path.
 bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeometry& g, int64_t batch,
-                            int64_t channels, const float* x, float* y);
-
-// Channels-last, multiplier 1: y (batch, out..., C) from x (batch, in..., C). false as above.
-bool depthwise_integer_nhwc(const DepthwiseIntegerLayer& layer, const WindowGeometry& g, int64_t batch,
                             int64_t channels, const float* x, float* y);
 
 }  // namespace qonnx::kernels

@@ -110,12 +110,9 @@ void im2col(const T* x, int64_t channels, const ConvShape& s, T* col) {
   }
 }
 
-// One input channel per group (depthwise) by W's dims, (M, C/group, k...) or channels-last (M, k...,
-// C/group) with one filter per channel there: the layers prepack_conv gives a DepthwiseIntegerLayer.
-bool one_channel_per_group(int64_t group, const Tensor& w, bool channels_last) {
-  if (group <= 1 || w.rank() < 3) return false;
-  return channels_last ? w.dim(w.rank() - 1) == 1 && w.dim(0) == group : w.dim(1) == 1;
-}
+// One input channel per group (depthwise) by W's dims (M, C/group, k...): the layers prepack_conv gives
+// a DepthwiseIntegerLayer.
+bool one_channel_per_group(int64_t group, const Tensor& w) { return group > 1 && w.rank() >= 3 && w.dim(1) == 1; }
 
 bool is_pointwise(const ConvShape& s) {
   const WindowGeometry& g = s.geo;
@@ -411,9 +408,7 @@ exec::PreparedState prepack_conv(const exec::PrepackContext& c) {
   const auto x = byte_activation(c.form(0));
   if (!x) return note("X has no integer form with one scale and at most 256 values including 0");
   const int64_t group = static_cast<const ConvAttrs*>(c.prepared)->group;
-  const bool channels_last = c.node->domain() == dialect::kChannelsLastDomain;
-  const bool depthwise = one_channel_per_group(group, *w, channels_last);
-  if (group != 1 && channels_last && !depthwise) return note("a channels-last Conv with groups other than depthwise");
+  if (group != 1 && c.node->domain() == dialect::kChannelsLastDomain) return note("a channels-last Conv with groups");
   const ir::Value* bias_value = c.node->inputs().size() > 2 ? c.node->inputs()[2] : nullptr;
   if (bias_value && !c.constant(2)) return note("the bias is not a constant");
   std::vector<int8_t> values;
@@ -422,15 +417,15 @@ exec::PreparedState prepack_conv(const exec::PrepackContext& c) {
   if (group < 1 || filters % group != 0) return nullptr;  // the run reports it
   const int64_t k = w->numel() / std::max<int64_t>(filters, 1);
   std::string why;
-  if (depthwise) {
-    // Filter-major taps in kernel order in both layouts. W stays in the plan as floats too (C x k values)
-    // for a run the integer path cannot take.
-    auto layer = make_depthwise_integer_layer(*x, values, filters, k, channels_last, wf->scales, c.constant(2), &why);
+  if (one_channel_per_group(group, *w) && c.node->domain() != dialect::kChannelsLastDomain) {
+    // Its own kernel (a GEMM of one column per group would waste the int8 tiles). W stays in the plan as
+    // floats too (C x k values) for a run the integer path cannot take.
+    auto layer = make_depthwise_integer_layer(*x, values, filters, k, wf->scales, c.constant(2), &why);
     if (!layer) return note(why);
     if (c.path_note) *c.path_note = depthwise_integer_note(*layer);
     return std::make_shared<const DepthwiseIntegerLayer>(std::move(*layer));
   }
-  if (!channels_last) {
+  if (c.node->domain() != dialect::kChannelsLastDomain) {
     // (M, C/group, kernel offsets) -> (M, kernel offsets, C/group): the order the run gathers taps in.
     std::vector<int8_t> reordered(values.size());
     const int64_t taps = w->numel() / std::max<int64_t>(filters * w->dim(1), 1);
@@ -481,12 +476,11 @@ Status conv_kernel(exec::KernelContext& ctx, const ConvAttrs& attrs) {
     return Status::ok();
   }
   Tensor w_from_codes;
-  if (ctx.prepacked() && dt == DType::kFloat && one_channel_per_group(s.group, *w, false)) {
+  if (ctx.prepacked() && dt == DType::kFloat && one_channel_per_group(s.group, *w)) {
     // W stayed in the plan as floats: a run the integer path cannot take reads it.
     const auto* layer = static_cast<const DepthwiseIntegerLayer*>(ctx.prepacked());
     Tensor y = ctx.output_buffer(DType::kFloat, s.out_dims);
-    if (!layer->channels_last &&
-        depthwise_integer_nchw(*layer, s.geo, s.batch, s.channels, x->data<float>(), y.data<float>())) {
+    if (depthwise_integer_nchw(*layer, s.geo, s.batch, s.channels, x->data<float>(), y.data<float>())) {
       ctx.set_output(0, std::move(y));
       return Status::ok();
     }
@@ -789,13 +783,7 @@ Result<bool> conv_channels_last(exec::KernelContext& ctx, const ConvAttrs& attrs
   out.push_back(s.filters);
   Tensor y = ctx.output_buffer(DType::kFloat, out);
   Tensor w_from_codes;
-  if (ctx.prepacked() && depthwise) {
-    const auto* layer = static_cast<const DepthwiseIntegerLayer*>(ctx.prepacked());
-    if (y.numel() > 0 && depthwise_integer_nhwc(*layer, s.geo, s.batch, s.channels, x->data<float>(), y.data<float>())) {
-      ctx.set_output(0, std::move(y));
-      return true;
-    }
-  } else if (const auto* layer = static_cast<const IntegerLayer*>(ctx.prepacked())) {
+  if (const auto* layer = static_cast<const IntegerLayer*>(ctx.prepacked())) {
     if (y.numel() > 0 && conv_integer_path(s, *layer, x->data<float>(), true, y.data<float>())) {
       ctx.set_output(0, std::move(y));
       return true;
