@@ -250,10 +250,9 @@ class Im2colSource final : public FloatPanelSource {
 };
 
 // One input channel per group (depthwise, any channel multiplier), 2-D, unit width stride: the
-// channel is copied once into a zero-padded plane, and for kernel row kh the window's columns
-// kw = 0.. are rows of a matrix with row stride dilation_w over that plane, so each (kernel row,
-// output row) is a kernel_w-deep GEMM tile with no im2col at all. The tiles continue each output's
-// sum in the im2col row order (kh, then kw), so the bits equal the general path's.
+// channel is copied once into a zero-padded plane, and each filter runs over it with the output row
+// as vector lanes (depthwise_plane_f32), each output's fma chain in the im2col row order (kh, then
+// kw) from 0, so the bits equal the general path's.
 bool is_depthwise_2d(const ConvShape& s) {
   return s.channels == s.group && s.geo.rank() == 2 && s.geo.strides[1] == 1;
 }
@@ -263,7 +262,6 @@ void depthwise_conv_2d(const ConvShape& s, const float* x, const float* w, float
   const int64_t mg = s.filters / s.group, kh_n = g.kernel[0], kw_n = g.kernel[1];
   const int64_t ph = g.pads_begin[0] + g.pads_end[0], pw = g.pads_begin[1] + g.pads_end[1];
   const int64_t padded_h = g.in[0] + ph, padded_w = g.in[1] + pw, out_h = g.out[0], out_w = g.out[1];
-  const gemm_detail::FloatMicroKernel& mk = gemm_detail::float_micro();
   exec::parallel_for(s.batch * s.group, mg * s.kernel_size * s.out_size, [&](int64_t u0, int64_t u1) {
     std::vector<float> padded(static_cast<size_t>(padded_h * padded_w), 0.0f);
     for (int64_t u = u0; u < u1; ++u) {  // u = (image, channel)
@@ -273,16 +271,10 @@ void depthwise_conv_2d(const ConvShape& s, const float* x, const float* w, float
                   padded.data() + (r + g.pads_begin[0]) * padded_w + g.pads_begin[1]);
       const int64_t channel = u % s.group;
       float* yu = y + u * mg * s.out_size;  // filters channel * mg .. of image u / group
-      for (int64_t oh = 0; oh < out_h; ++oh)
-        for (int64_t i0 = 0; i0 < mg; i0 += mk.mr)
-          for (int64_t ow = 0; ow < out_w; ow += mk.nr)
-            for (int64_t kh = 0; kh < kh_n; ++kh) {
-              const int rows = static_cast<int>(std::min<int64_t>(mk.mr, mg - i0));
-              const int cols = static_cast<int>(std::min<int64_t>(mk.nr, out_w - ow));
-              const float* b = padded.data() + (oh * g.strides[0] + kh * g.dilations[0]) * padded_w + ow;
-              mk.tile[rows - 1](kw_n, w + (channel * mg + i0) * s.kernel_size + kh * kw_n, s.kernel_size, b,
-                                g.dilations[1], yu + i0 * s.out_size + oh * out_w + ow, s.out_size, cols, kh > 0);
-            }
+      const DepthwisePlane filter_input{padded.data(), padded_w, out_h, out_w, kh_n, kw_n, g.strides[0],
+                                        g.dilations[0], g.dilations[1]};
+      for (int64_t j = 0; j < mg; ++j)
+        depthwise_plane_f32(filter_input, w + (channel * mg + j) * s.kernel_size, yu + j * s.out_size);
     }
   });
 }
