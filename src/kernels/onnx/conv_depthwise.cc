@@ -33,7 +33,7 @@ void depthwise_plane_portable(const DepthwisePlane& p, const float* w, float* y)
 
 #if QONNX_ISA_X86
 // Four vectors of a row at a time: four independent fma chains hide the fma latency; the row's rest one
-// vector at a time, then one output at a time (__builtin_fmaf: the same rounding).
+// vector at a time, the last partial vector masked.
 __attribute__((target("avx2,fma"))) void depthwise_plane_avx2(const DepthwisePlane& p, const float* w, float* y) {
   const int64_t tap_row = p.dilation_h * p.padded_w;
   for (int64_t oh = 0; oh < p.out_h; ++oh) {
@@ -65,12 +65,15 @@ __attribute__((target("avx2,fma"))) void depthwise_plane_avx2(const DepthwisePla
                                 _mm256_loadu_ps(row + kh * tap_row + kw * p.dilation_w + ow), acc);
       _mm256_storeu_ps(yr + ow, acc);
     }
-    for (; ow < p.out_w; ++ow) {
-      float acc = 0.0f;
+    if (ow < p.out_w) {  // the last 1-7 outputs: masked loads and stores, the lanes' fma chains unchanged
+      const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(p.out_w - ow)),
+                                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+      __m256 acc = _mm256_setzero_ps();
       for (int64_t kh = 0; kh < p.kernel_h; ++kh)
         for (int64_t kw = 0; kw < p.kernel_w; ++kw)
-          acc = __builtin_fmaf(w[kh * p.kernel_w + kw], row[kh * tap_row + kw * p.dilation_w + ow], acc);
-      yr[ow] = acc;
+          acc = _mm256_fmadd_ps(_mm256_broadcast_ss(w + kh * p.kernel_w + kw),
+                                _mm256_maskload_ps(row + kh * tap_row + kw * p.dilation_w + ow, mask), acc);
+      _mm256_maskstore_ps(yr + ow, mask, acc);
     }
   }
 }
