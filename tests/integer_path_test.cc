@@ -38,11 +38,14 @@ struct Layer {
   float act_zero = 0.0f;
   int weight_bits = 8;
   bool per_channel = true;
+  // Conv: the channels-last op on (N, d..., C) data and (M, k..., C/group) weights, whose values are the
+  // channels-first layer's (same seed) transposed.
+  bool channels_last = false;
   std::string describe() const {
-    return fmt::format("{} x{} w{} group {} strides [{}] dil [{}] pads [{}] transB {} bias {} act {}{}b z{} w {}b{}", op,
-                       dims_to_string(x), dims_to_string(w), group, fmt::join(strides, ","), fmt::join(dilations, ","),
-                       fmt::join(pads, ","), trans_b, bias, act_signed ? "s" : "u", act_bits, act_zero, weight_bits,
-                       per_channel ? " per channel" : "");
+    return fmt::format("{}{} x{} w{} group {} strides [{}] dil [{}] pads [{}] transB {} bias {} act {}{}b z{} w {}b{}", op,
+                       channels_last ? " (channels-last)" : "", dims_to_string(x), dims_to_string(w), group,
+                       fmt::join(strides, ","), fmt::join(dilations, ","), fmt::join(pads, ","), trans_b, bias,
+                       act_signed ? "s" : "u", act_bits, act_zero, weight_bits, per_channel ? " per channel" : "");
   }
 };
 
@@ -70,7 +73,9 @@ int64_t out_channels(const Layer& l) {
 ir::Model build(const Layer& l, std::mt19937& rng) {
   io::ModelBuilder m(13);
   m.import("qonnx.custom_op.general", 1);
-  m.input("x", DType::kFloat, l.x).output("y", DType::kFloat);
+  Dims x_dims = l.x;
+  if (l.channels_last) x_dims = test::nchw_to_nhwc(Tensor(DType::kFloat, l.x)).dims();
+  m.input("x", DType::kFloat, x_dims).output("y", DType::kFloat);
   const float act_scale = 0.03125f * 0.75f;  // not a power of two
   m.initializer("xs", f32({}, {act_scale})).initializer("xz", f32({}, {l.act_zero}));
   m.initializer("xb", f32({}, {static_cast<float>(l.act_bits)}));
@@ -79,7 +84,8 @@ ir::Model build(const Layer& l, std::mt19937& rng) {
       .attr("narrow", int64_t{0})
       .attr("rounding_mode", std::string("ROUND"));
   const int64_t channels = out_channels(l);
-  m.initializer("wf", random_floats(rng, l.w, -1.0f, 1.0f));
+  const Tensor wf = random_floats(rng, l.w, -1.0f, 1.0f);
+  m.initializer("wf", l.channels_last ? test::nchw_to_nhwc(wf) : wf);
   Dims scale_dims;
   if (l.per_channel) {  // along W's output-channel axis (ConvTranspose: M/group scales, shared by the groups)
     scale_dims.assign(l.w.size(), 1);
@@ -98,7 +104,7 @@ ir::Model build(const Layer& l, std::mt19937& rng) {
     m.initializer("b", random_floats(rng, {channels}, -0.5f, 0.5f));
     ins.push_back("b");
   }
-  auto node = m.node(l.op, ins, {"y"});
+  auto node = m.node(l.op, ins, {"y"}, l.channels_last ? "qonnx.custom_op.channels_last" : "");
   if (l.op == "Conv" || l.op == "ConvTranspose") {
     node.attr("group", l.group);
     if (!l.output_padding.empty()) node.attr("output_padding", l.output_padding);
@@ -368,15 +374,72 @@ TEST(IntegerPath, ConvTransposeFamiliesGiveTheExactSumScaledOnce) {
   for (const Layer& l : layers) check_layer(l, seed++);
 }
 
-TEST(IntegerPath, DepthwiseConvKeepsTheFloatDepthwiseKernel) {
-  std::mt19937 rng(9);
-  Layer l;
-  l.x = {1, 8, 9, 9}, l.w = {8, 1, 3, 3}, l.group = 8, l.pads = {1, 1, 1, 1};
-  const ir::Model model = build(l, rng);  // the executor reads the model: it must outlive it
-  auto ex = exec::Executor::create(model, exec::Arithmetic::kInt);
-  ASSERT_TRUE(ex.is_ok());
-  ASSERT_EQ(ex->path_notes().size(), 1u);
-  EXPECT_EQ(ex->path_notes()[0].second.rfind("float: depthwise", 0), 0u) << ex->path_notes()[0].second;
+std::vector<uint32_t> bits(const Tensor& t) {
+  std::vector<uint32_t> b(static_cast<size_t>(t.numel()));
+  std::memcpy(b.data(), t.data<float>(), b.size() * sizeof(float));
+  return b;
+}
+
+// Depthwise Conv (one input channel per group) has its own integer kernel: lanes along the output row
+// (channels-first) or the channels (channels-last), taps in pairs. Shapes around its 16-lane blocks, odd
+// and even tap counts, every stride/dilation/pad kind, channel multipliers, 1-D to 3-D.
+std::vector<Layer> depthwise_layers() {
+  std::vector<Layer> layers;
+  Layer c;
+  c.x = {1, 8, 9, 9}, c.w = {8, 1, 3, 3}, c.group = 8, c.pads = {1, 1, 1, 1};
+  layers.push_back(c);
+  Layer wide = c;  // rows of 16 and 17 outputs, 20 channels (a 16-channel block and a tail)
+  wide.x = {2, 20, 5, 16}, wide.w = {20, 1, 3, 3}, wide.group = 20, wide.pads = {1, 2, 1, 0};
+  layers.push_back(wide);
+  Layer s2 = c;
+  s2.x = {2, 8, 10, 33}, s2.strides = {2, 2}, s2.act_signed = true, s2.act_zero = -3.0f;
+  layers.push_back(s2);
+  Layer s3 = c;  // stride 3 along rows, 2 across, asymmetric pads, 4 taps
+  s3.x = {1, 6, 11, 40}, s3.w = {6, 1, 2, 2}, s3.group = 6, s3.strides = {2, 3}, s3.pads = {0, 2, 1, 1};
+  layers.push_back(s3);
+  Layer dil = c;
+  dil.x = {1, 16, 12, 19}, dil.w = {16, 1, 3, 3}, dil.group = 16, dil.dilations = {2, 3}, dil.pads = {2, 3, 2, 3};
+  dil.act_bits = 4, dil.weight_bits = 4, dil.bias = false;
+  layers.push_back(dil);
+  Layer mult = c;  // two filters per channel
+  mult.x = {1, 5, 7, 18}, mult.w = {10, 1, 3, 3}, mult.group = 5, mult.per_channel = false, mult.act_zero = 7.0f;
+  layers.push_back(mult);
+  Layer big = c;  // 5x5: 25 taps (of 4-bit weights: 8-bit ones put the float path's error past check_layer's 1e-3)
+  big.x = {1, 17, 14, 14}, big.w = {17, 1, 5, 5}, big.group = 17, big.pads = {2, 2, 2, 2}, big.weight_bits = 4;
+  layers.push_back(big);
+  Layer conv1d;
+  conv1d.x = {2, 6, 40}, conv1d.w = {6, 1, 5}, conv1d.group = 6, conv1d.pads = {2, 1}, conv1d.strides = {2};
+  layers.push_back(conv1d);
+  Layer conv3d;
+  conv3d.x = {1, 3, 5, 6, 20}, conv3d.w = {3, 1, 3, 2, 3}, conv3d.group = 3, conv3d.pads = {1, 0, 1, 1, 1, 0};
+  conv3d.act_bits = 2;
+  layers.push_back(conv3d);
+  return layers;
+}
+
+TEST(IntegerPath, DepthwiseConvGivesTheExactSumScaledOnce) {
+  exec::set_min_work_per_thread(1);  // two threads split even these small layers
+  uint32_t seed = 50;
+  for (const Layer& l : depthwise_layers()) check_layer(l, seed++);
+  exec::set_min_work_per_thread(exec::kDefaultMinWorkPerThread);
+}
+
+// Channels-last depthwise keeps the float depthwise kernel (channels as lanes), which measured faster
+// than the integer one there (docs/arithmetic.md): the float bits under --arith int too.
+TEST(IntegerPath, ChannelsLastDepthwiseConvKeepsTheFloatKernel) {
+  uint32_t seed = 70;
+  for (Layer l : depthwise_layers()) {
+    if (l.w[0] != l.x[1]) continue;  // the channels-last op takes a channel multiplier of 1
+    l.channels_last = true;
+    SCOPED_TRACE(l.describe());
+    std::mt19937 rng(seed++);
+    const ir::Model model = build(l, rng);
+    const Tensor x = test::nchw_to_nhwc(random_floats(rng, l.x, -6.0f, 6.0f));
+    std::vector<std::pair<std::string, std::string>> notes;
+    EXPECT_EQ(bits(run(model, exec::Arithmetic::kInt, x, 1, &notes)), bits(run(model, exec::Arithmetic::kFloat, x, 1)));
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_EQ(notes[0].second.rfind("float:", 0), 0u) << notes[0].second;
+  }
 }
 
 TEST(IntegerPath, MatMulAndGemmGiveTheExactSumScaledOnce) {
@@ -400,25 +463,23 @@ TEST(IntegerPath, MatMulAndGemmGiveTheExactSumScaledOnce) {
   for (const Layer& l : layers) check_layer(l, seed++);
 }
 
-std::vector<uint32_t> bits(const Tensor& t) {
-  std::vector<uint32_t> b(static_cast<size_t>(t.numel()));
-  std::memcpy(b.data(), t.data<float>(), b.size() * sizeof(float));
-  return b;
-}
-
 TEST(IntegerPath, ANanInputTakesTheFloatPathWithTheOriginalWeights) {
   std::mt19937 rng(7);
-  for (const std::string op : {"Conv", "ConvTranspose", "MatMul", "Gemm"}) {
+  for (const std::string op : {"Conv", "depthwise Conv", "ConvTranspose", "MatMul", "Gemm"}) {
     Layer l;
-    l.op = op;
+    l.op = op == "depthwise Conv" ? "Conv" : op;
     if (op == "Conv") l.x = {1, 4, 6, 6}, l.w = {5, 4, 3, 3}, l.pads = {1, 1, 1, 1};
+    else if (op == "depthwise Conv") l.x = {1, 4, 6, 6}, l.w = {4, 1, 3, 3}, l.group = 4, l.pads = {1, 1, 1, 1};
     else if (op == "ConvTranspose") l.x = {1, 4, 6, 6}, l.w = {4, 5, 3, 3}, l.strides = {2, 2};
     else l.x = {3, 20}, l.w = op == "Gemm" ? Dims{7, 20} : Dims{20, 7}, l.trans_b = op == "Gemm", l.bias = op == "Gemm";
     SCOPED_TRACE(l.describe());
     const ir::Model model = build(l, rng);
     Tensor x = random_floats(rng, l.x, -3.0f, 3.0f);
     x.data<float>()[5] = std::nanf("");
-    const Tensor yi = run(model, exec::Arithmetic::kInt, x, 1);
+    std::vector<std::pair<std::string, std::string>> notes;
+    const Tensor yi = run(model, exec::Arithmetic::kInt, x, 1, &notes);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_EQ(notes[0].second.rfind("integer:", 0), 0u) << notes[0].second;  // the plan took the integer path
     const Tensor yf = run(model, exec::Arithmetic::kFloat, x, 1);
     EXPECT_EQ(bits(yi), bits(yf));
     int64_t nans = 0;

@@ -12,6 +12,7 @@
 #include "kernels/common/attr_check.h"
 #include "kernels/onnx/conv_depthwise.h"
 #include "kernels/common/conv_util.h"
+#include "kernels/common/depthwise_int.h"
 #include "kernels/common/gemm_core.h"
 #include "kernels/common/integer_form.h"
 #include "qonnx/dialect/qonnx_dialect.h"
@@ -108,6 +109,10 @@ void im2col(const T* x, int64_t channels, const ConvShape& s, T* col) {
     }
   }
 }
+
+// One input channel per group (depthwise) by W's dims (M, C/group, k...): the layers prepack_conv gives
+// a DepthwiseIntegerLayer.
+bool one_channel_per_group(int64_t group, const Tensor& w) { return group > 1 && w.rank() >= 3 && w.dim(1) == 1; }
 
 bool is_pointwise(const ConvShape& s) {
   const WindowGeometry& g = s.geo;
@@ -245,10 +250,9 @@ class Im2colSource final : public FloatPanelSource {
 };
 
 // One input channel per group (depthwise, any channel multiplier), 2-D, unit width stride: the
-// channel is copied once into a zero-padded plane, and for kernel row kh the window's columns
-// kw = 0.. are rows of a matrix with row stride dilation_w over that plane, so each (kernel row,
-// output row) is a kernel_w-deep GEMM tile with no im2col at all. The tiles continue each output's
-// sum in the im2col row order (kh, then kw), so the bits equal the general path's.
+// channel is copied once into a zero-padded plane, and each filter runs over it with the output row
+// as vector lanes (depthwise_plane_f32), each output's fma chain in the im2col row order (kh, then
+// kw) from 0, so the bits equal the general path's.
 bool is_depthwise_2d(const ConvShape& s) {
   return s.channels == s.group && s.geo.rank() == 2 && s.geo.strides[1] == 1;
 }
@@ -258,7 +262,6 @@ void depthwise_conv_2d(const ConvShape& s, const float* x, const float* w, float
   const int64_t mg = s.filters / s.group, kh_n = g.kernel[0], kw_n = g.kernel[1];
   const int64_t ph = g.pads_begin[0] + g.pads_end[0], pw = g.pads_begin[1] + g.pads_end[1];
   const int64_t padded_h = g.in[0] + ph, padded_w = g.in[1] + pw, out_h = g.out[0], out_w = g.out[1];
-  const gemm_detail::FloatMicroKernel& mk = gemm_detail::float_micro();
   exec::parallel_for(s.batch * s.group, mg * s.kernel_size * s.out_size, [&](int64_t u0, int64_t u1) {
     std::vector<float> padded(static_cast<size_t>(padded_h * padded_w), 0.0f);
     for (int64_t u = u0; u < u1; ++u) {  // u = (image, channel)
@@ -268,16 +271,10 @@ void depthwise_conv_2d(const ConvShape& s, const float* x, const float* w, float
                   padded.data() + (r + g.pads_begin[0]) * padded_w + g.pads_begin[1]);
       const int64_t channel = u % s.group;
       float* yu = y + u * mg * s.out_size;  // filters channel * mg .. of image u / group
-      for (int64_t oh = 0; oh < out_h; ++oh)
-        for (int64_t i0 = 0; i0 < mg; i0 += mk.mr)
-          for (int64_t ow = 0; ow < out_w; ow += mk.nr)
-            for (int64_t kh = 0; kh < kh_n; ++kh) {
-              const int rows = static_cast<int>(std::min<int64_t>(mk.mr, mg - i0));
-              const int cols = static_cast<int>(std::min<int64_t>(mk.nr, out_w - ow));
-              const float* b = padded.data() + (oh * g.strides[0] + kh * g.dilations[0]) * padded_w + ow;
-              mk.tile[rows - 1](kw_n, w + (channel * mg + i0) * s.kernel_size + kh * kw_n, s.kernel_size, b,
-                                g.dilations[1], yu + i0 * s.out_size + oh * out_w + ow, s.out_size, cols, kh > 0);
-            }
+      const DepthwisePlane filter_input{padded.data(), padded_w, out_h, out_w, kh_n, kw_n, g.strides[0],
+                                        g.dilations[0], g.dilations[1]};
+      for (int64_t j = 0; j < mg; ++j)
+        depthwise_plane_f32(filter_input, w + (channel * mg + j) * s.kernel_size, yu + j * s.out_size);
     }
   });
 }
@@ -404,8 +401,6 @@ exec::PreparedState prepack_conv(const exec::PrepackContext& c) {
   if (!x) return note("X has no integer form with one scale and at most 256 values including 0");
   const int64_t group = static_cast<const ConvAttrs*>(c.prepared)->group;
   if (group != 1 && c.node->domain() == dialect::kChannelsLastDomain) return note("a channels-last Conv with groups");
-  // One input channel per group: a GEMM of one column per group; the float depthwise kernel is faster.
-  if (group > 1 && w->dim(1) == 1) return note("depthwise (one input channel per group): the float depthwise kernel");
   const ir::Value* bias_value = c.node->inputs().size() > 2 ? c.node->inputs()[2] : nullptr;
   if (bias_value && !c.constant(2)) return note("the bias is not a constant");
   std::vector<int8_t> values;
@@ -413,6 +408,15 @@ exec::PreparedState prepack_conv(const exec::PrepackContext& c) {
   const int64_t filters = w->dim(0);
   if (group < 1 || filters % group != 0) return nullptr;  // the run reports it
   const int64_t k = w->numel() / std::max<int64_t>(filters, 1);
+  std::string why;
+  if (one_channel_per_group(group, *w) && c.node->domain() != dialect::kChannelsLastDomain) {
+    // Its own kernel (a GEMM of one column per group would waste the int8 tiles). W stays in the plan as
+    // floats too (C x k values) for a run the integer path cannot take.
+    auto layer = make_depthwise_integer_layer(*x, values, filters, k, wf->scales, c.constant(2), &why);
+    if (!layer) return note(why);
+    if (c.path_note) *c.path_note = depthwise_integer_note(*layer);
+    return std::make_shared<const DepthwiseIntegerLayer>(std::move(*layer));
+  }
   if (c.node->domain() != dialect::kChannelsLastDomain) {
     // (M, C/group, kernel offsets) -> (M, kernel offsets, C/group): the order the run gathers taps in.
     std::vector<int8_t> reordered(values.size());
@@ -420,7 +424,6 @@ exec::PreparedState prepack_conv(const exec::PrepackContext& c) {
     transpose_inner(values.data(), reordered.data(), filters, w->dim(1), taps, 1);
     values = std::move(reordered);
   }
-  std::string why;
   auto layer = make_integer_layer(*x, values, group, k, filters / group, true, wf->scales, c.constant(2), &why);
   if (!layer) return note(why);
   if (c.path_note) *c.path_note = integer_path_note(*layer);
@@ -465,7 +468,15 @@ Status conv_kernel(exec::KernelContext& ctx, const ConvAttrs& attrs) {
     return Status::ok();
   }
   Tensor w_from_codes;
-  if (const auto* layer = static_cast<const IntegerLayer*>(ctx.prepacked()); layer && dt == DType::kFloat) {
+  if (ctx.prepacked() && dt == DType::kFloat && one_channel_per_group(s.group, *w)) {
+    // W stayed in the plan as floats: a run the integer path cannot take reads it.
+    const auto* layer = static_cast<const DepthwiseIntegerLayer*>(ctx.prepacked());
+    Tensor y = ctx.output_buffer(DType::kFloat, s.out_dims);
+    if (depthwise_integer_nchw(*layer, s.geo, s.batch, s.channels, x->data<float>(), y.data<float>())) {
+      ctx.set_output(0, std::move(y));
+      return Status::ok();
+    }
+  } else if (const auto* layer = static_cast<const IntegerLayer*>(ctx.prepacked()); layer && dt == DType::kFloat) {
     Tensor y = ctx.output_buffer(DType::kFloat, s.out_dims);
     if (conv_integer_path(s, *layer, x->data<float>(), false, y.data<float>())) {
       ctx.set_output(0, std::move(y));

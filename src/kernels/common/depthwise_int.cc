@@ -1,0 +1,244 @@
+#include "kernels/common/depthwise_int.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "kernels/isa/isa.h"
+#include "qonnx/exec/threads.h"
+
+#if QONNX_ISA_X86
+#include <immintrin.h>
+#endif
+
+namespace qonnx::kernels {
+namespace {
+
+constexpr int64_t kLanes = 16;  // outputs of a row per step of the vector path
+
+int32_t low_weight(int32_t pair) { return static_cast<int16_t>(static_cast<uint32_t>(pair) & 0xffffu); }
+int32_t high_weight(int32_t pair) { return static_cast<int16_t>(static_cast<uint32_t>(pair) >> 16); }
+
+// One filter over a padded plane, n outputs per output row r: sums[r * n + i] = start + the sum over
+// pairs p of plane[rows[r] + at[2p] + i] * low + plane[rows[r] + at[2p + 1] + i] * high. With start the
+// filter's offset every partial sum is the taps' v * w so far plus lo * w for the rest: inside the bound
+// make_depthwise_integer_layer checked.
+void plane_sums_portable(const uint8_t* plane, const int64_t* rows, int64_t row_count, const int64_t* at,
+                         int64_t pair_count, const int32_t* pairs, int32_t start, int64_t n, int32_t* sums) {
+  for (int64_t r = 0; r < row_count; ++r)
+    for (int64_t i = 0; i < n; ++i) {
+      const uint8_t* x = plane + rows[r] + i;
+      int32_t s = start;
+      for (int64_t p = 0; p < pair_count; ++p)
+        s += x[at[2 * p]] * low_weight(pairs[p]) + x[at[2 * p + 1]] * high_weight(pairs[p]);
+      sums[r * n + i] = s;
+    }
+}
+
+// One filter's outputs: y[i] = scale_sum(sums[i], scale, bias) for i in [i0, n).
+void scale_filter_portable(const int32_t* sums, int64_t i0, int64_t n, double scale, double bias, float* y) {
+  for (int64_t i = i0; i < n; ++i) y[i] = scale_sum(sums[i], scale, bias);
+}
+
+#if QONNX_ISA_X86
+// Two taps' bytes at 16 outputs, interleaved (tap a, tap b) into 16-bit lanes: vpmaddwd against the
+// (low, high) weight pair gives a * low + b * high in each int32 lane, exactly.
+__attribute__((target("avx2"))) inline void pair_products(const uint8_t* a, const uint8_t* b, __m256i w,
+                                                          __m256i* acc_lo, __m256i* acc_hi) {
+  const __m128i va = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
+  const __m128i vb = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
+  const __m256i lo = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(va, vb)), hi = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(va, vb));
+  *acc_lo = _mm256_add_epi32(*acc_lo, _mm256_madd_epi16(lo, w));
+  *acc_hi = _mm256_add_epi32(*acc_hi, _mm256_madd_epi16(hi, w));
+}
+
+// Whole blocks of 16 outputs: a row's last block reads up to 15 bytes past its taps' runs and writes up to
+// 15 sums into the next row's (which that row then overwrites), so the plane and sums have that slack.
+__attribute__((target("avx2"))) void plane_sums_avx2(const uint8_t* plane, const int64_t* rows, int64_t row_count,
+                                                     const int64_t* at, int64_t pair_count, const int32_t* pairs,
+                                                     int32_t start, int64_t n, int32_t* sums) {
+  for (int64_t r = 0; r < row_count; ++r) {
+    const uint8_t* x = plane + rows[r];
+    for (int64_t i = 0; i < n; i += kLanes) {
+      __m256i acc_lo = _mm256_set1_epi32(start), acc_hi = acc_lo;
+      for (int64_t p = 0; p < pair_count; ++p) {
+        pair_products(x + at[2 * p] + i, x + at[2 * p + 1] + i, _mm256_set1_epi32(pairs[p]), &acc_lo, &acc_hi);
+      }
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + r * n + i), acc_lo);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + r * n + i + 8), acc_hi);
+    }
+  }
+}
+
+// scale_filter_portable four lanes at a time (each step rounds as the scalar one: no fusion).
+__attribute__((target("avx2"))) void scale_filter_avx2(const int32_t* sums, int64_t n, double scale, double bias,
+                                                       float* y) {
+  int64_t i = 0;
+  const __m256d s = _mm256_set1_pd(scale), b = _mm256_set1_pd(bias);
+  for (; i + 4 <= n; i += 4) {
+    const __m256d v = _mm256_cvtepi32_pd(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sums + i)));
+    _mm_storeu_ps(y + i, _mm256_cvtpd_ps(_mm256_add_pd(_mm256_mul_pd(v, s), b)));
+  }
+  scale_filter_portable(sums, i, n, scale, bias, y);
+}
+#endif
+
+bool vector_path() {
+#if QONNX_ISA_X86
+  return isa::current(isa::Family::kInt8) != isa::Isa::kPortable;
+#else
+  return false;
+#endif
+}
+
+void plane_sums(bool simd, const uint8_t* plane, const int64_t* rows, int64_t row_count, const int64_t* at,
+                int64_t pair_count, const int32_t* pairs, int32_t start, int64_t n, int32_t* sums) {
+#if QONNX_ISA_X86
+  if (simd) return plane_sums_avx2(plane, rows, row_count, at, pair_count, pairs, start, n, sums);
+#endif
+  plane_sums_portable(plane, rows, row_count, at, pair_count, pairs, start, n, sums);
+}
+
+void scale_filter(bool simd, const int32_t* sums, int64_t n, double scale, double bias, float* y) {
+#if QONNX_ISA_X86
+  if (simd) return scale_filter_avx2(sums, n, scale, bias, y);
+#endif
+  scale_filter_portable(sums, 0, n, scale, bias, y);
+}
+
+// A channel's plane padded in every spatial dim, the last dim stored as stride_w phases of phase_w bytes
+// (phase q: padded columns q, q + stride_w, ...), so that every tap of consecutive outputs of a row is a
+// contiguous run: tap t of the outputs of output row oo starts at out_row[oo] + tap[t]. A row (all dims
+// but the last) is row_len = stride_w * phase_w bytes.
+struct PaddedPlane {
+  int64_t in_w = 1, out_w = 1, in_size = 1, pad_w = 0, stride_w = 1, phase_w = 1, bytes = 0;
+  std::vector<int64_t> in_row;   // per input row (outer dims flattened): where it lies in the plane
+  std::vector<int64_t> out_row;  // per output row: its outputs' window start
+  std::vector<int64_t> tap;      // per tap in kernel order, then the odd last tap again (weighing 0)
+};
+
+PaddedPlane padded_plane(const WindowGeometry& g, int64_t taps) {
+  const size_t nd = g.rank(), last = nd - 1;
+  PaddedPlane pp;
+  pp.in_w = g.in[last], pp.out_w = g.out[last], pp.pad_w = g.pads_begin[last], pp.stride_w = g.strides[last];
+  pp.phase_w = (g.pads_begin[last] + g.in[last] + g.pads_end[last] + pp.stride_w - 1) / pp.stride_w;
+  const int64_t row_len = pp.stride_w * pp.phase_w;
+  // Row-major strides of the padded outer dims, in bytes.
+  std::vector<int64_t> stride(nd, row_len);
+  int64_t padded_rows = 1;
+  for (size_t d = last; d-- > 0;) {
+    stride[d] = padded_rows * row_len;
+    padded_rows *= g.pads_begin[d] + g.in[d] + g.pads_end[d];
+  }
+  pp.bytes = padded_rows * row_len + kLanes;
+  std::vector<int64_t> i(nd, 0);
+  do {
+    int64_t at = 0;
+    for (size_t d = 0; d < last; ++d) at += (i[d] + g.pads_begin[d]) * stride[d];
+    pp.in_row.push_back(at);
+  } while (next_index(i, g.in, last));
+  do {
+    int64_t at = 0;
+    for (size_t d = 0; d < last; ++d) at += i[d] * g.strides[d] * stride[d];
+    pp.out_row.push_back(at);
+  } while (next_index(i, g.out, last));
+  do {
+    int64_t at = 0;
+    for (size_t d = 0; d < last; ++d) at += i[d] * g.dilations[d] * stride[d];
+    const int64_t col = i[last] * g.dilations[last];
+    pp.tap.push_back(at + col % pp.stride_w * pp.phase_w + col / pp.stride_w);
+  } while (next_index(i, g.kernel, nd));
+  if (taps % 2 == 1) pp.tap.push_back(pp.tap.back());
+  pp.in_size = static_cast<int64_t>(pp.in_row.size()) * pp.in_w;
+  return pp;
+}
+
+}  // namespace
+
+std::optional<DepthwiseIntegerLayer> make_depthwise_integer_layer(const ByteActivation& x,
+                                                                  const std::vector<int8_t>& values, int64_t filters,
+                                                                  int64_t taps,
+                                                                  const std::vector<float>& weight_scales,
+                                                                  const Tensor* bias, std::string* why) {
+  DepthwiseIntegerLayer layer;
+  layer.x = x, layer.filters = filters, layer.taps = taps;
+  for (int8_t v : values) layer.max_abs_weight = std::max<int64_t>(layer.max_abs_weight, std::abs(int{v}));
+  if (static_cast<double>(taps) * x.max_byte() * static_cast<double>(layer.max_abs_weight) >= 2147483648.0) {
+    *why = fmt::format("{} taps of {}-value activations times weights up to {} may overflow int32", taps,
+                       x.max_byte() + 1, layer.max_abs_weight);
+    return std::nullopt;
+  }
+  if (weight_scales.size() != 1 && static_cast<int64_t>(weight_scales.size()) != filters) {
+    *why = "the weight scales are not one per output channel";
+    return std::nullopt;
+  }
+  if (bias && (bias->dtype() != DType::kFloat || bias->numel() != filters)) {
+    *why = "the bias is not one float per output channel";
+    return std::nullopt;
+  }
+  const int64_t pair_count = layer.pair_count();
+  layer.pairs.assign(static_cast<size_t>(pair_count * filters), 0);
+  for (int64_t f = 0; f < filters; ++f) {
+    const int8_t* w = values.data() + f * taps;
+    int64_t sum = 0;
+    for (int64_t t = 0; t < taps; ++t) sum += w[t];
+    for (int64_t p = 0; p < pair_count; ++p) {
+      const uint32_t low = static_cast<uint16_t>(int16_t{w[2 * p]});
+      const uint32_t high = 2 * p + 1 < taps ? static_cast<uint16_t>(int16_t{w[2 * p + 1]}) : 0u;
+      layer.pairs[static_cast<size_t>(f * pair_count + p)] = static_cast<int32_t>(low | high << 16);
+    }
+    const float ws = weight_scales[weight_scales.size() == 1 ? 0 : static_cast<size_t>(f)];
+    layer.scale.push_back(static_cast<double>(x.scale) * static_cast<double>(ws));
+    layer.offset.push_back(static_cast<int32_t>(x.lo * sum));
+    layer.bias.push_back(bias ? static_cast<double>(bias->data<float>()[f]) : 0.0);
+  }
+  return layer;
+}
+
+std::string depthwise_integer_note(const DepthwiseIntegerLayer& layer) {
+  return fmt::format("integer: depthwise, activations in [{}, {}] x weights in [{}, {}], {} (int32 sums, one rounding)",
+                     layer.x.lo, layer.x.hi, -layer.max_abs_weight, layer.max_abs_weight,
+                     vector_path() ? "avx2-madd16 taps in pairs" : "portable");
+}
+
+bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeometry& g, int64_t batch,
+                            int64_t channels, const float* x, float* y) {
+  const PaddedPlane pp = padded_plane(g, layer.taps);
+  const int64_t elements = batch * channels * pp.in_size, row_count = static_cast<int64_t>(pp.out_row.size());
+  const auto bytes = scratch<uint8_t>(elements);
+  if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
+  const bool simd = vector_path();
+  const int64_t multiplier = layer.filters / channels, pair_count = layer.pair_count(), out_size = row_count * pp.out_w;
+  exec::parallel_for(batch * channels, multiplier * layer.taps * out_size, [&](int64_t u0, int64_t u1) {
+    std::vector<uint8_t> plane(static_cast<size_t>(pp.bytes), layer.x.zero_byte());  // the padding stays the byte of 0
+    const auto sums = scratch<int32_t>(out_size + kLanes);
+    for (int64_t u = u0; u < u1; ++u) {  // u = (image, channel)
+      const uint8_t* src = bytes.get() + u * pp.in_size;
+      for (size_t row = 0; row < pp.in_row.size(); ++row, src += pp.in_w) {
+        uint8_t* dst = plane.data() + pp.in_row[row];
+        if (pp.stride_w == 1) {
+          std::memcpy(dst + pp.pad_w, src, static_cast<size_t>(pp.in_w));
+        } else {
+          for (int64_t q = 0; q < pp.stride_w; ++q) {  // padded column q + i * stride_w: input column that - pad_w
+            uint8_t* phase = dst + q * pp.phase_w;
+            int64_t i = q >= pp.pad_w ? 0 : (pp.pad_w - q + pp.stride_w - 1) / pp.stride_w;
+            for (int64_t iw = q + i * pp.stride_w - pp.pad_w; iw < pp.in_w; iw += pp.stride_w, ++i) phase[i] = src[iw];
+          }
+        }
+      }
+      for (int64_t j = 0; j < multiplier; ++j) {
+        const int64_t f = (u % channels) * multiplier + j;
+        const size_t fi = static_cast<size_t>(f);
+        plane_sums(simd, plane.data(), pp.out_row.data(), row_count, pp.tap.data(), pair_count,
+                   layer.pairs.data() + f * pair_count, layer.offset[fi], pp.out_w, sums.get());
+        scale_filter(simd, sums.get(), out_size, layer.scale[fi], layer.bias[fi],
+                     y + ((u / channels) * layer.filters + f) * out_size);
+      }
+    }
+  });
+  return true;
+}
+
+}  // namespace qonnx::kernels

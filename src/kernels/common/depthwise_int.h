@@ -1,0 +1,55 @@
+// The integer path of depthwise convolution (one input channel per group, any channel multiplier, any
+// spatial rank, strides, dilations and pads; docs/arithmetic.md): byte activations times int8 weights
+// summed exactly in int32 per output, then the integer path's one rounding. A GEMM of one column per
+// group would waste the int8 GEMM's tiles, so the vector lanes run along an output row instead: vpmaddwd
+// on 16-bit lanes takes two taps of 8 outputs at once (255 * 128 * 2 fits int32 easily), and the
+// portable twin forms the same int32 sums, hence the same bits. Channels-first only: on channels-last
+// data the float depthwise kernel (channels as lanes, no byte conversion or scaling pass) measured faster.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/common/conv_util.h"
+#include "kernels/common/integer_form.h"
+#include "qonnx/tensor.h"
+
+namespace qonnx::kernels {
+
+// Plan-time state: per filter f (output channel f, reading input channel f / multiplier) its taps'
+// integers as int16 pairs, and the scaling of its exact sums.
+struct DepthwiseIntegerLayer {
+  ByteActivation x;
+  int64_t filters = 0, taps = 0;
+  // pairs[f * pair_count() + p]: taps 2p and 2p + 1 of filter f as one int32 (low, high int16; a missing
+  // last tap weighs 0).
+  std::vector<int32_t> pairs;
+  // Per filter: x.lo * (sum of its weights), undoing the byte shift (inside int32: |x.lo| <= the max byte
+  // and make_depthwise_integer_layer's bound).
+  std::vector<int32_t> offset;
+  std::vector<double> scale;  // per filter: double(x scale) * double(weight scale)
+  std::vector<double> bias;   // per filter (0 without a bias)
+  int64_t max_abs_weight = 0;
+  int64_t pair_count() const { return (taps + 1) / 2; }
+};
+
+// The layer of `filters` filters of `taps` integers each (`values`, filter-major, taps in the weights'
+// kernel order), the weight scale per filter (`weight_scales`, or one value) and an optional constant
+// bias per filter. nullopt with `why` set when an int32 sum could overflow.
+std::optional<DepthwiseIntegerLayer> make_depthwise_integer_layer(const ByteActivation& x,
+                                                                  const std::vector<int8_t>& values, int64_t filters,
+                                                                  int64_t taps, const std::vector<float>& weight_scales,
+                                                                  const Tensor* bias, std::string* why);
+
+// A one-line description for PrepackContext::path_note.
+std::string depthwise_integer_note(const DepthwiseIntegerLayer& layer);
+
+// y (batch, filters, out...) = the depthwise convolution of x (batch, channels, in...) with geometry g,
+// filters = channels * multiplier. false (y unspecified) when x holds a value its form does not describe
+// (a NaN): the caller takes the float path.
+bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeometry& g, int64_t batch,
+                            int64_t channels, const float* x, float* y);
+
+}  // namespace qonnx::kernels
