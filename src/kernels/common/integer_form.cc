@@ -89,16 +89,27 @@ bool int8_values(const Tensor& x, const exec::IntegerForm& form, std::vector<int
   const float* xs = x.data<float>();
   int8_t* out = values->data();
   // Runs of `inner` elements share a scale. x * (1 / s) rounds to the same v as x / s (activation_bytes);
-  // the test is v * s == x, exactly.
-  for (int64_t i0 = 0; i0 < n; i0 += inner) {
-    const float s = form.scales[static_cast<size_t>((i0 / inner) % count)], inverse = 1.0f / s;
+  // the test is v * s == x, exactly. With one scale per element of the last axis (inner = 1), a run is a
+  // row of `count` elements with their own scales.
+  std::vector<float> inverses(form.scales.size());
+  for (size_t j = 0; j < inverses.size(); ++j) inverses[j] = 1.0f / form.scales[j];
+  const bool by_element = inner == 1 && count > 1;
+  const int64_t run = by_element ? count : count == 1 ? std::max<int64_t>(n, 1) : inner;
+  const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
+  for (int64_t i0 = 0; i0 < n; i0 += run) {
+    const int64_t i1 = std::min(n, i0 + run);
+    const size_t first = by_element ? 0 : static_cast<size_t>((i0 / inner) % count);
+    const float* s = form.scales.data() + first;
+    const float* inverse = inverses.data() + first;
     int bad = 0;
-    for (int64_t i = i0; i < std::min(n, i0 + inner); ++i) {
-      float t = xs[i] * inverse;
+    const int64_t done = simd ? avx2::int8_values_run(xs + i0, s, inverse, by_element, out + i0, &bad, i1 - i0) : 0;
+    for (int64_t i = i0 + done; i < i1; ++i) {
+      const size_t j = by_element ? static_cast<size_t>(i - i0) : 0;
+      float t = xs[i] * inverse[j];
       bad |= !(std::abs(t) < 256.0f);
       t = std::abs(t) < 256.0f ? t : 0.0f;
       const float v = fast::round_half_even_f(t);
-      bad |= (v < -128.0f) | (v > 127.0f) | (v * s != xs[i]);
+      bad |= (v < -128.0f) | (v > 127.0f) | (v * s[j] != xs[i]);
       out[i] = static_cast<int8_t>(static_cast<int>(v));
     }
     if (bad) return false;

@@ -368,6 +368,32 @@ QONNX_AVX2 int64_t activation_bytes_run(const float* x, float inverse, float sca
   return i;
 }
 
+QONNX_AVX2 int64_t int8_values_run(const float* x, const float* scale, const float* inverse, bool vary, int8_t* out,
+                                   int* bad, int64_t n) {
+  const __m256 limit = _mm256_set1_ps(256.0f), lowest = _mm256_set1_ps(-128.0f), highest = _mm256_set1_ps(127.0f);
+  const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  int bad_lanes = 0;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 xv = _mm256_loadu_ps(x + i);
+    const __m256 s = vary ? _mm256_loadu_ps(scale + i) : _mm256_set1_ps(scale[0]);
+    const __m256 inv = vary ? _mm256_loadu_ps(inverse + i) : _mm256_set1_ps(inverse[0]);
+    __m256 t = _mm256_mul_ps(xv, inv);
+    const __m256 inside = _mm256_cmp_ps(_mm256_and_ps(t, magnitude), limit, _CMP_LT_OQ);  // false for NaN
+    t = _mm256_and_ps(t, inside);
+    const __m256 v = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 ok = _mm256_and_ps(inside, _mm256_cmp_ps(v, lowest, _CMP_GE_OQ));
+    ok = _mm256_and_ps(ok, _mm256_cmp_ps(v, highest, _CMP_LE_OQ));
+    ok = _mm256_and_ps(ok, _mm256_cmp_ps(_mm256_mul_ps(v, s), xv, _CMP_EQ_OQ));
+    bad_lanes |= ~_mm256_movemask_ps(ok) & 0xff;
+    const __m256i q = _mm256_cvtps_epi32(v);  // exact: |v| < 256
+    const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(out + i), _mm_packs_epi16(w16, w16));
+  }
+  *bad |= bad_lanes;
+  return i;
+}
+
 QONNX_AVX2 int64_t scale_sums_run(const int32_t* sums, const int32_t* offset, const double* scale, const double* bias,
                                   float* y, int64_t n) {
   int64_t j = 0;
@@ -400,6 +426,7 @@ int64_t threshold_run_by_channel(const float*, const float*, int64_t, int64_t, i
 }
 
 int64_t activation_bytes_run(const float*, float, float, float, float, uint8_t*, int*, int64_t) { return 0; }
+int64_t int8_values_run(const float*, const float*, const float*, bool, int8_t*, int*, int64_t) { return 0; }
 int64_t scale_sums_run(const int32_t*, const int32_t*, const double*, const double*, float*, int64_t) { return 0; }
 
 #endif

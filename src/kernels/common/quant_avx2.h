@@ -48,6 +48,11 @@ int64_t threshold_run_by_channel(const float* v, const float* blocks, int64_t ch
 // non-zero value unless every rounded v is in [lo, hi] with v * scale == x.
 int64_t activation_bytes_run(const float* x, float inverse, float scale, float lo, float hi, uint8_t* u, int* bad,
                              int64_t n);
+// The integer path's weight integers (integer_form.h int8_values): v = rne(x * inverse) for the
+// elements with |x * inverse| < 256 (else 0 is rounded), one scale and inverse, or one per element when
+// `vary`; `bad` gets a non-zero value unless every v is in [-128, 127] with v * scale == x.
+int64_t int8_values_run(const float* x, const float* scale, const float* inverse, bool vary, int8_t* out, int* bad,
+                        int64_t n);
 // The integer path's one rounding (IntegerLayer::output) for n consecutive channels: y[j] =
 // float32(double(sums[j] + offset[j]) * scale[j] + bias[j]) (bias null: 0), the int32 addition exact
 // (the caller's bound).
