@@ -224,14 +224,14 @@ ir::Model single_quantized_weight(const QuantizedWeight& c) {
 // the same values when read back whole.
 TEST_F(BoundedMemory, FoldInBlocksWritesTheEagerFoldsBytes) {
   ir::set_spill_budget(UINT64_MAX);
-  // 4 MiB blocks: 1100 rows of 1000 floats are 1048 rows and 52, 3 x 700 x 600 is 2 slabs and 1.
+  // 256 KiB blocks: 300 rows of 1000 floats are 4 x 65 rows and 40, 5 x 100 x 300 is 2 x 2 slabs and 1.
   const std::vector<QuantizedWeight> cases = {
-      {"Quant", {1100, 1000}, {1, 1000}, {}, "ROUND", 4, true},
-      {"Quant", {1100, 1000}, {1100, 1}, {1100, 1}, "FLOOR", 6, false},
-      {"Quant", {1100, 1000}, {}, {1, 1000}, "CEIL", 3, true},
-      {"Quant", {3, 700, 600}, {3, 1, 1}, {}, "DOWN", 5, true},
-      {"Quant", {1, 1000}, {1100, 1}, {}, "ROUND", 8, true},  // the weight broadcast: one block
-      {"BipolarQuant", {1100, 1000}, {1100, 1}, {}, "", 1, true},
+      {"Quant", {300, 1000}, {1, 1000}, {}, "ROUND", 4, true},
+      {"Quant", {300, 1000}, {300, 1}, {300, 1}, "FLOOR", 6, false},
+      {"Quant", {300, 1000}, {}, {1, 1000}, "CEIL", 3, true},
+      {"Quant", {5, 100, 300}, {5, 1, 1}, {}, "DOWN", 5, true},
+      {"Quant", {1, 1000}, {300, 1}, {}, "ROUND", 8, true},  // the weight broadcast: one block
+      {"BipolarQuant", {300, 1000}, {300, 1}, {}, "", 1, true},
       {"Quant", {50, 20}, {1, 20}, {}, "ROUND", 2, true},  // one short block
   };
   for (const QuantizedWeight& c : cases) {
