@@ -56,14 +56,13 @@ class StoredTensorFile {
  public:
   // The file and range of `proto`'s external data (relative to `base_dir`).
   static Result<StoredTensorFile> of(const onnx::TensorProto& proto, const std::filesystem::path& base_dir);
-  uint64_t size() const { return length_; }
 
   class Reader {
    public:
     Reader(Reader&& other) noexcept;
     Reader& operator=(Reader&&) = delete;
     ~Reader();
-    // `bytes` of the tensor's bytes from `offset` (within size()) into `dst`.
+    // `bytes` of the tensor's bytes from `offset` into `dst` (an error past the stored bytes).
     Status read(uint64_t offset, void* dst, size_t bytes) const;
 
    private:
