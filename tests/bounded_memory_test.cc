@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/spill_store.h"
+#include "qonnx/exec/broadcast.h"
 #include "qonnx/io/model_builder.h"
 #include "qonnx/io/model_io.h"
 #include "qonnx/targets/target.h"
@@ -175,6 +176,90 @@ TEST_F(BoundedMemory, FoldComputesExternalWeightsWhenWritten) {
   EXPECT_TRUE(m.graph().initializer_tensor(w0).value().identical(w0_value));
   ir::Model copy = m.clone();
   EXPECT_TRUE(copy.graph().initializer_tensor(copy.graph().find_value("w0_renamed")).value().identical(w0_value));
+}
+
+// One weight behind one quantizer, read by a MatMul: the layouts the deferred fold computes in blocks of
+// rows (a per-column or per-row scale and zero point, a rank-3 weight, BipolarQuant) or whole (a weight
+// broadcast by its scale), with weights of a few blocks and a shorter last one.
+struct QuantizedWeight {
+  std::string op;  // Quant or BipolarQuant
+  Dims weight, scale, zeropt;
+  std::string rounding;  // Quant's rounding_mode
+  int bits;
+  bool is_signed;
+};
+
+ir::Model single_quantized_weight(const QuantizedWeight& c) {
+  Dims out;
+  EXPECT_TRUE(exec::broadcast_dims(c.weight, c.scale, &out));
+  EXPECT_TRUE(exec::broadcast_dims(Dims(out), c.zeropt, &out));
+  const int64_t rows = checked_numel(out) / out.back();
+  io::ModelBuilder b(13);
+  b.import(kQ, 1);
+  b.input("x", DType::kFloat, {1, out.size() == 3 ? out[1] : rows});
+  uint64_t state = 0x2545f4914f6cdd1dULL;
+  auto ramp = [&](const Dims& d, float lo, float step, int64_t period) {
+    std::vector<float> v(static_cast<size_t>(checked_numel(d)));
+    for (size_t i = 0; i < v.size(); ++i) {
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+      v[i] = period > 0 ? lo + step * static_cast<float>(static_cast<int64_t>(i) % period)
+                        : static_cast<float>(static_cast<int64_t>(state >> 40) % 4001 - 2000) * step;
+    }
+    return f32(d, v);
+  };
+  b.initializer("w", ramp(c.weight, 0.0f, 0.03f / 2000.0f, 0));
+  b.initializer("s", ramp(c.scale, 0.0011f, 0.0007f, 7));
+  if (c.op == "BipolarQuant") {
+    b.node("BipolarQuant", {"w", "s"}, {"wq"}, kQ);
+  } else {
+    b.initializer("z", ramp(c.zeropt, c.is_signed ? -1.0f : 0.0f, 1.0f, 3)).initializer("bits", f32s(static_cast<float>(c.bits)));
+    b.node("Quant", {"w", "s", "z", "bits"}, {"wq"}, kQ).attr("signed", c.is_signed ? 1 : 0).attr("narrow", 0).attr("rounding_mode", c.rounding);
+  }
+  b.node("MatMul", {"x", "wq"}, {"y"});
+  b.output("y", DType::kFloat, out.size() == 3 ? Dims{out[0], 1, out[2]} : Dims{1, out.back()});
+  return b.build().value();
+}
+
+// The deferred fold's blocks: the same files as the eager fold's whatever the parameters' layout, and
+// the same values when read back whole.
+TEST_F(BoundedMemory, FoldInBlocksWritesTheEagerFoldsBytes) {
+  ir::set_spill_budget(UINT64_MAX);
+  // 256 KiB blocks: 300 rows of 1000 floats are 4 x 65 rows and 40, 5 x 100 x 300 is 2 x 2 slabs and 1.
+  const std::vector<QuantizedWeight> cases = {
+      {"Quant", {300, 1000}, {1, 1000}, {}, "ROUND", 4, true},
+      {"Quant", {300, 1000}, {300, 1}, {300, 1}, "FLOOR", 6, false},
+      {"Quant", {300, 1000}, {}, {1, 1000}, "CEIL", 3, true},
+      {"Quant", {5, 100, 300}, {5, 1, 1}, {}, "DOWN", 5, true},
+      {"Quant", {1, 1000}, {300, 1}, {}, "ROUND", 8, true},  // the weight broadcast: one block
+      {"BipolarQuant", {300, 1000}, {300, 1}, {}, "", 1, true},
+      {"Quant", {50, 20}, {1, 20}, {}, "ROUND", 2, true},  // one short block
+  };
+  for (const QuantizedWeight& c : cases) {
+    SCOPED_TRACE(c.op + " " + dims_to_string(c.weight) + " scale " + dims_to_string(c.scale) + " zero point " +
+                 dims_to_string(c.zeropt) + " " + c.rounding);
+    const ir::Model original = single_quantized_weight(c);
+    io::SaveOptions external;
+    external.external_data = io::ExternalData::kAlways;
+    external.external_threshold = 1024;
+    ASSERT_TRUE(io::save_model(original, dir_ / "src_ext.onnx", external).is_ok());
+    io::SaveOptions inline_all;
+    inline_all.external_data = io::ExternalData::kNever;
+    ASSERT_TRUE(io::save_model(original, dir_ / "src_inline.onnx", inline_all).is_ok());
+    ir::Model eager_model = io::load_model(dir_ / "src_inline.onnx").value();
+    fs::create_directories(dir_ / "eager");
+    const auto eager = convert_and_save(eager_model, "fold", dir_ / "eager");
+    ir::Model m = io::load_model(dir_ / "src_ext.onnx").value();
+    fs::create_directories(dir_ / "deferred");
+    const auto files = convert_and_save(m, "fold", dir_ / "deferred");
+    EXPECT_EQ(spilled_initializers(m), 1);  // the weight was deferred
+    for (const auto& [name, bytes] : eager) EXPECT_TRUE(files.at(name) == bytes) << name << " differs from the eager fold's";
+    ir::Value* wq = m.graph().find_value("wq");
+    ASSERT_NE(wq, nullptr);
+    EXPECT_TRUE(m.graph().initializer_tensor(wq).value().identical(
+        eager_model.graph().initializer_tensor(eager_model.graph().find_value("wq")).value()));
+    fs::remove_all(dir_ / "eager");
+    fs::remove_all(dir_ / "deferred");
+  }
 }
 
 // Renaming a held initializer copies its proto: the copy is counted while it lives, and only once after

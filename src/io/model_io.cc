@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <system_error>
@@ -21,6 +22,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "io/model_proto.h"
+#include "ir/spill_store.h"
 #include "ir/tensor_codec.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/support/limits.h"
@@ -459,7 +461,10 @@ class ExternalWriter {
   ExternalWriter(fs::path file, std::string location, size_t alignment)
       : file_(std::move(file)), location_(std::move(location)), alignment_(alignment == 0 ? 1 : alignment) {}
 
-  Status place(const Tensor& t, onnx::TensorProto* proto) {
+  // The next tensor's bytes (`nbytes` of `dtype`, handed to the sink by `write`) into the file, and
+  // `proto` made a reference to them.
+  Status place(DType dtype, uint64_t nbytes, const std::function<Status(const ir::ByteSink&)>& write,
+               onnx::TensorProto* proto) {
     if (!pending_) {
       pending_ = std::make_unique<PendingFile>(file_);
       QONNX_RETURN_IF_ERROR(pending_->open());
@@ -469,8 +474,9 @@ class ExternalWriter {
       std::string pad(static_cast<size_t>(offset - pending_->size()), '\0');
       QONNX_RETURN_IF_ERROR(pending_->append(pad.data(), pad.size()));
     }
-    const ir::StoredBytes bytes(t);
-    QONNX_RETURN_IF_ERROR(pending_->append(bytes.data(), bytes.size()));
+    QONNX_RETURN_IF_ERROR(write([&](const void* data, size_t bytes) { return pending_->append(data, bytes); }));
+    if (pending_->size() - offset != nbytes)
+      return Status(Code::kFailed, fmt::format("tensor '{}': {} bytes written, not {}", proto->name(), pending_->size() - offset, nbytes));
     proto->clear_raw_data();
     proto->clear_float_data();
     proto->clear_int32_data();
@@ -478,7 +484,7 @@ class ExternalWriter {
     proto->clear_double_data();
     proto->clear_uint64_data();
     proto->clear_external_data();
-    proto->set_data_type(static_cast<int32_t>(t.dtype()));
+    proto->set_data_type(static_cast<int32_t>(dtype));
     proto->set_data_location(onnx::TensorProto::EXTERNAL);
     auto add = [&](const char* k, const std::string& v) {
       auto* e = proto->add_external_data();
@@ -487,8 +493,13 @@ class ExternalWriter {
     };
     add("location", location_);
     add("offset", std::to_string(offset));
-    add("length", std::to_string(bytes.size()));
+    add("length", std::to_string(nbytes));
     return Status::ok();
+  }
+
+  Status place(const Tensor& t, onnx::TensorProto* proto) {
+    const ir::StoredBytes bytes(t);
+    return place(t.dtype(), bytes.size(), [&](const ir::ByteSink& sink) { return sink(bytes.data(), bytes.size()); }, proto);
   }
 
   // Nothing written (no tensor went external), or the data file with its final name.
@@ -552,9 +563,16 @@ Status graph_to_proto(const ir::Graph& graph, const SaveOptions& options, Extern
       tp->CopyFrom(*init.proto);
       continue;
     }
+    tp->CopyFrom(*init.proto);
+    if (go_external && ir::is_deferred_tensor(*init.proto, init.base_dir)) {
+      // Computed block by block as it is written, never whole.
+      QONNX_RETURN_IF_ERROR(ext->place(static_cast<DType>(tp->data_type()), nbytes(*init.proto), [&](const ir::ByteSink& sink) {
+        return ir::stream_deferred_tensor(*init.proto, init.base_dir, sink);
+      }, tp));
+      continue;
+    }
     auto t = graph.initializer_tensor(init.value);
     if (!t.is_ok()) return std::move(t).status();
-    tp->CopyFrom(*init.proto);
     if (go_external) {
       QONNX_RETURN_IF_ERROR(ext->place(t.value(), tp));
     } else {

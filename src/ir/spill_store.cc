@@ -140,7 +140,7 @@ Status spill(const Tensor& tensor, onnx::TensorProto* proto) {
 // Sources of deferred tensors by key, while a proto naming them lives.
 class DeferredTable {
  public:
-  uint64_t add(TensorSource source) {
+  uint64_t add(TensorStream source) {
     std::lock_guard<std::mutex> lock(mutex_);
     sources_.emplace(next_, std::move(source));
     return next_++;
@@ -149,15 +149,15 @@ class DeferredTable {
     std::lock_guard<std::mutex> lock(mutex_);
     sources_.erase(key);
   }
-  TensorSource find(uint64_t key) {
+  TensorStream find(uint64_t key) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = sources_.find(key);
-    return it == sources_.end() ? TensorSource() : it->second;
+    return it == sources_.end() ? TensorStream() : it->second;
   }
 
  private:
   std::mutex mutex_;
-  std::map<uint64_t, TensorSource> sources_;
+  std::map<uint64_t, TensorStream> sources_;
   uint64_t next_ = 0;
 };
 
@@ -194,7 +194,7 @@ void set_external(onnx::TensorProto* proto, DType dtype, const Dims& dims, const
   add("length", std::to_string(length));
 }
 
-std::shared_ptr<onnx::TensorProto> deferred(std::unique_ptr<onnx::TensorProto> proto, TensorSource source) {
+std::shared_ptr<onnx::TensorProto> deferred(std::unique_ptr<onnx::TensorProto> proto, TensorStream source) {
   const uint64_t key = deferred_table().add(std::move(source));
   const DType dtype = static_cast<DType>(proto->data_type());
   const Dims dims(proto->dims().begin(), proto->dims().end());
@@ -235,32 +235,109 @@ Result<std::shared_ptr<onnx::TensorProto>> make_stored_proto(const Tensor& tenso
   return std::shared_ptr<onnx::TensorProto>(std::move(proto));
 }
 
-TensorSource stored_tensor_source(std::shared_ptr<onnx::TensorProto> proto, std::filesystem::path base_dir) {
-  return [proto = std::move(proto), base_dir = std::move(base_dir)]() { return decode_tensor(*proto, base_dir); };
-}
-
-Result<std::shared_ptr<onnx::TensorProto>> make_deferred_proto(DType dtype, const Dims& dims, TensorSource source,
+Result<std::shared_ptr<onnx::TensorProto>> make_deferred_proto(DType dtype, const Dims& dims, TensorStream stream,
                                                                fs::path* base_dir) {
+  // Stored bytes that are the buffer's bytes: what read_scratch_tensor fills a tensor with.
+  if (dtype == DType::kString || dtype_is_4bit(dtype) || dtype_size(dtype) == 0)
+    return Status(Code::kFailed, fmt::format("a deferred tensor cannot be {}", dtype_name(dtype)));
   QONNX_ASSIGN_OR_RETURN(*base_dir, spill_file().folder());
   auto proto = std::make_unique<onnx::TensorProto>();
   proto->set_data_type(static_cast<int32_t>(dtype));
   for (int64_t d : dims) proto->add_dims(d);
-  return deferred(std::move(proto), std::move(source));
+  return deferred(std::move(proto), std::move(stream));
+}
+
+namespace {
+
+// The stream of a deferred tensor's proto; empty for any other proto.
+Result<TensorStream> deferred_stream(const onnx::TensorProto& proto, const fs::path& base_dir) {
+  if (!is_deferred_tensor(proto, base_dir)) return TensorStream();
+  const std::string* offset = external_entry(proto, "offset");
+  TensorStream stream = offset ? deferred_table().find(std::stoull(*offset)) : TensorStream();
+  if (!stream) return Status(Code::kFailed, "a deferred tensor's source is gone");
+  return stream;
+}
+
+// Runs `stream`, checking that it hands over the bytes `proto` promised, no more and no fewer.
+Status run_stream(const TensorStream& stream, const onnx::TensorProto& proto, const ByteSink& sink) {
+  const uint64_t expected = stored_nbytes(static_cast<DType>(proto.data_type()),
+                                          checked_numel(Dims(proto.dims().begin(), proto.dims().end())));
+  uint64_t handed = 0;
+  QONNX_RETURN_IF_ERROR(stream([&](const void* data, size_t bytes) {
+    if (bytes > expected - handed)
+      return Status(Code::kFailed, fmt::format("a deferred tensor computed more than the {} bytes it promised", expected));
+    handed += bytes;
+    return sink(data, bytes);
+  }));
+  if (handed != expected)
+    return Status(Code::kFailed, fmt::format("a deferred tensor computed {} bytes, not the {} it promised", handed, expected));
+  return Status::ok();
+}
+
+}  // namespace
+
+bool is_deferred_tensor(const onnx::TensorProto& proto, const fs::path& base_dir) {
+  const std::string* location = external_entry(proto, "location");
+  return in_scratch_file(base_dir) && location && *location == SpillFile::kDeferredName;
+}
+
+Status stream_deferred_tensor(const onnx::TensorProto& proto, const fs::path& base_dir, const ByteSink& sink) {
+  QONNX_ASSIGN_OR_RETURN(TensorStream stream, deferred_stream(proto, base_dir));
+  if (!stream) return Status(Code::kFailed, fmt::format("tensor '{}' is not a deferred one", proto.name()));
+  return run_stream(stream, proto, sink);
 }
 
 Result<Tensor> read_scratch_tensor(const onnx::TensorProto& proto, const fs::path& base_dir) {
-  const std::string* location = external_entry(proto, "location");
-  if (!location || *location != SpillFile::kDeferredName) return decode_tensor(proto, base_dir);
-  const std::string* offset = external_entry(proto, "offset");
-  TensorSource source = offset ? deferred_table().find(std::stoull(*offset)) : TensorSource();
-  if (!source) return Status(Code::kFailed, "a deferred tensor's source is gone");
-  QONNX_ASSIGN_OR_RETURN(Tensor t, source());
-  const Dims dims(proto.dims().begin(), proto.dims().end());
-  if (t.dtype() != static_cast<DType>(proto.data_type()) || t.dims() != dims)
-    return Status(Code::kFailed, fmt::format("a deferred tensor computed {} {}, not the {} {} it promised", dtype_name(t.dtype()),
-                                             dims_to_string(t.dims()), dtype_name(static_cast<DType>(proto.data_type())),
-                                             dims_to_string(dims)));
+  QONNX_ASSIGN_OR_RETURN(TensorStream stream, deferred_stream(proto, base_dir));
+  if (!stream) return decode_tensor(proto, base_dir);
+  // A fixed-width dtype (make_deferred_proto): the stored bytes are the buffer's.
+  Tensor t = Tensor::uninitialized(static_cast<DType>(proto.data_type()), Dims(proto.dims().begin(), proto.dims().end()));
+  char* cursor = static_cast<char*>(t.raw());
+  QONNX_RETURN_IF_ERROR(run_stream(stream, proto, [&](const void* data, size_t bytes) {
+    std::memcpy(cursor, data, bytes);
+    cursor += bytes;
+    return Status::ok();
+  }));
   return t;
+}
+
+Result<StoredTensorFile> StoredTensorFile::of(const onnx::TensorProto& proto, const fs::path& base_dir) {
+  if (proto.data_location() != onnx::TensorProto::EXTERNAL)
+    return Status(Code::kFailed, fmt::format("tensor '{}' is not in an external file", proto.name()));
+  QONNX_ASSIGN_OR_RETURN(ExternalSlice slice, resolve_external(proto, base_dir));
+  StoredTensorFile file;
+  file.path_ = std::move(slice.file);
+  file.offset_ = slice.offset;
+  file.length_ = slice.length;
+  return file;
+}
+
+Result<StoredTensorFile::Reader> StoredTensorFile::open() const {
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status(Code::kCannotRead, fmt::format("cannot read '{}': {}", path_.string(), std::strerror(errno)));
+  return Reader(*this, fd);
+}
+
+StoredTensorFile::Reader::Reader(Reader&& other) noexcept : file_(other.file_), fd_(other.fd_) { other.fd_ = -1; }
+
+StoredTensorFile::Reader::~Reader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status StoredTensorFile::Reader::read(uint64_t offset, void* dst, size_t bytes) const {
+  if (offset > file_.length_ || bytes > file_.length_ - offset)
+    return Status(Code::kFailed, fmt::format("bytes [{}, +{}) are outside a stored tensor of {}", offset, bytes, file_.length_));
+  size_t done = 0;
+  while (done < bytes) {
+    const ssize_t n = ::pread(fd_, static_cast<char*>(dst) + done, bytes - done,
+                              static_cast<off_t>(file_.offset_ + offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      return Status(Code::kCannotRead, fmt::format("cannot read '{}': {}", file_.path_.string(),
+                                                   n < 0 ? std::strerror(errno) : "the file is shorter than its model says"));
+    done += static_cast<size_t>(n);
+  }
+  return Status::ok();
 }
 
 std::shared_ptr<onnx::TensorProto> copy_stored_proto(const std::shared_ptr<onnx::TensorProto>& proto) {

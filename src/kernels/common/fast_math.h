@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -170,13 +171,34 @@ void parallel_for_each_run(const Dims& out, const std::array<const Dims*, N>& in
   });
 }
 
+// A run operand's scratch buffer, reused across runs. A broadcast operand (stride 0: a per-tensor zero
+// point next to a per-channel scale) keeps its copy for the next run that reads the same element, with
+// the same bits, over as many elements: one fill instead of one per run.
+struct RunBuffer {
+  std::vector<float> data;
+  const float* splat = nullptr;  // the element `data` repeats, or null
+  uint32_t splat_bits = 0;
+};
+
 // Operand k of a run as a contiguous pointer: the data itself when its stride is 1, otherwise the
-// run's elements gathered into `buf` (a buffer of one run, reused across runs).
-inline const float* run_operand(const float* base, int64_t offset, int64_t stride, int64_t len, std::vector<float>& buf) {
+// run's elements gathered into `buf`.
+inline const float* run_operand(const float* base, int64_t offset, int64_t stride, int64_t len, RunBuffer& buf) {
   if (stride == 1) return base + offset;
-  buf.resize(static_cast<size_t>(len));
-  for (int64_t i = 0; i < len; ++i) buf[static_cast<size_t>(i)] = base[offset + i * stride];
-  return buf.data();
+  const float* first = base + offset;
+  uint32_t bits;
+  std::memcpy(&bits, first, sizeof bits);
+  if (stride == 0 && buf.splat == first && buf.splat_bits == bits && buf.data.size() == static_cast<size_t>(len))
+    return buf.data.data();
+  buf.data.resize(static_cast<size_t>(len));
+  if (stride == 0) {
+    std::fill(buf.data.begin(), buf.data.end(), *first);
+    buf.splat = first;
+    buf.splat_bits = bits;
+  } else {
+    for (int64_t i = 0; i < len; ++i) buf.data[static_cast<size_t>(i)] = base[offset + i * stride];
+    buf.splat = nullptr;
+  }
+  return buf.data.data();
 }
 
 }  // namespace qonnx::kernels::fast

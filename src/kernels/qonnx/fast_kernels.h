@@ -10,10 +10,7 @@
 
 namespace qonnx::kernels {
 
-// Quant over the broadcast shape out_dims (x, p.scale, p.zeropt float32; y holds numel(out_dims)).
-void quant_into(const Dims& out_dims, const Tensor& x, const quant::QuantParams& p, float* y);
-// BipolarQuant (x, scale float32).
-void bipolar_quant_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, float* y);
+// quant_into and bipolar_quant_into: qonnx/kernels/quant.h.
 // Trunc v1 (x, scale, zeropt float32).
 void trunc_v1_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, const Tensor& zeropt, int in_bits,
                    int out_bits, quant::RoundingMode mode, float* y);

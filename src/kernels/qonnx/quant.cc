@@ -66,8 +66,8 @@ void quant_tensor(const Dims& out_dims, const Tensor& x, const quant::QuantParam
     constexpr quant::RoundingMode M = decltype(mode_c)::value;
     constexpr bool B = decltype(bipolar_c)::value;
     fast::parallel_for_each_run<3>(out_dims, {&x.dims(), &p.scale.dims(), &p.zeropt.dims()}, [&] {
-      return [&, bx = std::vector<float>(), bs = std::vector<float>(),
-              bz = std::vector<float>()](const fast::Run<3>& r) mutable {
+      return [&, bx = fast::RunBuffer(), bs = fast::RunBuffer(),
+              bz = fast::RunBuffer()](const fast::Run<3>& r) mutable {
         float* yo = y + r.out_offset;
         const bool vary = !(r.stride[0] == 1 && r.stride[1] == 0 && r.stride[2] == 0);
         const float* xo = vary ? fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx) : xs + r.offset[0];
@@ -124,7 +124,7 @@ void bipolar_quant_into(const Dims& out_dims, const Tensor& x, const Tensor& sca
   const float* ss = scale.data<float>();
   const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
   fast::parallel_for_each_run<2>(out_dims, {&x.dims(), &scale.dims()}, [&] {
-    return [&, bx = std::vector<float>(), bs = std::vector<float>()](const fast::Run<2>& r) mutable {
+    return [&, bx = fast::RunBuffer(), bs = fast::RunBuffer()](const fast::Run<2>& r) mutable {
       float* yo = y + r.out_offset;
       const bool vary = !(r.stride[0] == 1 && r.stride[1] == 0);
       const float* xo = vary ? fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx) : xs + r.offset[0];

@@ -65,8 +65,8 @@ void trunc_v1_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, c
   fast::with_mode(mode, [&](auto mode_c) {
     constexpr quant::RoundingMode M = decltype(mode_c)::value;
     fast::parallel_for_each_run<3>(out_dims, {&x.dims(), &scale.dims(), &zeropt.dims()}, [&] {
-      return [&, bx = std::vector<float>(), bs = std::vector<float>(),
-              bz = std::vector<float>()](const fast::Run<3>& r) mutable {
+      return [&, bx = fast::RunBuffer(), bs = fast::RunBuffer(),
+              bz = fast::RunBuffer()](const fast::Run<3>& r) mutable {
         const bool vary = !(r.stride[0] == 1 && r.stride[1] == 0 && r.stride[2] == 0);
         const float* xo = vary ? fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx) : xs + r.offset[0];
         const float* so = vary ? fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs) : ss + r.offset[1];
@@ -90,8 +90,8 @@ void trunc_v2_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, c
   fast::with_mode(mode, [&](auto mode_c) {
     constexpr quant::RoundingMode M = decltype(mode_c)::value;
     fast::parallel_for_each_run<4>(out_dims, {&x.dims(), &scale.dims(), &zeropt.dims(), &out_scale.dims()}, [&] {
-      return [&, bx = std::vector<float>(), bs = std::vector<float>(), bz = std::vector<float>(),
-              bo = std::vector<float>(), bk = std::vector<float>()](const fast::Run<4>& r) mutable {
+      return [&, bx = fast::RunBuffer(), bs = fast::RunBuffer(), bz = fast::RunBuffer(),
+              bo = fast::RunBuffer(), bk = std::vector<float>()](const fast::Run<4>& r) mutable {
         const bool vary = !(r.stride[0] == 1 && r.stride[1] == 0 && r.stride[2] == 0 && r.stride[3] == 0);
         const float* xo = vary ? fast::run_operand(xs, r.offset[0], r.stride[0], r.len, bx) : xs + r.offset[0];
         const float* so = vary ? fast::run_operand(ss, r.offset[1], r.stride[1], r.len, bs) : ss + r.offset[1];
