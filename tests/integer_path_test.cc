@@ -463,6 +463,39 @@ TEST(IntegerPath, MatMulAndGemmGiveTheExactSumScaledOnce) {
   for (const Layer& l : layers) check_layer(l, seed++);
 }
 
+// An empty batch (or no rows) on the integer path: an empty output of the right shape, as on the float path.
+TEST(IntegerPath, EmptyBatchesGiveEmptyOutputs) {
+  std::mt19937 rng(11);
+  std::vector<Layer> layers;
+  Layer conv;
+  conv.x = {0, 4, 6, 6}, conv.w = {5, 4, 3, 3}, conv.pads = {1, 1, 1, 1};
+  layers.push_back(conv);
+  Layer pointwise = conv;
+  pointwise.w = {5, 4, 1, 1}, pointwise.pads = {};
+  layers.push_back(pointwise);
+  Layer depthwise = conv;
+  depthwise.w = {4, 1, 3, 3}, depthwise.group = 4;
+  layers.push_back(depthwise);
+  Layer transposed;
+  transposed.op = "ConvTranspose", transposed.x = {0, 4, 5, 5}, transposed.w = {4, 3, 2, 2}, transposed.strides = {2, 2};
+  layers.push_back(transposed);
+  Layer matmul;
+  matmul.op = "MatMul", matmul.x = {0, 20}, matmul.w = {20, 7}, matmul.bias = false;
+  layers.push_back(matmul);
+  for (const Layer& l : layers) {
+    SCOPED_TRACE(l.describe());
+    const ir::Model model = build(l, rng);
+    const Tensor x(DType::kFloat, l.x);
+    std::vector<std::pair<std::string, std::string>> notes;
+    const Tensor yi = run(model, exec::Arithmetic::kInt, x, 2, &notes);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_EQ(notes[0].second.rfind("integer", 0), 0u) << notes[0].second;
+    const Tensor yf = run(model, exec::Arithmetic::kFloat, x, 1);
+    EXPECT_EQ(yi.dims(), yf.dims());
+    EXPECT_EQ(yi.numel(), 0);
+  }
+}
+
 TEST(IntegerPath, ANanInputTakesTheFloatPathWithTheOriginalWeights) {
   std::mt19937 rng(7);
   for (const std::string op : {"Conv", "depthwise Conv", "ConvTranspose", "MatMul", "Gemm"}) {
@@ -509,6 +542,18 @@ std::string conv_note_behind(const std::string& between, float act_scale) {
     m.initializer("one", f32({}, {0.5f}));
     m.node("Add", {"xq", "one"}, {"a"});
     in = "a";
+  } else if (between == "Concat" || between == "Concat of two scales") {
+    // xq next to a second quantizer's output (4-bit unsigned), along the rows.
+    m.initializer("xs2", f32({}, {between == "Concat" ? act_scale : 2 * act_scale})).initializer("b4", f32({}, {4.0f}));
+    m.node("Quant", {"x", "xs2", "z", "b4"}, {"xq2"}, "qonnx.custom_op.general").attr("signed", int64_t{0});
+    m.node("Concat", {"xq", "xq2"}, {"c"}).attr("axis", int64_t{2});
+    in = "c";
+  } else if (between == "Slice") {
+    m.initializer("starts", test::i64({1}, {2}));
+    m.initializer("ends", test::i64({1}, {7}));
+    m.initializer("axes", test::i64({1}, {3}));
+    m.node("Slice", {"xq", "starts", "ends", "axes"}, {"s"});
+    in = "s";
   }
   std::mt19937 rng(3);
   m.initializer("wf", random_floats(rng, {4, 3, 3, 3}, -1.0f, 1.0f)).initializer("ws", f32({}, {0.05f}));
@@ -530,6 +575,10 @@ TEST(IntegerPath, FormsPassThroughOpsThatKeepTheIntegersAndStopElsewhere) {
   // Relu(v * s) is not max(v, 0) * s for a negative scale.
   EXPECT_EQ(conv_note_behind("Relu", -0.1f).rfind("float: X has no integer form", 0), 0u);
   EXPECT_EQ(conv_note_behind("Add", 0.1f).rfind("float: X has no integer form", 0), 0u);
+  // Concat keeps one scale only when every input has it; Slice picks elements.
+  EXPECT_EQ(conv_note_behind("Concat", 0.1f).rfind("integer: activations in [-128, 127]", 0), 0u);
+  EXPECT_EQ(conv_note_behind("Concat of two scales", 0.1f).rfind("float: X has no integer form", 0), 0u);
+  EXPECT_EQ(conv_note_behind("Slice", 0.1f).rfind("integer:", 0), 0u);
 }
 
 TEST(IntegerPath, AQdqConversionComputesTheSameBitsAsItsQonnxOriginal) {

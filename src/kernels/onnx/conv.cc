@@ -730,6 +730,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
 }
 
 bool conv_integer_path(const ConvShape& s, const IntegerLayer& layer, const float* x, bool channels_last, float* y) {
+  if (s.batch == 0 || s.out_size == 0) return true;  // no output element
   const int64_t elements = s.batch * s.channels * s.in_size;
   const auto bytes = scratch<uint8_t>(elements);
   if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;

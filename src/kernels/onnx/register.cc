@@ -1,7 +1,37 @@
+#include <algorithm>
+#include <optional>
+#include <vector>
+
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/kernels/register.h"
 
 namespace qonnx::kernels {
+namespace {
+
+// Concat of values that all have a per-tensor form with the same scale: that scale, over the union of
+// their integer ranges (the output holds their elements unchanged).
+std::vector<std::optional<exec::IntegerForm>> concat_form(const exec::PrepackContext& context) {
+  std::vector<std::optional<exec::IntegerForm>> out(context.node->outputs().size());
+  const size_t inputs = context.node->inputs().size();
+  if (out.empty() || inputs == 0) return out;
+  exec::IntegerForm joined;
+  for (size_t i = 0; i < inputs; ++i) {
+    const exec::IntegerForm* in = context.form(i);
+    if (!in || !in->per_tensor() || in->scales.size() != 1) return out;
+    if (i == 0) {
+      joined = *in;
+    } else if (in->scales[0] == joined.scales[0]) {  // the same float: == on finite non-zero scales
+      joined.lo = std::min(joined.lo, in->lo);
+      joined.hi = std::max(joined.hi, in->hi);
+    } else {
+      return out;
+    }
+  }
+  out[0] = std::move(joined);
+  return out;
+}
+
+}  // namespace
 
 void register_onnx_kernels(exec::KernelRegistry& r) {
   register_identity_kernels(r);
@@ -44,8 +74,9 @@ void register_onnx_kernels(exec::KernelRegistry& r) {
   // Integer forms pass through the ops that move or select elements without changing them, so a
   // quantizer's form reaches the layer behind a MaxPool or a Reshape (docs/arithmetic.md).
   for (const char* op : {"Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "MaxPool",
-                         "GlobalMaxPool", "DepthToSpace", "SpaceToDepth"})
+                         "GlobalMaxPool", "DepthToSpace", "SpaceToDepth", "Slice", "Gather", "Expand", "Tile"})
     r.set_integer_forms("", op, exec::same_per_tensor_form);
+  r.set_integer_forms("", "Concat", concat_form);
   r.set_integer_forms("", "Relu", exec::relu_form);
 }
 
