@@ -128,6 +128,16 @@ std::vector<int64_t> integers(const Tensor& q, const std::vector<float>& scales,
   return v;
 }
 
+// The coordinates of row-major position `index` in `dims` (dims.size() of them).
+std::vector<int64_t> coordinates(int64_t index, const Dims& dims) {
+  std::vector<int64_t> c(dims.size());
+  for (size_t d = dims.size(); d-- > 0;) {
+    c[d] = index % dims[d];
+    index /= dims[d];
+  }
+  return c;
+}
+
 // Exact sums by direct loops: Conv (any spatial rank, groups, strides, dilations, pads), or the matrix
 // product of A (rows x k) and B (k x n, or n x k with transB).
 std::vector<int64_t> exact_sums(const Layer& l, const std::vector<int64_t>& x, const std::vector<int64_t>& w,
@@ -160,19 +170,12 @@ std::vector<int64_t> exact_sums(const Layer& l, const std::vector<int64_t>& x, c
     const int64_t out_size = count_of(out_spatial), in_size = count_of(Dims(l.x.begin() + 2, l.x.end()));
     const int64_t k_size = count_of(Dims(l.w.begin() + 2, l.w.end()));
     out.assign(static_cast<size_t>(l.x[0] * filters * out_size), 0);
-    std::vector<int64_t> i(nd), kk(nd);
     for (int64_t n = 0; n < l.x[0]; ++n)
       for (int64_t c = 0; c < l.x[1]; ++c)
         for (int64_t ip = 0; ip < in_size; ++ip)
           for (int64_t kp = 0; kp < k_size; ++kp) {
-            for (int64_t r = ip, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
-              i[static_cast<size_t>(d)] = r % l.x[static_cast<size_t>(d) + 2];
-              r /= l.x[static_cast<size_t>(d) + 2];
-            }
-            for (int64_t r = kp, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
-              kk[static_cast<size_t>(d)] = r % l.w[static_cast<size_t>(d) + 2];
-              r /= l.w[static_cast<size_t>(d) + 2];
-            }
+            const std::vector<int64_t> i = coordinates(ip, Dims(l.x.begin() + 2, l.x.end()));
+            const std::vector<int64_t> kk = coordinates(kp, Dims(l.w.begin() + 2, l.w.end()));
             int64_t offset = 0;
             bool inside = true;
             for (size_t d = 0; d < nd; ++d) {
@@ -200,21 +203,14 @@ std::vector<int64_t> exact_sums(const Layer& l, const std::vector<int64_t>& x, c
   const int64_t out_size = count_of(out_spatial), in_size = count_of(Dims(l.x.begin() + 2, l.x.end()));
   const int64_t k_size = count_of(Dims(l.w.begin() + 2, l.w.end()));
   out.assign(static_cast<size_t>(l.x[0] * filters * out_size), 0);
-  std::vector<int64_t> o(nd), kk(nd);
   for (int64_t n = 0; n < l.x[0]; ++n)
     for (int64_t m = 0; m < filters; ++m)
       for (int64_t op = 0; op < out_size; ++op) {
-        for (int64_t r = op, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
-          o[static_cast<size_t>(d)] = r % out_spatial[static_cast<size_t>(d)];
-          r /= out_spatial[static_cast<size_t>(d)];
-        }
+        const std::vector<int64_t> o = coordinates(op, out_spatial);
         int64_t sum = 0;
         for (int64_t c = 0; c < cg; ++c)
           for (int64_t kp = 0; kp < k_size; ++kp) {
-            for (int64_t r = kp, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
-              kk[static_cast<size_t>(d)] = r % l.w[static_cast<size_t>(d) + 2];
-              r /= l.w[static_cast<size_t>(d) + 2];
-            }
+            const std::vector<int64_t> kk = coordinates(kp, Dims(l.w.begin() + 2, l.w.end()));
             int64_t offset = 0;
             bool inside = true;
             for (size_t d = 0; d < nd; ++d) {

@@ -272,6 +272,11 @@ void IntegerLayer::outputs(const int32_t* byte_sums, int64_t count, int64_t chan
   for (int64_t j = done; j < count; ++j) y[j] = output(byte_sums[j], channel0 + j);
 }
 
+exec::PreparedState float_path(const exec::PrepackContext& c, std::string why) {
+  if (c.path_note) *c.path_note = "float: " + std::move(why);
+  return nullptr;
+}
+
 std::string integer_path_note(const IntegerLayer& layer) {
   const char* path = layer.groups.empty() ? "" : layer.groups[0].path();
   return fmt::format("integer: activations in [{}, {}] x weights in [{}, {}], {}{} (int32 sums, one rounding)",

@@ -96,6 +96,10 @@ std::optional<IntegerLayer> make_integer_layer(const ByteActivation& x, const st
                                                const std::vector<float>& weight_scales, const Tensor* bias,
                                                std::string* why);
 
+// The prepack of a layer that takes the float path: records "float: <why>" as the step's path note
+// (PrepackContext::path_note) and returns nothing for the plan to hold.
+exec::PreparedState float_path(const exec::PrepackContext& c, std::string why);
+
 // A one-line description of the integer path for PrepackContext::path_note.
 std::string integer_path_note(const IntegerLayer& layer);
 

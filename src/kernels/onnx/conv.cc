@@ -390,10 +390,7 @@ exec::PreparedState prepack_conv(const exec::PrepackContext& c) {
   if (c.arithmetic != exec::Arithmetic::kInt) return nullptr;
   const Tensor* w = c.constant(1);
   const exec::IntegerForm* wf = c.form(1);
-  auto note = [&](std::string text) -> exec::PreparedState {
-    if (c.path_note) *c.path_note = "float: " + std::move(text);
-    return nullptr;
-  };
+  auto note = [&](std::string text) { return float_path(c, std::move(text)); };
   if (!c.form(0) && !wf) return nullptr;  // a float layer: nothing to say
   if (!w || !wf) return note("W is not a constant with an integer form (a quantizer's output)");
   if (w->rank() < 3 || !(wf->per_tensor() || wf->axis == 0)) return note("W's scale is not per tensor or per output channel");

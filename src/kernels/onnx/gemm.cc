@@ -120,7 +120,7 @@ std::optional<IntegerLayer> gemm_integer_layer(const exec::PrepackContext& c, co
   const Tensor* b = c.constant(1);
   const exec::IntegerForm* bf = c.form(1);
   auto note = [&](std::string text) -> std::optional<IntegerLayer> {
-    if (c.path_note) *c.path_note = "float: " + std::move(text);
+    float_path(c, std::move(text));
     return std::nullopt;
   };
   if (c.arithmetic != exec::Arithmetic::kInt || (!c.form(0) && !bf)) return std::nullopt;

@@ -112,10 +112,7 @@ exec::PreparedState prepack_matmul(const exec::PrepackContext& c) {
   if (c.arithmetic != exec::Arithmetic::kInt) return nullptr;
   const Tensor* b = c.constant(1);
   const exec::IntegerForm* bf = c.form(1);
-  auto note = [&](std::string text) -> exec::PreparedState {
-    if (c.path_note) *c.path_note = "float: " + std::move(text);
-    return nullptr;
-  };
+  auto note = [&](std::string text) { return float_path(c, std::move(text)); };
   if (!c.form(0) && !bf) return nullptr;
   if (!b || !bf) return note("B is not a constant with an integer form (a quantizer's output)");
   if (b->rank() != 2 || !(bf->per_tensor() || bf->axis == 1)) return note("B is not 2-D with one scale per tensor or per column");
