@@ -394,6 +394,25 @@ QONNX_AVX2 int64_t int8_values_run(const float* x, const float* scale, const flo
   return i;
 }
 
+QONNX_AVX2 void transpose_8x8(const float* src, int64_t src_ld, float* dst, int64_t dst_ld) {
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * src_ld);
+  for (int i = 0; i < 8; i += 2) {  // pairs of rows interleaved
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {  // then pairs of pairs: four columns of four rows per 128-bit half
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {  // the halves of rows 0-3 and 4-7 joined
+    _mm256_storeu_ps(dst + i * dst_ld, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+    _mm256_storeu_ps(dst + (i + 4) * dst_ld, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+  }
+}
+
 QONNX_AVX2 int64_t scale_sums_run(const int32_t* sums, const int32_t* offset, const double* scale, const double* bias,
                                   float* y, int64_t n) {
   int64_t j = 0;
@@ -428,6 +447,7 @@ int64_t threshold_run_by_channel(const float*, const float*, int64_t, int64_t, i
 int64_t activation_bytes_run(const float*, float, float, float, float, uint8_t*, int*, int64_t) { return 0; }
 int64_t int8_values_run(const float*, const float*, const float*, bool, int8_t*, int*, int64_t) { return 0; }
 int64_t scale_sums_run(const int32_t*, const int32_t*, const double*, const double*, float*, int64_t) { return 0; }
+void transpose_8x8(const float*, int64_t, float*, int64_t) {}
 
 #endif
 

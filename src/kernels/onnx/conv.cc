@@ -15,6 +15,8 @@
 #include "kernels/common/depthwise_int.h"
 #include "kernels/common/gemm_core.h"
 #include "kernels/common/integer_form.h"
+#include "kernels/isa/isa.h"
+#include "kernels/common/quant_avx2.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "kernels/onnx/quantize_util.h"
@@ -671,6 +673,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   const int64_t kernel_w = s.geo.kernel.back();
   const bool row_runs = s.group == 1 && s.geo.dilations.back() == 1 && kernel_w > 1;
   const std::vector<int64_t> relative = tap_offsets(s);
+  const bool simd_tiles = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
   exec::parallel_for(images * blocks, block_size * rows * mg, [&](int64_t u0, int64_t u1) {
     const auto left = scratch<uint8_t>(in_place ? 0 : block_size * rows);
     const auto sums = scratch<int32_t>(block_size * mg);
@@ -716,11 +719,20 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
         float* yn = y + (n * s.out_size + pos0) * s.filters + g * mg;
         for (int64_t p = 0; p < count; ++p) layer.outputs(sums.get() + p * mg, mg, g * mg, yn + p * s.filters);
       } else {
-        // Each position's channels scaled as one run, then written channel by channel from cache.
+        // Each position's channels scaled as one run, then written channel by channel from cache in 8 x 8
+        // tiles (a whole channel at a time would read one float per cache line).
         float* yg = y + (n * s.filters + g * mg) * s.out_size + pos0;
         for (int64_t p = 0; p < count; ++p) layer.outputs(sums.get() + p * mg, mg, g * mg, scaled.get() + p * mg);
-        for (int64_t j = 0; j < mg; ++j)
-          for (int64_t p = 0; p < count; ++p) yg[j * s.out_size + p] = scaled[p * mg + j];
+        constexpr int64_t kTile = 8;
+        for (int64_t j0 = 0; j0 < mg; j0 += kTile)
+          for (int64_t p0 = 0; p0 < count; p0 += kTile) {
+            if (simd_tiles && j0 + kTile <= mg && p0 + kTile <= count) {
+              avx2::transpose_8x8(scaled.get() + p0 * mg + j0, mg, yg + j0 * s.out_size + p0, s.out_size);
+              continue;
+            }
+            for (int64_t j = j0; j < std::min(mg, j0 + kTile); ++j)
+              for (int64_t p = p0; p < std::min(count, p0 + kTile); ++p) yg[j * s.out_size + p] = scaled[p * mg + j];
+          }
       }
     }
   });
