@@ -544,6 +544,10 @@ std::string conv_note_behind(const std::string& between, float act_scale) {
     m.node("Quant", {"x", "xs2", "z", "b4"}, {"xq2"}, "qonnx.custom_op.general").attr("signed", int64_t{0});
     m.node("Concat", {"xq", "xq2"}, {"c"}).attr("axis", int64_t{2});
     in = "c";
+  } else if (between == "Resize nearest" || between == "Resize linear") {
+    m.initializer("roi", Tensor(DType::kFloat, {0})).initializer("scales", f32({4}, {1, 1, 2, 2}));
+    m.node("Resize", {"xq", "roi", "scales"}, {"up"}).attr("mode", std::string(between == "Resize nearest" ? "nearest" : "linear"));
+    in = "up";
   } else if (between == "Slice") {
     m.initializer("starts", test::i64({1}, {2}));
     m.initializer("ends", test::i64({1}, {7}));
@@ -575,6 +579,9 @@ TEST(IntegerPath, FormsPassThroughOpsThatKeepTheIntegersAndStopElsewhere) {
   EXPECT_EQ(conv_note_behind("Concat", 0.1f).rfind("integer: activations in [-128, 127]", 0), 0u);
   EXPECT_EQ(conv_note_behind("Concat of two scales", 0.1f).rfind("float: X has no integer form", 0), 0u);
   EXPECT_EQ(conv_note_behind("Slice", 0.1f).rfind("integer:", 0), 0u);
+  // Nearest resizing copies elements; linear interpolation makes new values.
+  EXPECT_EQ(conv_note_behind("Resize nearest", 0.1f).rfind("integer:", 0), 0u);
+  EXPECT_EQ(conv_note_behind("Resize linear", 0.1f).rfind("float: X has no integer form", 0), 0u);
 }
 
 TEST(IntegerPath, AQdqConversionComputesTheSameBitsAsItsQonnxOriginal) {

@@ -2,6 +2,7 @@
 #include <optional>
 #include <vector>
 
+#include "kernels/common/attr_check.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/kernels/register.h"
 
@@ -29,6 +30,16 @@ std::vector<std::optional<exec::IntegerForm>> concat_form(const exec::PrepackCon
   }
   out[0] = std::move(joined);
   return out;
+}
+
+// Resize and Upsample in nearest mode copy input elements (tf_crop_and_resize excepted: its points
+// outside the input take extrapolation_value).
+std::vector<std::optional<exec::IntegerForm>> nearest_resize_form(const exec::PrepackContext& context) {
+  const auto mode = string_attr(*context.node, "mode", "nearest");
+  const auto transform = string_attr(*context.node, "coordinate_transformation_mode", "half_pixel");
+  if (!mode.is_ok() || mode.value() != "nearest" || !transform.is_ok() || transform.value() == "tf_crop_and_resize")
+    return std::vector<std::optional<exec::IntegerForm>>(context.node->outputs().size());
+  return exec::same_per_tensor_form(context);
 }
 
 }  // namespace
@@ -77,6 +88,7 @@ void register_onnx_kernels(exec::KernelRegistry& r) {
                          "GlobalMaxPool", "DepthToSpace", "SpaceToDepth", "Slice", "Gather", "Expand", "Tile"})
     r.set_integer_forms("", op, exec::same_per_tensor_form);
   r.set_integer_forms("", "Concat", concat_form);
+  for (const char* op : {"Resize", "Upsample"}) r.set_integer_forms("", op, nearest_resize_form);
   r.set_integer_forms("", "Relu", exec::relu_form);
 }
 
