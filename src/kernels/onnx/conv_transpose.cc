@@ -302,8 +302,10 @@ Status conv_transpose(exec::KernelContext& ctx, const ConvTransposeAttrs& attrs)
       ctx.set_output(0, std::move(y));
       return Status::ok();
     }
-    w_from_codes = t->columns.float_weights(w->dims(), false);  // the plan holds W as codes only
-    w = &w_from_codes;
+    if (!w->raw()) {  // the plan holds W as codes only (a streamed W comes with its values)
+      w_from_codes = t->columns.float_weights(w->dims(), false);
+      w = &w_from_codes;
+    }
   }
   if (dt == DType::kDouble) {
     Tensor y(dt, s.out_dims);
