@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <regex>
 #include <string>
 #include <vector>
@@ -173,13 +174,18 @@ TEST_F(ExecStreaming, ExposedValuesOfAStreamedPlan) {
   ASSERT_TRUE(expected.is_ok());
   held = Status(Code::kFailed, "released");
   const uint64_t base = memory_in_use();
-  set_memory_limit(base + (200 << 10));
-  auto ex = exec::Executor::create(model.value(), exec::Arithmetic::kInt);
-  ASSERT_TRUE(ex.is_ok()) << ex.status().to_string();
-  EXPECT_GT(streamed_layers(ex->streaming_note()), 0);
-  // Planned again with the exposed values held (an exposed weight is not streamed), in the same room.
-  ASSERT_TRUE(ex->expose({"h2", "w3_q"}).is_ok());
-  EXPECT_GT(streamed_layers(ex->streaming_note()), 0);
+  // What the plan holds depends on the CPU (8-bit weights are packed once with VNNI, as two nibble packs on
+  // AVX2 alone): the smallest room of these in which the plan streams and, planned again with the exposed
+  // values held (an exposed weight is not streamed), still streams.
+  std::optional<exec::Executor> ex;
+  for (uint64_t room = 100 << 10; room <= 260 << 10 && !ex; room += 10 << 10) {
+    set_memory_limit(base + room);
+    auto planned = exec::Executor::create(model.value(), exec::Arithmetic::kInt);
+    if (!planned.is_ok() || streamed_layers(planned->streaming_note()) == 0) continue;
+    if (!planned->expose({"h2", "w3_q"}).is_ok() || streamed_layers(planned->streaming_note()) == 0) continue;
+    ex.emplace(std::move(planned).value());
+  }
+  ASSERT_TRUE(ex.has_value()) << "no room from 100 to 260 KiB streams both plans";
   auto got = ex->run({{"x", sets[0]}});
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
   EXPECT_TRUE(got->outputs[0].identical(expected->outputs[0]));
@@ -226,7 +232,7 @@ TEST_F(ExecStreaming, CliStreamsWithANoteAndTheSameOutputFiles) {
     CliResult h = run_cli(common + " --output-dir " + held);
     ASSERT_EQ(h.exit_code, 0) << h.err;
     EXPECT_EQ(h.err.find("streaming"), std::string::npos) << h.err;
-    CliResult s = run_cli(common + " --output-dir " + streamed + " --max-memory 200K --show-paths --repeat 2");
+    CliResult s = run_cli(common + " --output-dir " + streamed + " --max-memory 128K --show-paths --repeat 2");
     ASSERT_EQ(s.exit_code, 0) << s.err;
     EXPECT_NE(s.err.find("exec: the weights ("), std::string::npos) << s.err;
     EXPECT_NE(s.err.find("from external data per run"), std::string::npos) << s.err;

@@ -57,7 +57,8 @@ Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prep
                                          const TypeCheck& type_check, const BodyRunner* bodies = nullptr,
                                          uint64_t dying_inputs = 0, BufferPool* pool = nullptr,
                                          uint64_t constant_inputs = 0, const void* prepacked = nullptr,
-                                         bool* over_memory_limit = nullptr) {
+                                         bool* over_memory_limit = nullptr, const Epilogue* epilogue = nullptr,
+                                         bool* epilogue_applied = nullptr) {
   if (!kernel.containers)
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i] && !inputs[i]->is_tensor())
@@ -71,6 +72,7 @@ Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prep
   ctx.set_buffer_pool(pool);
   ctx.set_dying_inputs(dying_inputs);
   ctx.set_constant_inputs(constant_inputs);
+  ctx.set_epilogue(epilogue);
   Status st;
   try {
     st = kernel.run(ctx);
@@ -83,6 +85,7 @@ Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prep
     st = Status(Code::kFailed, e.what());
   }
   if (!st.is_ok()) return std::move(st).with_context(node.describe());
+  if (epilogue_applied) *epilogue_applied = epilogue && ctx.epilogue_applied();
   for (size_t k = 0; k < node.outputs().size(); ++k)
     if (node.outputs()[k] && !ctx.outputs()[k].defined())
       return Status(Code::kFailed, fmt::format("kernel produced no output #{}", k)).with_context(node.describe());
@@ -165,6 +168,20 @@ struct Executor::Plan {
     // and is made again from external data just before each run of the step, then dropped.
     uint64_t made_per_run = 0;
     bool repack_per_run = false;               // the kernel's prepack is made again each run (not held)
+    bool takes_epilogue = false;               // the prepack's PrepackContext::takes_epilogue
+    // Elementwise nodes fused after this step, in order (docs/arithmetic.md): each reads the previous one's
+    // output (the first reads this step's output 0, which is then never stored) and plan-time constants.
+    struct Fused {
+      const ir::Node* node;
+      const Kernel* kernel;
+      PreparedState prepared;
+      int64_t version;
+      TypeCheck type_check;
+      uint64_t constant_inputs;
+      std::shared_ptr<const Epilogue> epilogue;
+    };
+    std::vector<Fused> fused;
+    std::shared_ptr<const Epilogue> epilogue;  // the fused nodes' epilogues as one
   };
   // A node run once at plan time (its outputs are plan-time constants), kept so that a streamed value can
   // be made again from the initializers it came from.
@@ -224,9 +241,10 @@ PreparedState prepack_step(const Executor::Plan& plan, Executor::Plan::Step& ste
   if (!any) return nullptr;
   context.path_note = &step.path_note;
   context.captured_inputs = &step.captured_inputs;
+  context.takes_epilogue = &step.takes_epilogue;
   try {
     PreparedState packed = step.kernel->prepack(context);
-    if (!packed) step.captured_inputs = 0;
+    if (!packed) step.captured_inputs = 0, step.takes_epilogue = false;
     step.captured_inputs &= step.constant_inputs;
     return packed;
   } catch (const MemoryLimitError&) {
@@ -234,8 +252,86 @@ PreparedState prepack_step(const Executor::Plan& plan, Executor::Plan::Step& ste
   } catch (const std::exception&) {
     step.path_note.clear();
     step.captured_inputs = 0;
+    step.takes_epilogue = false;
     return nullptr;  // the runs go without it
   }
+}
+
+// Fused epilogues applied one after the other on each run.
+class EpilogueChain final : public Epilogue {
+ public:
+  explicit EpilogueChain(std::vector<std::shared_ptr<const Epilogue>> parts) : parts_(std::move(parts)) {}
+  void apply(float* y, int64_t n) const override {
+    for (const auto& part : parts_) part->apply(y, n);
+  }
+
+ private:
+  std::vector<std::shared_ptr<const Epilogue>> parts_;
+};
+
+// Fuses into each step that takes epilogues the chain of elementwise nodes after it: while the step's
+// current output is read by one step alone, as that step's input 0, and is neither kept nor read by a body,
+// a reader whose kernel makes an epilogue of it (its other inputs plan-time constants held by the plan) is
+// fused and its output becomes the step's. `last_use` (value id -> step index) is renumbered.
+void fuse_epilogues(Executor::Plan& plan, std::vector<int>& last_use) {
+  const ir::Graph& graph = *plan.graph;
+  std::vector<int> reads(graph.value_count(), 0), reader(graph.value_count(), -1);
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const ir::Node& node = *plan.steps[s].node;
+    for (const ir::Value* v : node.inputs())
+      if (v && v->graph() == &graph) ++reads[static_cast<size_t>(v->id())], reader[static_cast<size_t>(v->id())] = static_cast<int>(s);
+    for (const ir::Value* v : node.implicit_inputs())
+      if (v && v->graph() == &graph) reads[static_cast<size_t>(v->id())] += 2;  // never fused
+  }
+  std::vector<bool> removed(plan.steps.size(), false);
+  std::vector<int> fused_into(plan.steps.size(), -1);
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    Executor::Plan::Step& step = plan.steps[s];
+    if (removed[s] || !step.takes_epilogue || step.node->outputs().size() != 1) continue;
+    const ir::Value* out = step.node->outputs()[0];
+    std::vector<std::shared_ptr<const Epilogue>> parts;
+    while (out) {
+      const size_t id = static_cast<size_t>(out->id());
+      if (plan.keep[id] || reads[id] != 1) break;
+      const size_t t = static_cast<size_t>(reader[id]);
+      const Executor::Plan::Step& next = plan.steps[t];
+      const auto& ins = next.node->inputs();
+      bool fusible = next.kernel->epilogue && next.node->outputs().size() == 1 && next.node->outputs()[0] &&
+                     next.bodies.empty() && next.made_per_run == 0 && !next.repack_per_run && !ins.empty() && ins[0] == out;
+      for (size_t k = 1; fusible && k < ins.size(); ++k)
+        fusible = !ins[k] || (fixed_at_plan_time(plan, ins[k]) && !plan.streamed[static_cast<size_t>(ins[k]->id())]);
+      if (!fusible) break;
+      std::shared_ptr<const Epilogue> epilogue;
+      try {
+        epilogue = next.kernel->epilogue(plan_context(plan, *next.node, next.prepared.get()));
+      } catch (const std::exception&) {
+      }
+      if (!epilogue) break;
+      step.fused.push_back({next.node, next.kernel, next.prepared, next.version, next.type_check, next.constant_inputs, epilogue});
+      parts.push_back(std::move(epilogue));
+      removed[t] = true;
+      fused_into[t] = static_cast<int>(s);
+      out = next.node->outputs()[0];
+    }
+    if (parts.empty()) continue;
+    step.epilogue = parts.size() == 1 ? parts[0] : std::make_shared<const EpilogueChain>(std::move(parts));
+    std::vector<std::string> names;
+    for (const auto& f : step.fused) names.push_back(fmt::format("{} '{}'", f.node->op_type(), f.node->name()));
+    if (!step.path_note.empty()) step.path_note += fmt::format("; fused: {}", fmt::join(names, ", "));
+  }
+  std::vector<int> new_index(plan.steps.size(), -1);
+  int kept = 0;
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    if (!removed[s]) new_index[s] = kept++;
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    if (removed[s]) new_index[s] = new_index[static_cast<size_t>(fused_into[s])];
+  for (int& use : last_use)
+    if (use >= 0) use = new_index[static_cast<size_t>(use)];
+  std::vector<Executor::Plan::Step> steps;
+  steps.reserve(static_cast<size_t>(kept));
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    if (!removed[s]) steps.push_back(std::move(plan.steps[s]));
+  plan.steps = std::move(steps);
 }
 
 // Records the integer forms of `node`'s outputs (Arithmetic::kInt, kernels with an integer_forms function).
@@ -472,6 +568,7 @@ Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const 
       streamed_bytes += held - std::min(held, held_now());
     }
   }
+  if (arithmetic == Arithmetic::kInt) fuse_epilogues(*plan, last_use);
   for (size_t id = 0; id < last_use.size(); ++id) {
     if (last_use[id] < 0 || plan->keep[id]) continue;
     auto& step = plan->steps[static_cast<size_t>(last_use[id])];
@@ -608,6 +705,28 @@ Result<PreparedState> prepack_again(const Executor::Plan& plan, const Executor::
   }
 }
 
+// The output of a step's fused nodes from the step's output 0 `out`: when the step applied their epilogue,
+// `out` is it (the fused nodes' type checks still run); else their kernels run on it one after the other.
+Result<Tensor> finish_fused(const Executor::Plan::Step& step, const Frame& frame, bool applied, Tensor out) {
+  std::vector<const Tensor*> ins;
+  for (const auto& f : step.fused) {
+    ins.assign(1, &out);
+    for (size_t k = 1; k < f.node->inputs().size(); ++k) ins.push_back(f.node->inputs()[k] ? frame.find(f.node->inputs()[k]) : nullptr);
+    if (applied) {
+      if (f.type_check) {
+        const std::vector<Tensor> outs{out};
+        Status checked = f.type_check(ins, &outs);
+        if (!checked.is_ok()) return std::move(checked).with_context(f.node->describe());
+      }
+      continue;
+    }
+    QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs, invoke_kernel(*f.kernel, f.prepared.get(), *f.node, f.version, ins,
+                                                                   f.type_check, nullptr, 1, frame.pool, f.constant_inputs));
+    out = std::move(outs[0]);
+  }
+  return out;
+}
+
 Status run_steps(const Executor::Plan& plan, Frame& frame) {
   std::vector<const Tensor*> ins;
   std::vector<Tensor> made;  // a streamed step's constants, dropped once it has run
@@ -638,12 +757,19 @@ Status run_steps(const Executor::Plan& plan, Frame& frame) {
       QONNX_ASSIGN_OR_RETURN(repacked, prepack_again(plan, step, ins));
     }
     StepBodies bodies(step, frame);
+    bool applied = false;
     QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
                            invoke_kernel(*step.kernel, step.prepared.get(), node, step.version, ins, step.type_check,
                                          step.bodies.empty() ? nullptr : &bodies, step.dying_inputs, frame.pool,
-                                         step.constant_inputs, step.repack_per_run ? repacked.get() : step.prepacked.get()));
-    for (size_t k = 0; k < node.outputs().size(); ++k)
-      if (const ir::Value* v = node.outputs()[k]) frame.set(v, std::move(outs[k]));
+                                         step.constant_inputs, step.repack_per_run ? repacked.get() : step.prepacked.get(),
+                                         nullptr, step.epilogue.get(), &applied));
+    if (!step.fused.empty()) {
+      QONNX_ASSIGN_OR_RETURN(Tensor last, finish_fused(step, frame, applied, std::move(outs[0])));
+      frame.set(step.fused.back().node->outputs()[0], std::move(last));
+    } else {
+      for (size_t k = 0; k < node.outputs().size(); ++k)
+        if (const ir::Value* v = node.outputs()[k]) frame.set(v, std::move(outs[k]));
+    }
     for (int id : step.release) frame.pool->give(std::exchange(frame.values[static_cast<size_t>(id)], Tensor()));
     made.clear();
   }

@@ -45,6 +45,16 @@ Result<const Tensor*> required_input(const Tensor* t, size_t i, const char* what
 // A kernel's plan-time state for one node (its parsed attributes); type-erased in the registry.
 using PreparedState = std::shared_ptr<const void>;
 
+// An elementwise node fused into the layer that feeds it (the executor fuses `Conv -> Relu -> Quant`
+// chains, docs/arithmetic.md): apply(y, n) sets y[i] = f(y[i]) for i < n in place, on any contiguous run
+// of the layer's float32 output, with the fused node's own kernel loops, so a layer that applies it to
+// each block of its output while the block is in cache gives the bits the separate steps give.
+class Epilogue {
+ public:
+  virtual ~Epilogue() = default;
+  virtual void apply(float* y, int64_t n) const = 0;
+};
+
 class KernelContext {
  public:
   // No version and no attribute access: a kernel's version range and its plan-time state (parsed
@@ -60,6 +70,15 @@ class KernelContext {
   // it has none, made none, or the kernel runs outside a plan (constant folding, evaluate_node).
   const void* prepacked() const { return prepacked_; }
   void set_prepacked(const void* prepacked) { prepacked_ = prepacked; }
+
+  // The elementwise nodes fused after this layer, as one epilogue (nullptr: none). A kernel whose prepack
+  // said it takes epilogues (PrepackContext::takes_epilogue) applies it to every element of output 0 and
+  // then calls epilogue_done(); when it does not (a run on another path), the executor runs the fused
+  // nodes' kernels on the output as separate steps.
+  const Epilogue* epilogue() const { return epilogue_; }
+  void set_epilogue(const Epilogue* epilogue) { epilogue_ = epilogue; }
+  void epilogue_done() { epilogue_done_ = true; }
+  bool epilogue_applied() const { return epilogue_done_; }
 
   size_t num_inputs() const { return inputs_.size(); }
   // Every input, nullptr where omitted.
@@ -113,6 +132,8 @@ class KernelContext {
   std::vector<Tensor> outputs_;
   const void* prepared_ = nullptr;
   const void* prepacked_ = nullptr;
+  const Epilogue* epilogue_ = nullptr;
+  bool epilogue_done_ = false;
   uint64_t dying_ = 0;     // bit i: input i dies here (inputs past 63 are never reused)
   uint64_t constant_ = 0;  // bit i: input i is a plan-time constant
   BufferPool* pool_ = nullptr;
@@ -148,6 +169,9 @@ struct PrepackContext {
   // needs of the values itself, e.g. the weights' integer codes): the plan then holds no data for a constant
   // whose every reader says so, and passes a tensor with its dtype and dims only.
   uint64_t* captured_inputs = nullptr;
+  // Where a layer's prepack says its runs write a float32 output 0 and apply KernelContext::epilogue() to
+  // it on the path the prepack chose: the executor may then fuse the elementwise nodes that follow.
+  bool* takes_epilogue = nullptr;
   const Tensor* constant(size_t i) const { return i < constants.size() ? constants[i] : nullptr; }
   const IntegerForm* form(size_t i) const { return i < forms.size() ? forms[i] : nullptr; }
 };
@@ -166,6 +190,11 @@ using PrepackFn = PreparedState (*)(const PrepackContext& context);
 // flow from the quantizers through the ops that keep them (Relu, MaxPool, Reshape, ...) to the layers.
 // It must only claim what the kernel's output holds bit for bit.
 using IntegerFormFn = std::vector<std::optional<IntegerForm>> (*)(const PrepackContext& context);
+
+// The node as an epilogue of the layer feeding its input 0 (a float32 tensor), from its plan-time constant
+// inputs: nullptr unless its output is elementwise in input 0 alone (same dims, float32) with what the
+// plan holds now, and its kernel would accept those inputs.
+using EpilogueFn = std::shared_ptr<const Epilogue> (*)(const PrepackContext& context);
 
 // Forms of the ops that move or select their input's elements without changing them (Identity, Reshape,
 // Flatten, Squeeze, Unsqueeze, Transpose, MaxPool, ...): input 0's form when it has one scale.
@@ -192,6 +221,7 @@ struct Kernel {
   // Draws random numbers (Bernoulli): never run at plan time, even on constant inputs.
   bool random = false;
   IntegerFormFn integer_forms = nullptr;  // nullptr: the outputs have no integer form
+  EpilogueFn epilogue = nullptr;          // nullptr: never fused into the layer before it
 };
 
 // `kernel` marked as taking sequence and optional inputs.
@@ -238,6 +268,8 @@ class KernelRegistry {
 
   // Sets the integer-form function of every registered version of (domain, op_type).
   void set_integer_forms(const std::string& domain, const std::string& op_type, IntegerFormFn forms);
+  // Sets the epilogue function of every registered version of (domain, op_type).
+  void set_epilogue(const std::string& domain, const std::string& op_type, EpilogueFn epilogue);
 
   // The kernel covering `version`, or nullptr.
   const Kernel* find(const std::string& domain, const std::string& op_type, int64_t version) const;

@@ -204,7 +204,7 @@ std::string depthwise_integer_note(const DepthwiseIntegerLayer& layer) {
 }
 
 bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeometry& g, int64_t batch,
-                            int64_t channels, const float* x, float* y) {
+                            int64_t channels, const float* x, float* y, const exec::Epilogue* epilogue) {
   const PaddedPlane pp = padded_plane(g, layer.taps);
   const int64_t elements = batch * channels * pp.in_size, row_count = static_cast<int64_t>(pp.out_row.size());
   const auto bytes = scratch<uint8_t>(elements);
@@ -233,8 +233,9 @@ bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeom
         const size_t fi = static_cast<size_t>(f);
         plane_sums(simd, plane.data(), pp.out_row.data(), row_count, pp.tap.data(), pair_count,
                    layer.pairs.data() + f * pair_count, layer.offset[fi], pp.out_w, sums.get());
-        scale_filter(simd, sums.get(), out_size, layer.scale[fi], layer.bias[fi],
-                     y + ((u / channels) * layer.filters + f) * out_size);
+        float* plane_out = y + ((u / channels) * layer.filters + f) * out_size;
+        scale_filter(simd, sums.get(), out_size, layer.scale[fi], layer.bias[fi], plane_out);
+        if (epilogue) epilogue->apply(plane_out, out_size);
       }
     }
   });

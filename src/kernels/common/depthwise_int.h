@@ -48,8 +48,8 @@ std::string depthwise_integer_note(const DepthwiseIntegerLayer& layer);
 
 // y (batch, filters, out...) = the depthwise convolution of x (batch, channels, in...) with geometry g,
 // filters = channels * multiplier. false (y unspecified) when x holds a value its form does not describe
-// (a NaN): the caller takes the float path.
+// (a NaN): the caller takes the float path. `epilogue` (may be null) is applied to each output plane.
 bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeometry& g, int64_t batch,
-                            int64_t channels, const float* x, float* y);
+                            int64_t channels, const float* x, float* y, const exec::Epilogue* epilogue = nullptr);
 
 }  // namespace qonnx::kernels

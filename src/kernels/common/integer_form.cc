@@ -251,14 +251,17 @@ void IntegerLayer::group_sums(size_t g, int64_t m, const uint8_t* a, int64_t lda
   });
 }
 
-bool IntegerLayer::rows_product(int64_t rows, int64_t k, const float* a, float* y) const {
+bool IntegerLayer::rows_product(int64_t rows, int64_t k, const float* a, float* y, const exec::Epilogue* epilogue) const {
   const int64_t n = groups[0].n();
   const auto bytes = scratch<uint8_t>(rows * k);
   if (!activation_bytes(a, rows * k, x, bytes.get())) return false;
   const auto sums = scratch<int32_t>(rows * n);
   group_sums(0, rows, bytes.get(), k, sums.get());
   exec::parallel_for(rows, n, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) outputs(sums.get() + i * n, n, 0, y + i * n);
+    for (int64_t i = i0; i < i1; ++i) {
+      outputs(sums.get() + i * n, n, 0, y + i * n);
+      if (epilogue) epilogue->apply(y + i * n, n);
+    }
   });
   return true;
 }

@@ -79,8 +79,9 @@ struct IntegerLayer {
   // int8_gemm's, once or on both nibbles.
   void group_sums(size_t g, int64_t m, const uint8_t* a, int64_t lda, int32_t* c) const;
   // y (rows x n) = a (rows x k floats) x the weights, scaled (MatMul, Gemm); false (nothing written) when a
-  // holds a value its form does not describe (a NaN): the caller takes the float path.
-  bool rows_product(int64_t rows, int64_t k, const float* a, float* y) const;
+  // holds a value its form does not describe (a NaN): the caller takes the float path. `epilogue` (may be
+  // null) is applied to each row of y.
+  bool rows_product(int64_t rows, int64_t k, const float* a, float* y, const exec::Epilogue* epilogue = nullptr) const;
   // The weights as the float32 tensor (dims `dims`, laid out as make_integer_layer's `values`) they came
   // from: each v * scale, which the plan checked equals the original bit for bit. The plan holds no float
   // copy (PrepackContext::captured_inputs); a run whose input the integer path cannot take needs one.

@@ -16,8 +16,21 @@
 namespace qonnx::kernels {
 namespace {
 
-Status relu(exec::KernelContext& ctx) {
-  return unary_kernel<kFloats | kSignedInts>(ctx, [](auto v) { return v > 0 ? v : decltype(v)(0); });
+constexpr auto kRelu = [](auto v) { return v > 0 ? v : decltype(v)(0); };
+
+Status relu(exec::KernelContext& ctx) { return unary_kernel<kFloats | kSignedInts>(ctx, kRelu); }
+
+// Relu after a layer (on its float32 output): the kernel's own function.
+class ReluEpilogue final : public exec::Epilogue {
+ public:
+  void apply(float* y, int64_t n) const override {
+    for (int64_t i = 0; i < n; ++i) y[i] = kRelu(y[i]);
+  }
+};
+
+std::shared_ptr<const exec::Epilogue> relu_epilogue(const exec::PrepackContext&) {
+  static const auto epilogue = std::make_shared<const ReluEpilogue>();
+  return epilogue;
 }
 
 // The float attributes of the parameterised activations, parsed once per node at plan time.
@@ -358,7 +371,9 @@ Status dropout(exec::KernelContext& ctx) {
 void register_activation_kernels(exec::KernelRegistry& r) {
   constexpr int kLatest = exec::kNoUpperVersion;
   // Relu, Sigmoid and Tanh 1 also had `consumed_inputs` (an in-place hint, not read).
-  r.add("", "Relu", {1, kLatest}, relu);
+  exec::Kernel relu_kernel{relu, nullptr, {}};
+  relu_kernel.epilogue = relu_epilogue;
+  r.add("", "Relu", {1, kLatest}, relu_kernel);
   r.add("", "LeakyRelu", {6, kLatest}, exec::typed_kernel<Alpha, leaky_relu_attrs, leaky_relu>());
   r.add("", "PRelu", {6, 6}, exec::Kernel{prelu<true>, nullptr, {}});
   r.add("", "PRelu", {7, kLatest}, exec::Kernel{prelu<false>, nullptr, {}});

@@ -414,6 +414,7 @@ exec::PreparedState prepack_conv(const exec::PrepackContext& c) {
     auto layer = make_depthwise_integer_layer(*x, values, filters, k, wf->scales, c.constant(2), &why);
     if (!layer) return note(why);
     if (c.path_note) *c.path_note = depthwise_integer_note(*layer);
+    if (c.takes_epilogue) *c.takes_epilogue = true;
     return std::make_shared<const DepthwiseIntegerLayer>(std::move(*layer));
   }
   if (c.node->domain() != dialect::kChannelsLastDomain) {
@@ -427,13 +428,16 @@ exec::PreparedState prepack_conv(const exec::PrepackContext& c) {
   if (!layer) return note(why);
   if (c.path_note) *c.path_note = integer_path_note(*layer);
   if (c.captured_inputs) *c.captured_inputs |= uint64_t{1} << 1;  // W lives on as its codes
+  if (c.takes_epilogue) *c.takes_epilogue = true;
   return std::make_shared<const IntegerLayer>(std::move(*layer));
 }
 
 namespace {
 
-// The integer path's run (defined with the channels-last code, whose tap offsets it uses).
-bool conv_integer_path(const ConvShape& s, const IntegerLayer& layer, const float* x, bool channels_last, float* y);
+// The integer path's run (defined with the channels-last code, whose tap offsets it uses); `epilogue` (may
+// be null) is applied to every output element.
+bool conv_integer_path(const ConvShape& s, const IntegerLayer& layer, const float* x, bool channels_last, float* y,
+                       const exec::Epilogue* epilogue);
 Tensor conv_weights_from_codes(const ConvShape& s, const IntegerLayer& layer, const Dims& w_dims, bool channels_last);
 
 }  // namespace
@@ -471,14 +475,16 @@ Status conv_kernel(exec::KernelContext& ctx, const ConvAttrs& attrs) {
     // W stayed in the plan as floats: a run the integer path cannot take reads it.
     const auto* layer = static_cast<const DepthwiseIntegerLayer*>(ctx.prepacked());
     Tensor y = ctx.output_buffer(DType::kFloat, s.out_dims);
-    if (depthwise_integer_nchw(*layer, s.geo, s.batch, s.channels, x->data<float>(), y.data<float>())) {
+    if (depthwise_integer_nchw(*layer, s.geo, s.batch, s.channels, x->data<float>(), y.data<float>(), ctx.epilogue())) {
       ctx.set_output(0, std::move(y));
+      ctx.epilogue_done();
       return Status::ok();
     }
   } else if (const auto* layer = static_cast<const IntegerLayer*>(ctx.prepacked()); layer && dt == DType::kFloat) {
     Tensor y = ctx.output_buffer(DType::kFloat, s.out_dims);
-    if (conv_integer_path(s, *layer, x->data<float>(), false, y.data<float>())) {
+    if (conv_integer_path(s, *layer, x->data<float>(), false, y.data<float>(), ctx.epilogue())) {
       ctx.set_output(0, std::move(y));
+      ctx.epilogue_done();
       return Status::ok();
     }
     if (!w->raw()) {  // the plan holds W as codes only (a streamed W comes with its values)
@@ -657,7 +663,8 @@ void depthwise_channels_last_f32(const ConvShape& s, const float* x, const float
 // are scaled into y: channels-last (N, positions, M) or channels-first (N, M, positions). A block of
 // positions goes through all three steps on one thread (one split of the work per layer, and the
 // block's bytes and sums stay in cache); the sums are exact, so the block size changes no bit.
-void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint8_t* nhwc, bool channels_last, float* y) {
+void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint8_t* nhwc, bool channels_last, float* y,
+                       const exec::Epilogue* epilogue) {
   const int64_t channels = s.channels, cg = channels / s.group, mg = s.filters / s.group, rows = s.kernel_size * cg;
   // Blocks of up to kChannelsLastBlock positions, smaller when that leaves a thread without work.
   const int64_t images = s.batch * s.group;
@@ -717,12 +724,16 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
       layer.group_sums(static_cast<size_t>(g), count, in_place ? image + pos0 * channels : left.get(), rows, sums.get());
       if (channels_last) {
         float* yn = y + (n * s.out_size + pos0) * s.filters + g * mg;
-        for (int64_t p = 0; p < count; ++p) layer.outputs(sums.get() + p * mg, mg, g * mg, yn + p * s.filters);
+        for (int64_t p = 0; p < count; ++p) {
+          layer.outputs(sums.get() + p * mg, mg, g * mg, yn + p * s.filters);
+          if (epilogue) epilogue->apply(yn + p * s.filters, mg);
+        }
       } else {
         // Each position's channels scaled as one run, then written channel by channel from cache in 8 x 8
         // tiles (a whole channel at a time would read one float per cache line).
         float* yg = y + (n * s.filters + g * mg) * s.out_size + pos0;
         for (int64_t p = 0; p < count; ++p) layer.outputs(sums.get() + p * mg, mg, g * mg, scaled.get() + p * mg);
+        if (epilogue) epilogue->apply(scaled.get(), count * mg);
         constexpr int64_t kTile = 8;
         for (int64_t j0 = 0; j0 < mg; j0 += kTile)
           for (int64_t p0 = 0; p0 < count; p0 += kTile) {
@@ -738,17 +749,18 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   });
 }
 
-bool conv_integer_path(const ConvShape& s, const IntegerLayer& layer, const float* x, bool channels_last, float* y) {
+bool conv_integer_path(const ConvShape& s, const IntegerLayer& layer, const float* x, bool channels_last, float* y,
+                       const exec::Epilogue* epilogue) {
   if (s.batch == 0 || s.out_size == 0) return true;  // no output element
   const int64_t elements = s.batch * s.channels * s.in_size;
   const auto bytes = scratch<uint8_t>(elements);
   if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
   if (channels_last) {
-    conv_integer_nhwc(s, layer, bytes.get(), true, y);
+    conv_integer_nhwc(s, layer, bytes.get(), true, y, epilogue);
   } else {
     const auto nhwc = scratch<uint8_t>(elements);
     transpose_inner(bytes.get(), nhwc.get(), s.batch, s.channels, s.in_size, 1);
-    conv_integer_nhwc(s, layer, nhwc.get(), false, y);
+    conv_integer_nhwc(s, layer, nhwc.get(), false, y, epilogue);
   }
   return true;
 }
@@ -788,8 +800,9 @@ Result<bool> conv_channels_last(exec::KernelContext& ctx, const ConvAttrs& attrs
   Tensor y = ctx.output_buffer(DType::kFloat, out);
   Tensor w_from_codes;
   if (const auto* layer = static_cast<const IntegerLayer*>(ctx.prepacked())) {
-    if (y.numel() > 0 && conv_integer_path(s, *layer, x->data<float>(), true, y.data<float>())) {
+    if (y.numel() > 0 && conv_integer_path(s, *layer, x->data<float>(), true, y.data<float>(), ctx.epilogue())) {
       ctx.set_output(0, std::move(y));
+      ctx.epilogue_done();
       return true;
     }
     if (!w->raw()) {  // the plan holds W as codes only (a streamed W comes with its values)

@@ -188,6 +188,72 @@ std::vector<std::optional<exec::IntegerForm>> bipolar_forms(const exec::PrepackC
   return out;
 }
 
+// A per-tensor Quant (or BipolarQuant) after a layer: its kernel's run loops on each block of the layer's
+// output (quant_tensor on a run whose scale and zero point do not vary).
+class QuantEpilogue final : public exec::Epilogue {
+ public:
+  QuantEpilogue(quant::RoundingMode mode, bool bipolar, float scale, float zero_point, quant::IntRange range)
+      : mode_(mode), bipolar_(bipolar), scale_(scale), zero_point_(zero_point), range_(range) {}
+
+  void apply(float* y, int64_t n) const override {
+    const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
+    auto body = [&](auto mode_c, auto bipolar_c) {
+      constexpr quant::RoundingMode M = decltype(mode_c)::value;
+      constexpr bool B = decltype(bipolar_c)::value;
+      const int64_t i = simd ? avx2::quant_run(M, B, false, y, &scale_, &zero_point_, false, range_.min, range_.max, y, n) : 0;
+      quant_run_scalar<M, B, false>(y + i, scale_, zero_point_, range_.min, range_.max, y + i, n - i);
+    };
+    if (bipolar_) {
+      body(std::integral_constant<quant::RoundingMode, quant::RoundingMode::kRound>{}, std::true_type{});
+    } else {
+      fast::with_mode(mode_, [&](auto mode_c) { body(mode_c, std::false_type{}); });
+    }
+  }
+
+ private:
+  quant::RoundingMode mode_;
+  bool bipolar_;
+  float scale_, zero_point_;
+  quant::IntRange range_;
+};
+
+// One value that broadcasts against input 0 without changing its dims (layers' outputs have rank >= 1).
+bool one_value_against_input(const Tensor& t, const exec::PrepackContext& c) {
+  return t.numel() == 1 && static_cast<int64_t>(t.rank()) <= std::max<int64_t>(1, known_input_rank(c, 0));
+}
+
+std::shared_ptr<const exec::Epilogue> quant_epilogue(const exec::PrepackContext& c) {
+  if (!c.constant(1) || !c.constant(2) || !c.constant(3) || !c.prepared) return nullptr;
+  const auto& attrs = *static_cast<const quant::QuantAttrs*>(c.prepared);
+  auto p = quant::read_quant_params(quant::NodeInputs(*c.node, c.constants), attrs);
+  if (!p.is_ok() || !one_value_against_input(p.value().scale, c) || !one_value_against_input(p.value().zeropt, c))
+    return nullptr;
+  const quant::QuantParams& q = p.value();
+  return std::make_shared<const QuantEpilogue>(q.mode, q.bipolar(), q.scale.data<float>()[0], q.zeropt.data<float>()[0],
+                                               quant::quant_int_range(q.bits, q.is_signed, q.narrow));
+}
+
+// BipolarQuant's loop, as in bipolar_quant_into (it takes no zero point or range).
+class BipolarEpilogue final : public exec::Epilogue {
+ public:
+  explicit BipolarEpilogue(float scale) : scale_(scale) {}
+  void apply(float* y, int64_t n) const override {
+    const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
+    const int64_t start = simd ? avx2::bipolar_quant_run(y, &scale_, false, y, n) : 0;
+    for (int64_t i = start; i < n; ++i) y[i] = (y[i] >= 0.0f ? 1.0f : -1.0f) * scale_;
+  }
+
+ private:
+  float scale_;
+};
+
+std::shared_ptr<const exec::Epilogue> bipolar_epilogue(const exec::PrepackContext& c) {
+  if (!c.constant(1)) return nullptr;
+  auto scale = quant::scale_input(quant::NodeInputs(*c.node, c.constants), 1, "scale");
+  if (!scale.is_ok() || !one_value_against_input(scale.value(), c)) return nullptr;
+  return std::make_shared<const BipolarEpilogue>(scale.value().data<float>()[0]);
+}
+
 }  // namespace
 
 void register_quant_kernels(exec::KernelRegistry& r) {
@@ -195,10 +261,12 @@ void register_quant_kernels(exec::KernelRegistry& r) {
   constexpr exec::VersionRange kAll{1, exec::kNoUpperVersion};
   exec::Kernel quant_kernel = exec::typed_kernel<quant::QuantAttrs, prepare_quant, quant>();
   quant_kernel.integer_forms = quant_forms;
+  quant_kernel.epilogue = quant_epilogue;
   add_general_op(r, dialect::kQuantOp, kAll, quant_kernel);
   add_general_op(r, dialect::kIntQuantOp, kAll, quant_kernel);
   exec::Kernel bipolar_kernel{bipolar_quant, nullptr, {}};
   bipolar_kernel.integer_forms = bipolar_forms;
+  bipolar_kernel.epilogue = bipolar_epilogue;
   add_general_op(r, dialect::kBipolarQuantOp, kAll, bipolar_kernel);
 }
 

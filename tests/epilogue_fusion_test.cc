@@ -1,0 +1,222 @@
+// Epilogue fusion (docs/arithmetic.md): under --arith int, the elementwise nodes after a layer on the integer
+// path (Relu, per-tensor Quant and BipolarQuant) run inside the layer, block by block. Every case here runs
+// the same plan twice: as planned, and with the intermediate values exposed (an exposed value is never
+// fused away, so the nodes run as their own steps); the outputs must be the same bits, at 1 and 2 threads,
+// on inputs inside and outside the quantizers' ranges, and with a NaN (the layer's float fallback, after
+// which the executor runs the fused nodes' own kernels).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "qonnx/exec/executor.h"
+#include "qonnx/exec/threads.h"
+#include "qonnx/io/model_builder.h"
+#include "support/test_util.h"
+
+namespace qonnx {
+namespace {
+
+using test::f32;
+constexpr const char* kQ = "qonnx.custom_op.general";
+
+struct Tail {  // one elementwise node after the layer
+  std::string op;          // Relu, Quant, BipolarQuant
+  int bits = 8;
+  bool is_signed = false, narrow = false;
+  std::string rounding = "ROUND";
+  bool per_channel = false;  // a Quant scale per output channel (not fusible)
+};
+
+struct Case {
+  std::string name;
+  std::string layer;  // Conv, ConvDepthwise, ConvChannelsLast, MatMul, Gemm
+  std::vector<Tail> tails;
+};
+
+Tensor random_floats(std::mt19937& rng, const Dims& dims, float lo, float hi) {
+  Tensor t(DType::kFloat, dims);
+  std::uniform_real_distribution<float> d(lo, hi);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = d(rng);
+  return t;
+}
+
+constexpr int64_t kChannels = 12, kSize = 9, kRows = 5, kK = 40, kN = 24;
+
+Dims input_dims(const Case& c) {
+  if (c.layer == "MatMul" || c.layer == "Gemm") return {kRows, kK};
+  if (c.layer == "ConvChannelsLast") return {2, kSize, kSize, kChannels};
+  return {2, kChannels, kSize, kSize};
+}
+
+// x -> Quant (u8) -> layer (weights behind an 8-bit per-channel Quant, a bias) -> tails -> y, the values
+// between the layer and y named t0, t1, ...; with `second_reader`, t0 is also read by a Neg whose output is
+// a second graph output.
+ir::Model build(const Case& c, bool second_reader = false, bool intermediate_output = false) {
+  std::mt19937 rng(7);
+  io::ModelBuilder m(13);
+  m.import(kQ, 1);
+  m.input("x", DType::kFloat, input_dims(c));
+  m.initializer("xs", f32({}, {0.02f})).initializer("z", f32({}, {0.0f})).initializer("b8", f32({}, {8.0f}));
+  m.node("Quant", {"x", "xs", "z", "b8"}, {"xq"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+  const bool matrix = c.layer == "MatMul" || c.layer == "Gemm";
+  const bool depthwise = c.layer == "ConvDepthwise";
+  Dims w_dims = matrix ? Dims{kK, kN} : depthwise ? Dims{kChannels, 1, 3, 3} : Dims{kChannels, kChannels, 3, 3};
+  if (c.layer == "ConvChannelsLast") w_dims = {kChannels, 3, 3, kChannels};
+  if (c.layer == "Gemm") w_dims = {kN, kK};  // transB
+  const int64_t out_channels = matrix ? kN : kChannels;
+  Dims ws_dims(w_dims.size(), 1);
+  ws_dims[c.layer == "MatMul" ? 1 : 0] = out_channels;
+  m.initializer("wf", random_floats(rng, w_dims, -1.0f, 1.0f));
+  m.initializer("ws", random_floats(rng, ws_dims, 0.01f, 0.03f));
+  m.node("Quant", {"wf", "ws", "z", "b8"}, {"wq"}, kQ).attr("signed", int64_t{1}).attr("narrow", int64_t{1});
+  m.initializer("bias", random_floats(rng, {out_channels}, -0.5f, 0.5f));
+  const std::string first = c.tails.empty() ? "y" : "t0";
+  if (c.layer == "MatMul") {
+    m.node("MatMul", {"xq", "wq"}, {first});
+  } else if (c.layer == "Gemm") {
+    m.node("Gemm", {"xq", "wq", "bias"}, {first}).attr("transB", int64_t{1});
+  } else {
+    auto conv = m.node("Conv", {"xq", "wq", "bias"}, {first}, c.layer == "ConvChannelsLast" ? "qonnx.custom_op.channels_last" : "");
+    conv.attr("pads", std::vector<int64_t>{1, 1, 1, 1}).attr("group", depthwise ? kChannels : int64_t{1});
+  }
+  for (size_t i = 0; i < c.tails.size(); ++i) {
+    const Tail& t = c.tails[i];
+    const std::string in = "t" + std::to_string(i), out = i + 1 == c.tails.size() ? "y" : "t" + std::to_string(i + 1);
+    const std::string s = "s" + std::to_string(i), bits = "b" + std::to_string(i);
+    if (t.op == "Relu") {
+      m.node("Relu", {in}, {out});
+      continue;
+    }
+    Dims scale_dims;
+    if (t.per_channel) {
+      scale_dims.assign(input_dims(c).size(), 1);
+      scale_dims[c.layer == "Conv" || c.layer == "ConvDepthwise" ? 1 : scale_dims.size() - 1] = out_channels;
+    }
+    m.initializer(s, random_floats(rng, scale_dims, 0.01f, 0.05f));
+    if (t.op == "BipolarQuant") {
+      m.node("BipolarQuant", {in, s}, {out}, kQ);
+      continue;
+    }
+    m.initializer(bits, f32({}, {static_cast<float>(t.bits)}));
+    m.node("Quant", {in, s, "z", bits}, {out}, kQ)
+        .attr("signed", int64_t{t.is_signed})
+        .attr("narrow", int64_t{t.narrow})
+        .attr("rounding_mode", t.rounding);
+  }
+  m.output("y", DType::kFloat);
+  if (second_reader) {
+    m.node("Neg", {"t0"}, {"n"});
+    m.output("n", DType::kFloat);
+  }
+  if (intermediate_output) m.output("t0", DType::kFloat);
+  return m.build().value();
+}
+
+std::vector<std::string> intermediates(const Case& c) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < c.tails.size(); ++i) names.push_back("t" + std::to_string(i));
+  return names;
+}
+
+// The layer's path note (the only one that chose a path besides the input Quant, which has none).
+std::string layer_note(const exec::Executor& ex) {
+  for (const auto& [node, note] : ex.path_notes())
+    if (note.rfind("integer", 0) == 0 || note.rfind("float", 0) == 0) return note;
+  return "";
+}
+
+std::vector<Tensor> input_sets(const Case& c) {
+  std::mt19937 rng(11);
+  std::vector<Tensor> sets;
+  sets.push_back(random_floats(rng, input_dims(c), 0.0f, 5.0f));    // inside the u8 range
+  sets.push_back(random_floats(rng, input_dims(c), -3.0f, 9.0f));   // clipped at both ends
+  Tensor nan = random_floats(rng, input_dims(c), 0.0f, 5.0f);
+  nan.data<float>()[3] = std::numeric_limits<float>::quiet_NaN();  // the layer's float fallback
+  sets.push_back(nan);
+  return sets;
+}
+
+void expect_same_as_unfused(const Case& c, size_t expected_fused) {
+  SCOPED_TRACE(c.name);
+  const ir::Model model = build(c);
+  auto fused = exec::Executor::create(model, exec::Arithmetic::kInt);
+  auto separate = exec::Executor::create(model, exec::Arithmetic::kInt);
+  ASSERT_TRUE(fused.is_ok() && separate.is_ok());
+  ASSERT_TRUE(separate->expose(intermediates(c)).is_ok());
+  const std::string note = layer_note(fused.value());
+  ASSERT_EQ(note.rfind("integer", 0), 0u) << note;
+  const size_t at = note.find("; fused: ");
+  if (expected_fused == 0) {
+    EXPECT_EQ(at, std::string::npos) << note;
+  } else {
+    ASSERT_NE(at, std::string::npos) << note;
+    const std::string list = note.substr(at);
+    EXPECT_EQ(static_cast<size_t>(std::count(list.begin(), list.end(), '\'')), 2 * expected_fused) << note;
+  }
+  EXPECT_EQ(layer_note(separate.value()).find("fused"), std::string::npos);
+  for (int threads : {1, 2}) {
+    exec::set_threads(threads);
+    for (const Tensor& x : input_sets(c)) {
+      auto a = fused->run({{"x", x}});
+      auto b = separate->run({{"x", x}});
+      ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+      ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+      EXPECT_TRUE(a->outputs[0].identical(b->outputs[0])) << "threads " << threads;
+    }
+  }
+  exec::set_threads(1);
+}
+
+const Tail kRelu{"Relu"};
+const Tail kU8{"Quant", 8, false, false, "ROUND"};
+
+TEST(EpilogueFusion, EveryLayerWithEveryElementwiseTailGivesTheSeparateStepsBits) {
+  const std::vector<std::vector<Tail>> tails = {
+      {kRelu, kU8},
+      {kRelu},
+      {{"Quant", 4, true, true, "FLOOR"}},
+      {{"Quant", 3, true, false, "CEIL"}, kRelu},
+      {{"Quant", 8, false, false, "HALF_UP"}},
+      {{"Quant", 6, true, true, "HALF_DOWN"}},
+      {{"Quant", 5, false, false, "UP"}},
+      {{"BipolarQuant"}},
+      {kRelu, kRelu, {"Quant", 2, false, false, "DOWN"}},
+  };
+  for (const char* layer : {"Conv", "ConvDepthwise", "ConvChannelsLast", "MatMul", "Gemm"})
+    for (size_t t = 0; t < tails.size(); ++t)
+      expect_same_as_unfused({std::string(layer) + " tail " + std::to_string(t), layer, tails[t]}, tails[t].size());
+}
+
+TEST(EpilogueFusion, APerChannelQuantEndsTheChain) {
+  expect_same_as_unfused({"relu then per-channel quant", "Conv", {kRelu, {"Quant", 8, false, false, "ROUND", true}, kRelu}}, 1);
+  expect_same_as_unfused({"per-channel quant first", "MatMul", {{"Quant", 8, false, false, "ROUND", true}}}, 0);
+}
+
+TEST(EpilogueFusion, AValueReadTwiceOrKeptIsNotFusedAway) {
+  const Case c{"conv relu quant", "Conv", {kRelu, kU8}};
+  for (bool second_reader : {true, false}) {
+    SCOPED_TRACE(second_reader);
+    const ir::Model model = build(c, second_reader, !second_reader);
+    auto ex = exec::Executor::create(model, exec::Arithmetic::kInt);
+    ASSERT_TRUE(ex.is_ok());
+    EXPECT_EQ(layer_note(ex.value()).find("fused"), std::string::npos) << layer_note(ex.value());
+    auto got = ex->run({{"x", input_sets(c)[0]}});
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    EXPECT_EQ(got->outputs.size(), 2u);
+  }
+}
+
+TEST(EpilogueFusion, FloatArithmeticFusesNothing) {
+  const Case c{"conv relu quant", "Conv", {kRelu, kU8}};
+  auto ex = exec::Executor::create(build(c), exec::Arithmetic::kFloat);
+  ASSERT_TRUE(ex.is_ok());
+  for (const auto& [node, note] : ex->path_notes()) EXPECT_EQ(note.find("fused"), std::string::npos) << note;
+}
+
+}  // namespace
+}  // namespace qonnx
