@@ -517,7 +517,9 @@ Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const 
       planned(node);
       continue;
     }
-    Executor::Plan::Step step{node, k.kernel, std::move(k.state), nullptr, version, std::move(type_check), {}, 0, 0, {}, {}};
+    Executor::Plan::Step step{};
+    step.node = node, step.kernel = k.kernel, step.prepared = std::move(k.state), step.version = version;
+    step.type_check = std::move(type_check);
     uint64_t external_inputs = 0;  // constant inputs made from external data: what streaming would not hold
     for (size_t i = 0; i < node->inputs().size() && i < 64; ++i)
       if (fixed_at_plan_time(*plan, node->inputs()[i])) {
