@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/isa/isa.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/exec/threads.h"
 #include "qonnx/io/model_builder.h"
@@ -159,16 +160,23 @@ void expect_same_as_unfused(const Case& c, size_t expected_fused) {
     EXPECT_EQ(static_cast<size_t>(std::count(list.begin(), list.end(), '\'')), 2 * expected_fused) << note;
   }
   EXPECT_EQ(layer_note(separate.value()).find("fused"), std::string::npos);
-  for (int threads : {1, 2}) {
-    exec::set_threads(threads);
-    for (const Tensor& x : input_sets(c)) {
-      auto a = fused->run({{"x", x}});
-      auto b = separate->run({{"x", x}});
-      ASSERT_TRUE(a.is_ok()) << a.status().to_string();
-      ASSERT_TRUE(b.is_ok()) << b.status().to_string();
-      EXPECT_TRUE(a->outputs[0].identical(b->outputs[0])) << "threads " << threads;
+  // The elementwise loops' vector and portable paths (the int8 GEMM's are integer_path_test's).
+  using kernels::isa::Family;
+  const kernels::isa::Isa best = kernels::isa::best(Family::kQuant);
+  for (kernels::isa::Isa isa : {best, kernels::isa::Isa::kPortable}) {
+    kernels::isa::use(Family::kQuant, isa);
+    for (int threads : {1, 2}) {
+      exec::set_threads(threads);
+      for (const Tensor& x : input_sets(c)) {
+        auto a = fused->run({{"x", x}});
+        auto b = separate->run({{"x", x}});
+        ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+        ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+        EXPECT_TRUE(a->outputs[0].identical(b->outputs[0])) << "threads " << threads << ", " << kernels::isa::name(isa);
+      }
     }
   }
+  kernels::isa::use(Family::kQuant, best);
   exec::set_threads(1);
 }
 

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "kernels/common/attr_check.h"
+#include "kernels/isa/isa.h"
 #include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "kernels/onnx/ort_arithmetic.h"
@@ -20,11 +21,25 @@ constexpr auto kRelu = [](auto v) { return v > 0 ? v : decltype(v)(0); };
 
 Status relu(exec::KernelContext& ctx) { return unary_kernel<kFloats | kSignedInts>(ctx, kRelu); }
 
+void relu_in_place(float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = kRelu(y[i]);
+}
+#if QONNX_ISA_X86
+// The same loop compiled for AVX2 (8 lanes; the baseline build vectorizes it 4 wide): the same function of
+// each element, so the same bits.
+__attribute__((target("avx2"))) void relu_in_place_avx2(float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = kRelu(y[i]);
+}
+#endif
+
 // Relu after a layer (on its float32 output): the kernel's own function.
 class ReluEpilogue final : public exec::Epilogue {
  public:
   void apply(float* y, int64_t n) const override {
-    for (int64_t i = 0; i < n; ++i) y[i] = kRelu(y[i]);
+#if QONNX_ISA_X86
+    if (isa::current(isa::Family::kQuant) == isa::Isa::kAvx2) return relu_in_place_avx2(y, n);
+#endif
+    relu_in_place(y, n);
   }
 };
 
