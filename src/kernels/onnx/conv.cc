@@ -513,6 +513,7 @@ namespace {
 // offset), the weights are the channels-first ones, so every output is the same fused sum as
 // conv_f32's; the (filters x positions) block is then written transposed, with the bias.
 constexpr int64_t kChannelsLastBlock = 256;  // output positions per block (a multiple of every nr)
+constexpr int64_t kEpilogueChunkFloats = 2048;  // 8 KiB of outputs scaled, then given to the epilogue
 
 class ChannelsLastIm2colSource final : public FloatPanelSource {
  public:
@@ -732,8 +733,13 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
         // Each position's channels scaled as one run, then written channel by channel from cache in 8 x 8
         // tiles (a whole channel at a time would read one float per cache line).
         float* yg = y + (n * s.filters + g * mg) * s.out_size + pos0;
-        for (int64_t p = 0; p < count; ++p) layer.outputs(sums.get() + p * mg, mg, g * mg, scaled.get() + p * mg);
-        if (epilogue) epilogue->apply(scaled.get(), count * mg);
+        // The epilogue on a few positions at a time, while their floats are in the L1 cache.
+        const int64_t chunk = std::max<int64_t>(1, kEpilogueChunkFloats / std::max<int64_t>(mg, 1));
+        for (int64_t p0 = 0; p0 < count; p0 += chunk) {
+          const int64_t p1 = std::min(count, p0 + chunk);
+          for (int64_t p = p0; p < p1; ++p) layer.outputs(sums.get() + p * mg, mg, g * mg, scaled.get() + p * mg);
+          if (epilogue) epilogue->apply(scaled.get() + p0 * mg, (p1 - p0) * mg);
+        }
         constexpr int64_t kTile = 8;
         for (int64_t j0 = 0; j0 < mg; j0 += kTile)
           for (int64_t p0 = 0; p0 < count; p0 += kTile) {
