@@ -58,7 +58,9 @@ Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prep
                                          uint64_t dying_inputs = 0, BufferPool* pool = nullptr,
                                          uint64_t constant_inputs = 0, const void* prepacked = nullptr,
                                          bool* over_memory_limit = nullptr, const Epilogue* epilogue = nullptr,
-                                         bool* epilogue_applied = nullptr) {
+                                         bool* epilogue_applied = nullptr, const IntegerForm* codes_form = nullptr,
+                                         bool floats_needed = true, const Tensor* input_codes = nullptr,
+                                         Tensor* output_codes = nullptr) {
   if (!kernel.containers)
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i] && !inputs[i]->is_tensor())
@@ -73,6 +75,8 @@ Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prep
   ctx.set_dying_inputs(dying_inputs);
   ctx.set_constant_inputs(constant_inputs);
   ctx.set_epilogue(epilogue);
+  ctx.set_input_codes(input_codes);
+  ctx.request_output_codes(codes_form, floats_needed);
   Status st;
   try {
     st = kernel.run(ctx);
@@ -86,6 +90,7 @@ Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prep
   }
   if (!st.is_ok()) return std::move(st).with_context(node.describe());
   if (epilogue_applied) *epilogue_applied = epilogue && ctx.epilogue_applied();
+  if (output_codes) *output_codes = std::move(ctx.output_codes());
   for (size_t k = 0; k < node.outputs().size(); ++k)
     if (node.outputs()[k] && !ctx.outputs()[k].defined())
       return Status(Code::kFailed, fmt::format("kernel produced no output #{}", k)).with_context(node.describe());
@@ -182,6 +187,13 @@ struct Executor::Plan {
     };
     std::vector<Fused> fused;
     std::shared_ptr<const Epilogue> epilogue;  // the fused nodes' epilogues as one
+    // Byte codes (KernelContext::input_codes): the prepack's PrepackContext::reads_input_codes and
+    // writes_output_codes; whether the runs are given input 0's codes; the form of the step's final output
+    // whose codes it is asked for (nullptr: none), and whether its floats are read too.
+    bool reads_codes = false, writes_codes = false;
+    bool given_codes = false;
+    const IntegerForm* codes_form = nullptr;
+    bool floats_needed = true;
   };
   // A node run once at plan time (its outputs are plan-time constants), kept so that a streamed value can
   // be made again from the initializers it came from.
@@ -242,9 +254,11 @@ PreparedState prepack_step(const Executor::Plan& plan, Executor::Plan::Step& ste
   context.path_note = &step.path_note;
   context.captured_inputs = &step.captured_inputs;
   context.takes_epilogue = &step.takes_epilogue;
+  context.reads_input_codes = &step.reads_codes;
+  context.writes_output_codes = &step.writes_codes;
   try {
     PreparedState packed = step.kernel->prepack(context);
-    if (!packed) step.captured_inputs = 0, step.takes_epilogue = false;
+    if (!packed) step.captured_inputs = 0, step.takes_epilogue = step.reads_codes = step.writes_codes = false;
     step.captured_inputs &= step.constant_inputs;
     return packed;
   } catch (const MemoryLimitError&) {
@@ -252,7 +266,7 @@ PreparedState prepack_step(const Executor::Plan& plan, Executor::Plan::Step& ste
   } catch (const std::exception&) {
     step.path_note.clear();
     step.captured_inputs = 0;
-    step.takes_epilogue = false;
+    step.takes_epilogue = step.reads_codes = step.writes_codes = false;
     return nullptr;  // the runs go without it
   }
 }
@@ -332,6 +346,44 @@ void fuse_epilogues(Executor::Plan& plan, std::vector<int>& last_use) {
   for (size_t s = 0; s < plan.steps.size(); ++s)
     if (!removed[s]) steps.push_back(std::move(plan.steps[s]));
   plan.steps = std::move(steps);
+}
+
+// The value a step's run leaves: its last fused node's output, else its node's output 0.
+const ir::Value* final_output(const Executor::Plan::Step& step) {
+  if (!step.fused.empty()) return step.fused.back().node->outputs()[0];
+  return step.node->outputs().empty() ? nullptr : step.node->outputs()[0];
+}
+
+// Asks each step that can publish byte codes for them when its final output has an integer form and a
+// reader takes codes (as its input 0, with its prepack held: a prepack made per run could fail and read
+// floats); the floats are still written unless every read of the value is such a reader and the value is
+// not kept.
+void plan_codes(Executor::Plan& plan) {
+  const ir::Graph& graph = *plan.graph;
+  std::vector<int> reads(graph.value_count(), 0), code_reads(graph.value_count(), 0);
+  for (const auto& step : plan.steps) {
+    const auto& ins = step.node->inputs();
+    for (size_t k = 0; k < ins.size(); ++k)
+      if (ins[k] && ins[k]->graph() == &graph) {
+        const size_t id = static_cast<size_t>(ins[k]->id());
+        ++reads[id];
+        if (k == 0 && step.reads_codes && !step.repack_per_run) ++code_reads[id];
+      }
+    for (const ir::Value* v : step.node->implicit_inputs())
+      if (v && v->graph() == &graph) ++reads[static_cast<size_t>(v->id())];
+  }
+  for (auto& step : plan.steps) {
+    const ir::Value* out = final_output(step);
+    if (!step.writes_codes || !out) continue;
+    const size_t id = static_cast<size_t>(out->id());
+    if (!plan.forms[id] || code_reads[id] == 0) continue;
+    step.codes_form = &*plan.forms[id];
+    step.floats_needed = plan.keep[id] || code_reads[id] != reads[id];
+  }
+  for (auto& step : plan.steps) {
+    const auto& ins = step.node->inputs();
+    step.given_codes = step.reads_codes && !step.repack_per_run && !ins.empty() && ins[0] && ins[0]->graph() == &graph;
+  }
 }
 
 // Records the integer forms of `node`'s outputs (Arithmetic::kInt, kernels with an integer_forms function).
@@ -570,7 +622,10 @@ Result<std::shared_ptr<Executor::Plan>> make_plan(const ir::Model& model, const 
       streamed_bytes += held - std::min(held, held_now());
     }
   }
-  if (arithmetic == Arithmetic::kInt) fuse_epilogues(*plan, last_use);
+  if (arithmetic == Arithmetic::kInt) {
+    fuse_epilogues(*plan, last_use);
+    plan_codes(*plan);
+  }
   for (size_t id = 0; id < last_use.size(); ++id) {
     if (last_use[id] < 0 || plan->keep[id]) continue;
     auto& step = plan->steps[static_cast<size_t>(last_use[id])];
@@ -638,9 +693,11 @@ struct Frame {
   BufferPool* pool;
   std::vector<Tensor> values;
   std::vector<bool> present;
+  std::vector<Tensor> codes;  // value id -> its byte codes when a step published them (KernelContext::input_codes)
 
   Frame(const Executor::Plan& p, const Frame* up, BufferPool* buffers)
-      : plan(&p), parent(up), pool(buffers), values(p.graph->value_count()), present(p.graph->value_count(), false) {}
+      : plan(&p), parent(up), pool(buffers), values(p.graph->value_count()), present(p.graph->value_count(), false),
+        codes(p.graph->value_count()) {}
 
   // A value set in this run, else the plan's.
   const Tensor* find(const ir::Value* v) const {
@@ -760,19 +817,32 @@ Status run_steps(const Executor::Plan& plan, Frame& frame) {
     }
     StepBodies bodies(step, frame);
     bool applied = false;
+    const Tensor* input_codes = nullptr;
+    if (step.given_codes) {
+      const Tensor& c = frame.codes[static_cast<size_t>(node.inputs()[0]->id())];
+      input_codes = c.defined() ? &c : nullptr;
+    }
+    Tensor codes;
     QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
                            invoke_kernel(*step.kernel, step.prepared.get(), node, step.version, ins, step.type_check,
                                          step.bodies.empty() ? nullptr : &bodies, step.dying_inputs, frame.pool,
                                          step.constant_inputs, step.repack_per_run ? repacked.get() : step.prepacked.get(),
-                                         nullptr, step.epilogue.get(), &applied));
+                                         nullptr, step.epilogue.get(), &applied, step.codes_form, step.floats_needed,
+                                         input_codes, &codes));
     if (!step.fused.empty()) {
+      // Codes are of the final output: a run that left the fused nodes to the executor published none.
       QONNX_ASSIGN_OR_RETURN(Tensor last, finish_fused(step, frame, applied, std::move(outs[0])));
       frame.set(step.fused.back().node->outputs()[0], std::move(last));
     } else {
       for (size_t k = 0; k < node.outputs().size(); ++k)
         if (const ir::Value* v = node.outputs()[k]) frame.set(v, std::move(outs[k]));
     }
-    for (int id : step.release) frame.pool->give(std::exchange(frame.values[static_cast<size_t>(id)], Tensor()));
+    if (codes.defined() && step.codes_form && (step.fused.empty() || applied))
+      frame.codes[static_cast<size_t>(final_output(step)->id())] = std::move(codes);
+    for (int id : step.release) {
+      frame.pool->give(std::exchange(frame.values[static_cast<size_t>(id)], Tensor()));
+      frame.codes[static_cast<size_t>(id)] = Tensor();
+    }
     made.clear();
   }
   return Status::ok();

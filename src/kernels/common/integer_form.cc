@@ -127,33 +127,34 @@ std::optional<ByteActivation> byte_activation(const exec::IntegerForm* form) {
   return a;
 }
 
-bool activation_bytes(const float* x, int64_t n, const ByteActivation& a, uint8_t* u) {
+bool activation_bytes_serial(const float* x, int64_t n, const ByteActivation& a, uint8_t* u) {
   // x * (1 / s) is within a few float steps of x / s, far closer than 1/2 to v for |v| <= 256, so it
   // rounds to the same v; the exact test is v * s == x.
   const float s = a.scale, inverse = 1.0f / a.scale, lo = static_cast<float>(a.lo), hi = static_cast<float>(a.hi);
-  constexpr int64_t kChunk = 4096;
   const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
+  int bad = 0;
+  const int64_t start = simd ? avx2::activation_bytes_run(x, inverse, s, lo, hi, u, &bad, n) : 0;
+  for (int64_t i = start; i < n; ++i) {
+    // t is range-checked first (a NaN fails every compare); out of range it becomes 0, so the int
+    // conversion below stays defined.
+    float t = x[i] * inverse;
+    bad |= !(t >= lo - 1.0f && t <= hi + 1.0f);
+    t = t >= lo - 1.0f && t <= hi + 1.0f ? t : 0.0f;
+    const float v = fast::round_half_even_f(t);
+    bad |= (v < lo) | (v > hi) | (v * s != x[i]);
+    u[i] = static_cast<uint8_t>(static_cast<int>(v - lo) & 0xff);
+  }
+  return bad == 0;
+}
+
+bool activation_bytes(const float* x, int64_t n, const ByteActivation& a, uint8_t* u) {
+  constexpr int64_t kChunk = 4096;
   const int64_t chunks = (n + kChunk - 1) / kChunk;
   std::vector<uint8_t> chunk_ok(static_cast<size_t>(chunks), 1);
   exec::parallel_for(chunks, kChunk, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      const int64_t i1 = std::min(n, (c + 1) * kChunk);
-      int bad = 0;
-      const int64_t start = simd ? avx2::activation_bytes_run(x + c * kChunk, inverse, s, lo, hi, u + c * kChunk, &bad,
-                                                             i1 - c * kChunk)
-                                 : 0;
-      for (int64_t i = c * kChunk + start; i < i1; ++i) {
-        // t is range-checked first (a NaN fails every compare); out of range it becomes 0, so the int
-        // conversion below stays defined.
-        float t = x[i] * inverse;
-        bad |= !(t >= lo - 1.0f && t <= hi + 1.0f);
-        t = t >= lo - 1.0f && t <= hi + 1.0f ? t : 0.0f;
-        const float v = fast::round_half_even_f(t);
-        bad |= (v < lo) | (v > hi) | (v * s != x[i]);
-        u[i] = static_cast<uint8_t>(static_cast<int>(v - lo) & 0xff);
-      }
-      chunk_ok[static_cast<size_t>(c)] = bad == 0;
-    }
+    for (int64_t c = c0; c < c1; ++c)
+      chunk_ok[static_cast<size_t>(c)] = activation_bytes_serial(x + c * kChunk, std::min(n, (c + 1) * kChunk) - c * kChunk, a,
+                                                                 u + c * kChunk);
   });
   return std::all_of(chunk_ok.begin(), chunk_ok.end(), [](uint8_t ok) { return ok != 0; });
 }

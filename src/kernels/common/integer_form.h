@@ -48,6 +48,8 @@ std::optional<ByteActivation> byte_activation(const exec::IntegerForm* form);
 // bit with an integer v in [a.lo, a.hi] (a NaN, or a value the form does not describe: the caller
 // takes the float path). Split between threads.
 bool activation_bytes(const float* x, int64_t n, const ByteActivation& a, uint8_t* u);
+// The same on the calling thread (a layer making its output's byte codes block by block).
+bool activation_bytes_serial(const float* x, int64_t n, const ByteActivation& a, uint8_t* u);
 
 // A layer's constant weights on the integer path, made at plan time: per group, the weights' integers
 // packed as the right operand of int8_gemm (output columns = the layer's output channels of the group),

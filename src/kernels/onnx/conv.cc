@@ -3,6 +3,7 @@
 // the group's weights: in float an implicit GEMM that packs one block of that matrix at a time (1x1
 // reads x in place, depthwise has its own path); integers and double build it whole.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -429,15 +430,30 @@ exec::PreparedState prepack_conv(const exec::PrepackContext& c) {
   if (c.path_note) *c.path_note = integer_path_note(*layer);
   if (c.captured_inputs) *c.captured_inputs |= uint64_t{1} << 1;  // W lives on as its codes
   if (c.takes_epilogue) *c.takes_epilogue = true;
+  if (c.node->domain() != dialect::kChannelsLastDomain) {  // channels-first: byte codes in and out
+    if (c.reads_input_codes) *c.reads_input_codes = true;
+    if (c.writes_output_codes) *c.writes_output_codes = true;
+  }
   return std::make_shared<const IntegerLayer>(std::move(*layer));
 }
 
 namespace {
 
+// Byte codes of a channels-first integer Conv (exec::KernelContext::input_codes): `input` the input's (x's
+// floats are then not read), `output_form` the form whose codes to make of the output (nullptr: none), into
+// `output` (left undefined when they could not be made); `floats_needed` false: y may be left unwritten
+// when they are made.
+struct CodesIo {
+  const uint8_t* input = nullptr;
+  const exec::IntegerForm* output_form = nullptr;
+  bool floats_needed = true;
+  Tensor output;
+};
+
 // The integer path's run (defined with the channels-last code, whose tap offsets it uses); `epilogue` (may
 // be null) is applied to every output element.
 bool conv_integer_path(const ConvShape& s, const IntegerLayer& layer, const float* x, bool channels_last, float* y,
-                       const exec::Epilogue* epilogue);
+                       const exec::Epilogue* epilogue, CodesIo* io = nullptr);
 Tensor conv_weights_from_codes(const ConvShape& s, const IntegerLayer& layer, const Dims& w_dims, bool channels_last);
 
 }  // namespace
@@ -482,9 +498,14 @@ Status conv_kernel(exec::KernelContext& ctx, const ConvAttrs& attrs) {
     }
   } else if (const auto* layer = static_cast<const IntegerLayer*>(ctx.prepacked()); layer && dt == DType::kFloat) {
     Tensor y = ctx.output_buffer(DType::kFloat, s.out_dims);
-    if (conv_integer_path(s, *layer, x->data<float>(), false, y.data<float>(), ctx.epilogue())) {
+    CodesIo io;
+    io.input = ctx.input_codes() ? ctx.input_codes()->data<uint8_t>() : nullptr;
+    io.output_form = ctx.output_codes_form();
+    io.floats_needed = ctx.output_floats_needed();
+    if (conv_integer_path(s, *layer, x->data<float>(), false, y.data<float>(), ctx.epilogue(), &io)) {
       ctx.set_output(0, std::move(y));
       ctx.epilogue_done();
+      if (io.output.defined()) ctx.set_output_codes(std::move(io.output));
       return Status::ok();
     }
     if (!w->raw()) {  // the plan holds W as codes only (a streamed W comes with its values)
@@ -664,8 +685,19 @@ void depthwise_channels_last_f32(const ConvShape& s, const float* x, const float
 // are scaled into y: channels-last (N, positions, M) or channels-first (N, M, positions). A block of
 // positions goes through all three steps on one thread (one split of the work per layer, and the
 // block's bytes and sums stay in cache); the sums are exact, so the block size changes no bit.
+//
+// With `codes` (channels-first only), the output's byte codes under codes->form are made from each block's
+// floats into codes->bytes, (N, positions, M); a block that cannot make them (a NaN) clears codes->made, and
+// without codes->floats the channels-first floats are not written (the caller runs again when codes fail).
+struct OutputCodes {
+  ByteActivation form;
+  uint8_t* bytes = nullptr;
+  bool floats = true;
+  std::atomic<bool> made{true};
+};
+
 void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint8_t* nhwc, bool channels_last, float* y,
-                       const exec::Epilogue* epilogue) {
+                       const exec::Epilogue* epilogue, OutputCodes* codes = nullptr) {
   const int64_t channels = s.channels, cg = channels / s.group, mg = s.filters / s.group, rows = s.kernel_size * cg;
   // Blocks of up to kChannelsLastBlock positions, smaller when that leaves a thread without work.
   const int64_t images = s.batch * s.group;
@@ -735,11 +767,22 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
         float* yg = y + (n * s.filters + g * mg) * s.out_size + pos0;
         // The epilogue on a few positions at a time, while their floats are in the L1 cache.
         const int64_t chunk = std::max<int64_t>(1, kEpilogueChunkFloats / std::max<int64_t>(mg, 1));
+        bool codes_made = true;
         for (int64_t p0 = 0; p0 < count; p0 += chunk) {
           const int64_t p1 = std::min(count, p0 + chunk);
           for (int64_t p = p0; p < p1; ++p) layer.outputs(sums.get() + p * mg, mg, g * mg, scaled.get() + p * mg);
           if (epilogue) epilogue->apply(scaled.get() + p0 * mg, (p1 - p0) * mg);
+          if (!codes) continue;
+          uint8_t* bytes = codes->bytes + (n * s.out_size + pos0) * s.filters + g * mg;
+          if (s.group == 1) {
+            codes_made = activation_bytes_serial(scaled.get() + p0 * mg, (p1 - p0) * mg, codes->form, bytes + p0 * mg) && codes_made;
+          } else {
+            for (int64_t p = p0; p < p1; ++p)
+              codes_made = activation_bytes_serial(scaled.get() + p * mg, mg, codes->form, bytes + p * s.filters) && codes_made;
+          }
         }
+        if (!codes_made) codes->made.store(false, std::memory_order_relaxed);
+        if (codes && !codes->floats) continue;
         constexpr int64_t kTile = 8;
         for (int64_t j0 = 0; j0 < mg; j0 += kTile)
           for (int64_t p0 = 0; p0 < count; p0 += kTile) {
@@ -756,18 +799,38 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
 }
 
 bool conv_integer_path(const ConvShape& s, const IntegerLayer& layer, const float* x, bool channels_last, float* y,
-                       const exec::Epilogue* epilogue) {
+                       const exec::Epilogue* epilogue, CodesIo* io) {
   if (s.batch == 0 || s.out_size == 0) return true;  // no output element
   const int64_t elements = s.batch * s.channels * s.in_size;
-  const auto bytes = scratch<uint8_t>(elements);
-  if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
   if (channels_last) {
+    const auto bytes = scratch<uint8_t>(elements);
+    if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
     conv_integer_nhwc(s, layer, bytes.get(), true, y, epilogue);
-  } else {
-    const auto nhwc = scratch<uint8_t>(elements);
-    transpose_inner(bytes.get(), nhwc.get(), s.batch, s.channels, s.in_size, 1);
-    conv_integer_nhwc(s, layer, nhwc.get(), false, y, epilogue);
+    return true;
   }
+  // Channels-first: the input's codes as the producing layer made them (the bytes activation_bytes makes,
+  // already channels-last), else made here.
+  Scratch<uint8_t> nhwc = scratch<uint8_t>(io && io->input ? 0 : elements);
+  const uint8_t* image = io && io->input ? io->input : nhwc.get();
+  if (!(io && io->input)) {
+    const auto bytes = scratch<uint8_t>(elements);
+    if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
+    transpose_inner(bytes.get(), nhwc.get(), s.batch, s.channels, s.in_size, 1);
+  }
+  const std::optional<ByteActivation> out_form = io ? byte_activation(io->output_form) : std::nullopt;
+  if (!out_form) {
+    conv_integer_nhwc(s, layer, image, false, y, epilogue);
+    return true;
+  }
+  Tensor bytes = Tensor::uninitialized(DType::kUInt8, {s.batch * s.out_size * s.filters});
+  OutputCodes codes;
+  codes.form = *out_form, codes.bytes = bytes.data<uint8_t>(), codes.floats = io->floats_needed;
+  conv_integer_nhwc(s, layer, image, false, y, epilogue, &codes);
+  if (codes.made.load(std::memory_order_relaxed)) {
+    io->output = std::move(bytes);
+    return true;
+  }
+  if (!codes.floats) conv_integer_nhwc(s, layer, image, false, y, epilogue);  // the floats were left unwritten
   return true;
 }
 
