@@ -226,5 +226,67 @@ TEST(EpilogueFusion, FloatArithmeticFusesNothing) {
   for (const auto& [node, note] : ex->path_notes()) EXPECT_EQ(note.find("fused"), std::string::npos) << note;
 }
 
+// x -> Quant (u8) -> Conv 3x3 -> Relu -> Quant (u8) -> Conv 3x3 [group] -> Relu -> Quant -> y: the middle
+// Quant's output "m" carries byte codes from the first layer to the second. `m_read_twice`: also an output
+// through Neg (its floats are then written); `nan_bias`: the first layer's bias holds a NaN, so one channel
+// of m is NaN and no codes can be made.
+ir::Model two_convs(int64_t group, bool m_read_twice, bool nan_bias) {
+  std::mt19937 rng(5);
+  io::ModelBuilder m(13);
+  m.import(kQ, 1);
+  m.input("x", DType::kFloat, {2, kChannels, kSize, kSize});
+  m.initializer("xs", f32({}, {0.02f})).initializer("z", f32({}, {0.0f})).initializer("b8", f32({}, {8.0f}));
+  m.initializer("ms", f32({}, {0.05f}));
+  m.node("Quant", {"x", "xs", "z", "b8"}, {"xq"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+  std::string in = "xq";
+  for (int l = 0; l < 2; ++l) {
+    const std::string n = std::to_string(l);
+    const int64_t g = l == 1 ? group : 1;
+    m.initializer("w" + n, random_floats(rng, {kChannels, kChannels / g, 3, 3}, -1.0f, 1.0f));
+    m.initializer("ws" + n, random_floats(rng, {kChannels, 1, 1, 1}, 0.01f, 0.03f));
+    Tensor bias = random_floats(rng, {kChannels}, -0.5f, 0.5f);
+    if (nan_bias && l == 0) bias.data<float>()[2] = std::numeric_limits<float>::quiet_NaN();
+    m.initializer("bias" + n, bias);
+    m.node("Quant", {"w" + n, "ws" + n, "z", "b8"}, {"wq" + n}, kQ).attr("signed", int64_t{1}).attr("narrow", int64_t{1});
+    m.node("Conv", {in, "wq" + n, "bias" + n}, {"c" + n}).attr("pads", std::vector<int64_t>{1, 1, 1, 1}).attr("group", g);
+    m.node("Relu", {"c" + n}, {"r" + n});
+    const std::string out = l == 0 ? "m" : "y";
+    m.node("Quant", {"r" + n, l == 0 ? "ms" : "xs", "z", "b8"}, {out}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+    in = out;
+  }
+  m.output("y", DType::kFloat);
+  if (m_read_twice) {
+    m.node("Neg", {"m"}, {"n"});
+    m.output("n", DType::kFloat);
+  }
+  return m.build().value();
+}
+
+TEST(EpilogueFusion, ByteCodesBetweenLayersGiveTheBitsOfTheFloats) {
+  for (int64_t group : {1, 3})
+    for (bool twice : {false, true})
+      for (bool nan_bias : {false, true}) {
+        SCOPED_TRACE(testing::Message() << "group " << group << ", m read twice " << twice << ", NaN bias " << nan_bias);
+        const ir::Model model = two_convs(group, twice, nan_bias);
+        auto with_codes = exec::Executor::create(model, exec::Arithmetic::kInt);
+        // c0 exposed: the first layer keeps its own output, fuses nothing and makes no codes.
+        auto from_floats = exec::Executor::create(model, exec::Arithmetic::kInt);
+        ASSERT_TRUE(with_codes.is_ok() && from_floats.is_ok());
+        ASSERT_TRUE(from_floats->expose({"c0"}).is_ok());
+        for (int threads : {1, 2}) {
+          exec::set_threads(threads);
+          for (const Tensor& x : input_sets({"", "Conv", {}})) {
+            auto a = with_codes->run({{"x", x}});
+            auto b = from_floats->run({{"x", x}});
+            ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+            ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+            ASSERT_EQ(a->outputs.size(), b->outputs.size());
+            for (size_t k = 0; k < a->outputs.size(); ++k) EXPECT_TRUE(a->outputs[k].identical(b->outputs[k])) << "output " << k;
+          }
+        }
+        exec::set_threads(1);
+      }
+}
+
 }  // namespace
 }  // namespace qonnx
