@@ -26,7 +26,12 @@ struct Avx512Vnni {
   static acc zero() { return _mm512_setzero_si512(); }
   static wreg load_w(const int8_t* p) { return _mm512_loadu_si512(p); }
   static areg broadcast(uint32_t four) { return _mm512_set1_epi32(static_cast<int>(four)); }
-  static acc madd(acc s, areg a, wreg w) { return _mm512_dpbusd_epi32(s, a, w); }
+  // In place: through the intrinsic GCC 12 copied every accumulator of the tile out and back on each k-group
+  // (32 register moves and two stack stores per 16 products, about a fifth of the tile's time).
+  static acc madd(acc s, areg a, wreg w) {
+    asm("vpdpbusd %2, %1, %0" : "+v"(s) : "v"(a), "v"(w));
+    return s;
+  }
   static void store(int32_t* c, acc s, int cols) {
     _mm512_mask_storeu_epi32(c, static_cast<__mmask16>((1u << cols) - 1u), s);
   }
