@@ -12,6 +12,7 @@
 #include "kernels/common/attr_check.h"
 #include "kernels/common/compute_type.h"
 #include "kernels/common/conv_util.h"
+#include "kernels/common/integer_form.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "kernels/onnx/ort_arithmetic.h"
 #include "qonnx/exec/dtype_dispatch.h"
@@ -323,10 +324,99 @@ Result<PoolAttrs> prepare_max_pool(const ir::Node& node, int64_t version) {
 
 Result<PoolAttrs> prepare_max_pool_10(const ir::Node& node, int64_t version) { return prepare_max_pool<10>(node, version); }
 
+namespace {
+
+// MaxPool on byte codes (exec::KernelContext::input_codes): codes u = v - lo of the input, channels-last
+// (N, positions, C), into the output's the same way. With a positive scale v * s increases with v, so a
+// window's largest float is the float of its largest code. false when a window holds no input element (its
+// maximum is -inf, which no code stands for).
+void max_bytes(uint8_t* __restrict dst, const uint8_t* __restrict src, int64_t n) {
+  for (int64_t c = 0; c < n; ++c) dst[c] = std::max(dst[c], src[c]);
+}
+
+bool max_pool_codes(const PoolPlan& p, int64_t batch, int64_t channels, const uint8_t* in, uint8_t* out) {
+  for (const auto& spans : p.spans)
+    for (const Span& span : spans)
+      if (span.count == 0) return false;
+  const size_t nd = p.geo.rank();
+  std::vector<int64_t> in_strides(nd, 1);
+  for (size_t d = nd - 1; d-- > 0;) in_strides[d] = in_strides[d + 1] * p.geo.in[d + 1];
+  int64_t taps = 1;
+  for (int64_t k : p.geo.kernel) taps *= k;
+  exec::parallel_for(batch * p.out_size, taps * channels, [&](int64_t u0, int64_t u1) {
+    std::vector<int64_t> counter(nd);
+    std::vector<Span> spans(nd);
+    for (int64_t u = u0; u < u1; ++u) {
+      for (int64_t rest = u % p.out_size, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
+        spans[static_cast<size_t>(d)] = p.spans[static_cast<size_t>(d)][static_cast<size_t>(rest % p.geo.out[static_cast<size_t>(d)])];
+        rest /= p.geo.out[static_cast<size_t>(d)];
+      }
+      const uint8_t* image = in + u / p.out_size * p.in_size * channels;
+      uint8_t* dst = out + u * channels;
+      bool first = true;
+      for_each_tap(spans, p.geo.dilations, in_strides, counter, [&](int64_t i) {
+        const uint8_t* src = image + i * channels;
+        if (first) {
+          std::copy(src, src + channels, dst);
+          first = false;
+          return;
+        }
+        max_bytes(dst, src, channels);
+      });
+    }
+  });
+  return true;
+}
+
+// The floats (N, C, positions) that channels-last codes stand for: float32(v) * scale for v = u + lo,
+// which is each element bit for bit (the codes were made only where that held).
+void floats_from_codes(const uint8_t* codes, const ByteActivation& a, int64_t batch, int64_t channels, int64_t positions,
+                       float* y) {
+  float value[256];
+  for (int u = 0; u < 256; ++u) value[u] = static_cast<float>(u + a.lo) * a.scale;
+  exec::parallel_for(batch * channels, positions, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const uint8_t* src = codes + r / channels * positions * channels + r % channels;
+      float* dst = y + r * positions;
+      for (int64_t q = 0; q < positions; ++q) dst[q] = value[src[q * channels]];
+    }
+  });
+}
+
+// Plan-time: a MaxPool without Indices on a byte form of positive scale takes and gives byte codes.
+exec::PreparedState prepack_max_pool(const exec::PrepackContext& c) {
+  if (c.arithmetic != exec::Arithmetic::kInt || !c.prepared || static_cast<const PoolAttrs*>(c.prepared)->want_indices)
+    return nullptr;
+  const std::optional<ByteActivation> x = byte_activation(c.form(0));
+  if (!x || !(x->scale > 0.0f)) return nullptr;
+  if (c.reads_input_codes) *c.reads_input_codes = true;
+  if (c.writes_output_codes) *c.writes_output_codes = true;
+  return std::make_shared<const ByteActivation>(*x);
+}
+
+}  // namespace
+
 Status max_pool_kernel(exec::KernelContext& ctx, const PoolAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_ASSIGN_OR_RETURN(PoolPlan p, pool_plan(ctx, attrs.window, *x));
   const bool want_indices = attrs.want_indices;
+  Tensor x_from_codes;
+  if (const auto* form = static_cast<const ByteActivation*>(ctx.prepacked());
+      form && ctx.input_codes() && x->dtype() == DType::kFloat && !want_indices) {
+    const int64_t batch = x->dim(0), channels = x->dim(1);
+    Tensor codes = Tensor::uninitialized(DType::kUInt8, {batch * p.out_size * channels});
+    if (max_pool_codes(p, batch, channels, ctx.input_codes()->data<uint8_t>(), codes.data<uint8_t>())) {
+      Tensor y = ctx.output_buffer(DType::kFloat, p.out_dims);
+      if (ctx.output_floats_needed()) floats_from_codes(codes.data<uint8_t>(), *form, batch, channels, p.out_size, y.data<float>());
+      ctx.set_output(0, std::move(y));
+      if (ctx.output_codes_form()) ctx.set_output_codes(std::move(codes));
+      return Status::ok();
+    }
+    // X's floats may not have been written: made from its codes for the float path.
+    x_from_codes = Tensor::uninitialized(DType::kFloat, x->dims());
+    floats_from_codes(ctx.input_codes()->data<uint8_t>(), *form, batch, channels, p.in_size, x_from_codes.data<float>());
+    x = &x_from_codes;
+  }
   if (!want_indices && x->dtype() == DType::kFloat && (p.geo.rank() == 1 || p.geo.rank() == 2)) {
     Tensor y = ctx.output_buffer(DType::kFloat, p.out_dims);  // every element written
     pool_2d_f32(p, x->data<float>(), y.data<float>(), MaxWindow{});
@@ -469,9 +559,14 @@ Status global_pool(exec::KernelContext& ctx) {
 
 void register_pool_kernels(exec::KernelRegistry& r) {
   // MaxPool-11 only reworded the padding, 12 added int8/uint8; AveragePool-11 reworded the padding.
-  r.add("", "MaxPool", {1, 7}, exec::typed_kernel<PoolAttrs, prepare_max_pool<1>, max_pool_kernel>());
-  r.add("", "MaxPool", {8, 9}, exec::typed_kernel<PoolAttrs, prepare_max_pool<8>, max_pool_kernel>());
-  r.add("", "MaxPool", {10, exec::kNoUpperVersion}, exec::typed_kernel<PoolAttrs, prepare_max_pool<10>, max_pool_kernel>());
+  const auto with_codes = [](exec::Kernel k) {
+    k.prepack = prepack_max_pool;
+    return k;
+  };
+  r.add("", "MaxPool", {1, 7}, with_codes(exec::typed_kernel<PoolAttrs, prepare_max_pool<1>, max_pool_kernel>()));
+  r.add("", "MaxPool", {8, 9}, with_codes(exec::typed_kernel<PoolAttrs, prepare_max_pool<8>, max_pool_kernel>()));
+  r.add("", "MaxPool", {10, exec::kNoUpperVersion},
+        with_codes(exec::typed_kernel<PoolAttrs, prepare_max_pool<10>, max_pool_kernel>()));
   r.add("", "AveragePool", {1, 6}, exec::typed_kernel<PoolAttrs, prepare_average_pool<1>, average_pool>());
   r.add("", "AveragePool", {7, 9}, exec::typed_kernel<PoolAttrs, prepare_average_pool<7>, average_pool>());
   r.add("", "AveragePool", {10, 18}, exec::typed_kernel<PoolAttrs, prepare_average_pool<10>, average_pool>());
