@@ -230,7 +230,13 @@ TEST(EpilogueFusion, FloatArithmeticFusesNothing) {
 // Quant's output "m" carries byte codes from the first layer to the second. `m_read_twice`: also an output
 // through Neg (its floats are then written); `nan_bias`: the first layer's bias holds a NaN, so one channel
 // of m is NaN and no codes can be made.
-ir::Model two_convs(int64_t group, bool m_read_twice, bool nan_bias) {
+struct Pool {  // a MaxPool between the layers (kernel 0: none)
+  int64_t kernel = 0, stride = 1, pad = 0, dilation = 1;
+  bool ceil = false;
+};
+
+ir::Model two_convs(int64_t group, bool m_read_twice, bool nan_bias, Pool pool = {}, bool pool_output = false,
+                    int64_t first_group = 1) {
   std::mt19937 rng(5);
   io::ModelBuilder m(13);
   m.import(kQ, 1);
@@ -241,7 +247,7 @@ ir::Model two_convs(int64_t group, bool m_read_twice, bool nan_bias) {
   std::string in = "xq";
   for (int l = 0; l < 2; ++l) {
     const std::string n = std::to_string(l);
-    const int64_t g = l == 1 ? group : 1;
+    const int64_t g = l == 1 ? group : first_group;
     m.initializer("w" + n, random_floats(rng, {kChannels, kChannels / g, 3, 3}, -1.0f, 1.0f));
     m.initializer("ws" + n, random_floats(rng, {kChannels, 1, 1, 1}, 0.01f, 0.03f));
     Tensor bias = random_floats(rng, {kChannels}, -0.5f, 0.5f);
@@ -253,7 +259,17 @@ ir::Model two_convs(int64_t group, bool m_read_twice, bool nan_bias) {
     const std::string out = l == 0 ? "m" : "y";
     m.node("Quant", {"r" + n, l == 0 ? "ms" : "xs", "z", "b8"}, {out}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
     in = out;
+    if (l == 0 && pool.kernel > 0) {
+      m.node("MaxPool", {"m"}, {"p"})
+          .attr("kernel_shape", std::vector<int64_t>{pool.kernel, pool.kernel})
+          .attr("strides", std::vector<int64_t>{pool.stride, pool.stride})
+          .attr("pads", std::vector<int64_t>{pool.pad, pool.pad, pool.pad, pool.pad})
+          .attr("dilations", std::vector<int64_t>{pool.dilation, pool.dilation})
+          .attr("ceil_mode", int64_t{pool.ceil});
+      in = "p";
+    }
   }
+  if (pool_output) m.output("p", DType::kFloat);
   m.output("y", DType::kFloat);
   if (m_read_twice) {
     m.node("Neg", {"m"}, {"n"});
@@ -262,29 +278,49 @@ ir::Model two_convs(int64_t group, bool m_read_twice, bool nan_bias) {
   return m.build().value();
 }
 
+// The first layer's output (before its epilogue) exposed: nothing fused, no codes anywhere.
+void expect_codes_give_float_bits(const ir::Model& model) {
+  auto with_codes = exec::Executor::create(model, exec::Arithmetic::kInt);
+  auto from_floats = exec::Executor::create(model, exec::Arithmetic::kInt);
+  ASSERT_TRUE(with_codes.is_ok() && from_floats.is_ok());
+  ASSERT_TRUE(from_floats->expose({"c0"}).is_ok());
+  for (int threads : {1, 2}) {
+    exec::set_threads(threads);
+    for (const Tensor& x : input_sets({"", "Conv", {}})) {
+      auto a = with_codes->run({{"x", x}});
+      auto b = from_floats->run({{"x", x}});
+      ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+      ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+      ASSERT_EQ(a->outputs.size(), b->outputs.size());
+      for (size_t k = 0; k < a->outputs.size(); ++k) EXPECT_TRUE(a->outputs[k].identical(b->outputs[k])) << "output " << k;
+    }
+  }
+  exec::set_threads(1);
+}
+
+TEST(EpilogueFusion, MaxPoolPassesByteCodesBetweenLayers) {
+  const std::vector<Pool> pools = {{2, 2}, {3, 2, 1}, {3, 1, 1}, {2, 2, 0, 1, true}, {3, 2, 1, 1, true}, {2, 1, 1, 2}};
+  for (const Pool& pool : pools)
+    for (bool pool_output : {false, true})
+      for (bool nan_bias : {false, true}) {
+        SCOPED_TRACE(testing::Message() << "MaxPool k" << pool.kernel << " s" << pool.stride << " p" << pool.pad << " d"
+                                        << pool.dilation << " ceil " << pool.ceil << ", output " << pool_output << ", NaN bias "
+                                        << nan_bias);
+        expect_codes_give_float_bits(two_convs(1, false, nan_bias, pool, pool_output));
+      }
+}
+
 TEST(EpilogueFusion, ByteCodesBetweenLayersGiveTheBitsOfTheFloats) {
-  for (int64_t group : {1, 3})
+  // Groups of the first and second layer: standard, grouped and depthwise (one channel per group) layers
+  // make and take the codes.
+  const std::vector<std::pair<int64_t, int64_t>> groups = {{1, 1}, {1, 3}, {1, kChannels}, {kChannels, 1}, {kChannels, kChannels}, {3, kChannels}};
+  for (const auto& [first, second] : groups)
     for (bool twice : {false, true})
       for (bool nan_bias : {false, true}) {
-        SCOPED_TRACE(testing::Message() << "group " << group << ", m read twice " << twice << ", NaN bias " << nan_bias);
-        const ir::Model model = two_convs(group, twice, nan_bias);
-        auto with_codes = exec::Executor::create(model, exec::Arithmetic::kInt);
-        // c0 exposed: the first layer keeps its own output, fuses nothing and makes no codes.
-        auto from_floats = exec::Executor::create(model, exec::Arithmetic::kInt);
-        ASSERT_TRUE(with_codes.is_ok() && from_floats.is_ok());
-        ASSERT_TRUE(from_floats->expose({"c0"}).is_ok());
-        for (int threads : {1, 2}) {
-          exec::set_threads(threads);
-          for (const Tensor& x : input_sets({"", "Conv", {}})) {
-            auto a = with_codes->run({{"x", x}});
-            auto b = from_floats->run({{"x", x}});
-            ASSERT_TRUE(a.is_ok()) << a.status().to_string();
-            ASSERT_TRUE(b.is_ok()) << b.status().to_string();
-            ASSERT_EQ(a->outputs.size(), b->outputs.size());
-            for (size_t k = 0; k < a->outputs.size(); ++k) EXPECT_TRUE(a->outputs[k].identical(b->outputs[k])) << "output " << k;
-          }
-        }
-        exec::set_threads(1);
+        SCOPED_TRACE(testing::Message() << "groups " << first << ", " << second << ", m read twice " << twice << ", NaN bias "
+                                        << nan_bias);
+        expect_codes_give_float_bits(two_convs(second, twice, nan_bias, {}, false, first));
+        expect_codes_give_float_bits(two_convs(second, twice, nan_bias, {3, 2, 1}, false, first));  // through a MaxPool
       }
 }
 

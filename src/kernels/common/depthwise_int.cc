@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/common/transpose.h"
 #include "kernels/isa/isa.h"
 #include "qonnx/exec/threads.h"
 
@@ -203,19 +204,24 @@ std::string depthwise_integer_note(const DepthwiseIntegerLayer& layer) {
                      vector_path() ? "avx2-madd16 taps in pairs" : "portable");
 }
 
-bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeometry& g, int64_t batch,
-                            int64_t channels, const float* x, float* y, const exec::Epilogue* epilogue) {
-  const PaddedPlane pp = padded_plane(g, layer.taps);
-  const int64_t elements = batch * channels * pp.in_size, row_count = static_cast<int64_t>(pp.out_row.size());
-  const auto bytes = scratch<uint8_t>(elements);
-  if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
+namespace {
+
+// One run of the layer over (image, channel) planes of input bytes (N, C, positions); with `out`, the
+// output's codes made from each plane into `out_planes` (N, filters, positions).
+void depthwise_planes(const DepthwiseIntegerLayer& layer, const PaddedPlane& pp, int64_t batch, int64_t channels,
+                      const uint8_t* in, float* y, const exec::Epilogue* epilogue, DepthwiseCodes* out,
+                      uint8_t* out_planes) {
   const bool simd = vector_path();
+  const int64_t row_count = static_cast<int64_t>(pp.out_row.size());
   const int64_t multiplier = layer.filters / channels, pair_count = layer.pair_count(), out_size = row_count * pp.out_w;
+  const bool floats = !out || out->floats;
   exec::parallel_for(batch * channels, multiplier * layer.taps * out_size, [&](int64_t u0, int64_t u1) {
     std::vector<uint8_t> plane(static_cast<size_t>(pp.bytes), layer.x.zero_byte());  // the padding stays the byte of 0
     const auto sums = scratch<int32_t>(out_size + kLanes);
+    const auto unwritten = scratch<float>(floats ? 0 : out_size);  // a plane's floats when y is not written
+    bool made = true;
     for (int64_t u = u0; u < u1; ++u) {  // u = (image, channel)
-      const uint8_t* src = bytes.get() + u * pp.in_size;
+      const uint8_t* src = in + u * pp.in_size;
       for (size_t row = 0; row < pp.in_row.size(); ++row, src += pp.in_w) {
         uint8_t* dst = plane.data() + pp.in_row[row];
         if (pp.stride_w == 1) {
@@ -233,12 +239,40 @@ bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeom
         const size_t fi = static_cast<size_t>(f);
         plane_sums(simd, plane.data(), pp.out_row.data(), row_count, pp.tap.data(), pair_count,
                    layer.pairs.data() + f * pair_count, layer.offset[fi], pp.out_w, sums.get());
-        float* plane_out = y + ((u / channels) * layer.filters + f) * out_size;
+        const int64_t image = u / channels;
+        float* plane_out = floats ? y + (image * layer.filters + f) * out_size : unwritten.get();
         scale_filter(simd, sums.get(), out_size, layer.scale[fi], layer.bias[fi], plane_out);
         if (epilogue) epilogue->apply(plane_out, out_size);
+        if (!out) continue;
+        made = activation_bytes_serial(plane_out, out_size, out->form, out_planes + (image * layer.filters + f) * out_size) && made;
       }
     }
+    if (!made) out->made.store(false, std::memory_order_relaxed);
   });
+}
+
+}  // namespace
+
+bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeometry& g, int64_t batch,
+                            int64_t channels, const float* x, float* y, const exec::Epilogue* epilogue,
+                            const uint8_t* input_codes, DepthwiseCodes* out) {
+  const PaddedPlane pp = padded_plane(g, layer.taps);
+  const int64_t elements = batch * channels * pp.in_size;
+  // The planes are channels-first: codes go through the byte transpose (a plane gathered from channels-last
+  // data would read one byte per cache line).
+  const auto bytes = scratch<uint8_t>(elements);
+  if (input_codes)
+    transpose_inner(input_codes, bytes.get(), batch, pp.in_size, channels, 1);
+  else if (!activation_bytes(x, elements, layer.x, bytes.get()))
+    return false;
+  const int64_t out_size = static_cast<int64_t>(pp.out_row.size()) * pp.out_w;
+  const auto out_planes = scratch<uint8_t>(out ? batch * layer.filters * out_size : 0);  // (N, filters, positions)
+  depthwise_planes(layer, pp, batch, channels, bytes.get(), y, epilogue, out, out_planes.get());
+  if (!out) return true;
+  if (out->made.load(std::memory_order_relaxed))
+    transpose_inner(out_planes.get(), out->bytes, batch, layer.filters, out_size, 1);
+  else if (!out->floats)  // codes that could not be made (a NaN): the floats, which were left unwritten
+    depthwise_planes(layer, pp, batch, channels, bytes.get(), y, epilogue, nullptr, nullptr);
   return true;
 }
 

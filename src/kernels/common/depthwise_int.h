@@ -7,6 +7,7 @@
 // data the float depthwise kernel (channels as lanes, no byte conversion or scaling pass) measured faster.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -49,7 +50,17 @@ std::string depthwise_integer_note(const DepthwiseIntegerLayer& layer);
 // y (batch, filters, out...) = the depthwise convolution of x (batch, channels, in...) with geometry g,
 // filters = channels * multiplier. false (y unspecified) when x holds a value its form does not describe
 // (a NaN): the caller takes the float path. `epilogue` (may be null) is applied to each output plane.
+// Byte codes (exec::KernelContext::input_codes): with `input_codes` (channels-last) x's floats are not read;
+// with `out`, the output's codes under out->form are made into out->bytes, (N, positions, filters), and
+// without out->floats y is left unwritten when they could all be made (out->made).
+struct DepthwiseCodes {
+  ByteActivation form;
+  uint8_t* bytes = nullptr;
+  bool floats = true;
+  std::atomic<bool> made{true};
+};
 bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeometry& g, int64_t batch,
-                            int64_t channels, const float* x, float* y, const exec::Epilogue* epilogue = nullptr);
+                            int64_t channels, const float* x, float* y, const exec::Epilogue* epilogue = nullptr,
+                            const uint8_t* input_codes = nullptr, DepthwiseCodes* out = nullptr);
 
 }  // namespace qonnx::kernels

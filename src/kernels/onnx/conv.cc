@@ -416,6 +416,8 @@ exec::PreparedState prepack_conv(const exec::PrepackContext& c) {
     if (!layer) return note(why);
     if (c.path_note) *c.path_note = depthwise_integer_note(*layer);
     if (c.takes_epilogue) *c.takes_epilogue = true;
+    if (c.reads_input_codes) *c.reads_input_codes = true;
+    if (c.writes_output_codes) *c.writes_output_codes = true;
     return std::make_shared<const DepthwiseIntegerLayer>(std::move(*layer));
   }
   if (c.node->domain() != dialect::kChannelsLastDomain) {
@@ -491,9 +493,15 @@ Status conv_kernel(exec::KernelContext& ctx, const ConvAttrs& attrs) {
     // W stayed in the plan as floats: a run the integer path cannot take reads it.
     const auto* layer = static_cast<const DepthwiseIntegerLayer*>(ctx.prepacked());
     Tensor y = ctx.output_buffer(DType::kFloat, s.out_dims);
-    if (depthwise_integer_nchw(*layer, s.geo, s.batch, s.channels, x->data<float>(), y.data<float>(), ctx.epilogue())) {
+    const std::optional<ByteActivation> out_form = byte_activation(ctx.output_codes_form());
+    Tensor codes = out_form ? Tensor::uninitialized(DType::kUInt8, {s.batch * s.out_size * s.filters}) : Tensor();
+    DepthwiseCodes out;
+    if (out_form) out.form = *out_form, out.bytes = codes.data<uint8_t>(), out.floats = ctx.output_floats_needed();
+    if (depthwise_integer_nchw(*layer, s.geo, s.batch, s.channels, x->data<float>(), y.data<float>(), ctx.epilogue(),
+                               ctx.input_codes() ? ctx.input_codes()->data<uint8_t>() : nullptr, out_form ? &out : nullptr)) {
       ctx.set_output(0, std::move(y));
       ctx.epilogue_done();
+      if (out_form && out.made.load(std::memory_order_relaxed)) ctx.set_output_codes(std::move(codes));
       return Status::ok();
     }
   } else if (const auto* layer = static_cast<const IntegerLayer*>(ctx.prepacked()); layer && dt == DType::kFloat) {
