@@ -278,6 +278,11 @@ class EpilogueChain final : public Epilogue {
   void apply(float* y, int64_t n) const override {
     for (const auto& part : parts_) part->apply(y, n);
   }
+  std::vector<const Epilogue*> parts() const override {
+    std::vector<const Epilogue*> all;
+    for (const auto& part : parts_) all.push_back(part.get());
+    return all;
+  }
 
  private:
   std::vector<std::shared_ptr<const Epilogue>> parts_;

@@ -54,6 +54,8 @@ class Epilogue {
  public:
   virtual ~Epilogue() = default;
   virtual void apply(float* y, int64_t n) const = 0;
+  // The fused nodes' own epilogues, in order (a layer may run recognized ones in registers with its rounding).
+  virtual std::vector<const Epilogue*> parts() const { return {this}; }
 };
 
 class KernelContext {

@@ -259,10 +259,10 @@ bool IntegerLayer::rows_product(int64_t rows, int64_t k, const float* a, float* 
   const auto sums = scratch<int32_t>(rows * n);
   group_sums(0, rows, bytes.get(), k, sums.get());
   exec::parallel_for(rows, n, [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      outputs(sums.get() + i * n, n, 0, y + i * n);
-      if (epilogue) epilogue->apply(y + i * n, n);
-    }
+    std::vector<avx2::ElementwiseStep> steps;
+    const bool stepped = epilogue_steps(epilogue, &steps);
+    for (int64_t i = i0; i < i1; ++i)
+      outputs_through(sums.get() + i * n, n, 0, epilogue, stepped ? &steps : nullptr, y + i * n, nullptr, nullptr);
   });
   return true;
 }
@@ -274,6 +274,37 @@ void IntegerLayer::outputs(const int32_t* byte_sums, int64_t count, int64_t chan
                                                   bias.empty() ? nullptr : bias.data() + c0, y, count)
                            : 0;
   for (int64_t j = done; j < count; ++j) y[j] = output(byte_sums[j], channel0 + j);
+}
+
+bool IntegerLayer::outputs_through(const int32_t* byte_sums, int64_t count, int64_t channel0, const exec::Epilogue* epilogue,
+                                   const std::vector<avx2::ElementwiseStep>* steps, float* y, const ByteActivation* form,
+                                   uint8_t* codes) const {
+  int64_t done = 0;
+  int bad = 0;
+  if (steps && isa::current(isa::Family::kQuant) == isa::Isa::kAvx2) {
+    const size_t c0 = static_cast<size_t>(channel0);
+    avx2::CodeTarget target;
+    if (codes)
+      target = {1.0f / form->scale, form->scale, static_cast<float>(form->lo), static_cast<float>(form->hi), codes};
+    done = avx2::requantize_run(byte_sums, offset.data() + c0, scale.data() + c0, bias.empty() ? nullptr : bias.data() + c0,
+                                steps->data(), static_cast<int>(steps->size()), y, codes ? &target : nullptr, &bad, count);
+  }
+  if (done == count) return bad == 0;
+  outputs(byte_sums + done, count - done, channel0 + done, y + done);
+  if (epilogue) epilogue->apply(y + done, count - done);
+  const bool rest = !codes || activation_bytes_serial(y + done, count - done, *form, codes + done);
+  return bad == 0 && rest;
+}
+
+bool epilogue_steps(const exec::Epilogue* epilogue, std::vector<avx2::ElementwiseStep>* steps) {
+  steps->clear();
+  if (!epilogue) return true;
+  for (const exec::Epilogue* part : epilogue->parts()) {
+    const auto* stepped = dynamic_cast<const SteppedEpilogue*>(part);
+    if (!stepped) return false;
+    steps->push_back(stepped->step());
+  }
+  return true;
 }
 
 exec::PreparedState float_path(const exec::PrepackContext& c, std::string why) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/common/igemm.h"
+#include "kernels/common/quant_avx2.h"
 #include "qonnx/exec/kernel.h"
 #include "qonnx/tensor.h"
 
@@ -51,6 +52,15 @@ bool activation_bytes(const float* x, int64_t n, const ByteActivation& a, uint8_
 // The same on the calling thread (a layer making its output's byte codes block by block).
 bool activation_bytes_serial(const float* x, int64_t n, const ByteActivation& a, uint8_t* u);
 
+// An epilogue that is one elementwise step (Relu, a per-tensor Quant, BipolarQuant), which the integer path
+// can run in registers right after its rounding (avx2::requantize_run).
+class SteppedEpilogue : public exec::Epilogue {
+ public:
+  virtual avx2::ElementwiseStep step() const = 0;
+};
+// The steps of every part of `epilogue` (none: an empty list); false when a part is not a SteppedEpilogue.
+bool epilogue_steps(const exec::Epilogue* epilogue, std::vector<avx2::ElementwiseStep>* steps);
+
 // A layer's constant weights on the integer path, made at plan time: per group, the weights' integers
 // packed as the right operand of int8_gemm (output columns = the layer's output channels of the group),
 // and per output channel the scaling of its exact sums.
@@ -77,6 +87,12 @@ struct IntegerLayer {
   inline float output(int32_t byte_sum, int64_t channel) const;
   // y[j] = output(byte_sums[j], channel0 + j) for j < count (vectorized where the CPU allows; the same bits).
   void outputs(const int32_t* byte_sums, int64_t count, int64_t channel0, float* y) const;
+  // outputs(), then `epilogue` on y, then with `codes` the activation bytes of y under `form` into codes
+  // (false unless all of them could be made): in one pass in registers where `steps` (epilogue_steps of
+  // `epilogue`, or null) and the CPU allow, the same bits either way.
+  bool outputs_through(const int32_t* byte_sums, int64_t count, int64_t channel0, const exec::Epilogue* epilogue,
+                       const std::vector<avx2::ElementwiseStep>* steps, float* y, const ByteActivation* form,
+                       uint8_t* codes) const;
   // c (m x n, row stride n) = the exact sums of a (m x k bytes, row stride lda) times group g's weights:
   // int8_gemm's, once or on both nibbles.
   void group_sums(size_t g, int64_t m, const uint8_t* a, int64_t lda, int32_t* c) const;

@@ -70,17 +70,23 @@ QONNX_AVX2_INLINE __m256 param(const float* p, int64_t i) {
   else return _mm256_set1_ps(p[0]);
 }
 
+// Quant's codes of 8 elements: t = x / s + z, then +-1 (bipolar) or mode(clamp(t, lo, hi)).
+template <quant::RoundingMode M, bool kBipolar>
+QONNX_AVX2_INLINE __m256 quant_codes_v(__m256 x, __m256 vs, __m256 vz, __m256 vlo, __m256 vhi) {
+  const __m256 t = _mm256_add_ps(_mm256_div_ps(x, vs), vz);
+  if constexpr (kBipolar)
+    return _mm256_blendv_ps(_mm256_set1_ps(-1.0f), _mm256_set1_ps(1.0f), _mm256_cmp_ps(t, _mm256_setzero_ps(), _CMP_GE_OQ));
+  else
+    return round_mode<M>(clamp_v(t, vlo, vhi));
+}
+
 template <quant::RoundingMode M, bool kBipolar, bool kCodes, bool kVary>
 QONNX_AVX2 int64_t quant_loop(const float* x, const float* s, const float* z, float lo, float hi, float* y, int64_t n) {
   const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
-  const __m256 one = _mm256_set1_ps(1.0f), minus_one = _mm256_set1_ps(-1.0f);
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
     const __m256 vs = param<kVary>(s, i), vz = param<kVary>(z, i);
-    const __m256 t = _mm256_add_ps(_mm256_div_ps(_mm256_loadu_ps(x + i), vs), vz);
-    __m256 q;
-    if constexpr (kBipolar) q = _mm256_blendv_ps(minus_one, one, _mm256_cmp_ps(t, _mm256_setzero_ps(), _CMP_GE_OQ));
-    else q = round_mode<M>(clamp_v(t, vlo, vhi));
+    const __m256 q = quant_codes_v<M, kBipolar>(_mm256_loadu_ps(x + i), vs, vz, vlo, vhi);
     _mm256_storeu_ps(y + i, kCodes ? q : _mm256_mul_ps(_mm256_sub_ps(q, vz), vs));
   }
   return i;
@@ -95,15 +101,16 @@ int64_t quant_layouts(bool codes, bool vary, const float* x, const float* s, con
               : quant_loop<M, kBipolar, false, false>(x, s, z, lo, hi, y, n);
 }
 
+// BipolarQuant of 8 elements: (x >= 0 ? 1 : -1) * s.
+QONNX_AVX2_INLINE __m256 bipolar_v(__m256 x, __m256 vs) {
+  const __m256 q = _mm256_blendv_ps(_mm256_set1_ps(-1.0f), _mm256_set1_ps(1.0f), _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ));
+  return _mm256_mul_ps(q, vs);
+}
+
 template <bool kVary>
 QONNX_AVX2 int64_t bipolar_loop(const float* x, const float* s, float* y, int64_t n) {
-  const __m256 one = _mm256_set1_ps(1.0f), minus_one = _mm256_set1_ps(-1.0f);
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    const __m256 q =
-        _mm256_blendv_ps(minus_one, one, _mm256_cmp_ps(_mm256_loadu_ps(x + i), _mm256_setzero_ps(), _CMP_GE_OQ));
-    _mm256_storeu_ps(y + i, _mm256_mul_ps(q, param<kVary>(s, i)));
-  }
+  for (; i + kLanes <= n; i += kLanes) _mm256_storeu_ps(y + i, bipolar_v(_mm256_loadu_ps(x + i), param<kVary>(s, i)));
   return i;
 }
 
@@ -344,26 +351,35 @@ int64_t threshold_run_by_channel(const float* v, const float* blocks, int64_t ch
 }
 
 
+// activation_bytes_run's parameters as vectors.
+struct ByteForm {
+  __m256 inverse, scale, lo, hi, below, above;
+  QONNX_AVX2 ByteForm(float inv, float s, float l, float h)
+      : inverse(_mm256_set1_ps(inv)), scale(_mm256_set1_ps(s)), lo(_mm256_set1_ps(l)), hi(_mm256_set1_ps(h)),
+        below(_mm256_set1_ps(l - 1.0f)), above(_mm256_set1_ps(h + 1.0f)) {}
+};
+
+// The activation bytes of 8 elements into u[0..8), the lanes that fail the test into *bad_lanes.
+QONNX_AVX2_INLINE void bytes_v(__m256 xv, const ByteForm& f, uint8_t* u, int* bad_lanes) {
+  __m256 t = _mm256_mul_ps(xv, f.inverse);
+  const __m256 inside = _mm256_and_ps(_mm256_cmp_ps(t, f.below, _CMP_GE_OQ), _mm256_cmp_ps(t, f.above, _CMP_LE_OQ));
+  t = _mm256_and_ps(t, inside);  // 0 where outside (or NaN)
+  const __m256 v = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 ok = _mm256_and_ps(inside, _mm256_cmp_ps(v, f.lo, _CMP_GE_OQ));
+  ok = _mm256_and_ps(ok, _mm256_cmp_ps(v, f.hi, _CMP_LE_OQ));
+  ok = _mm256_and_ps(ok, _mm256_cmp_ps(_mm256_mul_ps(v, f.scale), xv, _CMP_EQ_OQ));
+  *bad_lanes |= ~_mm256_movemask_ps(ok) & 0xff;
+  const __m256i q = _mm256_cvtps_epi32(_mm256_sub_ps(v, f.lo));  // exact: small integers
+  const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(u), _mm_packus_epi16(w16, w16));
+}
+
 QONNX_AVX2 int64_t activation_bytes_run(const float* x, float inverse, float scale, float lo, float hi, uint8_t* u,
                                         int* bad, int64_t n) {
-  const __m256 vinv = _mm256_set1_ps(inverse), vs = _mm256_set1_ps(scale), vlo = _mm256_set1_ps(lo),
-               vhi = _mm256_set1_ps(hi), below = _mm256_set1_ps(lo - 1.0f), above = _mm256_set1_ps(hi + 1.0f);
+  const ByteForm form(inverse, scale, lo, hi);
   int bad_lanes = 0;
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m256 xv = _mm256_loadu_ps(x + i);
-    __m256 t = _mm256_mul_ps(xv, vinv);
-    const __m256 inside = _mm256_and_ps(_mm256_cmp_ps(t, below, _CMP_GE_OQ), _mm256_cmp_ps(t, above, _CMP_LE_OQ));
-    t = _mm256_and_ps(t, inside);  // 0 where outside (or NaN)
-    const __m256 v = _mm256_round_ps(t, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 ok = _mm256_and_ps(inside, _mm256_cmp_ps(v, vlo, _CMP_GE_OQ));
-    ok = _mm256_and_ps(ok, _mm256_cmp_ps(v, vhi, _CMP_LE_OQ));
-    ok = _mm256_and_ps(ok, _mm256_cmp_ps(_mm256_mul_ps(v, vs), xv, _CMP_EQ_OQ));
-    bad_lanes |= ~_mm256_movemask_ps(ok) & 0xff;
-    const __m256i q = _mm256_cvtps_epi32(_mm256_sub_ps(v, vlo));  // exact: small integers
-    const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(u + i), _mm_packus_epi16(w16, w16));
-  }
+  for (; i + 8 <= n; i += 8) bytes_v(_mm256_loadu_ps(x + i), form, u + i, &bad_lanes);
   *bad |= bad_lanes;
   return i;
 }
@@ -413,16 +429,64 @@ QONNX_AVX2 void transpose_8x8(const float* src, int64_t src_ld, float* dst, int6
   }
 }
 
+// The one rounding of 4 consecutive channels' sums.
+QONNX_AVX2_INLINE __m128 scaled_4(const int32_t* sums, const int32_t* offset, const double* scale, const double* bias) {
+  const __m128i sum = _mm_add_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sums)),
+                                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(offset)));
+  __m256d v = _mm256_mul_pd(_mm256_cvtepi32_pd(sum), _mm256_loadu_pd(scale));
+  v = _mm256_add_pd(v, bias ? _mm256_loadu_pd(bias) : _mm256_setzero_pd());
+  return _mm256_cvtpd_ps(v);
+}
+
 QONNX_AVX2 int64_t scale_sums_run(const int32_t* sums, const int32_t* offset, const double* scale, const double* bias,
                                   float* y, int64_t n) {
   int64_t j = 0;
-  for (; j + 4 <= n; j += 4) {
-    const __m128i sum = _mm_add_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sums + j)),
-                                      _mm_loadu_si128(reinterpret_cast<const __m128i*>(offset + j)));
-    __m256d v = _mm256_mul_pd(_mm256_cvtepi32_pd(sum), _mm256_loadu_pd(scale + j));
-    v = _mm256_add_pd(v, bias ? _mm256_loadu_pd(bias + j) : _mm256_setzero_pd());
-    _mm_storeu_ps(y + j, _mm256_cvtpd_ps(v));
+  for (; j + 4 <= n; j += 4) _mm_storeu_ps(y + j, scaled_4(sums + j, offset + j, scale + j, bias ? bias + j : nullptr));
+  return j;
+}
+
+template <quant::RoundingMode M>
+QONNX_AVX2_INLINE __m256 quant_step_v(__m256 x, const ElementwiseStep& step) {
+  const __m256 vs = _mm256_set1_ps(step.scale), vz = _mm256_set1_ps(step.zero_point);
+  const __m256 q = step.bipolar ? quant_codes_v<M, true>(x, vs, vz, vs, vs)
+                                : quant_codes_v<M, false>(x, vs, vz, _mm256_set1_ps(step.lo), _mm256_set1_ps(step.hi));
+  return _mm256_mul_ps(_mm256_sub_ps(q, vz), vs);
+}
+
+QONNX_AVX2_INLINE __m256 step_v(__m256 x, const ElementwiseStep& step) {
+  switch (step.kind) {
+    case ElementwiseStep::Kind::kRelu: return _mm256_and_ps(x, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ));
+    case ElementwiseStep::Kind::kBipolarQuant: return bipolar_v(x, _mm256_set1_ps(step.scale));
+    case ElementwiseStep::Kind::kQuant: break;
   }
+  if (step.bipolar) return quant_step_v<quant::RoundingMode::kRound>(x, step);
+  switch (step.mode) {
+    case quant::RoundingMode::kRound: return quant_step_v<quant::RoundingMode::kRound>(x, step);
+    case quant::RoundingMode::kCeil: return quant_step_v<quant::RoundingMode::kCeil>(x, step);
+    case quant::RoundingMode::kFloor: return quant_step_v<quant::RoundingMode::kFloor>(x, step);
+    case quant::RoundingMode::kUp: return quant_step_v<quant::RoundingMode::kUp>(x, step);
+    case quant::RoundingMode::kDown: return quant_step_v<quant::RoundingMode::kDown>(x, step);
+    case quant::RoundingMode::kHalfUp: return quant_step_v<quant::RoundingMode::kHalfUp>(x, step);
+    case quant::RoundingMode::kHalfDown: break;
+  }
+  return quant_step_v<quant::RoundingMode::kHalfDown>(x, step);
+}
+
+QONNX_AVX2 int64_t requantize_run(const int32_t* sums, const int32_t* offset, const double* scale, const double* bias,
+                                  const ElementwiseStep* steps, int step_count, float* y, const CodeTarget* codes,
+                                  int* bad, int64_t n) {
+  const ByteForm form = codes ? ByteForm(codes->inverse, codes->scale, codes->lo, codes->hi) : ByteForm(1, 1, 0, 0);
+  int bad_lanes = 0;
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    const __m128 low = scaled_4(sums + j, offset + j, scale + j, bias ? bias + j : nullptr);
+    const __m128 high = scaled_4(sums + j + 4, offset + j + 4, scale + j + 4, bias ? bias + j + 4 : nullptr);
+    __m256 v = _mm256_insertf128_ps(_mm256_castps128_ps256(low), high, 1);
+    for (int k = 0; k < step_count; ++k) v = step_v(v, steps[k]);
+    _mm256_storeu_ps(y + j, v);
+    if (codes) bytes_v(v, form, codes->u + j, &bad_lanes);
+  }
+  *bad |= bad_lanes;
   return j;
 }
 
@@ -447,6 +511,10 @@ int64_t threshold_run_by_channel(const float*, const float*, int64_t, int64_t, i
 int64_t activation_bytes_run(const float*, float, float, float, float, uint8_t*, int*, int64_t) { return 0; }
 int64_t int8_values_run(const float*, const float*, const float*, bool, int8_t*, int*, int64_t) { return 0; }
 int64_t scale_sums_run(const int32_t*, const int32_t*, const double*, const double*, float*, int64_t) { return 0; }
+int64_t requantize_run(const int32_t*, const int32_t*, const double*, const double*, const ElementwiseStep*, int, float*,
+                       const CodeTarget*, int*, int64_t) {
+  return 0;
+}
 void transpose_8x8(const float*, int64_t, float*, int64_t) {}
 
 #endif

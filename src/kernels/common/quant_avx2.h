@@ -62,4 +62,26 @@ void transpose_8x8(const float* src, int64_t src_ld, float* dst, int64_t dst_ld)
 int64_t scale_sums_run(const int32_t* sums, const int32_t* offset, const double* scale, const double* bias, float* y,
                        int64_t n);
 
+// An elementwise node fused after the integer path's rounding (exec::Epilogue), as its kernel's AVX2 loop
+// computes it: Relu; Quant with one scale and zero point (`bipolar`: a 1-bit signed Quant's +-1 codes);
+// BipolarQuant with one scale.
+struct ElementwiseStep {
+  enum class Kind { kRelu, kQuant, kBipolarQuant };
+  Kind kind = Kind::kRelu;
+  quant::RoundingMode mode = quant::RoundingMode::kRound;
+  bool bipolar = false;
+  float scale = 1.0f, zero_point = 0.0f, lo = 0.0f, hi = 0.0f;
+};
+// Where requantize_run puts activation bytes, with activation_bytes_run's parameters.
+struct CodeTarget {
+  float inverse = 1.0f, scale = 1.0f, lo = 0.0f, hi = 0.0f;
+  uint8_t* u = nullptr;
+};
+// scale_sums_run's rounding, then `steps` in order as quant_run, bipolar_quant_run and Relu compute them,
+// into y, then with `codes` activation_bytes_run of y: 8 channels at a time in registers, the same
+// operations in the same order as those loops run one after the other, so the same bits.
+int64_t requantize_run(const int32_t* sums, const int32_t* offset, const double* scale, const double* bias,
+                       const ElementwiseStep* steps, int step_count, float* y, const CodeTarget* codes, int* bad,
+                       int64_t n);
+
 }  // namespace qonnx::kernels::avx2

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "kernels/common/attr_check.h"
+#include "kernels/common/integer_form.h"
 #include "kernels/isa/isa.h"
 #include "kernels/onnx/elementwise_common.h"
 #include "kernels/onnx/onnx_kernels.h"
@@ -33,8 +34,9 @@ __attribute__((target("avx2"))) void relu_in_place_avx2(float* y, int64_t n) {
 #endif
 
 // Relu after a layer (on its float32 output): the kernel's own function.
-class ReluEpilogue final : public exec::Epilogue {
+class ReluEpilogue final : public SteppedEpilogue {
  public:
+  avx2::ElementwiseStep step() const override { return {}; }
   void apply(float* y, int64_t n) const override {
 #if QONNX_ISA_X86
     if (isa::current(isa::Family::kQuant) == isa::Isa::kAvx2) return relu_in_place_avx2(y, n);

@@ -722,6 +722,8 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   const bool row_runs = s.group == 1 && s.geo.dilations.back() == 1 && kernel_w > 1;
   const std::vector<int64_t> relative = tap_offsets(s);
   const bool simd_tiles = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
+  std::vector<avx2::ElementwiseStep> steps;
+  const bool stepped = epilogue_steps(epilogue, &steps);
   exec::parallel_for(images * blocks, block_size * rows * mg, [&](int64_t u0, int64_t u1) {
     const auto left = scratch<uint8_t>(in_place ? 0 : block_size * rows);
     const auto sums = scratch<int32_t>(block_size * mg);
@@ -765,10 +767,9 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
       layer.group_sums(static_cast<size_t>(g), count, in_place ? image + pos0 * channels : left.get(), rows, sums.get());
       if (channels_last) {
         float* yn = y + (n * s.out_size + pos0) * s.filters + g * mg;
-        for (int64_t p = 0; p < count; ++p) {
-          layer.outputs(sums.get() + p * mg, mg, g * mg, yn + p * s.filters);
-          if (epilogue) epilogue->apply(yn + p * s.filters, mg);
-        }
+        for (int64_t p = 0; p < count; ++p)
+          layer.outputs_through(sums.get() + p * mg, mg, g * mg, epilogue, stepped ? &steps : nullptr, yn + p * s.filters,
+                                nullptr, nullptr);
       } else {
         // Each position's channels scaled as one run, then written channel by channel from cache in 8 x 8
         // tiles (a whole channel at a time would read one float per cache line).
@@ -776,12 +777,18 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
         // The epilogue on a few positions at a time, while their floats are in the L1 cache.
         const int64_t chunk = std::max<int64_t>(1, kEpilogueChunkFloats / std::max<int64_t>(mg, 1));
         bool codes_made = true;
-        for (int64_t p0 = 0; p0 < count; p0 += chunk) {
+        uint8_t* bytes = codes ? codes->bytes + (n * s.out_size + pos0) * s.filters + g * mg : nullptr;
+        if (stepped) {  // rounding, epilogue and codes of each position in registers
+          for (int64_t p = 0; p < count; ++p)
+            codes_made = layer.outputs_through(sums.get() + p * mg, mg, g * mg, epilogue, &steps, scaled.get() + p * mg,
+                                               codes ? &codes->form : nullptr, codes ? bytes + p * s.filters : nullptr) &&
+                         codes_made;
+        }
+        for (int64_t p0 = 0; p0 < count && !stepped; p0 += chunk) {
           const int64_t p1 = std::min(count, p0 + chunk);
           for (int64_t p = p0; p < p1; ++p) layer.outputs(sums.get() + p * mg, mg, g * mg, scaled.get() + p * mg);
           if (epilogue) epilogue->apply(scaled.get() + p0 * mg, (p1 - p0) * mg);
           if (!codes) continue;
-          uint8_t* bytes = codes->bytes + (n * s.out_size + pos0) * s.filters + g * mg;
           if (s.group == 1) {
             codes_made = activation_bytes_serial(scaled.get() + p0 * mg, (p1 - p0) * mg, codes->form, bytes + p0 * mg) && codes_made;
           } else {

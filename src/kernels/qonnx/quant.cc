@@ -190,10 +190,17 @@ std::vector<std::optional<exec::IntegerForm>> bipolar_forms(const exec::PrepackC
 
 // A per-tensor Quant (or BipolarQuant) after a layer: its kernel's run loops on each block of the layer's
 // output (quant_tensor on a run whose scale and zero point do not vary).
-class QuantEpilogue final : public exec::Epilogue {
+class QuantEpilogue final : public SteppedEpilogue {
  public:
   QuantEpilogue(quant::RoundingMode mode, bool bipolar, float scale, float zero_point, quant::IntRange range)
       : mode_(mode), bipolar_(bipolar), scale_(scale), zero_point_(zero_point), range_(range) {}
+
+  avx2::ElementwiseStep step() const override {
+    avx2::ElementwiseStep s;
+    s.kind = avx2::ElementwiseStep::Kind::kQuant;
+    s.mode = mode_, s.bipolar = bipolar_, s.scale = scale_, s.zero_point = zero_point_, s.lo = range_.min, s.hi = range_.max;
+    return s;
+  }
 
   void apply(float* y, int64_t n) const override {
     const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
@@ -234,9 +241,15 @@ std::shared_ptr<const exec::Epilogue> quant_epilogue(const exec::PrepackContext&
 }
 
 // BipolarQuant's loop, as in bipolar_quant_into (it takes no zero point or range).
-class BipolarEpilogue final : public exec::Epilogue {
+class BipolarEpilogue final : public SteppedEpilogue {
  public:
   explicit BipolarEpilogue(float scale) : scale_(scale) {}
+  avx2::ElementwiseStep step() const override {
+    avx2::ElementwiseStep s;
+    s.kind = avx2::ElementwiseStep::Kind::kBipolarQuant;
+    s.scale = scale_;
+    return s;
+  }
   void apply(float* y, int64_t n) const override {
     const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
     const int64_t start = simd ? avx2::bipolar_quant_run(y, &scale_, false, y, n) : 0;
