@@ -103,9 +103,11 @@ TEST(Requantize, TheFusedPassGivesTheSeparateLoopsBits) {
           std::vector<uint8_t> fused_codes(n), expected_codes(n);
           codes.u = fused_codes.data();
           int fused_bad = 0, expected_bad = 0;
-          ASSERT_EQ(avx2::requantize_run(sums.data(), offset.data(), scale.data(), with_bias ? bias.data() : nullptr,
-                                         steps.data(), static_cast<int>(steps.size()), fused.data(), &codes, &fused_bad, n),
-                    n);
+          avx2::RequantizeRows r;
+          r.sums = sums.data(), r.offset = offset.data(), r.scale = scale.data(), r.bias = with_bias ? bias.data() : nullptr;
+          r.steps = steps.data(), r.step_count = static_cast<int>(steps.size());
+          r.y = fused.data(), r.codes = &codes, r.bad = &fused_bad, r.rows = 1, r.n = n;
+          ASSERT_EQ(avx2::requantize_run(r), n);
           ASSERT_EQ(avx2::scale_sums_run(sums.data(), offset.data(), scale.data(), with_bias ? bias.data() : nullptr,
                                          expected.data(), n),
                     n);

@@ -261,8 +261,8 @@ bool IntegerLayer::rows_product(int64_t rows, int64_t k, const float* a, float* 
   exec::parallel_for(rows, n, [&](int64_t i0, int64_t i1) {
     std::vector<avx2::ElementwiseStep> steps;
     const bool stepped = epilogue_steps(epilogue, &steps);
-    for (int64_t i = i0; i < i1; ++i)
-      outputs_through(sums.get() + i * n, n, 0, epilogue, stepped ? &steps : nullptr, y + i * n, nullptr, nullptr);
+    outputs_through(sums.get() + i0 * n, i1 - i0, n, 0, epilogue, stepped ? &steps : nullptr, y + i0 * n, n, nullptr,
+                    nullptr, 0);
   });
   return true;
 }
@@ -276,24 +276,32 @@ void IntegerLayer::outputs(const int32_t* byte_sums, int64_t count, int64_t chan
   for (int64_t j = done; j < count; ++j) y[j] = output(byte_sums[j], channel0 + j);
 }
 
-bool IntegerLayer::outputs_through(const int32_t* byte_sums, int64_t count, int64_t channel0, const exec::Epilogue* epilogue,
-                                   const std::vector<avx2::ElementwiseStep>* steps, float* y, const ByteActivation* form,
-                                   uint8_t* codes) const {
+bool IntegerLayer::outputs_through(const int32_t* byte_sums, int64_t rows, int64_t count, int64_t channel0,
+                                   const exec::Epilogue* epilogue, const std::vector<avx2::ElementwiseStep>* steps,
+                                   float* y, int64_t y_ld, const ByteActivation* form, uint8_t* codes,
+                                   int64_t codes_ld) const {
   int64_t done = 0;
   int bad = 0;
   if (steps && isa::current(isa::Family::kQuant) == isa::Isa::kAvx2) {
     const size_t c0 = static_cast<size_t>(channel0);
     avx2::CodeTarget target;
-    if (codes)
-      target = {1.0f / form->scale, form->scale, static_cast<float>(form->lo), static_cast<float>(form->hi), codes};
-    done = avx2::requantize_run(byte_sums, offset.data() + c0, scale.data() + c0, bias.empty() ? nullptr : bias.data() + c0,
-                                steps->data(), static_cast<int>(steps->size()), y, codes ? &target : nullptr, &bad, count);
+    if (codes) target = {1.0f / form->scale, form->scale, static_cast<float>(form->lo), static_cast<float>(form->hi), codes};
+    avx2::RequantizeRows r;
+    r.sums = byte_sums, r.sums_ld = count, r.offset = offset.data() + c0, r.scale = scale.data() + c0;
+    r.bias = bias.empty() ? nullptr : bias.data() + c0;
+    r.steps = steps->data(), r.step_count = static_cast<int>(steps->size());
+    r.y = y, r.y_ld = y_ld, r.codes = codes ? &target : nullptr, r.codes_ld = codes_ld, r.bad = &bad;
+    r.rows = rows, r.n = count;
+    done = avx2::requantize_run(r);
   }
-  if (done == count) return bad == 0;
-  outputs(byte_sums + done, count - done, channel0 + done, y + done);
-  if (epilogue) epilogue->apply(y + done, count - done);
-  const bool rest = !codes || activation_bytes_serial(y + done, count - done, *form, codes + done);
-  return bad == 0 && rest;
+  bool made = bad == 0;
+  for (int64_t i = 0; i < rows && done < count; ++i) {  // the channels past the vectors, as separate loops
+    float* row = y + i * y_ld + done;
+    outputs(byte_sums + i * count + done, count - done, channel0 + done, row);
+    if (epilogue) epilogue->apply(row, count - done);
+    if (codes) made = activation_bytes_serial(row, count - done, *form, codes + i * codes_ld + done) && made;
+  }
+  return made;
 }
 
 bool epilogue_steps(const exec::Epilogue* epilogue, std::vector<avx2::ElementwiseStep>* steps) {

@@ -351,6 +351,8 @@ int64_t threshold_run_by_channel(const float* v, const float* blocks, int64_t ch
 }
 
 
+namespace {
+
 // activation_bytes_run's parameters as vectors.
 struct ByteForm {
   __m256 inverse, scale, lo, hi, below, above;
@@ -373,6 +375,8 @@ QONNX_AVX2_INLINE void bytes_v(__m256 xv, const ByteForm& f, uint8_t* u, int* ba
   const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
   _mm_storel_epi64(reinterpret_cast<__m128i*>(u), _mm_packus_epi16(w16, w16));
 }
+
+}  // namespace
 
 QONNX_AVX2 int64_t activation_bytes_run(const float* x, float inverse, float scale, float lo, float hi, uint8_t* u,
                                         int* bad, int64_t n) {
@@ -429,6 +433,8 @@ QONNX_AVX2 void transpose_8x8(const float* src, int64_t src_ld, float* dst, int6
   }
 }
 
+namespace {
+
 // The one rounding of 4 consecutive channels' sums.
 QONNX_AVX2_INLINE __m128 scaled_4(const int32_t* sums, const int32_t* offset, const double* scale, const double* bias) {
   const __m128i sum = _mm_add_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sums)),
@@ -438,12 +444,16 @@ QONNX_AVX2_INLINE __m128 scaled_4(const int32_t* sums, const int32_t* offset, co
   return _mm256_cvtpd_ps(v);
 }
 
+}  // namespace
+
 QONNX_AVX2 int64_t scale_sums_run(const int32_t* sums, const int32_t* offset, const double* scale, const double* bias,
                                   float* y, int64_t n) {
   int64_t j = 0;
   for (; j + 4 <= n; j += 4) _mm_storeu_ps(y + j, scaled_4(sums + j, offset + j, scale + j, bias ? bias + j : nullptr));
   return j;
 }
+
+namespace {
 
 template <quant::RoundingMode M>
 QONNX_AVX2_INLINE __m256 quant_step_v(__m256 x, const ElementwiseStep& step) {
@@ -472,22 +482,77 @@ QONNX_AVX2_INLINE __m256 step_v(__m256 x, const ElementwiseStep& step) {
   return quant_step_v<quant::RoundingMode::kHalfDown>(x, step);
 }
 
-QONNX_AVX2 int64_t requantize_run(const int32_t* sums, const int32_t* offset, const double* scale, const double* bias,
-                                  const ElementwiseStep* steps, int step_count, float* y, const CodeTarget* codes,
-                                  int* bad, int64_t n) {
-  const ByteForm form = codes ? ByteForm(codes->inverse, codes->scale, codes->lo, codes->hi) : ByteForm(1, 1, 0, 0);
-  int bad_lanes = 0;
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
-    const __m128 low = scaled_4(sums + j, offset + j, scale + j, bias ? bias + j : nullptr);
-    const __m128 high = scaled_4(sums + j + 4, offset + j + 4, scale + j + 4, bias ? bias + j + 4 : nullptr);
-    __m256 v = _mm256_insertf128_ps(_mm256_castps128_ps256(low), high, 1);
-    for (int k = 0; k < step_count; ++k) v = step_v(v, steps[k]);
-    _mm256_storeu_ps(y + j, v);
-    if (codes) bytes_v(v, form, codes->u + j, &bad_lanes);
+QONNX_AVX2_INLINE __m256 relu_v(__m256 x) { return _mm256_and_ps(x, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ)); }
+
+// Any chain of steps, each decoded per vector.
+struct GenericChain {
+  const ElementwiseStep* steps;
+  int count;
+  QONNX_AVX2_INLINE __m256 operator()(__m256 v) const {
+    for (int k = 0; k < count; ++k) v = step_v(v, steps[k]);
+    return v;
   }
-  *bad |= bad_lanes;
-  return j;
+};
+
+// The common chain, [Relu...] then one Quant of mode M, with its parameters in registers (Relu twice is
+// Relu: the same bits).
+template <quant::RoundingMode M, bool kRelu>
+struct QuantChain {
+  __m256 s, z, lo, hi;
+  QONNX_AVX2 explicit QuantChain(const ElementwiseStep& q)
+      : s(_mm256_set1_ps(q.scale)), z(_mm256_set1_ps(q.zero_point)), lo(_mm256_set1_ps(q.lo)), hi(_mm256_set1_ps(q.hi)) {}
+  QONNX_AVX2_INLINE __m256 operator()(__m256 v) const {
+    if constexpr (kRelu) v = relu_v(v);
+    return _mm256_mul_ps(_mm256_sub_ps(quant_codes_v<M, false>(v, s, z, lo, hi), z), s);
+  }
+};
+
+template <typename Chain>
+QONNX_AVX2_INLINE int64_t requantize_rows(const RequantizeRows& r, const Chain& chain) {
+  const ByteForm form = r.codes ? ByteForm(r.codes->inverse, r.codes->scale, r.codes->lo, r.codes->hi) : ByteForm(1, 1, 0, 0);
+  const int64_t done = r.n / kLanes * kLanes;
+  int bad_lanes = 0;
+  for (int64_t i = 0; i < r.rows; ++i) {
+    const int32_t* sums = r.sums + i * r.sums_ld;
+    float* y = r.y + i * r.y_ld;
+    for (int64_t j = 0; j < done; j += kLanes) {
+      const __m128 low = scaled_4(sums + j, r.offset + j, r.scale + j, r.bias ? r.bias + j : nullptr);
+      const __m128 high = scaled_4(sums + j + 4, r.offset + j + 4, r.scale + j + 4, r.bias ? r.bias + j + 4 : nullptr);
+      _mm256_storeu_ps(y + j, chain(_mm256_insertf128_ps(_mm256_castps128_ps256(low), high, 1)));
+    }
+    // The codes in a second loop over the row (in L1): one chain of both would be too long for the CPU to
+    // overlap enough vectors (measured slower than separate loops).
+    if (r.codes) {
+      uint8_t* u = r.codes->u + i * r.codes_ld;
+      for (int64_t j = 0; j < done; j += kLanes) bytes_v(_mm256_loadu_ps(y + j), form, u + j, &bad_lanes);
+    }
+  }
+  *r.bad |= bad_lanes;
+  return done;
+}
+
+template <bool kRelu>
+QONNX_AVX2 int64_t requantize_quant(const RequantizeRows& r, const ElementwiseStep& q) {
+  switch (q.mode) {
+    case quant::RoundingMode::kRound: return requantize_rows(r, QuantChain<quant::RoundingMode::kRound, kRelu>(q));
+    case quant::RoundingMode::kCeil: return requantize_rows(r, QuantChain<quant::RoundingMode::kCeil, kRelu>(q));
+    case quant::RoundingMode::kFloor: return requantize_rows(r, QuantChain<quant::RoundingMode::kFloor, kRelu>(q));
+    case quant::RoundingMode::kUp: return requantize_rows(r, QuantChain<quant::RoundingMode::kUp, kRelu>(q));
+    case quant::RoundingMode::kDown: return requantize_rows(r, QuantChain<quant::RoundingMode::kDown, kRelu>(q));
+    case quant::RoundingMode::kHalfUp: return requantize_rows(r, QuantChain<quant::RoundingMode::kHalfUp, kRelu>(q));
+    case quant::RoundingMode::kHalfDown: break;
+  }
+  return requantize_rows(r, QuantChain<quant::RoundingMode::kHalfDown, kRelu>(q));
+}
+
+}  // namespace
+
+QONNX_AVX2 int64_t requantize_run(const RequantizeRows& r) {
+  int relus = 0;
+  while (relus < r.step_count && r.steps[relus].kind == ElementwiseStep::Kind::kRelu) ++relus;
+  if (relus + 1 == r.step_count && r.steps[relus].kind == ElementwiseStep::Kind::kQuant && !r.steps[relus].bipolar)
+    return relus > 0 ? requantize_quant<true>(r, r.steps[relus]) : requantize_quant<false>(r, r.steps[relus]);
+  return requantize_rows(r, GenericChain{r.steps, r.step_count});
 }
 
 #else  // no AVX2 on this target: kernels/isa never selects it
@@ -511,10 +576,7 @@ int64_t threshold_run_by_channel(const float*, const float*, int64_t, int64_t, i
 int64_t activation_bytes_run(const float*, float, float, float, float, uint8_t*, int*, int64_t) { return 0; }
 int64_t int8_values_run(const float*, const float*, const float*, bool, int8_t*, int*, int64_t) { return 0; }
 int64_t scale_sums_run(const int32_t*, const int32_t*, const double*, const double*, float*, int64_t) { return 0; }
-int64_t requantize_run(const int32_t*, const int32_t*, const double*, const double*, const ElementwiseStep*, int, float*,
-                       const CodeTarget*, int*, int64_t) {
-  return 0;
-}
+int64_t requantize_run(const RequantizeRows&) { return 0; }
 void transpose_8x8(const float*, int64_t, float*, int64_t) {}
 
 #endif

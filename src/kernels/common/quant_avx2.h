@@ -77,11 +77,28 @@ struct CodeTarget {
   float inverse = 1.0f, scale = 1.0f, lo = 0.0f, hi = 0.0f;
   uint8_t* u = nullptr;
 };
-// scale_sums_run's rounding, then `steps` in order as quant_run, bipolar_quant_run and Relu compute them,
-// into y, then with `codes` activation_bytes_run of y: 8 channels at a time in registers, the same
-// operations in the same order as those loops run one after the other, so the same bits.
-int64_t requantize_run(const int32_t* sums, const int32_t* offset, const double* scale, const double* bias,
-                       const ElementwiseStep* steps, int step_count, float* y, const CodeTarget* codes, int* bad,
-                       int64_t n);
+// The operands of requantize_run: `rows` rows of n channels (sums row i at sums + i * sums_ld, y at
+// y + i * y_ld, codes at codes->u + i * codes_ld), the channels' offset, scale and bias (null: 0) shared by
+// the rows.
+struct RequantizeRows {
+  const int32_t* sums = nullptr;
+  int64_t sums_ld = 0;
+  const int32_t* offset = nullptr;
+  const double* scale = nullptr;
+  const double* bias = nullptr;
+  const ElementwiseStep* steps = nullptr;
+  int step_count = 0;
+  float* y = nullptr;
+  int64_t y_ld = 0;
+  const CodeTarget* codes = nullptr;  // null: no codes
+  int64_t codes_ld = 0;
+  int* bad = nullptr;  // made non-zero when a code cannot be made
+  int64_t rows = 0, n = 0;
+};
+// scale_sums_run's rounding, then the steps in order as quant_run, bipolar_quant_run and Relu compute them,
+// into y, then with codes activation_bytes_run of y: 8 channels at a time in registers, the same operations
+// in the same order as those loops run one after the other, so the same bits. Returns the channels done in
+// every row (a multiple of 8).
+int64_t requantize_run(const RequantizeRows& r);
 
 }  // namespace qonnx::kernels::avx2

@@ -767,9 +767,8 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
       layer.group_sums(static_cast<size_t>(g), count, in_place ? image + pos0 * channels : left.get(), rows, sums.get());
       if (channels_last) {
         float* yn = y + (n * s.out_size + pos0) * s.filters + g * mg;
-        for (int64_t p = 0; p < count; ++p)
-          layer.outputs_through(sums.get() + p * mg, mg, g * mg, epilogue, stepped ? &steps : nullptr, yn + p * s.filters,
-                                nullptr, nullptr);
+        layer.outputs_through(sums.get(), count, mg, g * mg, epilogue, stepped ? &steps : nullptr, yn, s.filters, nullptr,
+                              nullptr, 0);
       } else {
         // Each position's channels scaled as one run, then written channel by channel from cache in 8 x 8
         // tiles (a whole channel at a time would read one float per cache line).
@@ -778,12 +777,9 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
         const int64_t chunk = std::max<int64_t>(1, kEpilogueChunkFloats / std::max<int64_t>(mg, 1));
         bool codes_made = true;
         uint8_t* bytes = codes ? codes->bytes + (n * s.out_size + pos0) * s.filters + g * mg : nullptr;
-        if (stepped) {  // rounding, epilogue and codes of each position in registers
-          for (int64_t p = 0; p < count; ++p)
-            codes_made = layer.outputs_through(sums.get() + p * mg, mg, g * mg, epilogue, &steps, scaled.get() + p * mg,
-                                               codes ? &codes->form : nullptr, codes ? bytes + p * s.filters : nullptr) &&
-                         codes_made;
-        }
+        if (stepped)  // rounding, epilogue and codes of the block in registers
+          codes_made = layer.outputs_through(sums.get(), count, mg, g * mg, epilogue, &steps, scaled.get(), mg,
+                                             codes ? &codes->form : nullptr, bytes, s.filters);
         for (int64_t p0 = 0; p0 < count && !stepped; p0 += chunk) {
           const int64_t p1 = std::min(count, p0 + chunk);
           for (int64_t p = p0; p < p1; ++p) layer.outputs(sums.get() + p * mg, mg, g * mg, scaled.get() + p * mg);
