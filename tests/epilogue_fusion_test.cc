@@ -57,13 +57,16 @@ Dims input_dims(const Case& c) {
 // x -> Quant (u8) -> layer (weights behind an 8-bit per-channel Quant, a bias) -> tails -> y, the values
 // between the layer and y named t0, t1, ...; with `second_reader`, t0 is also read by a Neg whose output is
 // a second graph output.
-ir::Model build(const Case& c, bool second_reader = false, bool intermediate_output = false) {
+// With `identity_input`, an Identity between the input Quant and the layer (it takes no byte codes: the layer
+// then reads the Quant's floats).
+ir::Model build(const Case& c, bool second_reader = false, bool intermediate_output = false, bool identity_input = false) {
   std::mt19937 rng(7);
   io::ModelBuilder m(13);
   m.import(kQ, 1);
   m.input("x", DType::kFloat, input_dims(c));
   m.initializer("xs", f32({}, {0.02f})).initializer("z", f32({}, {0.0f})).initializer("b8", f32({}, {8.0f}));
-  m.node("Quant", {"x", "xs", "z", "b8"}, {"xq"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+  m.node("Quant", {"x", "xs", "z", "b8"}, {identity_input ? "xi" : "xq"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+  if (identity_input) m.node("Identity", {"xi"}, {"xq"});
   const bool matrix = c.layer == "MatMul" || c.layer == "Gemm";
   const bool depthwise = c.layer == "ConvDepthwise";
   Dims w_dims = matrix ? Dims{kK, kN} : depthwise ? Dims{kChannels, 1, 3, 3} : Dims{kChannels, kChannels, 3, 3};
@@ -200,6 +203,27 @@ TEST(EpilogueFusion, EveryLayerWithEveryElementwiseTailGivesTheSeparateStepsBits
       expect_same_as_unfused({std::string(layer) + " tail " + std::to_string(t), layer, tails[t]}, tails[t].size());
 }
 
+TEST(EpilogueFusion, AnInputQuantsByteCodesGiveTheBitsOfItsFloats) {
+  for (const char* layer : {"Conv", "ConvDepthwise", "ConvChannelsLast", "MatMul", "Gemm"}) {
+    const Case c{std::string(layer) + " after the input Quant", layer, {kRelu, kU8}};
+    SCOPED_TRACE(c.name);
+    const ir::Model direct = build(c), through_identity = build(c, false, false, true);  // outlive the executors
+    auto with_codes = exec::Executor::create(direct, exec::Arithmetic::kInt);
+    auto from_floats = exec::Executor::create(through_identity, exec::Arithmetic::kInt);
+    ASSERT_TRUE(with_codes.is_ok() && from_floats.is_ok());
+    for (int threads : {1, 2}) {
+      exec::set_threads(threads);
+      for (const Tensor& x : input_sets(c)) {
+        auto a = with_codes->run({{"x", x}});
+        auto b = from_floats->run({{"x", x}});
+        ASSERT_TRUE(a.is_ok() && b.is_ok());
+        EXPECT_TRUE(a->outputs[0].identical(b->outputs[0])) << "threads " << threads;
+      }
+    }
+    exec::set_threads(1);
+  }
+}
+
 TEST(EpilogueFusion, APerChannelQuantEndsTheChain) {
   expect_same_as_unfused({"relu then per-channel quant", "Conv", {kRelu, {"Quant", 8, false, false, "ROUND", true}, kRelu}}, 1);
   expect_same_as_unfused({"per-channel quant first", "MatMul", {{"Quant", 8, false, false, "ROUND", true}}}, 0);
@@ -221,7 +245,8 @@ TEST(EpilogueFusion, AValueReadTwiceOrKeptIsNotFusedAway) {
 
 TEST(EpilogueFusion, FloatArithmeticFusesNothing) {
   const Case c{"conv relu quant", "Conv", {kRelu, kU8}};
-  auto ex = exec::Executor::create(build(c), exec::Arithmetic::kFloat);
+  const ir::Model model = build(c);
+  auto ex = exec::Executor::create(model, exec::Arithmetic::kFloat);
   ASSERT_TRUE(ex.is_ok());
   for (const auto& [node, note] : ex->path_notes()) EXPECT_EQ(note.find("fused"), std::string::npos) << note;
 }

@@ -1,5 +1,8 @@
 // Quant / IntQuant and BipolarQuant (SEMANTICS.md section 1).
+#include <atomic>
+
 #include "kernels/common/integer_form.h"
+#include "kernels/common/transpose.h"
 #include "qonnx/dialect/qonnx_dialect.h"
 #include "qonnx/kernels/quant.h"
 
@@ -94,6 +97,8 @@ namespace {
 
 Result<quant::QuantAttrs> prepare_quant(const ir::Node& node, int64_t) { return quant::read_quant_attrs(node); }
 
+bool quant_with_codes(exec::KernelContext& ctx, const Tensor& x, const Dims& out_dims);
+
 Status quant(exec::KernelContext& ctx, const quant::QuantAttrs& attrs) {
   quant::QuantParams p;
   Dims out_dims;
@@ -110,6 +115,7 @@ Status quant(exec::KernelContext& ctx, const quant::QuantAttrs& attrs) {
   }
   // A float X dying here lends its buffer: every run reads element i of x before writing element i.
   const Tensor& x = *ctx.input(0);
+  if (ctx.prepacked() && ctx.output_codes_form() && quant_with_codes(ctx, x, out_dims)) return Status::ok();
   Tensor y = ctx.output_buffer(DType::kFloat, out_dims, {0});
   quant_tensor<false>(out_dims, x, p, y.data<float>());
   ctx.set_output(0, std::move(y));
@@ -202,13 +208,16 @@ class QuantEpilogue final : public SteppedEpilogue {
     return s;
   }
 
-  void apply(float* y, int64_t n) const override {
+  void apply(float* y, int64_t n) const override { run(y, y, n); }
+
+  // y[i] = Quant(x[i]) for i < n (y may be x).
+  void run(const float* x, float* y, int64_t n) const {
     const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
     auto body = [&](auto mode_c, auto bipolar_c) {
       constexpr quant::RoundingMode M = decltype(mode_c)::value;
       constexpr bool B = decltype(bipolar_c)::value;
-      const int64_t i = simd ? avx2::quant_run(M, B, false, y, &scale_, &zero_point_, false, range_.min, range_.max, y, n) : 0;
-      quant_run_scalar<M, B, false>(y + i, scale_, zero_point_, range_.min, range_.max, y + i, n - i);
+      const int64_t i = simd ? avx2::quant_run(M, B, false, x, &scale_, &zero_point_, false, range_.min, range_.max, y, n) : 0;
+      quant_run_scalar<M, B, false>(x + i, scale_, zero_point_, range_.min, range_.max, y + i, n - i);
     };
     if (bipolar_) {
       body(std::integral_constant<quant::RoundingMode, quant::RoundingMode::kRound>{}, std::true_type{});
@@ -238,6 +247,51 @@ std::shared_ptr<const exec::Epilogue> quant_epilogue(const exec::PrepackContext&
   const quant::QuantParams& q = p.value();
   return std::make_shared<const QuantEpilogue>(q.mode, q.bipolar(), q.scale.data<float>()[0], q.zeropt.data<float>()[0],
                                                quant::quant_int_range(q.bits, q.is_signed, q.narrow));
+}
+
+// Plan-time: a per-tensor Quant (its epilogue form) can publish its output's byte codes for an integer layer.
+exec::PreparedState prepack_quant(const exec::PrepackContext& c) {
+  if (c.arithmetic != exec::Arithmetic::kInt) return nullptr;
+  std::shared_ptr<const exec::Epilogue> quantizer = quant_epilogue(c);
+  if (quantizer && c.writes_output_codes) *c.writes_output_codes = true;
+  return quantizer;
+}
+
+// The run when the executor asks for the output's codes (N, positions, C): block by block, the kernel's loop
+// into a buffer in cache, the activation bytes made from it (channels-first), the floats written when read;
+// then the bytes transposed. false (nothing written) when the layout does not apply.
+bool quant_with_codes(exec::KernelContext& ctx, const Tensor& x, const Dims& out_dims) {
+  const std::optional<ByteActivation> form = byte_activation(ctx.output_codes_form());
+  if (!form || x.dtype() != DType::kFloat || x.rank() < 2 || x.dims() != out_dims) return false;
+  const auto& quantizer = *static_cast<const QuantEpilogue*>(ctx.prepacked());
+  const int64_t n = x.numel(), batch = x.dim(0), channels = x.dim(1), positions = n / std::max<int64_t>(batch * channels, 1);
+  const bool floats = ctx.output_floats_needed();
+  Tensor y = ctx.output_buffer(DType::kFloat, out_dims, {0});  // unwritten when its floats are not read
+  const auto planes = scratch<uint8_t>(n);
+  constexpr int64_t kBlock = 2048;
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  std::atomic<bool> made{true};
+  exec::parallel_for(blocks, kBlock, [&](int64_t b0, int64_t b1) {
+    float buffer[kBlock];
+    bool ok = true;
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t i0 = b * kBlock, len = std::min(kBlock, n - i0);
+      float* out = floats ? y.data<float>() + i0 : buffer;
+      quantizer.run(x.data<float>() + i0, out, len);
+      ok = activation_bytes_serial(out, len, *form, planes.get() + i0) && ok;
+    }
+    if (!ok) made.store(false, std::memory_order_relaxed);
+  });
+  if (!made.load(std::memory_order_relaxed)) {  // codes not made (a NaN): the floats, all of them
+    if (!floats) quantizer.run(x.data<float>(), y.data<float>(), n);
+    ctx.set_output(0, std::move(y));
+    return true;
+  }
+  Tensor codes = Tensor::uninitialized(DType::kUInt8, {n});
+  transpose_inner(planes.get(), codes.data<uint8_t>(), batch, channels, positions, 1);
+  ctx.set_output(0, std::move(y));
+  ctx.set_output_codes(std::move(codes));
+  return true;
 }
 
 // BipolarQuant's loop, as in bipolar_quant_into (it takes no zero point or range).
@@ -275,6 +329,7 @@ void register_quant_kernels(exec::KernelRegistry& r) {
   exec::Kernel quant_kernel = exec::typed_kernel<quant::QuantAttrs, prepare_quant, quant>();
   quant_kernel.integer_forms = quant_forms;
   quant_kernel.epilogue = quant_epilogue;
+  quant_kernel.prepack = prepack_quant;
   add_general_op(r, dialect::kQuantOp, kAll, quant_kernel);
   add_general_op(r, dialect::kIntQuantOp, kAll, quant_kernel);
   exec::Kernel bipolar_kernel{bipolar_quant, nullptr, {}};
