@@ -209,7 +209,7 @@ namespace {
 // One run of the layer over (image, channel) planes of input bytes (N, C, positions); with `out`, the
 // output's codes made from each plane into `out_planes` (N, filters, positions).
 void depthwise_planes(const DepthwiseIntegerLayer& layer, const PaddedPlane& pp, int64_t batch, int64_t channels,
-                      const uint8_t* in, float* y, const exec::Epilogue* epilogue, DepthwiseCodes* out,
+                      const uint8_t* in, float* y, const exec::Epilogue* epilogue, OutputCodes* out,
                       uint8_t* out_planes) {
   const bool simd = vector_path();
   const int64_t row_count = static_cast<int64_t>(pp.out_row.size());
@@ -255,7 +255,7 @@ void depthwise_planes(const DepthwiseIntegerLayer& layer, const PaddedPlane& pp,
 
 bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeometry& g, int64_t batch,
                             int64_t channels, const float* x, float* y, const exec::Epilogue* epilogue,
-                            const uint8_t* input_codes, DepthwiseCodes* out) {
+                            const uint8_t* input_codes, OutputCodes* out) {
   const PaddedPlane pp = padded_plane(g, layer.taps);
   const int64_t elements = batch * channels * pp.in_size;
   // The planes are channels-first: codes go through the byte transpose (a plane gathered from channels-last

@@ -7,7 +7,6 @@
 // data the float depthwise kernel (channels as lanes, no byte conversion or scaling pass) measured faster.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -53,14 +52,8 @@ std::string depthwise_integer_note(const DepthwiseIntegerLayer& layer);
 // Byte codes (exec::KernelContext::input_codes): with `input_codes` (channels-last) x's floats are not read;
 // with `out`, the output's codes under out->form are made into out->bytes, (N, positions, filters), and
 // without out->floats y is left unwritten when they could all be made (out->made).
-struct DepthwiseCodes {
-  ByteActivation form;
-  uint8_t* bytes = nullptr;
-  bool floats = true;
-  std::atomic<bool> made{true};
-};
 bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeometry& g, int64_t batch,
                             int64_t channels, const float* x, float* y, const exec::Epilogue* epilogue = nullptr,
-                            const uint8_t* input_codes = nullptr, DepthwiseCodes* out = nullptr);
+                            const uint8_t* input_codes = nullptr, OutputCodes* out = nullptr);
 
 }  // namespace qonnx::kernels

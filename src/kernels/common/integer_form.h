@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -41,6 +42,16 @@ struct ByteActivation {
   uint8_t zero_byte() const { return static_cast<uint8_t>(-lo); }
   int max_byte() const { return static_cast<int>(hi - lo); }
 };
+// Where a layer puts its output's byte codes (exec::KernelContext::set_output_codes): their form, the
+// (N, positions, C) buffer, whether the floats are written too, and whether every code could be made (a
+// block that could not clears it).
+struct OutputCodes {
+  ByteActivation form;
+  uint8_t* bytes = nullptr;
+  bool floats = true;
+  std::atomic<bool> made{true};
+};
+
 // The byte form of an activation with integer form `form`, or nullopt (per-channel scale, too wide a
 // range, or 0 outside it).
 std::optional<ByteActivation> byte_activation(const exec::IntegerForm* form);

@@ -495,7 +495,7 @@ Status conv_kernel(exec::KernelContext& ctx, const ConvAttrs& attrs) {
     Tensor y = ctx.output_buffer(DType::kFloat, s.out_dims);
     const std::optional<ByteActivation> out_form = byte_activation(ctx.output_codes_form());
     Tensor codes = out_form ? Tensor::uninitialized(DType::kUInt8, {s.batch * s.out_size * s.filters}) : Tensor();
-    DepthwiseCodes out;
+    OutputCodes out;
     if (out_form) out.form = *out_form, out.bytes = codes.data<uint8_t>(), out.floats = ctx.output_floats_needed();
     if (depthwise_integer_nchw(*layer, s.geo, s.batch, s.channels, x->data<float>(), y.data<float>(), ctx.epilogue(),
                                ctx.input_codes() ? ctx.input_codes()->data<uint8_t>() : nullptr, out_form ? &out : nullptr)) {
@@ -697,12 +697,6 @@ void depthwise_channels_last_f32(const ConvShape& s, const float* x, const float
 // With `codes` (channels-first only), the output's byte codes under codes->form are made from each block's
 // floats into codes->bytes, (N, positions, M); a block that cannot make them (a NaN) clears codes->made, and
 // without codes->floats the channels-first floats are not written (the caller runs again when codes fail).
-struct OutputCodes {
-  ByteActivation form;
-  uint8_t* bytes = nullptr;
-  bool floats = true;
-  std::atomic<bool> made{true};
-};
 
 void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint8_t* nhwc, bool channels_last, float* y,
                        const exec::Epilogue* epilogue, OutputCodes* codes = nullptr) {
