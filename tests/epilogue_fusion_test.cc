@@ -35,7 +35,7 @@ struct Tail {  // one elementwise node after the layer
 
 struct Case {
   std::string name;
-  std::string layer;  // Conv, ConvDepthwise, ConvChannelsLast, MatMul, Gemm
+  std::string layer;  // Conv, ConvDepthwise, ConvChannelsLast, ConvTranspose, MatMul, Gemm
   std::vector<Tail> tails;
 };
 
@@ -74,7 +74,7 @@ ir::Model build(const Case& c, bool second_reader = false, bool intermediate_out
   if (c.layer == "Gemm") w_dims = {kN, kK};  // transB
   const int64_t out_channels = matrix ? kN : kChannels;
   Dims ws_dims(w_dims.size(), 1);
-  ws_dims[c.layer == "MatMul" ? 1 : 0] = out_channels;
+  ws_dims[c.layer == "MatMul" || c.layer == "ConvTranspose" ? 1 : 0] = out_channels;  // (C, M, k...) for ConvTranspose
   m.initializer("wf", random_floats(rng, w_dims, -1.0f, 1.0f));
   m.initializer("ws", random_floats(rng, ws_dims, 0.01f, 0.03f));
   m.node("Quant", {"wf", "ws", "z", "b8"}, {"wq"}, kQ).attr("signed", int64_t{1}).attr("narrow", int64_t{1});
@@ -84,6 +84,8 @@ ir::Model build(const Case& c, bool second_reader = false, bool intermediate_out
     m.node("MatMul", {"xq", "wq"}, {first});
   } else if (c.layer == "Gemm") {
     m.node("Gemm", {"xq", "wq", "bias"}, {first}).attr("transB", int64_t{1});
+  } else if (c.layer == "ConvTranspose") {
+    m.node("ConvTranspose", {"xq", "wq", "bias"}, {first}).attr("pads", std::vector<int64_t>{1, 1, 1, 1});
   } else {
     auto conv = m.node("Conv", {"xq", "wq", "bias"}, {first}, c.layer == "ConvChannelsLast" ? "qonnx.custom_op.channels_last" : "");
     conv.attr("pads", std::vector<int64_t>{1, 1, 1, 1}).attr("group", depthwise ? kChannels : int64_t{1});
@@ -99,7 +101,7 @@ ir::Model build(const Case& c, bool second_reader = false, bool intermediate_out
     Dims scale_dims;
     if (t.per_channel) {
       scale_dims.assign(input_dims(c).size(), 1);
-      scale_dims[c.layer == "Conv" || c.layer == "ConvDepthwise" ? 1 : scale_dims.size() - 1] = out_channels;
+      scale_dims[c.layer.rfind("Conv", 0) == 0 && c.layer != "ConvChannelsLast" ? 1 : scale_dims.size() - 1] = out_channels;
     }
     m.initializer(s, random_floats(rng, scale_dims, 0.01f, 0.05f));
     if (t.op == "BipolarQuant") {
@@ -198,7 +200,7 @@ TEST(EpilogueFusion, EveryLayerWithEveryElementwiseTailGivesTheSeparateStepsBits
       {{"BipolarQuant"}},
       {kRelu, kRelu, {"Quant", 2, false, false, "DOWN"}},
   };
-  for (const char* layer : {"Conv", "ConvDepthwise", "ConvChannelsLast", "MatMul", "Gemm"})
+  for (const char* layer : {"Conv", "ConvDepthwise", "ConvChannelsLast", "ConvTranspose", "MatMul", "Gemm"})
     for (size_t t = 0; t < tails.size(); ++t)
       expect_same_as_unfused({std::string(layer) + " tail " + std::to_string(t), layer, tails[t]}, tails[t].size());
 }

@@ -237,12 +237,14 @@ exec::PreparedState prepack_conv_transpose(const exec::PrepackContext& c) {
   }
   if (c.path_note) *c.path_note = integer_path_note(t.columns);
   if (c.captured_inputs) *c.captured_inputs |= uint64_t{1} << 1;  // W lives on as its codes
+  if (c.takes_epilogue) *c.takes_epilogue = true;
   return std::make_shared<const IntegerTranspose>(std::move(t));
 }
 
-// y = the integer path's ConvTranspose of x; false (y untouched) when x holds a value its form does not
-// describe (a NaN): the caller takes the float path.
-bool conv_transpose_integer(const TransposeShape& s, const IntegerTranspose& t, const float* x, float* y) {
+// y = the integer path's ConvTranspose of x, then `epilogue` (may be null) on each output plane; false (y
+// untouched) when x holds a value its form does not describe (a NaN): the caller takes the float path.
+bool conv_transpose_integer(const TransposeShape& s, const IntegerTranspose& t, const float* x, float* y,
+                            const exec::Epilogue* epilogue) {
   const IntegerLayer& layer = t.columns;
   const int64_t cg = s.channels / s.group, mg = s.filters / s.group, columns = layer.groups[0].n();
   const int64_t elements = s.batch * s.channels * s.in_size;
@@ -275,6 +277,7 @@ bool conv_transpose_integer(const TransposeShape& s, const IntegerTranspose& t, 
           const int32_t* plane = acc.data() + j * s.out_size;
           float* out = y + (n * s.filters + static_cast<int64_t>(m)) * s.out_size;
           for (int64_t o = 0; o < s.out_size; ++o) out[o] = scale_sum(plane[o], t.scale[m], bias);
+          if (epilogue) epilogue->apply(out, s.out_size);
         }
       });
     }
@@ -298,8 +301,9 @@ Status conv_transpose(exec::KernelContext& ctx, const ConvTransposeAttrs& attrs)
   Tensor w_from_codes;
   if (const auto* t = static_cast<const IntegerTranspose*>(ctx.prepacked()); t && dt == DType::kFloat) {
     Tensor y = ctx.output_buffer(DType::kFloat, s.out_dims);
-    if (y.numel() == 0 || conv_transpose_integer(s, *t, x->data<float>(), y.data<float>())) {
+    if (y.numel() == 0 || conv_transpose_integer(s, *t, x->data<float>(), y.data<float>(), ctx.epilogue())) {
       ctx.set_output(0, std::move(y));
+      ctx.epilogue_done();
       return Status::ok();
     }
     if (!w->raw()) {  // the plan holds W as codes only (a streamed W comes with its values)
