@@ -156,6 +156,15 @@ Result<std::vector<Tensor>> evaluate_node(const ir::Model& model, const ir::Node
 }
 
 struct Executor::Plan {
+  // A node run once at plan time (its outputs are plan-time constants), kept so that a streamed value can
+  // be made again from the initializers it came from.
+  struct Fold {
+    const ir::Node* node;
+    const Kernel* kernel;
+    PreparedState prepared;
+    int64_t version;
+    TypeCheck type_check;
+  };
   struct Step {
     const ir::Node* node;
     const Kernel* kernel;
@@ -176,12 +185,7 @@ struct Executor::Plan {
     bool takes_epilogue = false;               // the prepack's PrepackContext::takes_epilogue
     // Elementwise nodes fused after this step, in order (docs/arithmetic.md): each reads the previous one's
     // output (the first reads this step's output 0, which is then never stored) and plan-time constants.
-    struct Fused {
-      const ir::Node* node;
-      const Kernel* kernel;
-      PreparedState prepared;
-      int64_t version;
-      TypeCheck type_check;
+    struct Fused : Fold {
       uint64_t constant_inputs;
       std::shared_ptr<const Epilogue> epilogue;
     };
@@ -194,15 +198,6 @@ struct Executor::Plan {
     bool given_codes = false;
     const IntegerForm* codes_form = nullptr;
     bool floats_needed = true;
-  };
-  // A node run once at plan time (its outputs are plan-time constants), kept so that a streamed value can
-  // be made again from the initializers it came from.
-  struct Fold {
-    const ir::Node* node;
-    const Kernel* kernel;
-    PreparedState prepared;
-    int64_t version;
-    TypeCheck type_check;
   };
   const ir::Graph* graph = nullptr;
   std::vector<Step> steps;       // the nodes that run per input set
@@ -326,7 +321,7 @@ void fuse_epilogues(Executor::Plan& plan, std::vector<int>& last_use) {
       } catch (const std::exception&) {
       }
       if (!epilogue) break;
-      step.fused.push_back({next.node, next.kernel, next.prepared, next.version, next.type_check, next.constant_inputs, epilogue});
+      step.fused.push_back({{next.node, next.kernel, next.prepared, next.version, next.type_check}, next.constant_inputs, epilogue});
       parts.push_back(std::move(epilogue));
       removed[t] = true;
       fused_into[t] = static_cast<int>(s);
