@@ -488,7 +488,8 @@ QONNX_AVX2_INLINE __m256 relu_v(__m256 x) { return _mm256_and_ps(x, _mm256_cmp_p
 struct GenericChain {
   const ElementwiseStep* steps;
   int count;
-  QONNX_AVX2_INLINE __m256 operator()(__m256 v) const {
+  static constexpr bool kExactCodes = false;
+  QONNX_AVX2_INLINE __m256 operator()(__m256 v, __m256*) const {
     for (int k = 0; k < count; ++k) v = step_v(v, steps[k]);
     return v;
   }
@@ -496,14 +497,24 @@ struct GenericChain {
 
 // The common chain, [Relu...] then one Quant of mode M, with its parameters in registers (Relu twice is
 // Relu: the same bits).
+//
+// Its codes q give the activation bytes directly when they are of the Quant's own form (scale s, integers
+// q - z in [qmin - z, qmax - z]) and 2^-100 <= s <= 2^100: then y = (q - z) * s is a normal float or 0,
+// y * (1 / s) is within 3 * 2^-24 * |q - z| < 1/2 of q - z, so activation_bytes_run rounds it back to q - z,
+// finds it in range, recomputes y exactly, and writes q - qmin; it fails only where q is NaN.
 template <quant::RoundingMode M, bool kRelu>
 struct QuantChain {
   __m256 s, z, lo, hi;
-  QONNX_AVX2 explicit QuantChain(const ElementwiseStep& q)
-      : s(_mm256_set1_ps(q.scale)), z(_mm256_set1_ps(q.zero_point)), lo(_mm256_set1_ps(q.lo)), hi(_mm256_set1_ps(q.hi)) {}
-  QONNX_AVX2_INLINE __m256 operator()(__m256 v) const {
+  bool exact_codes;
+  static constexpr bool kExactCodes = true;
+  QONNX_AVX2 QuantChain(const ElementwiseStep& q, const CodeTarget* codes)
+      : s(_mm256_set1_ps(q.scale)), z(_mm256_set1_ps(q.zero_point)), lo(_mm256_set1_ps(q.lo)), hi(_mm256_set1_ps(q.hi)),
+        exact_codes(codes && codes->scale == q.scale && codes->lo == q.lo - q.zero_point &&
+                    codes->hi == q.hi - q.zero_point && q.scale >= 0x1p-100f && q.scale <= 0x1p100f) {}
+  QONNX_AVX2_INLINE __m256 operator()(__m256 v, __m256* codes) const {
     if constexpr (kRelu) v = relu_v(v);
-    return _mm256_mul_ps(_mm256_sub_ps(quant_codes_v<M, false>(v, s, z, lo, hi), z), s);
+    *codes = quant_codes_v<M, false>(v, s, z, lo, hi);
+    return _mm256_mul_ps(_mm256_sub_ps(*codes, z), s);
   }
 };
 
@@ -515,15 +526,28 @@ QONNX_AVX2_INLINE int64_t requantize_rows(const RequantizeRows& r, const Chain& 
   for (int64_t i = 0; i < r.rows; ++i) {
     const int32_t* sums = r.sums + i * r.sums_ld;
     float* y = r.y + i * r.y_ld;
+    bool exact = false;
+    if constexpr (Chain::kExactCodes) exact = r.codes && chain.exact_codes;
+    uint8_t* u = r.codes ? r.codes->u + i * r.codes_ld : nullptr;
     for (int64_t j = 0; j < done; j += kLanes) {
       const __m128 low = scaled_4(sums + j, r.offset + j, r.scale + j, r.bias ? r.bias + j : nullptr);
       const __m128 high = scaled_4(sums + j + 4, r.offset + j + 4, r.scale + j + 4, r.bias ? r.bias + j + 4 : nullptr);
-      _mm256_storeu_ps(y + j, chain(_mm256_insertf128_ps(_mm256_castps128_ps256(low), high, 1)));
+      __m256 q;
+      _mm256_storeu_ps(y + j, chain(_mm256_insertf128_ps(_mm256_castps128_ps256(low), high, 1), &q));
+      if constexpr (Chain::kExactCodes) {
+        if (exact) {  // the bytes q - qmin (QuantChain), NaN lanes failing
+          // A NaN lane gets the byte of 0 as activation_bytes_run writes it (z - qmin), and fails.
+          const __m256 nan = _mm256_cmp_ps(q, q, _CMP_UNORD_Q);
+          bad_lanes |= _mm256_movemask_ps(nan);
+          const __m256i w = _mm256_cvtps_epi32(_mm256_sub_ps(_mm256_blendv_ps(q, chain.z, nan), chain.lo));
+          const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+          _mm_storel_epi64(reinterpret_cast<__m128i*>(u + j), _mm_packus_epi16(w16, w16));
+        }
+      }
     }
-    // The codes in a second loop over the row (in L1): one chain of both would be too long for the CPU to
-    // overlap enough vectors (measured slower than separate loops).
-    if (r.codes) {
-      uint8_t* u = r.codes->u + i * r.codes_ld;
+    // Else the codes in a second loop over the row (in L1): one chain of both would be too long for the CPU
+    // to overlap enough vectors (measured slower than separate loops).
+    if (r.codes && !exact) {
       for (int64_t j = 0; j < done; j += kLanes) bytes_v(_mm256_loadu_ps(y + j), form, u + j, &bad_lanes);
     }
   }
@@ -534,15 +558,15 @@ QONNX_AVX2_INLINE int64_t requantize_rows(const RequantizeRows& r, const Chain& 
 template <bool kRelu>
 QONNX_AVX2 int64_t requantize_quant(const RequantizeRows& r, const ElementwiseStep& q) {
   switch (q.mode) {
-    case quant::RoundingMode::kRound: return requantize_rows(r, QuantChain<quant::RoundingMode::kRound, kRelu>(q));
-    case quant::RoundingMode::kCeil: return requantize_rows(r, QuantChain<quant::RoundingMode::kCeil, kRelu>(q));
-    case quant::RoundingMode::kFloor: return requantize_rows(r, QuantChain<quant::RoundingMode::kFloor, kRelu>(q));
-    case quant::RoundingMode::kUp: return requantize_rows(r, QuantChain<quant::RoundingMode::kUp, kRelu>(q));
-    case quant::RoundingMode::kDown: return requantize_rows(r, QuantChain<quant::RoundingMode::kDown, kRelu>(q));
-    case quant::RoundingMode::kHalfUp: return requantize_rows(r, QuantChain<quant::RoundingMode::kHalfUp, kRelu>(q));
+    case quant::RoundingMode::kRound: return requantize_rows(r, QuantChain<quant::RoundingMode::kRound, kRelu>(q, r.codes));
+    case quant::RoundingMode::kCeil: return requantize_rows(r, QuantChain<quant::RoundingMode::kCeil, kRelu>(q, r.codes));
+    case quant::RoundingMode::kFloor: return requantize_rows(r, QuantChain<quant::RoundingMode::kFloor, kRelu>(q, r.codes));
+    case quant::RoundingMode::kUp: return requantize_rows(r, QuantChain<quant::RoundingMode::kUp, kRelu>(q, r.codes));
+    case quant::RoundingMode::kDown: return requantize_rows(r, QuantChain<quant::RoundingMode::kDown, kRelu>(q, r.codes));
+    case quant::RoundingMode::kHalfUp: return requantize_rows(r, QuantChain<quant::RoundingMode::kHalfUp, kRelu>(q, r.codes));
     case quant::RoundingMode::kHalfDown: break;
   }
-  return requantize_rows(r, QuantChain<quant::RoundingMode::kHalfDown, kRelu>(q));
+  return requantize_rows(r, QuantChain<quant::RoundingMode::kHalfDown, kRelu>(q, r.codes));
 }
 
 }  // namespace
