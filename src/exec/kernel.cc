@@ -52,12 +52,6 @@ void KernelRegistry::set_integer_forms(const std::string& domain, const std::str
   for (auto& entry : it->second) entry.second.integer_forms = forms;
 }
 
-void KernelRegistry::set_epilogue(const std::string& domain, const std::string& op_type, EpilogueFn epilogue) {
-  auto it = kernels_.find(KernelKey{ir::canonical_domain(domain), op_type});
-  if (it == kernels_.end()) return;
-  for (auto& entry : it->second) entry.second.epilogue = epilogue;
-}
-
 std::vector<std::optional<IntegerForm>> same_per_tensor_form(const PrepackContext& context) {
   std::vector<std::optional<IntegerForm>> out(context.node->outputs().size());
   const IntegerForm* in = context.form(0);

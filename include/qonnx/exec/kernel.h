@@ -301,8 +301,6 @@ class KernelRegistry {
 
   // Sets the integer-form function of every registered version of (domain, op_type).
   void set_integer_forms(const std::string& domain, const std::string& op_type, IntegerFormFn forms);
-  // Sets the epilogue function of every registered version of (domain, op_type).
-  void set_epilogue(const std::string& domain, const std::string& op_type, EpilogueFn epilogue);
 
   // The kernel covering `version`, or nullptr.
   const Kernel* find(const std::string& domain, const std::string& op_type, int64_t version) const;
