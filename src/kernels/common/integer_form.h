@@ -100,7 +100,7 @@ struct IntegerLayer {
   void outputs(const int32_t* byte_sums, int64_t count, int64_t channel0, float* y) const;
   // For `rows` rows of `count` channels from channel0 (sums row i at byte_sums + i * count, y at y + i * y_ld):
   // outputs(), then `epilogue` on y, then with `codes` the activation bytes of y under `form` (row i at codes +
-  // i * codes_ld); false unless all of them could be made. In one pass in registers where `steps`
+  // i * codes_ld); false unless all of them could be made (true without codes). In one pass in registers where `steps`
   // (epilogue_steps of `epilogue`, or null) and the CPU allow; the same bits either way.
   bool outputs_through(const int32_t* byte_sums, int64_t rows, int64_t count, int64_t channel0,
                        const exec::Epilogue* epilogue, const std::vector<avx2::ElementwiseStep>* steps, float* y,

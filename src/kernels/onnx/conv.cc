@@ -542,7 +542,6 @@ namespace {
 // offset), the weights are the channels-first ones, so every output is the same fused sum as
 // conv_f32's; the (filters x positions) block is then written transposed, with the bias.
 constexpr int64_t kChannelsLastBlock = 256;  // output positions per block (a multiple of every nr)
-constexpr int64_t kEpilogueChunkFloats = 2048;  // 8 KiB of outputs scaled, then given to the epilogue
 
 class ChannelsLastIm2colSource final : public FloatPanelSource {
  public:
@@ -697,7 +696,6 @@ void depthwise_channels_last_f32(const ConvShape& s, const float* x, const float
 // With `codes` (channels-first only), the output's byte codes under codes->form are made from each block's
 // floats into codes->bytes, (N, positions, M); a block that cannot make them (a NaN) clears codes->made, and
 // without codes->floats the channels-first floats are not written (the caller runs again when codes fail).
-
 void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint8_t* nhwc, bool channels_last, float* y,
                        const exec::Epilogue* epilogue, OutputCodes* codes = nullptr) {
   const int64_t channels = s.channels, cg = channels / s.group, mg = s.filters / s.group, rows = s.kernel_size * cg;
@@ -767,26 +765,11 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
         // Each position's channels scaled as one run, then written channel by channel from cache in 8 x 8
         // tiles (a whole channel at a time would read one float per cache line).
         float* yg = y + (n * s.filters + g * mg) * s.out_size + pos0;
-        // The epilogue on a few positions at a time, while their floats are in the L1 cache.
-        const int64_t chunk = std::max<int64_t>(1, kEpilogueChunkFloats / std::max<int64_t>(mg, 1));
-        bool codes_made = true;
+        // Rounding, epilogue and codes of the block's positions (rows of mg channels).
         uint8_t* bytes = codes ? codes->bytes + (n * s.out_size + pos0) * s.filters + g * mg : nullptr;
-        if (stepped)  // rounding, epilogue and codes of the block in registers
-          codes_made = layer.outputs_through(sums.get(), count, mg, g * mg, epilogue, &steps, scaled.get(), mg,
-                                             codes ? &codes->form : nullptr, bytes, s.filters);
-        for (int64_t p0 = 0; p0 < count && !stepped; p0 += chunk) {
-          const int64_t p1 = std::min(count, p0 + chunk);
-          for (int64_t p = p0; p < p1; ++p) layer.outputs(sums.get() + p * mg, mg, g * mg, scaled.get() + p * mg);
-          if (epilogue) epilogue->apply(scaled.get() + p0 * mg, (p1 - p0) * mg);
-          if (!codes) continue;
-          if (s.group == 1) {
-            codes_made = activation_bytes_serial(scaled.get() + p0 * mg, (p1 - p0) * mg, codes->form, bytes + p0 * mg) && codes_made;
-          } else {
-            for (int64_t p = p0; p < p1; ++p)
-              codes_made = activation_bytes_serial(scaled.get() + p * mg, mg, codes->form, bytes + p * s.filters) && codes_made;
-          }
-        }
-        if (!codes_made) codes->made.store(false, std::memory_order_relaxed);
+        if (!layer.outputs_through(sums.get(), count, mg, g * mg, epilogue, stepped ? &steps : nullptr, scaled.get(), mg,
+                                   codes ? &codes->form : nullptr, bytes, s.filters))
+          codes->made.store(false, std::memory_order_relaxed);
         if (codes && !codes->floats) continue;
         constexpr int64_t kTile = 8;
         for (int64_t j0 = 0; j0 < mg; j0 += kTile)
@@ -815,9 +798,10 @@ bool conv_integer_path(const ConvShape& s, const IntegerLayer& layer, const floa
   }
   // Channels-first: the input's codes as the producing layer made them (the bytes activation_bytes makes,
   // already channels-last), else made here.
-  Scratch<uint8_t> nhwc = scratch<uint8_t>(io && io->input ? 0 : elements);
-  const uint8_t* image = io && io->input ? io->input : nhwc.get();
-  if (!(io && io->input)) {
+  const uint8_t* given = io ? io->input : nullptr;
+  Scratch<uint8_t> nhwc = scratch<uint8_t>(given ? 0 : elements);
+  const uint8_t* image = given ? given : nhwc.get();
+  if (!given) {
     const auto bytes = scratch<uint8_t>(elements);
     if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
     transpose_inner(bytes.get(), nhwc.get(), s.batch, s.channels, s.in_size, 1);
