@@ -258,9 +258,9 @@ bool IntegerLayer::rows_product(int64_t rows, int64_t k, const float* a, float* 
   if (!activation_bytes(a, rows * k, x, bytes.get())) return false;
   const auto sums = scratch<int32_t>(rows * n);
   group_sums(0, rows, bytes.get(), k, sums.get());
+  std::vector<avx2::ElementwiseStep> steps;
+  const bool stepped = epilogue_steps(epilogue, &steps);
   exec::parallel_for(rows, n, [&](int64_t i0, int64_t i1) {
-    std::vector<avx2::ElementwiseStep> steps;
-    const bool stepped = epilogue_steps(epilogue, &steps);
     outputs_through(sums.get() + i0 * n, i1 - i0, n, 0, epilogue, stepped ? &steps : nullptr, y + i0 * n, n, nullptr,
                     nullptr, 0);
   });
