@@ -361,14 +361,12 @@ const ir::Value* final_output(const Executor::Plan::Step& step) {
 void plan_codes(Executor::Plan& plan) {
   const ir::Graph& graph = *plan.graph;
   std::vector<int> reads(graph.value_count(), 0), code_reads(graph.value_count(), 0);
-  for (const auto& step : plan.steps) {
+  for (auto& step : plan.steps) {
     const auto& ins = step.node->inputs();
-    for (size_t k = 0; k < ins.size(); ++k)
-      if (ins[k] && ins[k]->graph() == &graph) {
-        const size_t id = static_cast<size_t>(ins[k]->id());
-        ++reads[id];
-        if (k == 0 && step.reads_codes && !step.repack_per_run) ++code_reads[id];
-      }
+    step.given_codes = step.reads_codes && !step.repack_per_run && !ins.empty() && ins[0] && ins[0]->graph() == &graph;
+    if (step.given_codes) ++code_reads[static_cast<size_t>(ins[0]->id())];
+    for (const ir::Value* v : ins)
+      if (v && v->graph() == &graph) ++reads[static_cast<size_t>(v->id())];
     for (const ir::Value* v : step.node->implicit_inputs())
       if (v && v->graph() == &graph) ++reads[static_cast<size_t>(v->id())];
   }
@@ -379,10 +377,6 @@ void plan_codes(Executor::Plan& plan) {
     if (!plan.forms[id] || code_reads[id] == 0) continue;
     step.codes_form = &*plan.forms[id];
     step.floats_needed = plan.keep[id] || code_reads[id] != reads[id];
-  }
-  for (auto& step : plan.steps) {
-    const auto& ins = step.node->inputs();
-    step.given_codes = step.reads_codes && !step.repack_per_run && !ins.empty() && ins[0] && ins[0]->graph() == &graph;
   }
 }
 
