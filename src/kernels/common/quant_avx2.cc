@@ -463,9 +463,11 @@ QONNX_AVX2_INLINE __m256 quant_step_v(__m256 x, const ElementwiseStep& step) {
   return _mm256_mul_ps(_mm256_sub_ps(q, vz), vs);
 }
 
+QONNX_AVX2_INLINE __m256 relu_v(__m256 x) { return _mm256_and_ps(x, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ)); }
+
 QONNX_AVX2_INLINE __m256 step_v(__m256 x, const ElementwiseStep& step) {
   switch (step.kind) {
-    case ElementwiseStep::Kind::kRelu: return _mm256_and_ps(x, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ));
+    case ElementwiseStep::Kind::kRelu: return relu_v(x);
     case ElementwiseStep::Kind::kBipolarQuant: return bipolar_v(x, _mm256_set1_ps(step.scale));
     case ElementwiseStep::Kind::kQuant: break;
   }
@@ -481,8 +483,6 @@ QONNX_AVX2_INLINE __m256 step_v(__m256 x, const ElementwiseStep& step) {
   }
   return quant_step_v<quant::RoundingMode::kHalfDown>(x, step);
 }
-
-QONNX_AVX2_INLINE __m256 relu_v(__m256 x) { return _mm256_and_ps(x, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GT_OQ)); }
 
 // Any chain of steps, each decoded per vector.
 struct GenericChain {
@@ -519,7 +519,8 @@ struct QuantChain {
 };
 
 template <typename Chain>
-QONNX_AVX2_INLINE int64_t requantize_rows(const RequantizeRows& r, const Chain& chain) {
+QONNX_AVX2 int64_t requantize_rows(const RequantizeRows& r, const Chain& given) {
+  const Chain chain = given;  // a local copy stays in registers (y's stores could alias the caller's)
   const ByteForm form = r.codes ? ByteForm(r.codes->inverse, r.codes->scale, r.codes->lo, r.codes->hi) : ByteForm(1, 1, 0, 0);
   const int64_t done = r.n / kLanes * kLanes;
   int bad_lanes = 0;
@@ -556,17 +557,10 @@ QONNX_AVX2_INLINE int64_t requantize_rows(const RequantizeRows& r, const Chain& 
 }
 
 template <bool kRelu>
-QONNX_AVX2 int64_t requantize_quant(const RequantizeRows& r, const ElementwiseStep& q) {
-  switch (q.mode) {
-    case quant::RoundingMode::kRound: return requantize_rows(r, QuantChain<quant::RoundingMode::kRound, kRelu>(q, r.codes));
-    case quant::RoundingMode::kCeil: return requantize_rows(r, QuantChain<quant::RoundingMode::kCeil, kRelu>(q, r.codes));
-    case quant::RoundingMode::kFloor: return requantize_rows(r, QuantChain<quant::RoundingMode::kFloor, kRelu>(q, r.codes));
-    case quant::RoundingMode::kUp: return requantize_rows(r, QuantChain<quant::RoundingMode::kUp, kRelu>(q, r.codes));
-    case quant::RoundingMode::kDown: return requantize_rows(r, QuantChain<quant::RoundingMode::kDown, kRelu>(q, r.codes));
-    case quant::RoundingMode::kHalfUp: return requantize_rows(r, QuantChain<quant::RoundingMode::kHalfUp, kRelu>(q, r.codes));
-    case quant::RoundingMode::kHalfDown: break;
-  }
-  return requantize_rows(r, QuantChain<quant::RoundingMode::kHalfDown, kRelu>(q, r.codes));
+int64_t requantize_quant(const RequantizeRows& r, const ElementwiseStep& q) {
+  return fast::with_mode(q.mode, [&](auto mode_c) {
+    return requantize_rows(r, QuantChain<decltype(mode_c)::value, kRelu>(q, r.codes));
+  });
 }
 
 }  // namespace
