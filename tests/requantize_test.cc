@@ -5,7 +5,9 @@
 // every rounding mode.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -128,6 +130,110 @@ TEST(Requantize, TheFusedPassGivesTheSeparateLoopsBits) {
   // The cases include runs whose codes cannot be made (a NaN, or values the form does not describe).
   EXPECT_GT(with_bad_codes, 0);
   EXPECT_LT(with_bad_codes, cases);
+}
+
+// u = y / s + z as the exact chain computes it (y = float(double(S) * c + b), Relu, the division, + z) and as
+// a single float multiply-add from float(c / s) and float(b / s) would: the two sides of the direct form's
+// argument (docs/arithmetic.md), to find the sums where they straddle a half-integer or zero.
+struct TwoWays {
+  float exact, direct;
+};
+TwoWays u_both_ways(int32_t whole, double c, double b, const ElementwiseStep& q, bool relu) {
+  float y = static_cast<float>(static_cast<double>(whole) * c + b);
+  if (relu) y = y > 0 ? y : 0.0f;
+  const float ratio = static_cast<float>(c / q.scale), shift = static_cast<float>(b / q.scale);
+  const float product = static_cast<float>(whole) * ratio;
+  float a = product + shift;
+  if (relu) a = a > 0 ? a : 0.0f;
+  return {y / q.scale + q.zero_point, a + q.zero_point};
+}
+
+bool straddles(const TwoWays& u) {
+  const auto side = [](float v) { return std::floor(v - 0.5f); };  // changes at every half-integer
+  return side(u.exact) != side(u.direct) || std::signbit(u.exact) != std::signbit(u.direct) ||
+         (u.exact == 0.0f) != (u.direct == 0.0f);
+}
+
+// The direct form of a [Relu] Quant chain (one float multiply-add per element in place of the double rounding
+// and the division, docs/arithmetic.md) against the separate loops, with non-dyadic scales and per-channel
+// biases, on sums chosen where the two computations of u straddle a half-integer or zero (there the direct
+// form must hand over to the exact chain) and on sums anywhere, clamped values included.
+TEST(Requantize, TheDirectFormGivesTheExactBitsWhereItsRoundingDiffers) {
+  if (isa::best(isa::Family::kQuant) == isa::Isa::kPortable) GTEST_SKIP() << "this CPU has no AVX2: the pass does not run";
+  std::mt19937 rng(11);
+  constexpr int64_t n = 24, rows = 32;
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  int cases = 0, straddling = 0;
+  for (quant::RoundingMode mode : kModes)
+    for (int chain = 0; chain < 5; ++chain) {
+      // Relu + unsigned Quant, z = 0; signed Quant, z = 0; Relu + unsigned Quant, z = 7; unsigned Quant with
+      // no Relu (negative values clamp to 0); signed narrow Quant, z = -3.
+      const float qs = static_cast<float>(0.01 + 0.05 * unit(rng));
+      std::vector<ElementwiseStep> steps;
+      switch (chain) {
+        case 0: steps = {ElementwiseStep{}, quant_step(mode, qs, 0.0f, 8, false, false)}; break;
+        case 1: steps = {quant_step(mode, qs, 0.0f, 8, true, false)}; break;
+        case 2: steps = {ElementwiseStep{}, quant_step(mode, qs, 7.0f, 8, false, false)}; break;
+        case 3: steps = {quant_step(mode, qs, 0.0f, 4, false, false)}; break;
+        default: steps = {quant_step(mode, qs, -3.0f, 6, true, true)}; break;
+      }
+      const ElementwiseStep& q = steps.back();
+      const bool relu = steps.size() == 2;
+      std::vector<int32_t> sums(rows * n), offset(n);
+      std::vector<double> scale(n), bias(n);
+      for (int64_t j = 0; j < n; ++j) {
+        // c / s near 2^-8 and b / s up to +-400: large products that cancel, where float's rounding errors are
+        // largest, give many sums whose two computations straddle a tie.
+        scale[j] = static_cast<double>(qs) * std::ldexp(1.0 + unit(rng), -8);
+        bias[j] = static_cast<double>(qs) * (unit(rng) - 0.5) * 800.0;
+        offset[j] = static_cast<int32_t>(j) - 10;
+        // Every fourth channel: b = -(S0 * c) in double, so that S0 gives y = +0 exactly, which the float form
+        // may see as a tiny negative (the sign of a zero code); rows rows-2 and rows-1 hold S0.
+        const int32_t zero_at = static_cast<int32_t>(rng() % 40000) + 5000;  // |b / s| < 2^9: the direct form applies
+        if (j % 4 == 3) bias[j] = -(static_cast<double>(zero_at) * scale[j]);
+        // Rows 0 .. rows/2: the first straddling sums from a random start; the rest random (clamped ones too).
+        int64_t i = 0;
+        const int32_t start = static_cast<int32_t>(rng() % 200000) - 100000;
+        for (int32_t whole = start; whole < start + 400000 && i < rows / 2; ++whole)
+          if (straddles(u_both_ways(whole, scale[j], bias[j], q, relu))) sums[static_cast<size_t>(i++ * n + j)] = whole - offset[j];
+        straddling += static_cast<int>(i);
+        for (; i < rows; ++i) sums[static_cast<size_t>(i * n + j)] = static_cast<int32_t>(rng() % 400000) - 200000;
+        if (j % 4 == 3) {
+          for (int64_t k = rows - 2; k < rows; ++k) sums[static_cast<size_t>(k * n + j)] = zero_at - offset[j];
+        }
+      }
+      avx2::CodeTarget codes;
+      codes.scale = q.scale, codes.inverse = 1.0f / q.scale, codes.lo = q.lo - q.zero_point, codes.hi = q.hi - q.zero_point;
+      std::vector<float> fused(rows * n), expected(rows * n);
+      std::vector<uint8_t> fused_codes(rows * n), expected_codes(rows * n);
+      codes.u = fused_codes.data();
+      int fused_bad = 0, expected_bad = 0;
+      avx2::RequantizeRows r;
+      r.sums = sums.data(), r.sums_ld = n, r.offset = offset.data(), r.scale = scale.data(), r.bias = bias.data();
+      r.steps = steps.data(), r.step_count = static_cast<int>(steps.size());
+      r.y = fused.data(), r.y_ld = n, r.codes = &codes, r.codes_ld = n, r.bad = &fused_bad, r.rows = rows, r.n = n;
+      ASSERT_EQ(avx2::requantize_run(r), n);
+      for (int64_t i = 0; i < rows; ++i) {
+        float* e = expected.data() + i * n;
+        ASSERT_EQ(avx2::scale_sums_run(sums.data() + i * n, offset.data(), scale.data(), bias.data(), e, n), n);
+        separately(steps, e, n);
+        ASSERT_EQ(avx2::activation_bytes_run(e, codes.inverse, codes.scale, codes.lo, codes.hi,
+                                             expected_codes.data() + i * n, &expected_bad, n),
+                  n);
+      }
+      for (int64_t e = 0; e < rows * n; ++e)
+        ASSERT_TRUE(same_bits(fused[e], expected[e]))
+            << "mode " << static_cast<int>(mode) << " chain " << chain << " element " << e << ": " << fused[e] << " vs "
+            << expected[e];
+      EXPECT_EQ(fused_codes, expected_codes);
+      EXPECT_EQ(fused_bad, 0);
+      EXPECT_EQ(expected_bad, 0);
+      ++cases;
+    }
+  EXPECT_EQ(cases, 35);
+  // Most channels find their 16 straddling sums (the test means nothing without them).
+  EXPECT_GT(straddling, 35 * n * (rows / 2) / 2);
+  std::printf("direct form: %d straddling sums among %d cases\n", straddling, cases);
 }
 
 }  // namespace

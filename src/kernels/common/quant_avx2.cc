@@ -21,6 +21,7 @@
 #include <cmath>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/common/fast_math.h"
 #include "kernels/isa/isa.h"
@@ -556,10 +557,94 @@ QONNX_AVX2 int64_t requantize_rows(const RequantizeRows& r, const Chain& given) 
   return done;
 }
 
+// The direct form of [Relu...] Quant (docs/arithmetic.md, "Requantizing in one float step"): per channel
+// ratio = float(c / s) and shift = float(b / s), u' = float(float(S) * ratio + shift) (max'ed with 0 under
+// Relu) + z stands in for the exact u = float(float(y / s) + z), y = float(double(S) * c + b). Under the
+// preconditions of direct_quant_usable, |u - u'| < 2^-9 wherever |u'| <= 2^9, and beyond that both clamp to
+// the same bound; so where clamp(u') lies more than 2^-9 from every half-integer (and, unless the chain is
+// Relu with z = 0, |u'| > 2^-9 fixes the sign of a zero), the half modes' codes of u' are those of u.
+// Vectors with a lane too close take the exact chain.
+constexpr float kDirectMargin = 0x1p-9f;
+
+template <quant::RoundingMode M, bool kRelu, bool kSignCheck>
+QONNX_AVX2 int64_t requantize_rows_direct(const RequantizeRows& r, const QuantChain<M, kRelu>& given, const float* ratio,
+                                          const float* shift) {
+  const QuantChain<M, kRelu> chain = given;
+  const ByteForm form = r.codes ? ByteForm(r.codes->inverse, r.codes->scale, r.codes->lo, r.codes->hi) : ByteForm(1, 1, 0, 0);
+  const __m256 tie_room = _mm256_set1_ps(0.5f - kDirectMargin), margin = _mm256_set1_ps(kDirectMargin);
+  const bool exact = r.codes && chain.exact_codes;
+  const int64_t done = r.n / kLanes * kLanes;
+  int bad_lanes = 0;
+  for (int64_t i = 0; i < r.rows; ++i) {
+    const int32_t* sums = r.sums + i * r.sums_ld;
+    float* y = r.y + i * r.y_ld;
+    uint8_t* u = r.codes ? r.codes->u + i * r.codes_ld : nullptr;
+    for (int64_t j = 0; j < done; j += kLanes) {
+      const __m256i whole = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums + j)),
+                                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r.offset + j)));
+      __m256 t = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(whole), _mm256_loadu_ps(ratio + j)), _mm256_loadu_ps(shift + j));
+      if constexpr (kRelu) t = _mm256_max_ps(t, _mm256_setzero_ps());
+      t = _mm256_add_ps(t, chain.z);
+      const __m256 c = clamp_v(t, chain.lo, chain.hi);
+      __m256 q = round_mode<M>(c);
+      __m256 ok = _mm256_cmp_ps(abs_v(_mm256_sub_ps(c, round_even(c))), tie_room, _CMP_LT_OQ);
+      if constexpr (kSignCheck) ok = _mm256_and_ps(ok, _mm256_cmp_ps(abs_v(t), margin, _CMP_GT_OQ));
+      __m256 out;
+      if (_mm256_movemask_ps(ok) == 0xff) {
+        out = _mm256_mul_ps(_mm256_sub_ps(q, chain.z), chain.s);
+      } else {
+        const __m128 low = scaled_4(sums + j, r.offset + j, r.scale + j, r.bias ? r.bias + j : nullptr);
+        const __m128 high = scaled_4(sums + j + 4, r.offset + j + 4, r.scale + j + 4, r.bias ? r.bias + j + 4 : nullptr);
+        out = chain(_mm256_insertf128_ps(_mm256_castps128_ps256(low), high, 1), &q);
+      }
+      _mm256_storeu_ps(y + j, out);
+      if (exact) {  // q - qmin: q is finite here (direct_quant_usable)
+        const __m256i w = _mm256_cvtps_epi32(_mm256_sub_ps(q, chain.lo));
+        const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(u + j), _mm_packus_epi16(w16, w16));
+      }
+    }
+    if (r.codes && !exact) {
+      for (int64_t j = 0; j < done; j += kLanes) bytes_v(_mm256_loadu_ps(y + j), form, u + j, &bad_lanes);
+    }
+  }
+  *r.bad |= bad_lanes;
+  return done;
+}
+
+// Whether the direct form gives the exact chain's bits for the rows' channels (then ratio and shift are
+// filled): a half rounding mode; 2^-100 <= s <= 2^100; |z| <= 2^8; integer bounds with |lo|, |hi| <= 2^8,
+// hi >= 1 and lo <= -1 or +0; per channel ratio and shift finite, |shift| <= 2^9.
+bool direct_quant_usable(const RequantizeRows& r, const ElementwiseStep& q, float* ratio, float* shift) {
+  using quant::RoundingMode;
+  if (q.mode != RoundingMode::kRound && q.mode != RoundingMode::kHalfUp && q.mode != RoundingMode::kHalfDown) return false;
+  if (!(q.scale >= 0x1p-100f && q.scale <= 0x1p100f) || !(std::fabs(q.zero_point) <= 256.0f)) return false;
+  if (!(q.hi >= 1.0f && q.hi <= 256.0f && q.lo >= -256.0f && std::nearbyint(q.lo) == q.lo && std::nearbyint(q.hi) == q.hi))
+    return false;
+  if (!(q.lo <= -1.0f || (q.lo == 0.0f && !std::signbit(q.lo)))) return false;
+  const double s = q.scale;
+  for (int64_t j = 0; j < r.n; ++j) {
+    ratio[j] = static_cast<float>(r.scale[j] / s);
+    shift[j] = r.bias ? static_cast<float>(r.bias[j] / s) : 0.0f;
+    if (!std::isfinite(ratio[j]) || !(std::fabs(shift[j]) <= 512.0f)) return false;
+  }
+  return true;
+}
+
 template <bool kRelu>
 int64_t requantize_quant(const RequantizeRows& r, const ElementwiseStep& q) {
+  std::vector<float> ratio(static_cast<size_t>(r.n)), shift(static_cast<size_t>(r.n));
+  const bool direct = direct_quant_usable(r, q, ratio.data(), shift.data());
+  const bool sign_check = !(kRelu && q.zero_point == 0.0f);
   return fast::with_mode(q.mode, [&](auto mode_c) {
-    return requantize_rows(r, QuantChain<decltype(mode_c)::value, kRelu>(q, r.codes));
+    constexpr quant::RoundingMode M = decltype(mode_c)::value;
+    const QuantChain<M, kRelu> chain(q, r.codes);
+    if constexpr (M == quant::RoundingMode::kRound || M == quant::RoundingMode::kHalfUp ||
+                  M == quant::RoundingMode::kHalfDown) {
+      if (direct && sign_check) return requantize_rows_direct<M, kRelu, true>(r, chain, ratio.data(), shift.data());
+      if (direct) return requantize_rows_direct<M, kRelu, false>(r, chain, ratio.data(), shift.data());
+    }
+    return requantize_rows(r, chain);
   });
 }
 
