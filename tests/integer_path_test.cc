@@ -344,6 +344,27 @@ TEST(IntegerPath, ConvFamiliesGiveTheExactSumScaledOnce) {
   Layer grouped_batch = grouped;
   grouped_batch.x = {3, 8, 17, 19};
   layers.push_back(grouped_batch);
+  // Kernels of 1 in every dim but the last, where the GEMM reads inside windows from the image in place:
+  // Conv1d over several position blocks with both borders, strided, few channels; a 1 x k
+  // 2-D kernel (runs end at each output row); and a dilated Conv1d, which gathers.
+  Layer long1d = conv1d;
+  long1d.x = {3, 16, 700}, long1d.w = {24, 16, 3}, long1d.pads = {1, 1}, long1d.per_channel = true;
+  layers.push_back(long1d);
+  Layer strided1d = long1d;
+  strided1d.x = {2, 16, 301}, strided1d.strides = {2}, strided1d.pads = {3, 0}, strided1d.w = {8, 16, 4};
+  layers.push_back(strided1d);
+  Layer narrow1d = long1d;
+  narrow1d.x = {2, 2, 515}, narrow1d.w = {16, 2, 3}, narrow1d.act_signed = true, narrow1d.act_zero = -1.0f;
+  layers.push_back(narrow1d);
+  Layer one_by_k = c;
+  one_by_k.x = {2, 8, 5, 40}, one_by_k.w = {12, 8, 1, 5}, one_by_k.pads = {0, 2, 0, 2}, one_by_k.strides = {2, 3};
+  layers.push_back(one_by_k);
+  Layer one_by_k_valid = one_by_k;  // no padding: runs of inside windows meet at the row ends
+  one_by_k_valid.pads = {};
+  layers.push_back(one_by_k_valid);
+  Layer dilated1d = long1d;
+  dilated1d.dilations = {2}, dilated1d.pads = {2, 2};
+  layers.push_back(dilated1d);
   for (const Layer& l : layers) check_layer(l, seed++);
 }
 

@@ -712,6 +712,11 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   // side in the image.
   const int64_t kernel_w = s.geo.kernel.back();
   const bool row_runs = s.group == 1 && s.geo.dilations.back() == 1 && kernel_w > 1;
+  // Besides, a kernel of 1 in every other dim (Conv1d, 1 x k): an inside window's row is one run of the image,
+  // and the next position along the row starts stride * C bytes on, so the GEMM reads those rows in place
+  // (overlapping) and only border windows are gathered.
+  const bool rows_in_image = row_runs && kernel_w == s.kernel_size;
+  const int64_t row_step = s.geo.strides.back() * channels;
   const std::vector<int64_t> relative = tap_offsets(s);
   const bool simd_tiles = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
   std::vector<avx2::ElementwiseStep> steps;
@@ -726,37 +731,57 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
       const int64_t n = u / (s.group * blocks), g = u / blocks % s.group, b = u % blocks;
       const int64_t pos0 = b * block_size, count = std::min(block_size, s.out_size - pos0);
       const uint8_t* image = nhwc + n * image_bytes;
-      if (!in_place) {
-        channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data());
-        for (int64_t j = 0; j < count; ++j) {
-          uint8_t* row = left.get() + j * rows;
-          const int64_t first = inside_first[static_cast<size_t>(j)];
-          if (first >= 0 && row_runs) {  // each kernel row's taps and channels: one run of bytes
-            for (int64_t kk = 0; kk < s.kernel_size; kk += kernel_w)
-              std::memcpy(row + kk * cg, image + (first + relative[static_cast<size_t>(kk)]) * channels,
-                          static_cast<size_t>(kernel_w * cg));
-            continue;
-          }
-          for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
-            const int64_t at = first >= 0 ? first + relative[static_cast<size_t>(kk)]
-                                          : offsets[static_cast<size_t>(kk * kChannelsLastBlock + j)];
-            uint8_t* dst = row + kk * cg;
-            // Few channels (a stem's 3): a fixed 16-byte copy, which the next taps overwrite, instead of
-            // a call per tap; it must stay inside this row and inside the image.
-            const bool wide = cg < 16 && kk * cg + 16 <= rows;
-            if (at < 0) {
-              std::memset(dst, zero, wide ? 16 : static_cast<size_t>(cg));
-            } else {
-              const int64_t from = at * channels + g * cg;
-              if (wide && from + 16 <= image_bytes)
-                std::memcpy(dst, image + from, 16);
-              else
-                std::memcpy(dst, image + from, static_cast<size_t>(cg));
-            }
+      // Window j's taps into row j of `left`, in (kernel offset, channel) order.
+      const auto gather_row = [&](int64_t j) {
+        uint8_t* row = left.get() + j * rows;
+        const int64_t first = inside_first[static_cast<size_t>(j)];
+        if (first >= 0 && row_runs) {  // each kernel row's taps and channels: one run of bytes
+          for (int64_t kk = 0; kk < s.kernel_size; kk += kernel_w)
+            std::memcpy(row + kk * cg, image + (first + relative[static_cast<size_t>(kk)]) * channels,
+                        static_cast<size_t>(kernel_w * cg));
+          return;
+        }
+        for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
+          const int64_t at = first >= 0 ? first + relative[static_cast<size_t>(kk)]
+                                        : offsets[static_cast<size_t>(kk * kChannelsLastBlock + j)];
+          uint8_t* dst = row + kk * cg;
+          // Few channels (a stem's 3): a fixed 16-byte copy, which the next taps overwrite, instead of
+          // a call per tap; it must stay inside this row and inside the image.
+          const bool wide = cg < 16 && kk * cg + 16 <= rows;
+          if (at < 0) {
+            std::memset(dst, zero, wide ? 16 : static_cast<size_t>(cg));
+          } else {
+            const int64_t from = at * channels + g * cg;
+            if (wide && from + 16 <= image_bytes)
+              std::memcpy(dst, image + from, 16);
+            else
+              std::memcpy(dst, image + from, static_cast<size_t>(cg));
           }
         }
+      };
+      if (in_place) {
+        layer.group_sums(static_cast<size_t>(g), count, image + pos0 * channels, rows, sums.get());
+      } else if (rows_in_image) {
+        channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data());
+        // Runs of inside windows along one output row read the image; runs of border windows their gathered rows.
+        for (int64_t j0 = 0, j1; j0 < count; j0 = j1) {
+          const int64_t first = inside_first[static_cast<size_t>(j0)];
+          for (j1 = j0 + 1; j1 < count; ++j1) {
+            const int64_t next = inside_first[static_cast<size_t>(j1)];
+            if (first >= 0 ? next != first + (j1 - j0) * s.geo.strides.back() : next >= 0) break;
+          }
+          if (first >= 0) {
+            layer.group_sums(0, j1 - j0, image + first * channels, row_step, sums.get() + j0 * mg);
+            continue;
+          }
+          for (int64_t j = j0; j < j1; ++j) gather_row(j);
+          layer.group_sums(0, j1 - j0, left.get() + j0 * rows, rows, sums.get() + j0 * mg);
+        }
+      } else {
+        channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data());
+        for (int64_t j = 0; j < count; ++j) gather_row(j);
+        layer.group_sums(static_cast<size_t>(g), count, left.get(), rows, sums.get());
       }
-      layer.group_sums(static_cast<size_t>(g), count, in_place ? image + pos0 * channels : left.get(), rows, sums.get());
       if (channels_last) {
         float* yn = y + (n * s.out_size + pos0) * s.filters + g * mg;
         layer.outputs_through(sums.get(), count, mg, g * mg, epilogue, stepped ? &steps : nullptr, yn, s.filters, nullptr,
