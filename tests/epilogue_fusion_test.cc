@@ -17,6 +17,7 @@
 #include "qonnx/exec/executor.h"
 #include "qonnx/exec/threads.h"
 #include "qonnx/io/model_builder.h"
+#include "support/simd_levels.h"
 #include "support/test_util.h"
 
 namespace qonnx {
@@ -168,7 +169,7 @@ void expect_same_as_unfused(const Case& c, size_t expected_fused) {
   // The elementwise loops' vector and portable paths (the int8 GEMM's are integer_path_test's).
   using kernels::isa::Family;
   const kernels::isa::Isa best = kernels::isa::best(Family::kQuant);
-  for (kernels::isa::Isa isa : {best, kernels::isa::Isa::kPortable}) {
+  for (kernels::isa::Isa isa : test::simd_levels()) {
     kernels::isa::use(Family::kQuant, isa);
     for (int threads : {1, 2}) {
       exec::set_threads(threads);

@@ -35,14 +35,15 @@ TEST(IsaSelect, FloatFamilyNeedsFmaAndTakesTheBest) {
   }
 }
 
-// The quantization family: AVX2 needs avx2 only (its loops never fuse), has no AVX-512 path, and
+// The quantization family: AVX2 needs avx2 only (its loops never fuse), AVX-512 avx2 + avx512f, and
 // QONNX_SIMD=portable (only that value) selects the portable loops.
 TEST(IsaSelect, QuantFamilyNeedsAvx2OnlyAndHonoursQonnxSimd) {
   for (bool fma : {false, true})
     for (bool avx512f : {false, true}) {
-      EXPECT_EQ(select(Family::kQuant, cpu(true, fma, avx512f), nullptr), Isa::kAvx2);
-      EXPECT_EQ(select(Family::kQuant, cpu(true, fma, avx512f), "avx2"), Isa::kAvx2);
-      EXPECT_EQ(select(Family::kQuant, cpu(true, fma, avx512f), "AVX2"), Isa::kAvx2);
+      const Isa want = avx512f ? Isa::kAvx512 : Isa::kAvx2;
+      EXPECT_EQ(select(Family::kQuant, cpu(true, fma, avx512f), nullptr), want);
+      EXPECT_EQ(select(Family::kQuant, cpu(true, fma, avx512f), "avx2"), want);
+      EXPECT_EQ(select(Family::kQuant, cpu(true, fma, avx512f), "AVX2"), want);
       EXPECT_EQ(select(Family::kQuant, cpu(true, fma, avx512f), "portable"), Isa::kPortable);
       EXPECT_EQ(select(Family::kQuant, cpu(false, fma, avx512f), nullptr), Isa::kPortable);
       EXPECT_EQ(select(Family::kQuant, cpu(false, fma, avx512f), "avx2"), Isa::kPortable);
@@ -82,7 +83,8 @@ TEST(IsaSelect, SupportsFollowsTheFeatures) {
   const CpuFeatures none = cpu(false, false, false), all = cpu(true, true, true), avx2 = cpu(true, false, false);
   for (Family f : {Family::kFloat, Family::kQuant, Family::kInt8}) EXPECT_TRUE(supports(f, Isa::kPortable, none));
   EXPECT_TRUE(supports(Family::kFloat, Isa::kAvx512, all));
-  EXPECT_FALSE(supports(Family::kQuant, Isa::kAvx512, all));
+  EXPECT_TRUE(supports(Family::kQuant, Isa::kAvx512, all));
+  EXPECT_FALSE(supports(Family::kQuant, Isa::kAvx512, avx2));
   EXPECT_TRUE(supports(Family::kQuant, Isa::kAvx2, avx2));
   EXPECT_FALSE(supports(Family::kFloat, Isa::kAvx2, avx2));
 }

@@ -16,6 +16,7 @@
 #include "kernels/common/quant_avx2.h"
 #include "kernels/isa/isa.h"
 #include "qonnx/quant/rounding.h"
+#include "support/simd_levels.h"
 
 namespace qonnx::kernels {
 namespace {
@@ -58,78 +59,89 @@ void separately(const std::vector<ElementwiseStep>& steps, float* y, int64_t n) 
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
+// The vector paths of the pass this CPU runs (the pass has no portable form: the callers finish its rows).
+std::vector<isa::Isa> vector_levels() {
+  std::vector<isa::Isa> levels;
+  for (isa::Isa level : test::simd_levels())
+    if (level != isa::Isa::kPortable) levels.push_back(level);
+  return levels;
+}
+
 TEST(Requantize, TheFusedPassGivesTheSeparateLoopsBits) {
   if (isa::best(isa::Family::kQuant) == isa::Isa::kPortable) GTEST_SKIP() << "this CPU has no AVX2: the pass does not run";
-  std::mt19937 rng(3);
-  constexpr int64_t n = 64;  // channels
-  std::uniform_int_distribution<int32_t> sum(-600, 600), off(-40, 40);
-  const double scales[] = {0.5, 0.25, 1.0, 0.125};
-  const double biases[] = {0.25, -0.125, 0.0, 0.375};
-  int cases = 0, with_bad_codes = 0;
-  for (quant::RoundingMode mode : kModes)
-    for (int layout = 0; layout < 8; ++layout) {
-      // Chains: Quant; Relu, Quant; Quant, Relu; BipolarQuant; Relu, 1-bit signed Quant; Relu; none.
-      const float qs = 0.25f, qz = static_cast<float>(layout % 3 - 1) * 3.0f;
-      std::vector<ElementwiseStep> steps;
-      const ElementwiseStep relu;
-      ElementwiseStep bipolar;
-      bipolar.kind = Kind::kBipolarQuant, bipolar.scale = 0.75f;
-      switch (layout) {
-        case 0: steps = {quant_step(mode, qs, qz, 8, false, false)}; break;
-        case 1: steps = {relu, quant_step(mode, qs, qz, 4, true, true)}; break;
-        case 2: steps = {quant_step(mode, qs, qz, 6, true, false), relu}; break;
-        case 3: steps = {bipolar}; break;
-        case 4: steps = {relu, quant_step(mode, qs, 0.0f, 1, true, false)}; break;
-        case 5: steps = {relu}; break;
-        case 6: steps = {}; break;
-        default: steps = {relu, relu, quant_step(mode, 0.5f, 0.0f, 2, false, false)}; break;
-      }
-      for (bool with_bias : {true, false})
-        for (bool nan_bias : {false, true}) {
-          std::vector<int32_t> sums(n), offset(n);
-          std::vector<double> scale(n), bias(n);
-          for (int64_t j = 0; j < n; ++j) {
-            sums[j] = sum(rng), offset[j] = off(rng);
-            scale[j] = scales[j % 4], bias[j] = biases[(j / 4) % 4];
-          }
-          sums[5] = -offset[5];  // an exact zero sum: -0.0 + bias or +0.0
-          if (nan_bias) bias[9] = std::numeric_limits<double>::quiet_NaN();
-          // The codes of the last step's form (a Quant's integers minus its zero point), else of 1/4 steps.
-          const ElementwiseStep* last = steps.empty() ? nullptr : &steps.back();
-          avx2::CodeTarget codes;
-          codes.scale = last && last->kind == Kind::kQuant ? last->scale : 0.25f;
-          codes.inverse = 1.0f / codes.scale;
-          codes.lo = last && last->kind == Kind::kQuant ? last->lo - last->zero_point : -128.0f;
-          codes.hi = last && last->kind == Kind::kQuant ? last->hi - last->zero_point : 127.0f;
-          std::vector<float> fused(n), expected(n);
-          std::vector<uint8_t> fused_codes(n), expected_codes(n);
-          codes.u = fused_codes.data();
-          int fused_bad = 0, expected_bad = 0;
-          avx2::RequantizeRows r;
-          r.sums = sums.data(), r.offset = offset.data(), r.scale = scale.data(), r.bias = with_bias ? bias.data() : nullptr;
-          r.steps = steps.data(), r.step_count = static_cast<int>(steps.size());
-          r.y = fused.data(), r.codes = &codes, r.bad = &fused_bad, r.rows = 1, r.n = n;
-          ASSERT_EQ(avx2::requantize_run(r), n);
-          ASSERT_EQ(avx2::scale_sums_run(sums.data(), offset.data(), scale.data(), with_bias ? bias.data() : nullptr,
-                                         expected.data(), n),
-                    n);
-          separately(steps, expected.data(), n);
-          ASSERT_EQ(avx2::activation_bytes_run(expected.data(), codes.inverse, codes.scale, codes.lo, codes.hi,
-                                               expected_codes.data(), &expected_bad, n),
-                    n);
-          for (int64_t j = 0; j < n; ++j)
-            ASSERT_TRUE(same_bits(fused[j], expected[j]))
-                << "mode " << static_cast<int>(mode) << " layout " << layout << " channel " << j << ": " << fused[j]
-                << " vs " << expected[j];
-          EXPECT_EQ(fused_codes, expected_codes);
-          EXPECT_EQ(fused_bad != 0, expected_bad != 0);
-          with_bad_codes += expected_bad != 0;
-          ++cases;
+  for (isa::Isa level : vector_levels()) {
+    test::ScopedSimdLevel scoped(level);
+    std::mt19937 rng(3);
+    constexpr int64_t n = 64;  // channels
+    std::uniform_int_distribution<int32_t> sum(-600, 600), off(-40, 40);
+    const double scales[] = {0.5, 0.25, 1.0, 0.125};
+    const double biases[] = {0.25, -0.125, 0.0, 0.375};
+    int cases = 0, with_bad_codes = 0;
+    for (quant::RoundingMode mode : kModes)
+      for (int layout = 0; layout < 8; ++layout) {
+        // Chains: Quant; Relu, Quant; Quant, Relu; BipolarQuant; Relu, 1-bit signed Quant; Relu; none.
+        const float qs = 0.25f, qz = static_cast<float>(layout % 3 - 1) * 3.0f;
+        std::vector<ElementwiseStep> steps;
+        const ElementwiseStep relu;
+        ElementwiseStep bipolar;
+        bipolar.kind = Kind::kBipolarQuant, bipolar.scale = 0.75f;
+        switch (layout) {
+          case 0: steps = {quant_step(mode, qs, qz, 8, false, false)}; break;
+          case 1: steps = {relu, quant_step(mode, qs, qz, 4, true, true)}; break;
+          case 2: steps = {quant_step(mode, qs, qz, 6, true, false), relu}; break;
+          case 3: steps = {bipolar}; break;
+          case 4: steps = {relu, quant_step(mode, qs, 0.0f, 1, true, false)}; break;
+          case 5: steps = {relu}; break;
+          case 6: steps = {}; break;
+          default: steps = {relu, relu, quant_step(mode, 0.5f, 0.0f, 2, false, false)}; break;
         }
-    }
-  // The cases include runs whose codes cannot be made (a NaN, or values the form does not describe).
-  EXPECT_GT(with_bad_codes, 0);
-  EXPECT_LT(with_bad_codes, cases);
+        for (bool with_bias : {true, false})
+          for (bool nan_bias : {false, true}) {
+            std::vector<int32_t> sums(n), offset(n);
+            std::vector<double> scale(n), bias(n);
+            for (int64_t j = 0; j < n; ++j) {
+              sums[j] = sum(rng), offset[j] = off(rng);
+              scale[j] = scales[j % 4], bias[j] = biases[(j / 4) % 4];
+            }
+            sums[5] = -offset[5];  // an exact zero sum: -0.0 + bias or +0.0
+            if (nan_bias) bias[9] = std::numeric_limits<double>::quiet_NaN();
+            // The codes of the last step's form (a Quant's integers minus its zero point), else of 1/4 steps.
+            const ElementwiseStep* last = steps.empty() ? nullptr : &steps.back();
+            avx2::CodeTarget codes;
+            codes.scale = last && last->kind == Kind::kQuant ? last->scale : 0.25f;
+            codes.inverse = 1.0f / codes.scale;
+            codes.lo = last && last->kind == Kind::kQuant ? last->lo - last->zero_point : -128.0f;
+            codes.hi = last && last->kind == Kind::kQuant ? last->hi - last->zero_point : 127.0f;
+            std::vector<float> fused(n), expected(n);
+            std::vector<uint8_t> fused_codes(n), expected_codes(n);
+            codes.u = fused_codes.data();
+            int fused_bad = 0, expected_bad = 0;
+            avx2::RequantizeRows r;
+            r.sums = sums.data(), r.offset = offset.data(), r.scale = scale.data(), r.bias = with_bias ? bias.data() : nullptr;
+            r.steps = steps.data(), r.step_count = static_cast<int>(steps.size());
+            r.y = fused.data(), r.codes = &codes, r.bad = &fused_bad, r.rows = 1, r.n = n;
+            ASSERT_EQ(avx2::requantize_run(r), n);
+            ASSERT_EQ(avx2::scale_sums_run(sums.data(), offset.data(), scale.data(), with_bias ? bias.data() : nullptr,
+                                           expected.data(), n),
+                      n);
+            separately(steps, expected.data(), n);
+            ASSERT_EQ(avx2::activation_bytes_run(expected.data(), codes.inverse, codes.scale, codes.lo, codes.hi,
+                                                 expected_codes.data(), &expected_bad, n),
+                      n);
+            for (int64_t j = 0; j < n; ++j)
+              ASSERT_TRUE(same_bits(fused[j], expected[j]))
+                  << "mode " << static_cast<int>(mode) << " layout " << layout << " channel " << j << ": " << fused[j]
+                  << " vs " << expected[j];
+            EXPECT_EQ(fused_codes, expected_codes);
+            EXPECT_EQ(fused_bad != 0, expected_bad != 0);
+            with_bad_codes += expected_bad != 0;
+            ++cases;
+          }
+      }
+    // The cases include runs whose codes cannot be made (a NaN, or values the form does not describe).
+    EXPECT_GT(with_bad_codes, 0);
+    EXPECT_LT(with_bad_codes, cases);
+  }
 }
 
 // u = y / s + z as the exact chain computes it (y = float(double(S) * c + b), Relu, the division, + z) and as
@@ -204,15 +216,9 @@ TEST(Requantize, TheDirectFormGivesTheExactBitsWhereItsRoundingDiffers) {
       }
       avx2::CodeTarget codes;
       codes.scale = q.scale, codes.inverse = 1.0f / q.scale, codes.lo = q.lo - q.zero_point, codes.hi = q.hi - q.zero_point;
-      std::vector<float> fused(rows * n), expected(rows * n);
-      std::vector<uint8_t> fused_codes(rows * n), expected_codes(rows * n);
-      codes.u = fused_codes.data();
-      int fused_bad = 0, expected_bad = 0;
-      avx2::RequantizeRows r;
-      r.sums = sums.data(), r.sums_ld = n, r.offset = offset.data(), r.scale = scale.data(), r.bias = bias.data();
-      r.steps = steps.data(), r.step_count = static_cast<int>(steps.size());
-      r.y = fused.data(), r.y_ld = n, r.codes = &codes, r.codes_ld = n, r.bad = &fused_bad, r.rows = rows, r.n = n;
-      ASSERT_EQ(avx2::requantize_run(r), n);
+      std::vector<float> expected(rows * n);
+      std::vector<uint8_t> expected_codes(rows * n);
+      int expected_bad = 0;
       for (int64_t i = 0; i < rows; ++i) {
         float* e = expected.data() + i * n;
         ASSERT_EQ(avx2::scale_sums_run(sums.data() + i * n, offset.data(), scale.data(), bias.data(), e, n), n);
@@ -221,13 +227,26 @@ TEST(Requantize, TheDirectFormGivesTheExactBitsWhereItsRoundingDiffers) {
                                              expected_codes.data() + i * n, &expected_bad, n),
                   n);
       }
-      for (int64_t e = 0; e < rows * n; ++e)
-        ASSERT_TRUE(same_bits(fused[e], expected[e]))
-            << "mode " << static_cast<int>(mode) << " chain " << chain << " element " << e << ": " << fused[e] << " vs "
-            << expected[e];
-      EXPECT_EQ(fused_codes, expected_codes);
-      EXPECT_EQ(fused_bad, 0);
       EXPECT_EQ(expected_bad, 0);
+      // Both vector paths: 8 lanes, and 16 (its first 16 channels) where the CPU has AVX-512.
+      for (isa::Isa level : vector_levels()) {
+        test::ScopedSimdLevel scoped(level);
+        std::vector<float> fused(rows * n);
+        std::vector<uint8_t> fused_codes(rows * n);
+        codes.u = fused_codes.data();
+        int fused_bad = 0;
+        avx2::RequantizeRows r;
+        r.sums = sums.data(), r.sums_ld = n, r.offset = offset.data(), r.scale = scale.data(), r.bias = bias.data();
+        r.steps = steps.data(), r.step_count = static_cast<int>(steps.size());
+        r.y = fused.data(), r.y_ld = n, r.codes = &codes, r.codes_ld = n, r.bad = &fused_bad, r.rows = rows, r.n = n;
+        ASSERT_EQ(avx2::requantize_run(r), n);
+        for (int64_t e = 0; e < rows * n; ++e)
+          ASSERT_TRUE(same_bits(fused[e], expected[e]))
+              << isa::name(level) << " mode " << static_cast<int>(mode) << " chain " << chain << " element " << e << ": "
+              << fused[e] << " vs " << expected[e];
+        EXPECT_EQ(fused_codes, expected_codes) << isa::name(level);
+        EXPECT_EQ(fused_bad, 0) << isa::name(level);
+      }
       ++cases;
     }
   EXPECT_EQ(cases, 35);

@@ -13,7 +13,9 @@ namespace qonnx::test {
 inline std::vector<kernels::isa::Isa> simd_levels() {
   using kernels::isa::Isa;
   std::vector<Isa> levels = {Isa::kPortable};
-  if (kernels::isa::best(kernels::isa::Family::kQuant) == Isa::kAvx2) levels.push_back(Isa::kAvx2);
+  const Isa best = kernels::isa::best(kernels::isa::Family::kQuant);
+  if (best >= Isa::kAvx2) levels.push_back(Isa::kAvx2);
+  if (best == Isa::kAvx512) levels.push_back(Isa::kAvx512);
   return levels;
 }
 

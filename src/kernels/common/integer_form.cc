@@ -95,7 +95,7 @@ bool int8_values(const Tensor& x, const exec::IntegerForm& form, std::vector<int
   for (size_t j = 0; j < inverses.size(); ++j) inverses[j] = 1.0f / form.scales[j];
   const bool by_element = inner == 1 && count > 1;
   const int64_t run = by_element ? count : count == 1 ? std::max<int64_t>(n, 1) : inner;
-  const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
+  const bool simd = isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2;
   for (int64_t i0 = 0; i0 < n; i0 += run) {
     const int64_t i1 = std::min(n, i0 + run);
     const size_t first = by_element ? 0 : static_cast<size_t>((i0 / inner) % count);
@@ -131,7 +131,7 @@ bool activation_bytes_serial(const float* x, int64_t n, const ByteActivation& a,
   // x * (1 / s) is within a few float steps of x / s, far closer than 1/2 to v for |v| <= 256, so it
   // rounds to the same v; the exact test is v * s == x.
   const float s = a.scale, inverse = 1.0f / a.scale, lo = static_cast<float>(a.lo), hi = static_cast<float>(a.hi);
-  const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
+  const bool simd = isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2;
   int bad = 0;
   const int64_t start = simd ? avx2::activation_bytes_run(x, inverse, s, lo, hi, u, &bad, n) : 0;
   for (int64_t i = start; i < n; ++i) {
@@ -269,7 +269,7 @@ bool IntegerLayer::rows_product(int64_t rows, int64_t k, const float* a, float* 
 
 void IntegerLayer::outputs(const int32_t* byte_sums, int64_t count, int64_t channel0, float* y) const {
   const size_t c0 = static_cast<size_t>(channel0);
-  const int64_t done = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2
+  const int64_t done = isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2
                            ? avx2::scale_sums_run(byte_sums, offset.data() + c0, scale.data() + c0,
                                                   bias.empty() ? nullptr : bias.data() + c0, y, count)
                            : 0;
@@ -282,7 +282,7 @@ bool IntegerLayer::outputs_through(const int32_t* byte_sums, int64_t rows, int64
                                    int64_t codes_ld) const {
   int64_t done = 0;
   int bad = 0;
-  if (steps && isa::current(isa::Family::kQuant) == isa::Isa::kAvx2) {
+  if (steps && isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2) {
     const size_t c0 = static_cast<size_t>(channel0);
     avx2::CodeTarget target;
     if (codes) target = {1.0f / form->scale, form->scale, static_cast<float>(form->lo), static_cast<float>(form->hi), codes};

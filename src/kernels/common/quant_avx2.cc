@@ -566,6 +566,76 @@ QONNX_AVX2 int64_t requantize_rows(const RequantizeRows& r, const Chain& given) 
 // Vectors with a lane too close take the exact chain.
 constexpr float kDirectMargin = 0x1p-9f;
 
+// One row's exact chain on 8 channels from j (the direct form's fallback): y and the codes' q.
+template <quant::RoundingMode M, bool kRelu>
+QONNX_AVX2_INLINE __m256 exact_chain_8(const RequantizeRows& r, const QuantChain<M, kRelu>& chain, const int32_t* sums,
+                                       int64_t j, __m256* q) {
+  const __m128 low = scaled_4(sums + j, r.offset + j, r.scale + j, r.bias ? r.bias + j : nullptr);
+  const __m128 high = scaled_4(sums + j + 4, r.offset + j + 4, r.scale + j + 4, r.bias ? r.bias + j + 4 : nullptr);
+  return chain(_mm256_insertf128_ps(_mm256_castps128_ps256(low), high, 1), q);
+}
+
+QONNX_AVX2_INLINE void store_codes_8(__m256 q, __m256 lo, uint8_t* u) {
+  const __m256i w = _mm256_cvtps_epi32(_mm256_sub_ps(q, lo));
+  const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(u), _mm_packus_epi16(w16, w16));
+}
+
+// kQuant at kAvx512 (kernels/isa): avx2 + avx512f. GCC 12's AVX-512 intrinsics start from _mm512_undefined_*,
+// which -Wmaybe-uninitialized reports once inlined (GCC bug 105593, fixed in 13).
+#if !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#define QONNX_AVX512_DIRECT __attribute__((target("avx512f,avx2")))
+
+template <quant::RoundingMode M>
+QONNX_AVX512_DIRECT inline __m512 round_half_512(__m512 c) {
+  const __m512 sign = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(c), _mm512_set1_epi32(INT32_MIN)));
+  const __m512 one = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(sign), _mm512_castps_si512(_mm512_set1_ps(1.0f))));
+  const __m512 mag = _mm512_abs_ps(c);
+  if constexpr (M == quant::RoundingMode::kRound) return _mm512_roundscale_ps(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  else if constexpr (M == quant::RoundingMode::kHalfUp)
+    return _mm512_mul_ps(one, _mm512_roundscale_ps(_mm512_add_ps(mag, _mm512_set1_ps(0.5f)), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC));
+  else
+    return _mm512_mul_ps(one, _mm512_roundscale_ps(_mm512_sub_ps(mag, _mm512_set1_ps(0.5f)), _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC));
+}
+
+// The direct form on 16 channels at a time (AVX-512); returns the channels done.
+template <quant::RoundingMode M, bool kRelu, bool kSignCheck>
+QONNX_AVX512_DIRECT int64_t direct_row_512(const RequantizeRows& r, const QuantChain<M, kRelu>& chain, const float* ratio,
+                                           const float* shift, const int32_t* sums, float* y, uint8_t* u, bool exact) {
+  const __m512 z = _mm512_set1_ps(_mm256_cvtss_f32(chain.z)), s = _mm512_set1_ps(_mm256_cvtss_f32(chain.s));
+  const __m512 lo = _mm512_set1_ps(_mm256_cvtss_f32(chain.lo)), hi = _mm512_set1_ps(_mm256_cvtss_f32(chain.hi));
+  const __m512 tie_room = _mm512_set1_ps(0.5f - kDirectMargin), margin = _mm512_set1_ps(kDirectMargin);
+  const int64_t done = r.n / 16 * 16;
+  for (int64_t j = 0; j < done; j += 16) {
+    const __m512i whole = _mm512_add_epi32(_mm512_loadu_si512(sums + j), _mm512_loadu_si512(r.offset + j));
+    __m512 t = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(whole), _mm512_loadu_ps(ratio + j)), _mm512_loadu_ps(shift + j));
+    if constexpr (kRelu) t = _mm512_max_ps(t, _mm512_setzero_ps());
+    t = _mm512_add_ps(t, z);
+    const __m512 c = _mm512_max_ps(lo, _mm512_min_ps(hi, t));
+    const __m512 q = round_half_512<M>(c);
+    const __m512 k = _mm512_roundscale_ps(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __mmask16 ok = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(c, k)), tie_room, _CMP_LT_OQ);
+    if constexpr (kSignCheck) ok &= _mm512_cmp_ps_mask(_mm512_abs_ps(t), margin, _CMP_GT_OQ);
+    if (ok != 0xffff) {
+      for (int64_t h = j; h < j + 16; h += kLanes) {
+        __m256 q8;
+        _mm256_storeu_ps(y + h, exact_chain_8(r, chain, sums, h, &q8));
+        if (exact) store_codes_8(q8, chain.lo, u + h);
+      }
+      continue;
+    }
+    _mm512_storeu_ps(y + j, _mm512_mul_ps(_mm512_sub_ps(q, z), s));
+    if (exact) _mm_storeu_si128(reinterpret_cast<__m128i*>(u + j), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_sub_ps(q, lo))));
+  }
+  return done;
+}
+#if !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 template <quant::RoundingMode M, bool kRelu, bool kSignCheck>
 QONNX_AVX2 int64_t requantize_rows_direct(const RequantizeRows& r, const QuantChain<M, kRelu>& given, const float* ratio,
                                           const float* shift) {
@@ -574,12 +644,14 @@ QONNX_AVX2 int64_t requantize_rows_direct(const RequantizeRows& r, const QuantCh
   const __m256 tie_room = _mm256_set1_ps(0.5f - kDirectMargin), margin = _mm256_set1_ps(kDirectMargin);
   const bool exact = r.codes && chain.exact_codes;
   const int64_t done = r.n / kLanes * kLanes;
+  const bool wide = isa::current(isa::Family::kQuant) == isa::Isa::kAvx512;
   int bad_lanes = 0;
   for (int64_t i = 0; i < r.rows; ++i) {
     const int32_t* sums = r.sums + i * r.sums_ld;
     float* y = r.y + i * r.y_ld;
     uint8_t* u = r.codes ? r.codes->u + i * r.codes_ld : nullptr;
-    for (int64_t j = 0; j < done; j += kLanes) {
+    const int64_t wide_done = wide ? direct_row_512<M, kRelu, kSignCheck>(r, chain, ratio, shift, sums, y, u, exact) : 0;
+    for (int64_t j = wide_done; j < done; j += kLanes) {
       const __m256i whole = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums + j)),
                                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r.offset + j)));
       __m256 t = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(whole), _mm256_loadu_ps(ratio + j)), _mm256_loadu_ps(shift + j));
@@ -589,20 +661,10 @@ QONNX_AVX2 int64_t requantize_rows_direct(const RequantizeRows& r, const QuantCh
       __m256 q = round_mode<M>(c);
       __m256 ok = _mm256_cmp_ps(abs_v(_mm256_sub_ps(c, round_even(c))), tie_room, _CMP_LT_OQ);
       if constexpr (kSignCheck) ok = _mm256_and_ps(ok, _mm256_cmp_ps(abs_v(t), margin, _CMP_GT_OQ));
-      __m256 out;
-      if (_mm256_movemask_ps(ok) == 0xff) {
-        out = _mm256_mul_ps(_mm256_sub_ps(q, chain.z), chain.s);
-      } else {
-        const __m128 low = scaled_4(sums + j, r.offset + j, r.scale + j, r.bias ? r.bias + j : nullptr);
-        const __m128 high = scaled_4(sums + j + 4, r.offset + j + 4, r.scale + j + 4, r.bias ? r.bias + j + 4 : nullptr);
-        out = chain(_mm256_insertf128_ps(_mm256_castps128_ps256(low), high, 1), &q);
-      }
+      const __m256 out = _mm256_movemask_ps(ok) == 0xff ? _mm256_mul_ps(_mm256_sub_ps(q, chain.z), chain.s)
+                                                        : exact_chain_8(r, chain, sums, j, &q);
       _mm256_storeu_ps(y + j, out);
-      if (exact) {  // q - qmin: q is finite here (direct_quant_usable)
-        const __m256i w = _mm256_cvtps_epi32(_mm256_sub_ps(q, chain.lo));
-        const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
-        _mm_storel_epi64(reinterpret_cast<__m128i*>(u + j), _mm_packus_epi16(w16, w16));
-      }
+      if (exact) store_codes_8(q, chain.lo, u + j);  // q is finite here (direct_quant_usable)
     }
     if (r.codes && !exact) {
       for (int64_t j = 0; j < done; j += kLanes) bytes_v(_mm256_loadu_ps(y + j), form, u + j, &bad_lanes);

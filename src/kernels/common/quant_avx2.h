@@ -1,4 +1,4 @@
-// AVX2 loops of the quantization kernels, called only when isa::current(isa::Family::kQuant) is kAvx2. Each one writes a
+// AVX2 loops of the quantization kernels, called only when isa::current(isa::Family::kQuant) is kAvx2 or above. Each one writes a
 // prefix of its run (a multiple of 8 elements) and returns its length; the caller finishes the run
 // with its portable loop, so every element gets the same bits on either path. Parameters (s, z, ...)
 // are one value when `vary` is false, one per element otherwise. Private to the kernels.

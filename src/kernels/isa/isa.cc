@@ -62,7 +62,8 @@ bool supports(Family family, Isa isa, const CpuFeatures& cpu) {
       return family == Family::kInt8 && cpu.avx2 && cpu.avxvnni;
     case Isa::kAvx512:
       if (family == Family::kInt8) return cpu.avx2 && cpu.avx512f && cpu.avx512bw && cpu.avx512vnni;
-      return family == Family::kFloat && cpu.avx512f && cpu.avx2 && cpu.fma;
+      if (family == Family::kQuant) return cpu.avx2 && cpu.avx512f;
+      return cpu.avx512f && cpu.avx2 && cpu.fma;
   }
   return false;
 }

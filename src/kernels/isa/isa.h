@@ -8,8 +8,9 @@
 //   (onnx/conv_depthwise.cc), built on fused multiply-adds. kAvx512 needs avx512f + avx2 + fma,
 //   kAvx2 needs avx2 + fma. The depthwise convolution has one vector path, taken at kAvx2 and kAvx512.
 // - kQuant: the quantization loops (common/quant_avx2.cc: Quant, BipolarQuant, Trunc, QuantizeLinear,
-//   DequantizeLinear, MultiThreshold). kAvx2 needs avx2 (no fma: those loops must not fuse); there is
-//   no AVX-512 path. QONNX_SIMD=portable in the environment selects the portable path.
+//   DequantizeLinear, MultiThreshold, the integer path's requantize pass). kAvx2 needs avx2 (no fma: those
+//   loops must not fuse); kAvx512 (avx2 + avx512f) runs the same loops with the requantize pass's direct
+//   form on 16 lanes. QONNX_SIMD=portable in the environment selects the portable path.
 // - kInt8: the exact u8 x s8 -> int32 GEMM (common/igemm*.cc). kAvx2 needs avx2 (vpmaddubsw or
 //   vpmaddwd), kAvxVnni avx2 + avx-vnni (VEX vpdpbusd, ymm), kAvx512 avx512f + avx512bw + avx512vnni
 //   (vpdpbusd, zmm). AVX-VNNI and AVX-512 VNNI come in either order on real CPUs (Cascade Lake has

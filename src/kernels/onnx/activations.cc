@@ -39,7 +39,7 @@ class ReluEpilogue final : public SteppedEpilogue {
   avx2::ElementwiseStep step() const override { return {}; }
   void apply(float* y, int64_t n) const override {
 #if QONNX_ISA_X86
-    if (isa::current(isa::Family::kQuant) == isa::Isa::kAvx2) return relu_in_place_avx2(y, n);
+    if (isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2) return relu_in_place_avx2(y, n);
 #endif
     relu_in_place(y, n);
   }

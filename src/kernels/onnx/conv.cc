@@ -718,7 +718,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   const bool rows_in_image = row_runs && kernel_w == s.kernel_size;
   const int64_t row_step = s.geo.strides.back() * channels;
   const std::vector<int64_t> relative = tap_offsets(s);
-  const bool simd_tiles = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
+  const bool simd_tiles = isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2;
   std::vector<avx2::ElementwiseStep> steps;
   const bool stepped = epilogue_steps(epilogue, &steps);
   exec::parallel_for(images * blocks, block_size * rows * mg, [&](int64_t u0, int64_t u1) {

@@ -146,7 +146,7 @@ void quantize_linear_into(const float* x, int64_t n, const float* s, const float
     if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t> || std::is_same_v<T, int16_t> ||
                   std::is_same_v<T, uint16_t>) {
       T* yt = static_cast<T*>(y);
-      const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
+      const bool simd = isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2;
       for_each_param_run(n, count, inner, [&](int64_t e, int64_t len, int64_t c, bool per_element) {
         const float* so = per_element ? s : s + c;
         const float* zo = per_element ? zp : zp + c;
@@ -173,7 +173,7 @@ void dequantize_linear_into(const void* x, DType in_type, int64_t n, const float
         zeros.assign(static_cast<size_t>(std::max<int64_t>(count, 1)), T(0));
         zt = zeros.data();
       }
-      const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;  // int32 (int64 differences) stays portable
+      const bool simd = isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2;  // int32 (int64 differences) stays portable
       for_each_param_run(n, count, inner, [&](int64_t e, int64_t len, int64_t c, bool per_element) {
         const float* so = per_element ? s : s + c;
         const T* zo = per_element ? zt : zt + c;

@@ -123,7 +123,7 @@ void threshold_avx2(const float* v, int64_t outer, int64_t channels, int64_t inn
 
 void multithreshold_into(const float* v, int64_t outer, int64_t channels, int64_t inner, const double* thr,
                          bool global, int64_t steps, float scale, float bias, float* y) {
-  if (isa::current(isa::Family::kQuant) == isa::Isa::kAvx2 && channels > 0)
+  if (isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2 && channels > 0)
     threshold_avx2(v, outer, channels, inner, thr, global, steps, scale, bias, y);
   else
     threshold_portable(v, outer, channels, inner, thr, global, steps, scale, bias, y);

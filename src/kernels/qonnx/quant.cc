@@ -64,7 +64,7 @@ void quant_tensor(const Dims& out_dims, const Tensor& x, const quant::QuantParam
   const float* xs = x.data<float>();
   const float* ss = p.scale.data<float>();
   const float* zs = p.zeropt.data<float>();
-  const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
+  const bool simd = isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2;
   auto body = [&](auto mode_c, auto bipolar_c) {
     constexpr quant::RoundingMode M = decltype(mode_c)::value;
     constexpr bool B = decltype(bipolar_c)::value;
@@ -128,7 +128,7 @@ Status quant(exec::KernelContext& ctx, const quant::QuantAttrs& attrs) {
 void bipolar_quant_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, float* y) {
   const float* xs = x.data<float>();
   const float* ss = scale.data<float>();
-  const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
+  const bool simd = isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2;
   fast::parallel_for_each_run<2>(out_dims, {&x.dims(), &scale.dims()}, [&] {
     return [&, bx = fast::RunBuffer(), bs = fast::RunBuffer()](const fast::Run<2>& r) mutable {
       float* yo = y + r.out_offset;
@@ -212,7 +212,7 @@ class QuantEpilogue final : public SteppedEpilogue {
 
   // y[i] = Quant(x[i]) for i < n (y may be x).
   void run(const float* x, float* y, int64_t n) const {
-    const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
+    const bool simd = isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2;
     auto body = [&](auto mode_c, auto bipolar_c) {
       constexpr quant::RoundingMode M = decltype(mode_c)::value;
       constexpr bool B = decltype(bipolar_c)::value;
@@ -305,7 +305,7 @@ class BipolarEpilogue final : public SteppedEpilogue {
     return s;
   }
   void apply(float* y, int64_t n) const override {
-    const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
+    const bool simd = isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2;
     const int64_t start = simd ? avx2::bipolar_quant_run(y, &scale_, false, y, n) : 0;
     for (int64_t i = start; i < n; ++i) y[i] = (y[i] >= 0.0f ? 1.0f : -1.0f) * scale_;
   }

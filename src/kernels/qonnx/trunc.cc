@@ -61,7 +61,7 @@ void trunc_v1_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, c
   const float* xs = x.data<float>();
   const float* ss = scale.data<float>();
   const float* zs = zeropt.data<float>();
-  const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
+  const bool simd = isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2;
   fast::with_mode(mode, [&](auto mode_c) {
     constexpr quant::RoundingMode M = decltype(mode_c)::value;
     fast::parallel_for_each_run<3>(out_dims, {&x.dims(), &scale.dims(), &zeropt.dims()}, [&] {
@@ -86,7 +86,7 @@ void trunc_v2_into(const Dims& out_dims, const Tensor& x, const Tensor& scale, c
   const float* ss = scale.data<float>();
   const float* zs = zeropt.data<float>();
   const float* os = out_scale.data<float>();
-  const bool simd = isa::current(isa::Family::kQuant) == isa::Isa::kAvx2;
+  const bool simd = isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2;
   fast::with_mode(mode, [&](auto mode_c) {
     constexpr quant::RoundingMode M = decltype(mode_c)::value;
     fast::parallel_for_each_run<4>(out_dims, {&x.dims(), &scale.dims(), &zeropt.dims(), &out_scale.dims()}, [&] {
