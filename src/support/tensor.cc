@@ -216,8 +216,10 @@ void release(uint64_t bytes) { g_in_use.fetch_sub(bytes, std::memory_order_relax
 // aligned_alloc block asks for a little more than its size, so the hole a freed one leaves is too small
 // for the next one of the same size and stays in the heap (converting a model that makes one 16 MiB
 // weight per layer grew by every weight, although the tensors were long gone). Same-size malloc requests
-// reuse their holes; small buffers keep aligned_alloc, which wastes nothing at their sizes.
-constexpr size_t kOffsetAlignedBytes = size_t{1} << 20;
+// reuse their holes; small buffers keep aligned_alloc, which wastes nothing at their sizes. From malloc's
+// first mmap threshold (128 KiB) on: a block malloc would map and unmap costs its page faults at every run
+// (about 220 per run of a small Conv1d model at batch 16 when this was 1 MiB, none now).
+constexpr size_t kOffsetAlignedBytes = size_t{128} << 10;
 // From this size on (malloc's own largest mmap threshold) buffers are pages of their own, mapped here so
 // that they can ask for 2 MiB pages: a 256 MiB weight then costs 128 page faults, not 65536. Sanitizer
 // builds keep malloc, whose checks then cover these buffers too.

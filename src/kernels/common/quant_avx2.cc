@@ -601,34 +601,39 @@ QONNX_AVX512_DIRECT inline __m512 round_half_512(__m512 c) {
     return _mm512_mul_ps(one, _mm512_roundscale_ps(_mm512_sub_ps(mag, _mm512_set1_ps(0.5f)), _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC));
 }
 
-// The direct form on 16 channels at a time (AVX-512); returns the channels done.
+// The direct form on 16 channels at a time (AVX-512), every row; returns the channels done in each.
 template <quant::RoundingMode M, bool kRelu, bool kSignCheck>
-QONNX_AVX512_DIRECT int64_t direct_row_512(const RequantizeRows& r, const QuantChain<M, kRelu>& chain, const float* ratio,
-                                           const float* shift, const int32_t* sums, float* y, uint8_t* u, bool exact) {
+QONNX_AVX512_DIRECT int64_t direct_rows_512(const RequantizeRows& r, const QuantChain<M, kRelu>& chain, const float* ratio,
+                                            const float* shift, bool exact) {
   const __m512 z = _mm512_set1_ps(_mm256_cvtss_f32(chain.z)), s = _mm512_set1_ps(_mm256_cvtss_f32(chain.s));
   const __m512 lo = _mm512_set1_ps(_mm256_cvtss_f32(chain.lo)), hi = _mm512_set1_ps(_mm256_cvtss_f32(chain.hi));
   const __m512 tie_room = _mm512_set1_ps(0.5f - kDirectMargin), margin = _mm512_set1_ps(kDirectMargin);
   const int64_t done = r.n / 16 * 16;
-  for (int64_t j = 0; j < done; j += 16) {
-    const __m512i whole = _mm512_add_epi32(_mm512_loadu_si512(sums + j), _mm512_loadu_si512(r.offset + j));
-    __m512 t = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(whole), _mm512_loadu_ps(ratio + j)), _mm512_loadu_ps(shift + j));
-    if constexpr (kRelu) t = _mm512_max_ps(t, _mm512_setzero_ps());
-    t = _mm512_add_ps(t, z);
-    const __m512 c = _mm512_max_ps(lo, _mm512_min_ps(hi, t));
-    const __m512 q = round_half_512<M>(c);
-    const __m512 k = _mm512_roundscale_ps(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __mmask16 ok = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(c, k)), tie_room, _CMP_LT_OQ);
-    if constexpr (kSignCheck) ok &= _mm512_cmp_ps_mask(_mm512_abs_ps(t), margin, _CMP_GT_OQ);
-    if (ok != 0xffff) {
-      for (int64_t h = j; h < j + 16; h += kLanes) {
-        __m256 q8;
-        _mm256_storeu_ps(y + h, exact_chain_8(r, chain, sums, h, &q8));
-        if (exact) store_codes_8(q8, chain.lo, u + h);
+  for (int64_t i = 0; i < r.rows; ++i) {
+    const int32_t* sums = r.sums + i * r.sums_ld;
+    float* y = r.y + i * r.y_ld;
+    uint8_t* u = r.codes ? r.codes->u + i * r.codes_ld : nullptr;
+    for (int64_t j = 0; j < done; j += 16) {
+      const __m512i whole = _mm512_add_epi32(_mm512_loadu_si512(sums + j), _mm512_loadu_si512(r.offset + j));
+      __m512 t = _mm512_add_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(whole), _mm512_loadu_ps(ratio + j)), _mm512_loadu_ps(shift + j));
+      if constexpr (kRelu) t = _mm512_max_ps(t, _mm512_setzero_ps());
+      t = _mm512_add_ps(t, z);
+      const __m512 c = _mm512_max_ps(lo, _mm512_min_ps(hi, t));
+      const __m512 q = round_half_512<M>(c);
+      const __m512 k = _mm512_roundscale_ps(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      __mmask16 ok = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(c, k)), tie_room, _CMP_LT_OQ);
+      if constexpr (kSignCheck) ok &= _mm512_cmp_ps_mask(_mm512_abs_ps(t), margin, _CMP_GT_OQ);
+      if (ok != 0xffff) {
+        for (int64_t h = j; h < j + 16; h += kLanes) {
+          __m256 q8;
+          _mm256_storeu_ps(y + h, exact_chain_8(r, chain, sums, h, &q8));
+          if (exact) store_codes_8(q8, chain.lo, u + h);
+        }
+        continue;
       }
-      continue;
+      _mm512_storeu_ps(y + j, _mm512_mul_ps(_mm512_sub_ps(q, z), s));
+      if (exact) _mm_storeu_si128(reinterpret_cast<__m128i*>(u + j), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_sub_ps(q, lo))));
     }
-    _mm512_storeu_ps(y + j, _mm512_mul_ps(_mm512_sub_ps(q, z), s));
-    if (exact) _mm_storeu_si128(reinterpret_cast<__m128i*>(u + j), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_sub_ps(q, lo))));
   }
   return done;
 }
@@ -646,11 +651,11 @@ QONNX_AVX2 int64_t requantize_rows_direct(const RequantizeRows& r, const QuantCh
   const int64_t done = r.n / kLanes * kLanes;
   const bool wide = isa::current(isa::Family::kQuant) == isa::Isa::kAvx512;
   int bad_lanes = 0;
+  const int64_t wide_done = wide ? direct_rows_512<M, kRelu, kSignCheck>(r, chain, ratio, shift, exact) : 0;
   for (int64_t i = 0; i < r.rows; ++i) {
     const int32_t* sums = r.sums + i * r.sums_ld;
     float* y = r.y + i * r.y_ld;
     uint8_t* u = r.codes ? r.codes->u + i * r.codes_ld : nullptr;
-    const int64_t wide_done = wide ? direct_row_512<M, kRelu, kSignCheck>(r, chain, ratio, shift, sums, y, u, exact) : 0;
     for (int64_t j = wide_done; j < done; j += kLanes) {
       const __m256i whole = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums + j)),
                                              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r.offset + j)));
