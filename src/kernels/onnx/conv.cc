@@ -287,8 +287,13 @@ void depthwise_conv_2d(const ConvShape& s, const float* x, const float* w, float
 // every channel, zero-padded, and every (channel, kernel row) is a kernel_w-deep tile over them (the
 // kw rows overlap, row stride dilation_w), continuing each output's sum in the im2col row order
 // (channel, kh, kw), so the bits equal the packed path's.
+// How few: up to two tile strips with AVX2's 6 x 16 tiles (measured on an AVX2 CPU); with AVX-512's 8 x 32
+// tiles the packed path is faster from about 4 filters on (measured 2026-12-02, 1 thread: 32 -> 16 filters
+// at 112 x 112, 4.7 against 2.5 ms; 3 -> 1 filter at 224 x 224, 0.19 against 0.34 ms), so up to 4 there.
 bool is_narrow_2d(const ConvShape& s) {
-  return s.geo.rank() == 2 && s.geo.strides[1] == 1 && s.filters / s.group <= 2 * gemm_detail::float_micro().mr;
+  const gemm_detail::FloatMicroKernel& mk = gemm_detail::float_micro();
+  const int64_t most = mk.nr > 16 ? 4 : 2 * mk.mr;
+  return s.geo.rank() == 2 && s.geo.strides[1] == 1 && s.filters / s.group <= most;
 }
 
 void narrow_conv_2d(const ConvShape& s, const float* x, const float* w, float* y) {
