@@ -388,6 +388,13 @@ TEST(IntegerPath, ConvTransposeFamiliesGiveTheExactSumScaledOnce) {
   Layer stride1 = t;  // a transposed convolution as a plain one: overlapping windows, every output summed many times
   stride1.strides = {1, 1}, stride1.pads = {}, stride1.x = {1, 16, 9, 9}, stride1.w = {16, 4, 3, 3}, stride1.act_bits = 6;
   layers.push_back(stride1);
+  // Outputs no tap lands on (stride 3, kernel 2: bias only), over several 64-position blocks; and 3-D.
+  Layer gaps = t;
+  gaps.x = {2, 8, 9, 11}, gaps.w = {8, 6, 2, 2}, gaps.strides = {3, 3}, gaps.pads = {};
+  layers.push_back(gaps);
+  Layer three_d = t;
+  three_d.x = {1, 4, 3, 5, 4}, three_d.w = {4, 3, 2, 3, 2}, three_d.strides = {2, 1, 2}, three_d.pads = {0, 1, 0, 1, 1, 0};
+  layers.push_back(three_d);
   for (const Layer& l : layers) check_layer(l, seed++);
 }
 

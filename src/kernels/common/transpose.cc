@@ -11,6 +11,8 @@
 #endif
 
 #include "kernels/common/element_copy.h"
+#include "kernels/common/quant_avx2.h"
+#include "kernels/isa/isa.h"
 #include "qonnx/exec/threads.h"
 
 namespace qonnx::kernels {
@@ -171,6 +173,20 @@ Tensor transposed(const Tensor& x, const std::vector<int64_t>& perm) {
 
 void transpose_inner_serial(const float* src, float* dst, int64_t rows, int64_t src_ld, int64_t cols) {
   transpose_rows(src, dst, rows, cols, src_ld, 0, rows);
+}
+
+void rows_to_planes(const float* rows, int64_t count, int64_t channels, float* planes, int64_t plane_stride) {
+  constexpr int64_t kTile = 8;
+  const bool simd_tiles = isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2;
+  for (int64_t j0 = 0; j0 < channels; j0 += kTile)
+    for (int64_t p0 = 0; p0 < count; p0 += kTile) {
+      if (simd_tiles && j0 + kTile <= channels && p0 + kTile <= count) {
+        avx2::transpose_8x8(rows + p0 * channels + j0, channels, planes + j0 * plane_stride + p0, plane_stride);
+        continue;
+      }
+      for (int64_t j = j0; j < std::min(channels, j0 + kTile); ++j)
+        for (int64_t p = p0; p < std::min(count, p0 + kTile); ++p) planes[j * plane_stride + p] = rows[p * channels + j];
+    }
 }
 
 }  // namespace qonnx::kernels

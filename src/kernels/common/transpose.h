@@ -26,4 +26,9 @@ void transpose_into(const Tensor& x, const std::vector<int64_t>& perm, Tensor* o
 // One float (rows x cols) matrix, src with row stride src_ld, on the calling thread: dst (cols x rows).
 void transpose_inner_serial(const float* src, float* dst, int64_t rows, int64_t src_ld, int64_t cols);
 
+// A block of `count` positions' `channels` floats (rows, row stride `channels`, in cache) into channels-first
+// planes on the calling thread: planes[c * plane_stride + p] = rows[p * channels + c], in 8 x 8 tiles (a whole
+// channel at a time would write one float per cache line).
+void rows_to_planes(const float* rows, int64_t count, int64_t channels, float* planes, int64_t plane_stride);
+
 }  // namespace qonnx::kernels

@@ -723,7 +723,6 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   const bool rows_in_image = row_runs && kernel_w == s.kernel_size;
   const int64_t row_step = s.geo.strides.back() * channels;
   const std::vector<int64_t> relative = tap_offsets(s);
-  const bool simd_tiles = isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2;
   std::vector<avx2::ElementwiseStep> steps;
   const bool stepped = epilogue_steps(epilogue, &steps);
   exec::parallel_for(images * blocks, block_size * rows * mg, [&](int64_t u0, int64_t u1) {
@@ -792,8 +791,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
         layer.outputs_through(sums.get(), count, mg, g * mg, epilogue, stepped ? &steps : nullptr, yn, s.filters, nullptr,
                               nullptr, 0);
       } else {
-        // Each position's channels scaled as one run, then written channel by channel from cache in 8 x 8
-        // tiles (a whole channel at a time would read one float per cache line).
+        // Each position's channels scaled as one run, then written channel by channel from cache.
         float* yg = y + (n * s.filters + g * mg) * s.out_size + pos0;
         // Rounding, epilogue and codes of the block's positions (rows of mg channels).
         uint8_t* bytes = codes ? codes->bytes + (n * s.out_size + pos0) * s.filters + g * mg : nullptr;
@@ -801,16 +799,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
                                    codes ? &codes->form : nullptr, bytes, s.filters))
           codes->made.store(false, std::memory_order_relaxed);
         if (codes && !codes->floats) continue;
-        constexpr int64_t kTile = 8;
-        for (int64_t j0 = 0; j0 < mg; j0 += kTile)
-          for (int64_t p0 = 0; p0 < count; p0 += kTile) {
-            if (simd_tiles && j0 + kTile <= mg && p0 + kTile <= count) {
-              avx2::transpose_8x8(scaled.get() + p0 * mg + j0, mg, yg + j0 * s.out_size + p0, s.out_size);
-              continue;
-            }
-            for (int64_t j = j0; j < std::min(mg, j0 + kTile); ++j)
-              for (int64_t p = p0; p < std::min(count, p0 + kTile); ++p) yg[j * s.out_size + p] = scaled[p * mg + j];
-          }
+        rows_to_planes(scaled.get(), count, mg, yg, s.out_size);
       }
     }
   });

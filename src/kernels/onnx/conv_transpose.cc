@@ -184,14 +184,16 @@ void conv_transpose_compute(const TransposeShape& s, const T* x, const T* w, con
 }
 
 // --- the integer path: X and W hold integers times scales. Each input position's products with W's
-// columns (output channel, kernel offset) are exact int32 sums, the scatter adds exact integers, and
-// each output is scaled once.
+// columns (kernel offset, output channel) are exact int32 sums; each output gathers the products that land
+// on it (exact integers), and is scaled once.
 struct IntegerTranspose {
-  // Per group, W's integers as int8_gemm's right operand: C/group rows x (M/group x kernel offsets)
-  // columns, W's own storage order; the per-column offsets undo the activation bytes' shift.
+  // Per group, W's integers as int8_gemm's right operand: C/group rows x (kernel offsets x M/group) columns
+  // (W's (C, M/group, k...) with its two inner axes swapped, so that one kernel offset's channels are
+  // side by side); the per-column offsets undo the activation bytes' shift.
   IntegerLayer columns;
-  std::vector<double> scale;  // per output channel: double(x scale) * double(its weight scale)
-  std::vector<double> bias;   // per output channel; empty: no bias
+  // The rounding of the gathered sums per output channel: scale double(x scale) * double(weight scale), the
+  // bias, and zero offsets (the columns' offsets are added with their products).
+  IntegerLayer outputs;
 };
 
 // Plan-time: as Conv's prepack, with W's scale per tensor or along axis 1 (W is (C, M/group, k...)).
@@ -214,13 +216,16 @@ exec::PreparedState prepack_conv_transpose(const exec::PrepackContext& c) {
   if (bias_value && !bias) return note("the bias is not a constant");
   if (bias && (bias->dtype() != DType::kFloat || bias->numel() != group * mg))
     return note("the bias is not one float per output channel");
-  std::vector<int8_t> values;
-  if (!int8_values(*w, *wf, &values)) return note("W's integers do not fit int8");
+  std::vector<int8_t> stored;
+  if (!int8_values(*w, *wf, &stored)) return note("W's integers do not fit int8");
   const int64_t cg = channels / group, taps = w->numel() / (channels * mg), columns = mg * taps;
+  std::vector<int8_t> values(stored.size());  // (C, taps, M/group)
+  transpose_inner(stored.data(), values.data(), channels, mg, taps, 1);
   auto weight_scale = [&](int64_t j) { return wf->scales[wf->scales.size() == 1 ? 0 : static_cast<size_t>(j)]; };
   std::vector<float> column_scales;
   for (int64_t g = 0; g < group; ++g)
-    for (int64_t j = 0; j < mg; ++j) column_scales.insert(column_scales.end(), static_cast<size_t>(taps), weight_scale(j));
+    for (int64_t k = 0; k < taps; ++k)
+      for (int64_t j = 0; j < mg; ++j) column_scales.push_back(weight_scale(j));
   std::string why;
   auto layer = make_integer_layer(*x, values, group, cg, columns, false, column_scales, nullptr, &why);
   if (!layer) return note(why);
@@ -231,9 +236,11 @@ exec::PreparedState prepack_conv_transpose(const exec::PrepackContext& c) {
                             x->max_byte() + 1, layer->max_abs_weight));
   IntegerTranspose t;
   t.columns = std::move(*layer);
+  t.outputs.x = *x;
+  t.outputs.offset.assign(static_cast<size_t>(group * mg), 0);
   for (int64_t m = 0; m < group * mg; ++m) {
-    t.scale.push_back(static_cast<double>(x->scale) * static_cast<double>(weight_scale(m % mg)));
-    if (bias) t.bias.push_back(bias->data<float>()[m]);
+    t.outputs.scale.push_back(static_cast<double>(x->scale) * static_cast<double>(weight_scale(m % mg)));
+    if (bias) t.outputs.bias.push_back(bias->data<float>()[m]);
   }
   if (c.path_note) *c.path_note = integer_path_note(t.columns);
   if (c.captured_inputs) *c.captured_inputs |= uint64_t{1} << 1;  // W lives on as its codes
@@ -241,8 +248,27 @@ exec::PreparedState prepack_conv_transpose(const exec::PrepackContext& c) {
   return std::make_shared<const IntegerTranspose>(std::move(t));
 }
 
-// y = the integer path's ConvTranspose of x, then `epilogue` (may be null) on each output plane; false (y
-// untouched) when x holds a value its form does not describe (a NaN): the caller takes the float path.
+// For each output coordinate along each spatial dim, the (kernel index, input index) pairs that land on it:
+// o = i * stride - pad_begin + k * dilation.
+std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> landing_taps(const WindowGeometry& g) {
+  std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> taps(g.rank());
+  for (size_t d = 0; d < g.rank(); ++d) {
+    taps[d].resize(static_cast<size_t>(g.out[d]));
+    for (int64_t k = 0; k < g.kernel[d]; ++k)
+      for (int64_t i = 0; i < g.in[d]; ++i) {
+        const int64_t o = i * g.strides[d] - g.pads_begin[d] + k * g.dilations[d];
+        if (o >= 0 && o < g.out[d]) taps[d][static_cast<size_t>(o)].emplace_back(k, i);
+      }
+  }
+  return taps;
+}
+
+// y = the integer path's ConvTranspose of x, then `epilogue` (may be null); false (y untouched) when x holds
+// a value its form does not describe (a NaN): the caller takes the float path. Per image and group, the
+// exact products of every input position with W's columns (int8_gemm, (positions, columns)); then for each
+// block of output positions, each output's channels gather their landing products (with their columns'
+// offsets) into int32 rows in cache, which are rounded once, run through the epilogue and written
+// channels-first. The gather adds the same integers the scatter did, so the sums (exact) and bits are the same.
 bool conv_transpose_integer(const TransposeShape& s, const IntegerTranspose& t, const float* x, float* y,
                             const exec::Epilogue* epilogue) {
   const IntegerLayer& layer = t.columns;
@@ -252,32 +278,65 @@ bool conv_transpose_integer(const TransposeShape& s, const IntegerTranspose& t, 
   if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
   const auto nhwc = scratch<uint8_t>(elements);
   transpose_inner(bytes.get(), nhwc.get(), s.batch, s.channels, s.in_size, 1);
+  const WindowGeometry& g = s.geo;
+  const size_t nd = g.rank();
+  const auto taps = landing_taps(g);
+  std::vector<int64_t> kernel_stride(nd, 1), in_stride(nd, 1);
+  for (size_t d = nd - 1; d-- > 0;) {
+    kernel_stride[d] = kernel_stride[d + 1] * g.kernel[d + 1];
+    in_stride[d] = in_stride[d + 1] * g.in[d + 1];
+  }
+  std::vector<avx2::ElementwiseStep> steps;
+  const bool stepped = epilogue_steps(epilogue, &steps);
+  constexpr int64_t kBlock = 64;  // output positions per block: their sums and floats stay in L1
+  const int64_t blocks = (s.out_size + kBlock - 1) / kBlock;
   const auto sums = scratch<int32_t>(s.in_size * columns);
-  const auto cols = scratch<int32_t>(columns * s.in_size);
-  std::vector<int32_t> acc(static_cast<size_t>(mg * s.out_size));
   for (int64_t n = 0; n < s.batch; ++n)
-    for (int64_t g = 0; g < s.group; ++g) {
-      layer.group_sums(static_cast<size_t>(g), s.in_size, nhwc.get() + n * s.in_size * s.channels + g * cg, s.channels,
+    for (int64_t gi = 0; gi < s.group; ++gi) {
+      layer.group_sums(static_cast<size_t>(gi), s.in_size, nhwc.get() + n * s.in_size * s.channels + gi * cg, s.channels,
                        sums.get());
-      // (positions, columns) -> (columns, positions), each product made exact by its column's offset.
-      transpose_inner(sums.get(), cols.get(), 1, s.in_size, columns, sizeof(int32_t));
-      exec::parallel_for(columns, s.in_size, [&](int64_t c0, int64_t c1) {
-        for (int64_t col = c0; col < c1; ++col) {
-          const int32_t offset = layer.offset[static_cast<size_t>(g * columns + col)];
-          int32_t* row = cols.get() + col * s.in_size;
-          for (int64_t i = 0; i < s.in_size; ++i) row[i] += offset;
-        }
-      });
-      std::fill(acc.begin(), acc.end(), 0);
-      col2im(cols.get(), mg, s, acc.data());
-      exec::parallel_for(mg, s.out_size, [&](int64_t j0, int64_t j1) {
-        for (int64_t j = j0; j < j1; ++j) {
-          const size_t m = static_cast<size_t>(g * mg + j);
-          const double bias = t.bias.empty() ? 0.0 : t.bias[m];
-          const int32_t* plane = acc.data() + j * s.out_size;
-          float* out = y + (n * s.filters + static_cast<int64_t>(m)) * s.out_size;
-          for (int64_t o = 0; o < s.out_size; ++o) out[o] = scale_sum(plane[o], t.scale[m], bias);
-          if (epilogue) epilogue->apply(out, s.out_size);
+      const int32_t* offset = layer.offset.data() + gi * columns;
+      exec::parallel_for(blocks, kBlock * mg * s.kernel_size, [&](int64_t b0, int64_t b1) {
+        const auto acc = scratch<int32_t>(kBlock * mg);
+        const auto scaled = scratch<float>(kBlock * mg);
+        std::vector<int64_t> o(nd), at(nd);
+        for (int64_t b = b0; b < b1; ++b) {
+          const int64_t pos0 = b * kBlock, count = std::min(kBlock, s.out_size - pos0);
+          for (int64_t rest = pos0, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
+            o[static_cast<size_t>(d)] = rest % g.out[static_cast<size_t>(d)];
+            rest /= g.out[static_cast<size_t>(d)];
+          }
+          for (int64_t p = 0; p < count; ++p) {
+            int32_t* row = acc.get() + p * mg;
+            std::fill_n(row, mg, 0);
+            // Every combination of one landing pair per dim (an odometer over the dims' lists).
+            bool empty = false;
+            for (size_t d = 0; d < nd; ++d) {
+              at[d] = 0;
+              empty = empty || taps[d][static_cast<size_t>(o[d])].empty();
+            }
+            while (!empty) {
+              int64_t tap = 0, in = 0;
+              for (size_t d = 0; d < nd; ++d) {
+                const auto& pair = taps[d][static_cast<size_t>(o[d])][static_cast<size_t>(at[d])];
+                tap += pair.first * kernel_stride[d];
+                in += pair.second * in_stride[d];
+              }
+              const int32_t* src = sums.get() + in * columns + tap * mg;
+              const int32_t* off = offset + tap * mg;
+              for (int64_t m = 0; m < mg; ++m) row[m] += src[m] + off[m];
+              size_t d = nd;
+              while (d-- > 0) {
+                if (++at[d] < static_cast<int64_t>(taps[d][static_cast<size_t>(o[d])].size())) break;
+                at[d] = 0;
+              }
+              if (d == static_cast<size_t>(-1)) break;
+            }
+            next_index(o, g.out, nd);
+          }
+          t.outputs.outputs_through(acc.get(), count, mg, gi * mg, epilogue, stepped ? &steps : nullptr, scaled.get(), mg,
+                                    nullptr, nullptr, 0);
+          rows_to_planes(scaled.get(), count, mg, y + (n * s.filters + gi * mg) * s.out_size + pos0, s.out_size);
         }
       });
     }
@@ -307,7 +366,10 @@ Status conv_transpose(exec::KernelContext& ctx, const ConvTransposeAttrs& attrs)
       return Status::ok();
     }
     if (!w->raw()) {  // the plan holds W as codes only (a streamed W comes with its values)
-      w_from_codes = t->columns.float_weights(w->dims(), false);
+      const int64_t mg = w->dim(1), taps = w->numel() / (w->dim(0) * std::max<int64_t>(mg, 1));
+      const Tensor swapped = t->columns.float_weights({w->dim(0), taps, mg}, false);  // (C, taps, M/group)
+      w_from_codes = Tensor::uninitialized(DType::kFloat, w->dims());
+      transpose_inner(swapped.data<float>(), w_from_codes.data<float>(), w->dim(0), taps, mg, sizeof(float));
       w = &w_from_codes;
     }
   }
