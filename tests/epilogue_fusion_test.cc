@@ -263,8 +263,9 @@ struct Pool {  // a MaxPool between the layers (kernel 0: none)
   bool ceil = false;
 };
 
+// `transposed`: bit l set makes layer l a ConvTranspose (kernel 4, stride 2, pads 1: twice the size).
 ir::Model two_convs(int64_t group, bool m_read_twice, bool nan_bias, Pool pool = {}, bool pool_output = false,
-                    int64_t first_group = 1) {
+                    int64_t first_group = 1, int transposed = 0) {
   std::mt19937 rng(5);
   io::ModelBuilder m(13);
   m.import(kQ, 1);
@@ -276,13 +277,22 @@ ir::Model two_convs(int64_t group, bool m_read_twice, bool nan_bias, Pool pool =
   for (int l = 0; l < 2; ++l) {
     const std::string n = std::to_string(l);
     const int64_t g = l == 1 ? group : first_group;
-    m.initializer("w" + n, random_floats(rng, {kChannels, kChannels / g, 3, 3}, -1.0f, 1.0f));
-    m.initializer("ws" + n, random_floats(rng, {kChannels, 1, 1, 1}, 0.01f, 0.03f));
+    const bool up = (transposed >> l) & 1;
+    const int64_t k = up ? 4 : 3;
+    m.initializer("w" + n, random_floats(rng, {kChannels, kChannels / g, k, k}, -1.0f, 1.0f));
+    // The scale along W's output-channel axis: 0 for Conv, 1 for ConvTranspose.
+    m.initializer("ws" + n, random_floats(rng, up ? Dims{1, kChannels / g, 1, 1} : Dims{kChannels, 1, 1, 1}, 0.01f, 0.03f));
     Tensor bias = random_floats(rng, {kChannels}, -0.5f, 0.5f);
     if (nan_bias && l == 0) bias.data<float>()[2] = std::numeric_limits<float>::quiet_NaN();
     m.initializer("bias" + n, bias);
     m.node("Quant", {"w" + n, "ws" + n, "z", "b8"}, {"wq" + n}, kQ).attr("signed", int64_t{1}).attr("narrow", int64_t{1});
-    m.node("Conv", {in, "wq" + n, "bias" + n}, {"c" + n}).attr("pads", std::vector<int64_t>{1, 1, 1, 1}).attr("group", g);
+    if (up)
+      m.node("ConvTranspose", {in, "wq" + n, "bias" + n}, {"c" + n})
+          .attr("pads", std::vector<int64_t>{1, 1, 1, 1})
+          .attr("strides", std::vector<int64_t>{2, 2})
+          .attr("group", g);
+    else
+      m.node("Conv", {in, "wq" + n, "bias" + n}, {"c" + n}).attr("pads", std::vector<int64_t>{1, 1, 1, 1}).attr("group", g);
     m.node("Relu", {"c" + n}, {"r" + n});
     const std::string out = l == 0 ? "m" : "y";
     m.node("Quant", {"r" + n, l == 0 ? "ms" : "xs", "z", "b8"}, {out}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
@@ -350,6 +360,18 @@ TEST(EpilogueFusion, ByteCodesBetweenLayersGiveTheBitsOfTheFloats) {
         expect_codes_give_float_bits(two_convs(second, twice, nan_bias, {}, false, first));
         expect_codes_give_float_bits(two_convs(second, twice, nan_bias, {3, 2, 1}, false, first));  // through a MaxPool
       }
+}
+
+TEST(EpilogueFusion, ConvTransposeMakesAndTakesByteCodes) {
+  // ConvTranspose first, second or both, grouped or not, the codes read twice or not, with a NaN bias.
+  for (int transposed : {1, 2, 3})
+    for (int64_t group : {int64_t{1}, int64_t{3}})
+      for (bool twice : {false, true})
+        for (bool nan_bias : {false, true}) {
+          SCOPED_TRACE(testing::Message() << "transposed layers " << transposed << ", group " << group << ", m read twice "
+                                          << twice << ", NaN bias " << nan_bias);
+          expect_codes_give_float_bits(two_convs(group, twice, nan_bias, {}, false, group, transposed));
+        }
 }
 
 }  // namespace

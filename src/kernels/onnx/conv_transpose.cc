@@ -4,6 +4,7 @@
 // the same product and scatter run on the integers and round once (docs/arithmetic.md).
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -245,6 +246,8 @@ exec::PreparedState prepack_conv_transpose(const exec::PrepackContext& c) {
   if (c.path_note) *c.path_note = integer_path_note(t.columns);
   if (c.captured_inputs) *c.captured_inputs |= uint64_t{1} << 1;  // W lives on as its codes
   if (c.takes_epilogue) *c.takes_epilogue = true;
+  if (c.reads_input_codes) *c.reads_input_codes = true;
+  if (c.writes_output_codes) *c.writes_output_codes = true;
   return std::make_shared<const IntegerTranspose>(std::move(t));
 }
 
@@ -269,15 +272,22 @@ std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> landing_taps(
 // block of output positions, each output's channels gather their landing products (with their columns'
 // offsets) into int32 rows in cache, which are rounded once, run through the epilogue and written
 // channels-first. The gather adds the same integers the scatter did, so the sums (exact) and bits are the same.
+//
+// `given` (may be null): X's channels-last bytes as the producer made them (KernelContext::input_codes). With
+// `codes`, the output's byte codes under codes->form are made too (channels-last, (N, positions, M)); a block
+// that cannot make them clears codes->made, and without codes->floats y is not written.
 bool conv_transpose_integer(const TransposeShape& s, const IntegerTranspose& t, const float* x, float* y,
-                            const exec::Epilogue* epilogue) {
+                            const exec::Epilogue* epilogue, const uint8_t* given, OutputCodes* codes) {
   const IntegerLayer& layer = t.columns;
   const int64_t cg = s.channels / s.group, mg = s.filters / s.group, columns = layer.groups[0].n();
   const int64_t elements = s.batch * s.channels * s.in_size;
-  const auto bytes = scratch<uint8_t>(elements);
-  if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
-  const auto nhwc = scratch<uint8_t>(elements);
-  transpose_inner(bytes.get(), nhwc.get(), s.batch, s.channels, s.in_size, 1);
+  Scratch<uint8_t> made_here = scratch<uint8_t>(given ? 0 : elements);
+  if (!given) {
+    const auto bytes = scratch<uint8_t>(elements);
+    if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
+    transpose_inner(bytes.get(), made_here.get(), s.batch, s.channels, s.in_size, 1);
+  }
+  const uint8_t* nhwc = given ? given : made_here.get();
   const WindowGeometry& g = s.geo;
   const size_t nd = g.rank();
   const auto taps = landing_taps(g);
@@ -293,7 +303,7 @@ bool conv_transpose_integer(const TransposeShape& s, const IntegerTranspose& t, 
   const auto sums = scratch<int32_t>(s.in_size * columns);
   for (int64_t n = 0; n < s.batch; ++n)
     for (int64_t gi = 0; gi < s.group; ++gi) {
-      layer.group_sums(static_cast<size_t>(gi), s.in_size, nhwc.get() + n * s.in_size * s.channels + gi * cg, s.channels,
+      layer.group_sums(static_cast<size_t>(gi), s.in_size, nhwc + n * s.in_size * s.channels + gi * cg, s.channels,
                        sums.get());
       const int32_t* offset = layer.offset.data() + gi * columns;
       exec::parallel_for(blocks, kBlock * mg * s.kernel_size, [&](int64_t b0, int64_t b1) {
@@ -334,8 +344,11 @@ bool conv_transpose_integer(const TransposeShape& s, const IntegerTranspose& t, 
             }
             next_index(o, g.out, nd);
           }
-          t.outputs.outputs_through(acc.get(), count, mg, gi * mg, epilogue, stepped ? &steps : nullptr, scaled.get(), mg,
-                                    nullptr, nullptr, 0);
+          uint8_t* bytes = codes ? codes->bytes + (n * s.out_size + pos0) * s.filters + gi * mg : nullptr;
+          if (!t.outputs.outputs_through(acc.get(), count, mg, gi * mg, epilogue, stepped ? &steps : nullptr, scaled.get(),
+                                         mg, codes ? &codes->form : nullptr, bytes, s.filters))
+            codes->made.store(false, std::memory_order_relaxed);
+          if (codes && !codes->floats) continue;
           rows_to_planes(scaled.get(), count, mg, y + (n * s.filters + gi * mg) * s.out_size + pos0, s.out_size);
         }
       });
@@ -360,9 +373,24 @@ Status conv_transpose(exec::KernelContext& ctx, const ConvTransposeAttrs& attrs)
   Tensor w_from_codes;
   if (const auto* t = static_cast<const IntegerTranspose*>(ctx.prepacked()); t && dt == DType::kFloat) {
     Tensor y = ctx.output_buffer(DType::kFloat, s.out_dims);
-    if (y.numel() == 0 || conv_transpose_integer(s, *t, x->data<float>(), y.data<float>(), ctx.epilogue())) {
+    const uint8_t* given = ctx.input_codes() ? ctx.input_codes()->data<uint8_t>() : nullptr;
+    const std::optional<ByteActivation> out_form = byte_activation(ctx.output_codes_form());
+    OutputCodes out;
+    Tensor codes;
+    if (out_form && y.numel() > 0) {
+      codes = ctx.output_buffer(DType::kUInt8, {s.batch * s.out_size * s.filters});
+      out.form = *out_form, out.bytes = codes.data<uint8_t>(), out.floats = ctx.output_floats_needed();
+    }
+    bool done = y.numel() == 0 ||
+                conv_transpose_integer(s, *t, x->data<float>(), y.data<float>(), ctx.epilogue(), given, codes.defined() ? &out : nullptr);
+    const bool with_codes = done && codes.defined() && out.made.load(std::memory_order_relaxed);
+    // Codes that could not all be made (a NaN from a NaN bias): the floats, once more, if they were skipped.
+    if (done && codes.defined() && !with_codes && !out.floats)
+      done = conv_transpose_integer(s, *t, x->data<float>(), y.data<float>(), ctx.epilogue(), given, nullptr);
+    if (done) {
       ctx.set_output(0, std::move(y));
       ctx.epilogue_done();
+      if (with_codes) ctx.set_output_codes(std::move(codes));
       return Status::ok();
     }
     if (!w->raw()) {  // the plan holds W as codes only (a streamed W comes with its values)
