@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "kernels/common/quant_avx2.h"
 #include "kernels/common/transpose.h"
 #include "kernels/isa/isa.h"
 #include "qonnx/exec/threads.h"
@@ -206,6 +208,32 @@ std::string depthwise_integer_note(const DepthwiseIntegerLayer& layer) {
 
 namespace {
 
+constexpr int64_t kFusedWidth = 16;  // columns per row of a plane in the fused pass (AVX-512's 16 lanes)
+
+// The fused pass over a plane's first multiple of kFusedWidth sums (which include the filter's offset):
+// y = float(double(sum) * scale + bias) (scale_filter's rounding), the steps, and with `target` the codes
+// into `codes`; clears *made when a code cannot be made. Returns the elements done.
+int64_t fused_plane(const int32_t* sums, int64_t n, double scale, double bias, const std::vector<avx2::ElementwiseStep>& steps,
+                    float* y, const avx2::CodeTarget* target, uint8_t* codes, bool* made) {
+  const int64_t rows = n / kFusedWidth;
+  if (rows == 0) return 0;
+  int32_t zero[kFusedWidth] = {};
+  double scales[kFusedWidth], biases[kFusedWidth];
+  std::fill_n(scales, kFusedWidth, scale);
+  std::fill_n(biases, kFusedWidth, bias);
+  avx2::CodeTarget to;
+  if (target) to = *target, to.u = codes;
+  int bad = 0;
+  avx2::RequantizeRows r;
+  r.sums = sums, r.sums_ld = kFusedWidth, r.offset = zero, r.scale = scales, r.bias = biases;
+  r.steps = steps.data(), r.step_count = static_cast<int>(steps.size());
+  r.y = y, r.y_ld = kFusedWidth, r.codes = target ? &to : nullptr, r.codes_ld = kFusedWidth, r.bad = &bad;
+  r.rows = rows, r.n = kFusedWidth;
+  if (avx2::requantize_run(r) != kFusedWidth) return 0;  // not expected: every path does whole vectors
+  if (bad) *made = false;
+  return rows * kFusedWidth;
+}
+
 // One run of the layer over (image, channel) planes of input bytes (N, C, positions); with `out`, the
 // output's codes made from each plane into `out_planes` (N, filters, positions).
 void depthwise_planes(const DepthwiseIntegerLayer& layer, const PaddedPlane& pp, int64_t batch, int64_t channels,
@@ -215,6 +243,14 @@ void depthwise_planes(const DepthwiseIntegerLayer& layer, const PaddedPlane& pp,
   const int64_t row_count = static_cast<int64_t>(pp.out_row.size());
   const int64_t multiplier = layer.filters / channels, pair_count = layer.pair_count(), out_size = row_count * pp.out_w;
   const bool floats = !out || out->floats;
+  // With a stepped epilogue on the vector path, each plane's rounding, epilogue and codes run in one pass
+  // (avx2::requantize_run): the plane as rows of kFusedWidth columns that share the filter's scaling.
+  std::vector<avx2::ElementwiseStep> steps;
+  const bool fused = simd && isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2 && epilogue_steps(epilogue, &steps) &&
+                     !steps.empty();
+  std::optional<avx2::CodeTarget> target;
+  if (out) target = avx2::CodeTarget{1.0f / out->form.scale, out->form.scale, static_cast<float>(out->form.lo),
+                                     static_cast<float>(out->form.hi), nullptr};
   exec::parallel_for(batch * channels, multiplier * layer.taps * out_size, [&](int64_t u0, int64_t u1) {
     std::vector<uint8_t> plane(static_cast<size_t>(pp.bytes), layer.x.zero_byte());  // the padding stays the byte of 0
     const auto sums = scratch<int32_t>(out_size + kLanes);
@@ -241,10 +277,14 @@ void depthwise_planes(const DepthwiseIntegerLayer& layer, const PaddedPlane& pp,
                    layer.pairs.data() + f * pair_count, layer.offset[fi], pp.out_w, sums.get());
         const int64_t image = u / channels;
         float* plane_out = floats ? y + (image * layer.filters + f) * out_size : unwritten.get();
-        scale_filter(simd, sums.get(), out_size, layer.scale[fi], layer.bias[fi], plane_out);
-        if (epilogue) epilogue->apply(plane_out, out_size);
+        uint8_t* plane_codes = out ? out_planes + (image * layer.filters + f) * out_size : nullptr;
+        const int64_t done = fused ? fused_plane(sums.get(), out_size, layer.scale[fi], layer.bias[fi], steps, plane_out,
+                                                 target ? &*target : nullptr, plane_codes, &made)
+                                   : 0;
+        scale_filter(simd, sums.get() + done, out_size - done, layer.scale[fi], layer.bias[fi], plane_out + done);
+        if (epilogue) epilogue->apply(plane_out + done, out_size - done);
         if (!out) continue;
-        made = activation_bytes_serial(plane_out, out_size, out->form, out_planes + (image * layer.filters + f) * out_size) && made;
+        made = activation_bytes_serial(plane_out + done, out_size - done, out->form, plane_codes + done) && made;
       }
     }
     if (!made) out->made.store(false, std::memory_order_relaxed);

@@ -700,16 +700,21 @@ bool direct_quant_usable(const RequantizeRows& r, const ElementwiseStep& q, floa
 
 template <bool kRelu>
 int64_t requantize_quant(const RequantizeRows& r, const ElementwiseStep& q) {
-  std::vector<float> ratio(static_cast<size_t>(r.n)), shift(static_cast<size_t>(r.n));
-  const bool direct = direct_quant_usable(r, q, ratio.data(), shift.data());
+  // On the stack for the usual channel counts (a call per block of rows, or per depthwise plane).
+  constexpr int64_t kOnStack = 256;
+  float ratio_stack[kOnStack], shift_stack[kOnStack];
+  std::vector<float> ratio_heap(static_cast<size_t>(r.n > kOnStack ? r.n : 0)), shift_heap(ratio_heap.size());
+  float* ratio = r.n > kOnStack ? ratio_heap.data() : ratio_stack;
+  float* shift = r.n > kOnStack ? shift_heap.data() : shift_stack;
+  const bool direct = direct_quant_usable(r, q, ratio, shift);
   const bool sign_check = !(kRelu && q.zero_point == 0.0f);
   return fast::with_mode(q.mode, [&](auto mode_c) {
     constexpr quant::RoundingMode M = decltype(mode_c)::value;
     const QuantChain<M, kRelu> chain(q, r.codes);
     if constexpr (M == quant::RoundingMode::kRound || M == quant::RoundingMode::kHalfUp ||
                   M == quant::RoundingMode::kHalfDown) {
-      if (direct && sign_check) return requantize_rows_direct<M, kRelu, true>(r, chain, ratio.data(), shift.data());
-      if (direct) return requantize_rows_direct<M, kRelu, false>(r, chain, ratio.data(), shift.data());
+      if (direct && sign_check) return requantize_rows_direct<M, kRelu, true>(r, chain, ratio, shift);
+      if (direct) return requantize_rows_direct<M, kRelu, false>(r, chain, ratio, shift);
     }
     return requantize_rows(r, chain);
   });
