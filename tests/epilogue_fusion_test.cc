@@ -374,5 +374,78 @@ TEST(EpilogueFusion, ConvTransposeMakesAndTakesByteCodes) {
         }
 }
 
+// x -> Quant (u8) -> depthwise Conv (12 channels: an 8-lane block and a tail) -> Relu -> Quant -> 1x1 Conv ->
+// Relu -> Quant -> y. With `blocked`, Identities after both Quants: no byte codes reach or leave the depthwise
+// layer, which then runs plane by plane; without, it reads the input Quant's codes, makes its own and runs
+// channels-last.
+struct DepthwiseGeometry {
+  int64_t kernel = 3, stride = 1, dilation = 1;
+  std::vector<int64_t> pads = {1, 1, 1, 1};
+};
+
+ir::Model depthwise_then_pointwise(const DepthwiseGeometry& geo, bool blocked, bool nan_bias) {
+  std::mt19937 rng(9);
+  io::ModelBuilder m(13);
+  m.import(kQ, 1);
+  m.input("x", DType::kFloat, {2, kChannels, kSize, kSize});
+  m.initializer("xs", f32({}, {0.02f})).initializer("z", f32({}, {0.0f})).initializer("b8", f32({}, {8.0f}));
+  m.initializer("ms", f32({}, {0.05f}));
+  m.node("Quant", {"x", "xs", "z", "b8"}, {"xq"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+  if (blocked) m.node("Identity", {"xq"}, {"xi"});
+  m.initializer("wd", random_floats(rng, {kChannels, 1, geo.kernel, geo.kernel}, -1.0f, 1.0f));
+  m.initializer("wds", random_floats(rng, {kChannels, 1, 1, 1}, 0.01f, 0.03f));
+  Tensor bias = random_floats(rng, {kChannels}, -0.5f, 0.5f);
+  if (nan_bias) bias.data<float>()[2] = std::numeric_limits<float>::quiet_NaN();
+  m.initializer("bd", bias);
+  m.node("Quant", {"wd", "wds", "z", "b8"}, {"wdq"}, kQ).attr("signed", int64_t{1}).attr("narrow", int64_t{1});
+  m.node("Conv", {blocked ? "xi" : "xq", "wdq", "bd"}, {"c0"})
+      .attr("group", kChannels)
+      .attr("strides", std::vector<int64_t>{geo.stride, geo.stride})
+      .attr("dilations", std::vector<int64_t>{geo.dilation, geo.dilation})
+      .attr("pads", geo.pads);
+  m.node("Relu", {"c0"}, {"r0"});
+  m.node("Quant", {"r0", "ms", "z", "b8"}, {"m"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+  if (blocked) m.node("Identity", {"m"}, {"mi"});
+  m.initializer("wp", random_floats(rng, {kChannels, kChannels, 1, 1}, -1.0f, 1.0f));
+  m.initializer("wps", random_floats(rng, {kChannels, 1, 1, 1}, 0.01f, 0.03f));
+  m.node("Quant", {"wp", "wps", "z", "b8"}, {"wpq"}, kQ).attr("signed", int64_t{1}).attr("narrow", int64_t{1});
+  m.node("Conv", {blocked ? "mi" : "m", "wpq"}, {"c1"});
+  m.node("Relu", {"c1"}, {"r1"});
+  m.node("Quant", {"r1", "xs", "z", "b8"}, {"y"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+  m.output("y", DType::kFloat);
+  return m.build().value();
+}
+
+TEST(EpilogueFusion, DepthwiseOnByteCodesGivesThePlaneByPlaneBits) {
+  const std::vector<DepthwiseGeometry> geometries = {
+      {}, {3, 2, 1, {1, 1, 1, 1}}, {5, 1, 1, {2, 2, 2, 2}}, {3, 1, 2, {2, 2, 2, 2}}, {2, 2, 1, {0, 0, 0, 0}},
+      {3, 1, 1, {0, 1, 1, 0}}, {1, 1, 1, {0, 0, 0, 0}}, {4, 3, 1, {2, 1, 0, 2}}};
+  for (const DepthwiseGeometry& geo : geometries)
+    for (bool nan_bias : {false, true}) {
+      SCOPED_TRACE(testing::Message() << "kernel " << geo.kernel << " stride " << geo.stride << " dilation " << geo.dilation
+                                      << " pads " << geo.pads[0] << geo.pads[1] << geo.pads[2] << geo.pads[3] << ", NaN bias "
+                                      << nan_bias);
+      const ir::Model with_codes = depthwise_then_pointwise(geo, false, nan_bias);
+      const ir::Model without = depthwise_then_pointwise(geo, true, nan_bias);
+      auto on_codes = exec::Executor::create(with_codes, exec::Arithmetic::kInt);
+      auto by_planes = exec::Executor::create(without, exec::Arithmetic::kInt);
+      ASSERT_TRUE(on_codes.is_ok() && by_planes.is_ok());
+      for (kernels::isa::Isa isa : test::simd_levels()) {
+        test::ScopedSimdLevel level(isa, kernels::isa::Family::kInt8);
+        for (int threads : {1, 2}) {
+          exec::set_threads(threads);
+          for (const Tensor& x : input_sets({"", "Conv", {}})) {
+            auto a = on_codes->run({{"x", x}});
+            auto b = by_planes->run({{"x", x}});
+            ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+            ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+            EXPECT_TRUE(a->outputs[0].identical(b->outputs[0])) << kernels::isa::name(isa) << ", threads " << threads;
+          }
+        }
+      }
+    }
+  exec::set_threads(1);
+}
+
 }  // namespace
 }  // namespace qonnx

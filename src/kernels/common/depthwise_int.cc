@@ -197,6 +197,10 @@ std::optional<DepthwiseIntegerLayer> make_depthwise_integer_layer(const ByteActi
     layer.offset.push_back(static_cast<int32_t>(x.lo * sum));
     layer.bias.push_back(bias ? static_cast<double>(bias->data<float>()[f]) : 0.0);
   }
+  layer.rounding.x = x;
+  layer.rounding.offset.assign(static_cast<size_t>(filters), 0);
+  layer.rounding.scale = layer.scale;
+  layer.rounding.bias = layer.bias;
   return layer;
 }
 
@@ -293,9 +297,128 @@ void depthwise_planes(const DepthwiseIntegerLayer& layer, const PaddedPlane& pp,
 
 }  // namespace
 
+// Per output position, each tap's input position (-1 in the padding), taps rounded up to pairs (the odd last
+// tap repeats, weighing 0): (out_size, 2 * pair_count).
+std::vector<int32_t> tap_positions(const WindowGeometry& g, int64_t pair_count, int64_t out_size) {
+  const size_t nd = g.rank();
+  const int64_t stride = 2 * pair_count;
+  std::vector<int32_t> at(static_cast<size_t>(out_size * stride));
+  std::vector<int64_t> o(nd, 0), k(nd, 0);
+  for (int64_t p = 0; p < out_size; ++p) {
+    int32_t* row = at.data() + p * stride;
+    std::fill(k.begin(), k.end(), 0);
+    int64_t t = 0;
+    do {
+      int64_t in = 0;
+      for (size_t d = 0; d < nd && in >= 0; ++d) {
+        const int64_t i = o[d] * g.strides[d] - g.pads_begin[d] + k[d] * g.dilations[d];
+        in = i < 0 || i >= g.in[d] ? -1 : in * g.in[d] + i;
+      }
+      row[t++] = static_cast<int32_t>(in);
+    } while (next_index(k, g.kernel, nd));
+    for (; t < stride; ++t) row[t] = row[t - 1];
+    next_index(o, g.out, nd);
+  }
+  return at;
+}
+
+#if QONNX_ISA_X86
+// One output position's sums for channels [0, channels - channels % 8): per pair of taps (their rows of
+// channel bytes at tap[2p], tap[2p + 1]), the two taps' bytes as the low and high int16 of each channel's int32
+// lane, times the pair's weights (vpmaddwd: exact).
+__attribute__((target("avx2"))) int64_t position_sums_avx2(const uint8_t* const* tap, int64_t pair_count,
+                                                            const int32_t* pairs_by_channel, const int32_t* offset,
+                                                            int64_t channels, int32_t* sums) {
+  int64_t c = 0;
+  for (; c + 8 <= channels; c += 8) {
+    __m256i acc = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c));
+    const int32_t* w = pairs_by_channel + c;
+    for (int64_t p = 0; p < pair_count; ++p, w += channels) {
+      const __m256i lo = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(tap[2 * p] + c)));
+      const __m256i hi = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(tap[2 * p + 1] + c)));
+      const __m256i both = _mm256_or_si256(lo, _mm256_slli_epi32(hi, 16));
+      acc = _mm256_add_epi32(acc, _mm256_madd_epi16(both, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w))));
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + c), acc);
+  }
+  return c;
+}
+#endif
+
+// The channels-last run (multiplier 1): nhwc (N, positions, C) bytes; blocks of output positions summed
+// with the channels as lanes, then rounded, run through the epilogue and made codes as Conv's rows are.
+void depthwise_nhwc(const DepthwiseIntegerLayer& layer, const WindowGeometry& g, int64_t batch, int64_t channels,
+                    int64_t in_size, int64_t out_size, const uint8_t* nhwc, float* y, const exec::Epilogue* epilogue,
+                    OutputCodes* out) {
+  const int64_t pair_count = layer.pair_count();
+  const std::vector<int32_t> at = tap_positions(g, pair_count, out_size);
+  // Per pair, the channels' weight pairs side by side (layer.pairs is filter-major).
+  std::vector<int32_t> pairs_by_channel(static_cast<size_t>(pair_count * channels));
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t p = 0; p < pair_count; ++p)
+      pairs_by_channel[static_cast<size_t>(p * channels + c)] = layer.pairs[static_cast<size_t>(c * pair_count + p)];
+  const std::vector<uint8_t> zeros(static_cast<size_t>(channels) + 8, layer.x.zero_byte());  // a tap in the padding
+  const bool simd = vector_path();
+  std::vector<avx2::ElementwiseStep> steps;
+  const bool stepped = epilogue_steps(epilogue, &steps);
+  const bool floats = !out || out->floats;
+  constexpr int64_t kBlock = 64;
+  const int64_t blocks = (out_size + kBlock - 1) / kBlock;
+  exec::parallel_for(batch * blocks, kBlock * channels * layer.taps, [&](int64_t u0, int64_t u1) {
+    const auto sums = scratch<int32_t>(kBlock * channels);
+    const auto scaled = scratch<float>(kBlock * channels);
+    std::vector<const uint8_t*> tap(static_cast<size_t>(2 * pair_count));
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / blocks, pos0 = u % blocks * kBlock, count = std::min(kBlock, out_size - pos0);
+      const uint8_t* image = nhwc + n * in_size * channels;
+      for (int64_t j = 0; j < count; ++j) {
+        const int32_t* taps_at = at.data() + (pos0 + j) * 2 * pair_count;
+        for (size_t t = 0; t < tap.size(); ++t) tap[t] = taps_at[t] < 0 ? zeros.data() : image + int64_t{taps_at[t]} * channels;
+        int32_t* row = sums.get() + j * channels;
+        int64_t c = 0;
+#if QONNX_ISA_X86
+        if (simd) c = position_sums_avx2(tap.data(), pair_count, pairs_by_channel.data(), layer.offset.data(), channels, row);
+#endif
+        for (; c < channels; ++c) {
+          int32_t s = layer.offset[static_cast<size_t>(c)];
+          for (int64_t t = 0; t < layer.taps; ++t) {
+            const int32_t pair = layer.pairs[static_cast<size_t>(c * pair_count + t / 2)];
+            const int32_t w = t % 2 == 0 ? static_cast<int16_t>(pair & 0xffff) : static_cast<int16_t>(pair >> 16);
+            s += tap[static_cast<size_t>(t)][c] * w;
+          }
+          row[c] = s;
+        }
+      }
+      uint8_t* bytes = out ? out->bytes + (n * out_size + pos0) * channels : nullptr;
+      if (!layer.rounding.outputs_through(sums.get(), count, channels, 0, epilogue, stepped ? &steps : nullptr, scaled.get(),
+                                          channels, out ? &out->form : nullptr, bytes, channels))
+        out->made.store(false, std::memory_order_relaxed);
+      if (floats) rows_to_planes(scaled.get(), count, channels, y + n * channels * out_size + pos0, out_size);
+    }
+  });
+}
+
 bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeometry& g, int64_t batch,
                             int64_t channels, const float* x, float* y, const exec::Epilogue* epilogue,
                             const uint8_t* input_codes, OutputCodes* out) {
+  int64_t in_size = 1, out_size = 1;
+  for (size_t d = 0; d < g.rank(); ++d) in_size *= g.in[d], out_size *= g.out[d];
+  // tap_positions holds input positions as int32.
+  if (layer.filters == channels && (input_codes || out) && in_size < (int64_t{1} << 31)) {
+    const int64_t elements = batch * channels * in_size;
+    Scratch<uint8_t> made_here = scratch<uint8_t>(input_codes ? 0 : elements);
+    if (!input_codes) {
+      const auto bytes = scratch<uint8_t>(elements);
+      if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
+      transpose_inner(bytes.get(), made_here.get(), batch, channels, in_size, 1);
+    }
+    const uint8_t* nhwc = input_codes ? input_codes : made_here.get();
+    depthwise_nhwc(layer, g, batch, channels, in_size, out_size, nhwc, y, epilogue, out);
+    // Codes that could not be made (a NaN): the floats, which were left unwritten.
+    if (out && !out->made.load(std::memory_order_relaxed) && !out->floats)
+      depthwise_nhwc(layer, g, batch, channels, in_size, out_size, nhwc, y, epilogue, nullptr);
+    return true;
+  }
   const PaddedPlane pp = padded_plane(g, layer.taps);
   const int64_t elements = batch * channels * pp.in_size;
   // The planes are channels-first: codes go through the byte transpose (a plane gathered from channels-last

@@ -32,6 +32,9 @@ struct DepthwiseIntegerLayer {
   std::vector<double> scale;  // per filter: double(x scale) * double(weight scale)
   std::vector<double> bias;   // per filter (0 without a bias)
   int64_t max_abs_weight = 0;
+  // The rounding of sums that already hold the offset, for rows of channels (the channels-last run):
+  // offset 0, scale and bias per filter.
+  IntegerLayer rounding;
   int64_t pair_count() const { return (taps + 1) / 2; }
 };
 
@@ -51,7 +54,9 @@ std::string depthwise_integer_note(const DepthwiseIntegerLayer& layer);
 // (a NaN): the caller takes the float path. `epilogue` (may be null) is applied to each output plane.
 // Byte codes (exec::KernelContext::input_codes): with `input_codes` (channels-last) x's floats are not read;
 // with `out`, the output's codes under out->form are made into out->bytes, (N, positions, filters), and
-// without out->floats y is left unwritten when they could all be made (out->made).
+// without out->floats y is left unwritten when they could all be made (out->made). With codes in or out and a
+// channel multiplier of 1 the run is channels-last (channels as lanes, no byte transposes), else plane by
+// plane; the sums are the same integers either way.
 bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeometry& g, int64_t batch,
                             int64_t channels, const float* x, float* y, const exec::Epilogue* epilogue = nullptr,
                             const uint8_t* input_codes = nullptr, OutputCodes* out = nullptr);
