@@ -428,7 +428,6 @@ bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeom
     transpose_inner(input_codes, bytes.get(), batch, pp.in_size, channels, 1);
   else if (!activation_bytes(x, elements, layer.x, bytes.get()))
     return false;
-  const int64_t out_size = static_cast<int64_t>(pp.out_row.size()) * pp.out_w;
   const auto out_planes = scratch<uint8_t>(out ? batch * layer.filters * out_size : 0);  // (N, filters, positions)
   depthwise_planes(layer, pp, batch, channels, bytes.get(), y, epilogue, out, out_planes.get());
   if (!out) return true;
