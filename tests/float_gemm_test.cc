@@ -224,6 +224,17 @@ TEST_F(FloatGemmTest, ConvFewFiltersAndManyFiltersAtUnitWidthStride) {
   expect_conv({1, 4, 9, 37}, {40, 4, 3, 3}, true, many, 87);
 }
 
+// Unit strides on wide enough outputs run on the zero-padded input's grid (each im2col row a shifted run):
+// dilated with asymmetric pads over a batch, and across K blocks.
+TEST_F(FloatGemmTest, ConvUnitStrideOnThePaddedGrid) {
+  Conv2d dilated;
+  dilated.dil_h = 2, dilated.dil_w = 2, dilated.pad_t = 2, dilated.pad_l = 1, dilated.pad_b = 3, dilated.pad_r = 2;
+  expect_conv({2, 6, 12, 60}, {10, 6, 3, 3}, true, dilated, 88);
+  Conv2d same;
+  same.pad_t = same.pad_l = same.pad_b = same.pad_r = 2;
+  expect_conv({1, 30, 8, 70}, {33, 30, 5, 5}, false, same, 89);  // K = 750: three 256-row blocks
+}
+
 TEST_F(FloatGemmTest, ConvGrouped) {
   Conv2d a;
   a.group = 3, a.pad_t = a.pad_b = 1, a.pad_l = 2, a.pad_r = 0;

@@ -336,6 +336,111 @@ void narrow_conv_2d(const ConvShape& s, const float* x, const float* w, float* y
   });
 }
 
+// Unit strides: the convolution on the zero-padded input's grid. With xp the padded channels (padded dims
+// P_d, row-major strides q_d), output o reads xp at sum_d o_d * q_d + off(c, k), off(c, k) = c * |P| +
+// sum_d k_d * dilation_d * q_d, so im2col row (c, k) is xp shifted by off(c, k), and a column panel of it is
+// one contiguous run: its packing is a plain copy, with no bounds or padding checks. The GEMM runs over the
+// grid positions j = sum_d o_d * q_d (the columns between rows, o_d past out_d, are computed and dropped);
+// the values and the order of the sums are im2col's, so the bits are the packed path's.
+struct PaddedGrid {
+  int64_t padded_size = 1;  // |P|
+  int64_t span = 0;         // grid positions from the first output to the last, inclusive
+  std::vector<int64_t> offsets;  // per im2col row (channel, kernel offset)
+};
+
+PaddedGrid padded_grid(const ConvShape& s) {
+  const WindowGeometry& g = s.geo;
+  const size_t nd = g.rank();
+  PaddedGrid grid;
+  std::vector<int64_t> q(nd, 1);
+  for (size_t d = nd; d-- > 0;) {
+    q[d] = grid.padded_size;
+    grid.padded_size *= g.pads_begin[d] + g.in[d] + g.pads_end[d];
+  }
+  for (size_t d = 0; d < nd; ++d) grid.span += (g.out[d] - 1) * q[d];
+  grid.span += 1;
+  std::vector<int64_t> k(nd, 0);
+  for (int64_t c = 0; c < s.channels / s.group; ++c) {
+    do {
+      int64_t off = c * grid.padded_size;
+      for (size_t d = 0; d < nd; ++d) off += k[d] * g.dilations[d] * q[d];
+      grid.offsets.push_back(off);
+    } while (next_index(k, g.kernel, nd));
+  }
+  return grid;
+}
+
+// Worth it where the dropped grid columns are few: up to 1/8 of the outputs.
+bool use_padded_grid(const ConvShape& s) {
+  for (int64_t stride : s.geo.strides)
+    if (stride != 1) return false;
+  if (is_pointwise(s) || s.out_size == 0) return false;
+  const PaddedGrid grid = padded_grid(s);
+  return grid.span * 8 <= s.out_size * 9;
+}
+
+class PaddedGridSource final : public FloatPanelSource {
+ public:
+  PaddedGridSource(const float* xp, const std::vector<int64_t>& offsets) : xp_(xp), offsets_(offsets) {}
+  const float* panel(int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* scratch, int64_t nr,
+                     int64_t* ld) const override {
+    for (int64_t r = p0; r < p0 + kc; ++r) copy_run(xp_ + offsets_[static_cast<size_t>(r)] + j0, scratch + (r - p0) * nr, cols);
+    *ld = nr;
+    return scratch;
+  }
+
+ private:
+  const float* xp_;
+  const std::vector<int64_t>& offsets_;
+};
+
+void conv_padded_grid_f32(const ConvShape& s, const float* x, const float* w, float* y) {
+  const WindowGeometry& g = s.geo;
+  const size_t nd = g.rank();
+  const PaddedGrid grid = padded_grid(s);
+  const int64_t cg = s.channels / s.group, mg = s.filters / s.group, rows = cg * s.kernel_size;
+  const int64_t count = s.batch * s.group;
+  // The padded input of every item (image, group), then the grid outputs, then the outputs kept.
+  Tensor padded(DType::kFloat, {count * cg * grid.padded_size});  // zeros: the padding
+  Tensor grid_out = Tensor::uninitialized(DType::kFloat, {count * mg * grid.span});
+  float* xp = padded.data<float>();
+  float* yp = grid_out.data<float>();
+  std::vector<int64_t> padded_dims(nd);
+  for (size_t d = 0; d < nd; ++d) padded_dims[d] = g.pads_begin[d] + g.in[d] + g.pads_end[d];
+  const int64_t in_w = g.in[nd - 1], in_rows = s.in_size / in_w, out_w = g.out[nd - 1], out_rows = s.out_size / out_w;
+  // Where input row r (all dims but the last) starts in a padded channel, and grid row o of an output.
+  auto row_start = [&](int64_t r, const Dims& extent, bool with_pads) {
+    int64_t at = 0, stride = padded_dims[nd - 1];
+    for (size_t d = nd - 1; d-- > 0;) {
+      at += (r % extent[d] + (with_pads ? g.pads_begin[d] : 0)) * stride;
+      r /= extent[d];
+      stride *= padded_dims[d];
+    }
+    return at + (with_pads ? g.pads_begin[nd - 1] : 0);
+  };
+  exec::parallel_for(count * cg, s.in_size, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u)  // u = (image, channel)
+      for (int64_t r = 0; r < in_rows; ++r)
+        std::copy_n(x + u * s.in_size + r * in_w, in_w, xp + u * grid.padded_size + row_start(r, g.in, true));
+  });
+  float_gemm_many(count, [&](int64_t i) {
+    struct Item {
+      FloatGemm gemm;
+      PaddedGridSource source;
+    };
+    Item item{FloatGemm(), PaddedGridSource(xp + i * cg * grid.padded_size, grid.offsets)};
+    item.gemm.m = mg, item.gemm.n = grid.span, item.gemm.k = rows;
+    item.gemm.a = w + (i % s.group) * mg * rows, item.gemm.lda = rows;
+    item.gemm.c = yp + i * mg * grid.span, item.gemm.ldc = grid.span;
+    return item;
+  });
+  exec::parallel_for(count * mg, s.out_size, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u)  // u = (item, filter): the same order as y's planes
+      for (int64_t r = 0; r < out_rows; ++r)
+        std::copy_n(yp + u * grid.span + row_start(r, g.out, false), out_w, y + u * s.out_size + r * out_w);
+  });
+}
+
 // y = conv(x, w) in float (fused multiply-adds in the im2col row order, see gemm_core.h).
 void conv_f32(const ConvShape& s, const float* x, const float* w, float* y) {
   if (s.out_size == 0 || s.filters == 0) return;
@@ -358,6 +463,7 @@ void conv_f32(const ConvShape& s, const float* x, const float* w, float* y) {
     float_gemm_many(count, [&](int64_t i) { return product(i, FloatRowMajorSource(x + i * group_in, s.in_size)); });
     return;
   }
+  if (use_padded_grid(s)) return conv_padded_grid_f32(s, x, w, y);
   const Im2colLayout layout = im2col_layout(s);
   float_gemm_many(count, [&](int64_t i) { return product(i, Im2colSource(x + i * group_in, layout)); });
 }
