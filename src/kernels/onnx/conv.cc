@@ -370,13 +370,19 @@ PaddedGrid padded_grid(const ConvShape& s) {
   return grid;
 }
 
-// Worth it where the dropped grid columns are few: up to 1/8 of the outputs.
+// Worth it where the dropped grid columns are few (up to 1/8 of the outputs), and where its two buffers (the
+// padded input and the grid's outputs) leave a memory limit (--max-memory) at least half free: the packed
+// path needs neither.
 bool use_padded_grid(const ConvShape& s) {
   for (int64_t stride : s.geo.strides)
     if (stride != 1) return false;
   if (is_pointwise(s) || s.out_size == 0) return false;
   const PaddedGrid grid = padded_grid(s);
-  return grid.span * 8 <= s.out_size * 9;
+  if (grid.span * 8 > s.out_size * 9) return false;
+  const uint64_t limit = memory_limit();
+  const double bytes = 4.0 * static_cast<double>(s.batch) *
+                       static_cast<double>(s.channels * grid.padded_size + s.filters * grid.span);
+  return limit == 0 || static_cast<double>(memory_in_use()) + bytes <= static_cast<double>(limit) / 2;
 }
 
 class PaddedGridSource final : public FloatPanelSource {
