@@ -93,6 +93,25 @@ QONNX_AVX2 int64_t quant_loop(const float* x, const float* s, const float* z, fl
   return i;
 }
 
+template <quant::RoundingMode M>
+QONNX_AVX2 int64_t quant_bytes_loop(const float* x, float s, float z, float lo, float hi, float* y, uint8_t* u, int* bad,
+                                    int64_t n) {
+  const __m256 vs = _mm256_set1_ps(s), vz = _mm256_set1_ps(z), vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  int bad_lanes = 0;
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const __m256 q = quant_codes_v<M, false>(_mm256_loadu_ps(x + i), vs, vz, vlo, vhi);
+    _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_sub_ps(q, vz), vs));
+    const __m256 nan = _mm256_cmp_ps(q, q, _CMP_UNORD_Q);
+    bad_lanes |= _mm256_movemask_ps(nan);
+    const __m256i w = _mm256_cvtps_epi32(_mm256_sub_ps(_mm256_blendv_ps(q, vz, nan), vlo));
+    const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(u + i), _mm_packus_epi16(w16, w16));
+  }
+  *bad |= bad_lanes;
+  return i;
+}
+
 template <quant::RoundingMode M, bool kBipolar>
 int64_t quant_layouts(bool codes, bool vary, const float* x, const float* s, const float* z, float lo, float hi,
                       float* y, int64_t n) {
@@ -303,6 +322,11 @@ int64_t quant_run(quant::RoundingMode mode, bool bipolar, bool codes, const floa
   return fast::with_mode(mode, [&](auto mode_c) {
     return quant_layouts<decltype(mode_c)::value, false>(codes, vary, x, s, z, lo, hi, y, n);
   });
+}
+
+int64_t quant_bytes_run(quant::RoundingMode mode, const float* x, float s, float z, float lo, float hi, float* y,
+                        uint8_t* u, int* bad, int64_t n) {
+  return fast::with_mode(mode, [&](auto mode_c) { return quant_bytes_loop<decltype(mode_c)::value>(x, s, z, lo, hi, y, u, bad, n); });
 }
 
 int64_t bipolar_quant_run(const float* x, const float* s, bool vary, float* y, int64_t n) {
@@ -734,6 +758,9 @@ QONNX_AVX2 int64_t requantize_run(const RequantizeRows& r) {
 
 int64_t quant_run(quant::RoundingMode, bool, bool, const float*, const float*, const float*, bool, float, float, float*,
                   int64_t) { return 0; }
+int64_t quant_bytes_run(quant::RoundingMode, const float*, float, float, float, float, float*, uint8_t*, int*, int64_t) {
+  return 0;
+}
 int64_t bipolar_quant_run(const float*, const float*, bool, float*, int64_t) { return 0; }
 int64_t trunc_v1_run(quant::RoundingMode, const float*, const float*, const float*, bool, float, float*, int64_t) { return 0; }
 int64_t trunc_v2_run(quant::RoundingMode, const float*, const float*, const float*, const float*, const float*, bool, float,

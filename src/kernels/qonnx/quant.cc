@@ -210,6 +210,22 @@ class QuantEpilogue final : public SteppedEpilogue {
 
   void apply(float* y, int64_t n) const override { run(y, y, n); }
 
+  // Whether bytes() makes `form`'s activation bytes: the Quant's own form, its scale in [2^-100, 2^100]
+  // (requantize_run's argument: then the bytes are the codes minus the lowest code, no check needed).
+  bool makes_bytes_of(const ByteActivation& form) const {
+    return !bipolar_ && form.scale == scale_ && static_cast<double>(form.lo) == double{range_.min} - zero_point_ &&
+           static_cast<double>(form.hi) == double{range_.max} - zero_point_ && scale_ >= 0x1p-100f && scale_ <= 0x1p100f;
+  }
+  // y as run() makes it and u = its activation bytes under the form makes_bytes_of accepted; false when an
+  // element is NaN (its byte is then not that of a code).
+  bool bytes(const float* x, float* y, uint8_t* u, int64_t n, const ByteActivation& form) const {
+    const bool simd = isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2;
+    int bad = 0;
+    const int64_t i = simd ? avx2::quant_bytes_run(mode_, x, scale_, zero_point_, range_.min, range_.max, y, u, &bad, n) : 0;
+    run(x + i, y + i, n - i);
+    return activation_bytes_serial(y + i, n - i, form, u + i) && bad == 0;
+  }
+
   // y[i] = Quant(x[i]) for i < n (y may be x).
   void run(const float* x, float* y, int64_t n) const {
     const bool simd = isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2;
@@ -264,6 +280,7 @@ bool quant_with_codes(exec::KernelContext& ctx, const Tensor& x, const Dims& out
   const std::optional<ByteActivation> form = byte_activation(ctx.output_codes_form());
   if (!form || x.dtype() != DType::kFloat || x.rank() < 2 || x.dims() != out_dims) return false;
   const auto& quantizer = *static_cast<const QuantEpilogue*>(ctx.prepacked());
+  const bool own_form = quantizer.makes_bytes_of(*form);
   const int64_t n = x.numel(), batch = x.dim(0), channels = x.dim(1), positions = n / std::max<int64_t>(batch * channels, 1);
   const bool floats = ctx.output_floats_needed();
   Tensor y = ctx.output_buffer(DType::kFloat, out_dims, {0});  // unwritten when its floats are not read
@@ -277,6 +294,10 @@ bool quant_with_codes(exec::KernelContext& ctx, const Tensor& x, const Dims& out
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t i0 = b * kBlock, len = std::min(kBlock, n - i0);
       float* out = floats ? y.data<float>() + i0 : buffer;
+      if (own_form) {
+        ok = quantizer.bytes(x.data<float>() + i0, out, planes.get() + i0, len, *form) && ok;
+        continue;
+      }
       quantizer.run(x.data<float>() + i0, out, len);
       ok = activation_bytes_serial(out, len, *form, planes.get() + i0) && ok;
     }
