@@ -708,6 +708,20 @@ void channels_last_offsets(const ConvShape& s, const std::vector<int64_t>& relat
                            int64_t* offsets, int64_t* inside_first = nullptr) {
   const WindowGeometry& g = s.geo;
   const size_t nd = g.rank();
+  if (nd == 1) {  // Conv1d, the same offsets without the general loop's index vectors
+    const int64_t stride = g.strides[0], pad = g.pads_begin[0], dilation = g.dilations[0], in = g.in[0];
+    for (int64_t j = 0; j < count; ++j) {
+      const int64_t first = (pos0 + j) * stride - pad;
+      const bool inside = first >= 0 && first + g.extent(0) <= in;
+      if (inside_first) inside_first[j] = inside ? first : -1;
+      if (inside && inside_first) continue;
+      for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
+        const int64_t at = first + kk * dilation;
+        offsets[kk * kChannelsLastBlock + j] = at < 0 || at >= in ? -1 : at;
+      }
+    }
+    return;
+  }
   std::vector<int64_t> o(nd), k(nd, 0), base(nd);
   for (int64_t rest = pos0, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
     o[static_cast<size_t>(d)] = rest % g.out[static_cast<size_t>(d)];
