@@ -705,7 +705,7 @@ std::vector<int64_t> tap_offsets(const ConvShape& s) {
 // only border windows check each tap. With `inside_first`, an inside window's taps are not written:
 // inside_first[j] is its first position (the caller adds `relative`), -1 for a border window.
 void channels_last_offsets(const ConvShape& s, const std::vector<int64_t>& relative, int64_t pos0, int64_t count,
-                           int64_t* offsets, int64_t* inside_first = nullptr) {
+                           int64_t* offsets, int64_t* inside_first = nullptr, bool border_taps = true) {
   const WindowGeometry& g = s.geo;
   const size_t nd = g.rank();
   if (nd == 1) {  // Conv1d, the same offsets without the general loop's index vectors
@@ -714,7 +714,7 @@ void channels_last_offsets(const ConvShape& s, const std::vector<int64_t>& relat
       const int64_t first = (pos0 + j) * stride - pad;
       const bool inside = first >= 0 && first + g.extent(0) <= in;
       if (inside_first) inside_first[j] = inside ? first : -1;
-      if (inside && inside_first) continue;
+      if ((inside && inside_first) || !border_taps) continue;
       for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
         const int64_t at = first + kk * dilation;
         offsets[kk * kChannelsLastBlock + j] = at < 0 || at >= in ? -1 : at;
@@ -736,7 +736,7 @@ void channels_last_offsets(const ConvShape& s, const std::vector<int64_t>& relat
       first = first * g.in[d] + base[d];
     }
     if (inside_first) inside_first[j] = inside ? first : -1;
-    if (inside && inside_first) {
+    if ((inside && inside_first) || !border_taps) {
       next_index(o, g.out, nd);
       continue;
     }
@@ -817,6 +817,44 @@ void depthwise_channels_last_f32(const ConvShape& s, const float* x, const float
   });
 }
 
+// The bytes of a border window at output position `pos` (one group, no dilation along the last dim) into
+// `row`, in (kernel offset, channel) order: per kernel row the taps inside the image are one run of
+// channels-last bytes, the others the byte of 0. `coord`: scratch of 2 * rank.
+void border_row_runs(const ConvShape& s, const uint8_t* image, int64_t pos, uint8_t zero, std::vector<int64_t>& coord,
+                     uint8_t* row) {
+  const WindowGeometry& g = s.geo;
+  const size_t nd = g.rank(), last = nd - 1;
+  int64_t* o = coord.data();
+  int64_t* k = coord.data() + nd;
+  for (size_t d = nd; d-- > 0;) {
+    o[d] = pos % g.out[d];
+    pos /= g.out[d];
+  }
+  const int64_t channels = s.channels, kernel_w = g.kernel[last], run = kernel_w * channels;
+  const int64_t col0 = o[last] * g.strides[last] - g.pads_begin[last];
+  const int64_t t_lo = std::clamp<int64_t>(-col0, 0, kernel_w), t_hi = std::clamp<int64_t>(g.in[last] - col0, t_lo, kernel_w);
+  std::fill(k, k + nd, 0);
+  for (int64_t kr = 0; kr < s.kernel_size / kernel_w; ++kr, row += run) {
+    int64_t at = 0;  // the input row (all dims but the last), or -1 in the padding
+    for (size_t d = 0; d < last && at >= 0; ++d) {
+      const int64_t i = o[d] * g.strides[d] - g.pads_begin[d] + k[d] * g.dilations[d];
+      at = i < 0 || i >= g.in[d] ? -1 : at * g.in[d] + i;
+    }
+    if (at < 0 || t_hi == t_lo) {
+      std::memset(row, zero, static_cast<size_t>(run));
+    } else {
+      std::memset(row, zero, static_cast<size_t>(t_lo * channels));
+      std::memcpy(row + t_lo * channels, image + (at * g.in[last] + col0 + t_lo) * channels,
+                  static_cast<size_t>((t_hi - t_lo) * channels));
+      std::memset(row + t_hi * channels, zero, static_cast<size_t>((kernel_w - t_hi) * channels));
+    }
+    for (size_t d = last; d-- > 0;) {  // the next kernel row
+      if (++k[d] < g.kernel[d]) break;
+      k[d] = 0;
+    }
+  }
+}
+
 // The integer path of both layouts (docs/arithmetic.md). `nhwc` holds the activation bytes as (N,
 // positions, C); each output position's taps are gathered in (kernel offset, channel) order, the order
 // prepack_conv packed W's integers in, as one int8 GEMM row per position and group, and the exact sums
@@ -857,6 +895,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
     const auto scaled = scratch<float>(channels_last ? 0 : block_size * mg);
     std::vector<int64_t> offsets(static_cast<size_t>(s.kernel_size * kChannelsLastBlock));
     std::vector<int64_t> inside_first(static_cast<size_t>(kChannelsLastBlock));
+    std::vector<int64_t> coord(2 * s.geo.rank());
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t n = u / (s.group * blocks), g = u / blocks % s.group, b = u % blocks;
       const int64_t pos0 = b * block_size, count = std::min(block_size, s.out_size - pos0);
@@ -869,6 +908,10 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
           for (int64_t kk = 0; kk < s.kernel_size; kk += kernel_w)
             std::memcpy(row + kk * cg, image + (first + relative[static_cast<size_t>(kk)]) * channels,
                         static_cast<size_t>(kernel_w * cg));
+          return;
+        }
+        if (row_runs) {  // a border window: per kernel row, the part of its run inside the image, zeros around it
+          border_row_runs(s, image, pos0 + j, zero, coord, row);
           return;
         }
         for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
@@ -892,7 +935,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
       if (in_place) {
         layer.group_sums(static_cast<size_t>(g), count, image + pos0 * channels, rows, sums.get());
       } else if (rows_in_image) {
-        channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data());
+        channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data(), !row_runs);
         // Runs of inside windows along one output row read the image; runs of border windows their gathered rows.
         for (int64_t j0 = 0, j1; j0 < count; j0 = j1) {
           const int64_t first = inside_first[static_cast<size_t>(j0)];
@@ -908,7 +951,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
           layer.group_sums(0, j1 - j0, left.get() + j0 * rows, rows, sums.get() + j0 * mg);
         }
       } else {
-        channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data());
+        channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data(), !row_runs);
         for (int64_t j = 0; j < count; ++j) gather_row(j);
         layer.group_sums(static_cast<size_t>(g), count, left.get(), rows, sums.get());
       }
