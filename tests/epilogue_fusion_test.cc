@@ -447,5 +447,54 @@ TEST(EpilogueFusion, DepthwiseOnByteCodesGivesThePlaneByPlaneBits) {
   exec::set_threads(1);
 }
 
+// x -> Quant -> Conv 3x3 -> Relu -> Quant -> `pool` (GlobalAveragePool / GlobalMaxPool) -> y; with `blocked`
+// an Identity before the pool, which then reads floats instead of the Quant's byte codes.
+ir::Model conv_then_global_pool(const std::string& pool, int64_t size, bool blocked, bool nan_bias) {
+  std::mt19937 rng(13);
+  io::ModelBuilder m(13);
+  m.import(kQ, 1);
+  m.input("x", DType::kFloat, {2, kChannels, size, size});
+  m.initializer("xs", f32({}, {0.02f})).initializer("z", f32({}, {0.0f})).initializer("b8", f32({}, {8.0f}));
+  m.initializer("ms", f32({}, {0.05f}));
+  m.node("Quant", {"x", "xs", "z", "b8"}, {"xq"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+  m.initializer("w", random_floats(rng, {kChannels, kChannels, 3, 3}, -1.0f, 1.0f));
+  m.initializer("ws", random_floats(rng, {kChannels, 1, 1, 1}, 0.01f, 0.03f));
+  Tensor bias = random_floats(rng, {kChannels}, -0.5f, 0.5f);
+  if (nan_bias) bias.data<float>()[2] = std::numeric_limits<float>::quiet_NaN();
+  m.initializer("b", bias);
+  m.node("Quant", {"w", "ws", "z", "b8"}, {"wq"}, kQ).attr("signed", int64_t{1}).attr("narrow", int64_t{1});
+  m.node("Conv", {"xq", "wq", "b"}, {"c0"}).attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.node("Relu", {"c0"}, {"r0"});
+  m.node("Quant", {"r0", "ms", "z", "b8"}, {"m"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+  if (blocked) m.node("Identity", {"m"}, {"mi"});
+  m.node(pool, {blocked ? "mi" : "m"}, {"y"});
+  m.output("y", DType::kFloat);
+  return m.build().value();
+}
+
+TEST(EpilogueFusion, GlobalPoolsOnByteCodesGiveTheBitsOfTheFloats) {
+  for (const std::string pool : {"GlobalAveragePool", "GlobalMaxPool"})
+    for (int64_t size : {int64_t{8}, kSize})  // 64 positions (whole groups of four) and 81
+      for (bool nan_bias : {false, true}) {
+        SCOPED_TRACE(testing::Message() << pool << " " << size << "x" << size << ", NaN bias " << nan_bias);
+        const ir::Model with_codes = conv_then_global_pool(pool, size, false, nan_bias);
+        const ir::Model without = conv_then_global_pool(pool, size, true, nan_bias);
+        auto on_codes = exec::Executor::create(with_codes, exec::Arithmetic::kInt);
+        auto on_floats = exec::Executor::create(without, exec::Arithmetic::kInt);
+        ASSERT_TRUE(on_codes.is_ok() && on_floats.is_ok());
+        std::mt19937 rng(17);
+        const Tensor x = random_floats(rng, {2, kChannels, size, size}, -1.0f, 6.0f);
+        for (int threads : {1, 2}) {
+          exec::set_threads(threads);
+          auto a = on_codes->run({{"x", x}});
+          auto b = on_floats->run({{"x", x}});
+          ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+          ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+          EXPECT_TRUE(a->outputs[0].identical(b->outputs[0])) << "threads " << threads;
+        }
+      }
+  exec::set_threads(1);
+}
+
 }  // namespace
 }  // namespace qonnx

@@ -513,6 +513,57 @@ Status lp_pool(exec::KernelContext& ctx, const PoolAttrs& attrs) {
 // Global pooling: one value per (N, C) plane, output shape (N, C, 1, ..., 1). The mean is the plane's
 // sum divided by its size; float planes sum as onnxruntime's MLAS kernel does (ort::mlas_lane4_sum),
 // double planes in order.
+// Plan-time: a global pool of a byte form takes its input's byte codes (a max needs a positive scale, as
+// MaxPool's).
+template <bool kMax>
+exec::PreparedState prepack_global_pool(const exec::PrepackContext& c) {
+  if (c.arithmetic != exec::Arithmetic::kInt) return nullptr;
+  const std::optional<ByteActivation> x = byte_activation(c.form(0));
+  if (!x || (kMax && !(x->scale > 0.0f))) return nullptr;
+  if (c.reads_input_codes) *c.reads_input_codes = true;
+  return std::make_shared<const ByteActivation>(*x);
+}
+
+// The global pool of channels-last codes (N, size, C) into y (N, C): each element's float is float32(u + lo)
+// * scale, the value the codes stand for (floats_from_codes); the average sums them per channel in
+// mlas_lane4_sum's order (lanes over whole groups of four positions, (l0 + l2) + (l1 + l3), then the rest),
+// the channels side by side; the maximum is the float of the largest code (a positive scale).
+template <bool kMax>
+void global_pool_codes(const uint8_t* codes, const ByteActivation& a, int64_t batch, int64_t channels, int64_t size,
+                       float* y) {
+  const float scale = a.scale, lo = static_cast<float>(a.lo);
+  exec::parallel_for(batch, size * channels, [&](int64_t n0, int64_t n1) {
+    std::vector<float> lanes(static_cast<size_t>(4 * channels));
+    std::vector<uint8_t> best(static_cast<size_t>(channels));
+    for (int64_t n = n0; n < n1; ++n) {
+      const uint8_t* image = codes + n * size * channels;
+      float* out = y + n * channels;
+      if constexpr (kMax) {
+        std::copy_n(image, channels, best.data());
+        for (int64_t p = 1; p < size; ++p)
+          for (int64_t c = 0; c < channels; ++c) best[static_cast<size_t>(c)] = std::max(best[static_cast<size_t>(c)], image[p * channels + c]);
+        for (int64_t c = 0; c < channels; ++c) out[c] = static_cast<float>(best[static_cast<size_t>(c)] + a.lo) * scale;
+        continue;
+      }
+      std::fill(lanes.begin(), lanes.end(), 0.0f);
+      const int64_t whole = size / 4 * 4;
+      for (int64_t p = 0; p < whole; ++p) {
+        float* lane = lanes.data() + (p % 4) * channels;
+        const uint8_t* u = image + p * channels;
+        for (int64_t c = 0; c < channels; ++c) lane[c] += (static_cast<float>(u[c]) + lo) * scale;
+      }
+      for (int64_t c = 0; c < channels; ++c)
+        out[c] = (lanes[static_cast<size_t>(c)] + lanes[static_cast<size_t>(2 * channels + c)]) +
+                 (lanes[static_cast<size_t>(channels + c)] + lanes[static_cast<size_t>(3 * channels + c)]);
+      for (int64_t p = whole; p < size; ++p) {
+        const uint8_t* u = image + p * channels;
+        for (int64_t c = 0; c < channels; ++c) out[c] += (static_cast<float>(u[c]) + lo) * scale;
+      }
+      for (int64_t c = 0; c < channels; ++c) out[c] /= static_cast<float>(size);
+    }
+  });
+}
+
 template <bool kMax>
 Status global_pool(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
@@ -528,6 +579,13 @@ Status global_pool(exec::KernelContext& ctx) {
   const int64_t size = planes == 0 ? 0 : x->numel() / planes;
   if (size == 0 && planes > 0)
     return ctx.input_error(Code::kInvalidModel, 0, "has an empty spatial extent {}", dims_to_string(x->dims()));
+  if (const auto* form = static_cast<const ByteActivation*>(ctx.prepacked());
+      form && ctx.input_codes() && x->dtype() == DType::kFloat) {
+    Tensor y(DType::kFloat, out_dims);
+    global_pool_codes<kMax>(ctx.input_codes()->data<uint8_t>(), *form, x->dim(0), x->dim(1), size, y.data<float>());
+    ctx.set_output(0, std::move(y));
+    return Status::ok();
+  }
   Tensor y(x->dtype(), out_dims);
   exec::visit_dtype(x->dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -574,8 +632,11 @@ void register_pool_kernels(exec::KernelRegistry& r) {
   r.add("", "LpPool", {1, 1}, exec::typed_kernel<PoolAttrs, prepare_lp_pool<1>, lp_pool>());
   r.add("", "LpPool", {2, 17}, exec::typed_kernel<PoolAttrs, prepare_lp_pool<2>, lp_pool>());
   r.add("", "LpPool", {18, exec::kNoUpperVersion}, exec::typed_kernel<PoolAttrs, prepare_lp_pool<18>, lp_pool>());
-  r.add("", "GlobalAveragePool", {1, exec::kNoUpperVersion}, global_pool<false>);
-  r.add("", "GlobalMaxPool", {1, exec::kNoUpperVersion}, global_pool<true>);
+  exec::Kernel average{global_pool<false>, nullptr, {}}, maximum{global_pool<true>, nullptr, {}};
+  average.prepack = prepack_global_pool<false>;
+  maximum.prepack = prepack_global_pool<true>;
+  r.add("", "GlobalAveragePool", {1, exec::kNoUpperVersion}, average);
+  r.add("", "GlobalMaxPool", {1, exec::kNoUpperVersion}, maximum);
 }
 
 }  // namespace qonnx::kernels
