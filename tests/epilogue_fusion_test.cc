@@ -263,16 +263,22 @@ struct Pool {  // a MaxPool between the layers (kernel 0: none)
   bool ceil = false;
 };
 
+// The head of the byte-code models: x (2, kChannels, size, size), the scalars xs, z, b8 and ms, and x's
+// unsigned 8-bit Quant "xq".
+void quantized_input(io::ModelBuilder& m, int64_t size) {
+  m.import(kQ, 1);
+  m.input("x", DType::kFloat, {2, kChannels, size, size});
+  m.initializer("xs", f32({}, {0.02f})).initializer("z", f32({}, {0.0f})).initializer("b8", f32({}, {8.0f}));
+  m.initializer("ms", f32({}, {0.05f}));
+  m.node("Quant", {"x", "xs", "z", "b8"}, {"xq"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+}
+
 // `transposed`: bit l set makes layer l a ConvTranspose (kernel 4, stride 2, pads 1: twice the size).
 ir::Model two_convs(int64_t group, bool m_read_twice, bool nan_bias, Pool pool = {}, bool pool_output = false,
                     int64_t first_group = 1, int transposed = 0) {
   std::mt19937 rng(5);
   io::ModelBuilder m(13);
-  m.import(kQ, 1);
-  m.input("x", DType::kFloat, {2, kChannels, kSize, kSize});
-  m.initializer("xs", f32({}, {0.02f})).initializer("z", f32({}, {0.0f})).initializer("b8", f32({}, {8.0f}));
-  m.initializer("ms", f32({}, {0.05f}));
-  m.node("Quant", {"x", "xs", "z", "b8"}, {"xq"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+  quantized_input(m, kSize);
   std::string in = "xq";
   for (int l = 0; l < 2; ++l) {
     const std::string n = std::to_string(l);
@@ -386,11 +392,7 @@ struct DepthwiseGeometry {
 ir::Model depthwise_then_pointwise(const DepthwiseGeometry& geo, bool blocked, bool nan_bias) {
   std::mt19937 rng(9);
   io::ModelBuilder m(13);
-  m.import(kQ, 1);
-  m.input("x", DType::kFloat, {2, kChannels, kSize, kSize});
-  m.initializer("xs", f32({}, {0.02f})).initializer("z", f32({}, {0.0f})).initializer("b8", f32({}, {8.0f}));
-  m.initializer("ms", f32({}, {0.05f}));
-  m.node("Quant", {"x", "xs", "z", "b8"}, {"xq"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+  quantized_input(m, kSize);
   if (blocked) m.node("Identity", {"xq"}, {"xi"});
   m.initializer("wd", random_floats(rng, {kChannels, 1, geo.kernel, geo.kernel}, -1.0f, 1.0f));
   m.initializer("wds", random_floats(rng, {kChannels, 1, 1, 1}, 0.01f, 0.03f));
@@ -452,11 +454,7 @@ TEST(EpilogueFusion, DepthwiseOnByteCodesGivesThePlaneByPlaneBits) {
 ir::Model conv_then_global_pool(const std::string& pool, int64_t size, bool blocked, bool nan_bias) {
   std::mt19937 rng(13);
   io::ModelBuilder m(13);
-  m.import(kQ, 1);
-  m.input("x", DType::kFloat, {2, kChannels, size, size});
-  m.initializer("xs", f32({}, {0.02f})).initializer("z", f32({}, {0.0f})).initializer("b8", f32({}, {8.0f}));
-  m.initializer("ms", f32({}, {0.05f}));
-  m.node("Quant", {"x", "xs", "z", "b8"}, {"xq"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+  quantized_input(m, size);
   m.initializer("w", random_floats(rng, {kChannels, kChannels, 3, 3}, -1.0f, 1.0f));
   m.initializer("ws", random_floats(rng, {kChannels, 1, 1, 1}, 0.01f, 0.03f));
   Tensor bias = random_floats(rng, {kChannels}, -0.5f, 0.5f);
