@@ -13,6 +13,9 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "kernels/isa/isa.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/exec/threads.h"
@@ -263,11 +266,11 @@ struct Pool {  // a MaxPool between the layers (kernel 0: none)
   bool ceil = false;
 };
 
-// The head of the byte-code models: x (2, kChannels, size, size), the scalars xs, z, b8 and ms, and x's
+// The head of the byte-code models: x of `dims`, the scalars xs, z, b8 and ms, and x's
 // unsigned 8-bit Quant "xq".
-void quantized_input(io::ModelBuilder& m, int64_t size) {
+void quantized_input(io::ModelBuilder& m, const Dims& dims) {
   m.import(kQ, 1);
-  m.input("x", DType::kFloat, {2, kChannels, size, size});
+  m.input("x", DType::kFloat, dims);
   m.initializer("xs", f32({}, {0.02f})).initializer("z", f32({}, {0.0f})).initializer("b8", f32({}, {8.0f}));
   m.initializer("ms", f32({}, {0.05f}));
   m.node("Quant", {"x", "xs", "z", "b8"}, {"xq"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
@@ -278,7 +281,7 @@ ir::Model two_convs(int64_t group, bool m_read_twice, bool nan_bias, Pool pool =
                     int64_t first_group = 1, int transposed = 0) {
   std::mt19937 rng(5);
   io::ModelBuilder m(13);
-  quantized_input(m, kSize);
+  quantized_input(m, {2, kChannels, kSize, kSize});
   std::string in = "xq";
   for (int l = 0; l < 2; ++l) {
     const std::string n = std::to_string(l);
@@ -386,30 +389,35 @@ TEST(EpilogueFusion, ConvTransposeMakesAndTakesByteCodes) {
 // channels-last.
 struct DepthwiseGeometry {
   int64_t kernel = 3, stride = 1, dilation = 1;
-  std::vector<int64_t> pads = {1, 1, 1, 1};
+  std::vector<int64_t> pads = {1, 1, 1, 1};  // 2 * rank values
+  size_t rank() const { return pads.size() / 2; }
+  Dims input() const { return rank() == 1 ? Dims{2, kChannels, 40} : rank() == 3 ? Dims{2, kChannels, 5, 6, 7} : Dims{2, kChannels, kSize, kSize}; }
 };
 
 ir::Model depthwise_then_pointwise(const DepthwiseGeometry& geo, bool blocked, bool nan_bias) {
   std::mt19937 rng(9);
   io::ModelBuilder m(13);
-  quantized_input(m, kSize);
+  quantized_input(m, geo.input());
   if (blocked) m.node("Identity", {"xq"}, {"xi"});
-  m.initializer("wd", random_floats(rng, {kChannels, 1, geo.kernel, geo.kernel}, -1.0f, 1.0f));
-  m.initializer("wds", random_floats(rng, {kChannels, 1, 1, 1}, 0.01f, 0.03f));
+  const size_t nd = geo.rank();
+  Dims wd = {kChannels, 1}, ones = {kChannels, 1}, wp = {kChannels, kChannels};
+  wd.insert(wd.end(), nd, geo.kernel), ones.insert(ones.end(), nd, 1), wp.insert(wp.end(), nd, 1);
+  m.initializer("wd", random_floats(rng, wd, -1.0f, 1.0f));
+  m.initializer("wds", random_floats(rng, ones, 0.01f, 0.03f));
   Tensor bias = random_floats(rng, {kChannels}, -0.5f, 0.5f);
   if (nan_bias) bias.data<float>()[2] = std::numeric_limits<float>::quiet_NaN();
   m.initializer("bd", bias);
   m.node("Quant", {"wd", "wds", "z", "b8"}, {"wdq"}, kQ).attr("signed", int64_t{1}).attr("narrow", int64_t{1});
   m.node("Conv", {blocked ? "xi" : "xq", "wdq", "bd"}, {"c0"})
       .attr("group", kChannels)
-      .attr("strides", std::vector<int64_t>{geo.stride, geo.stride})
-      .attr("dilations", std::vector<int64_t>{geo.dilation, geo.dilation})
+      .attr("strides", std::vector<int64_t>(nd, geo.stride))
+      .attr("dilations", std::vector<int64_t>(nd, geo.dilation))
       .attr("pads", geo.pads);
   m.node("Relu", {"c0"}, {"r0"});
   m.node("Quant", {"r0", "ms", "z", "b8"}, {"m"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
   if (blocked) m.node("Identity", {"m"}, {"mi"});
-  m.initializer("wp", random_floats(rng, {kChannels, kChannels, 1, 1}, -1.0f, 1.0f));
-  m.initializer("wps", random_floats(rng, {kChannels, 1, 1, 1}, 0.01f, 0.03f));
+  m.initializer("wp", random_floats(rng, wp, -1.0f, 1.0f));
+  m.initializer("wps", random_floats(rng, ones, 0.01f, 0.03f));
   m.node("Quant", {"wp", "wps", "z", "b8"}, {"wpq"}, kQ).attr("signed", int64_t{1}).attr("narrow", int64_t{1});
   m.node("Conv", {blocked ? "mi" : "m", "wpq"}, {"c1"});
   m.node("Relu", {"c1"}, {"r1"});
@@ -421,11 +429,12 @@ ir::Model depthwise_then_pointwise(const DepthwiseGeometry& geo, bool blocked, b
 TEST(EpilogueFusion, DepthwiseOnByteCodesGivesThePlaneByPlaneBits) {
   const std::vector<DepthwiseGeometry> geometries = {
       {}, {3, 2, 1, {1, 1, 1, 1}}, {5, 1, 1, {2, 2, 2, 2}}, {3, 1, 2, {2, 2, 2, 2}}, {2, 2, 1, {0, 0, 0, 0}},
-      {3, 1, 1, {0, 1, 1, 0}}, {1, 1, 1, {0, 0, 0, 0}}, {4, 3, 1, {2, 1, 0, 2}}};
+      {3, 1, 1, {0, 1, 1, 0}}, {1, 1, 1, {0, 0, 0, 0}}, {4, 3, 1, {2, 1, 0, 2}},
+      {5, 2, 1, {2, 1}}, {3, 1, 3, {3, 3}}, {3, 1, 1, {1, 0, 1, 1, 1, 0}}, {2, 2, 1, {0, 1, 0, 0, 0, 1}}};  // 1-D, 3-D
   for (const DepthwiseGeometry& geo : geometries)
     for (bool nan_bias : {false, true}) {
-      SCOPED_TRACE(testing::Message() << "kernel " << geo.kernel << " stride " << geo.stride << " dilation " << geo.dilation
-                                      << " pads " << geo.pads[0] << geo.pads[1] << geo.pads[2] << geo.pads[3] << ", NaN bias "
+      SCOPED_TRACE(testing::Message() << geo.rank() << "-D kernel " << geo.kernel << " stride " << geo.stride << " dilation "
+                                      << geo.dilation << " pads " << fmt::format("{}", fmt::join(geo.pads, ",")) << ", NaN bias "
                                       << nan_bias);
       const ir::Model with_codes = depthwise_then_pointwise(geo, false, nan_bias);
       const ir::Model without = depthwise_then_pointwise(geo, true, nan_bias);
@@ -436,7 +445,10 @@ TEST(EpilogueFusion, DepthwiseOnByteCodesGivesThePlaneByPlaneBits) {
         test::ScopedSimdLevel level(isa, kernels::isa::Family::kInt8);
         for (int threads : {1, 2}) {
           exec::set_threads(threads);
-          for (const Tensor& x : input_sets({"", "Conv", {}})) {
+          std::mt19937 rng(11);
+          Tensor nan = random_floats(rng, geo.input(), 0.0f, 5.0f);
+          nan.data<float>()[3] = std::numeric_limits<float>::quiet_NaN();
+          for (const Tensor& x : {random_floats(rng, geo.input(), 0.0f, 5.0f), random_floats(rng, geo.input(), -3.0f, 9.0f), nan}) {
             auto a = on_codes->run({{"x", x}});
             auto b = by_planes->run({{"x", x}});
             ASSERT_TRUE(a.is_ok()) << a.status().to_string();
@@ -454,7 +466,7 @@ TEST(EpilogueFusion, DepthwiseOnByteCodesGivesThePlaneByPlaneBits) {
 ir::Model conv_then_global_pool(const std::string& pool, int64_t size, bool blocked, bool nan_bias) {
   std::mt19937 rng(13);
   io::ModelBuilder m(13);
-  quantized_input(m, size);
+  quantized_input(m, {2, kChannels, size, size});
   m.initializer("w", random_floats(rng, {kChannels, kChannels, 3, 3}, -1.0f, 1.0f));
   m.initializer("ws", random_floats(rng, {kChannels, 1, 1, 1}, 0.01f, 0.03f));
   Tensor bias = random_floats(rng, {kChannels}, -0.5f, 0.5f);
