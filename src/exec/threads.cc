@@ -69,7 +69,16 @@ class WorkerPool {
     const int64_t ran = claim_shares(job);
     std::unique_lock<std::mutex> lock(mutex_);
     job.unfinished -= ran;
-    done_.wait(lock, [&] { return job.unfinished == 0 && job.workers_inside == 0; });
+    // The helpers' last shares usually end within microseconds: watch for that before sleeping, as the
+    // workers watch for jobs (sleeping here cost a context switch and a wake-up per job: conv1d at batch 1,
+    // 2 threads, 1.2-1.7 switches per run and a median of 0.23-0.27 ms, against 0.19-0.20 ms watching).
+    const auto finished = [&] { return job.unfinished == 0 && job.workers_inside == 0; };
+    for (uint64_t i = 0; i < kWatchSpins && !finished(); ++i) {
+      lock.unlock();
+      pause();
+      lock.lock();
+    }
+    done_.wait(lock, finished);
     job_ = nullptr;  // workers woken from now on go back to sleep
     wanted_ = 0;
     return true;
