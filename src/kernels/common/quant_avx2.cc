@@ -93,6 +93,21 @@ QONNX_AVX2 int64_t quant_loop(const float* x, const float* s, const float* z, fl
   return i;
 }
 
+// The bytes q - lo of 8 Quant codes (small integers, own_quant_codes) into u[0..8).
+QONNX_AVX2_INLINE void store_codes_8(__m256 q, __m256 lo, uint8_t* u) {
+  const __m256i w = _mm256_cvtps_epi32(_mm256_sub_ps(q, lo));
+  const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(u), _mm_packus_epi16(w16, w16));
+}
+
+// The same where q may hold NaN lanes: those get the byte of 0 (z - lo, as activation_bytes_run writes it) and
+// set their bits in *bad_lanes.
+QONNX_AVX2_INLINE void store_codes_or_nan_8(__m256 q, __m256 z, __m256 lo, uint8_t* u, int* bad_lanes) {
+  const __m256 nan = _mm256_cmp_ps(q, q, _CMP_UNORD_Q);
+  *bad_lanes |= _mm256_movemask_ps(nan);
+  store_codes_8(_mm256_blendv_ps(q, z, nan), lo, u);
+}
+
 template <quant::RoundingMode M>
 QONNX_AVX2 int64_t quant_bytes_loop(const float* x, float s, float z, float lo, float hi, float* y, uint8_t* u, int* bad,
                                     int64_t n) {
@@ -102,11 +117,7 @@ QONNX_AVX2 int64_t quant_bytes_loop(const float* x, float s, float z, float lo, 
   for (; i + kLanes <= n; i += kLanes) {
     const __m256 q = quant_codes_v<M, false>(_mm256_loadu_ps(x + i), vs, vz, vlo, vhi);
     _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_sub_ps(q, vz), vs));
-    const __m256 nan = _mm256_cmp_ps(q, q, _CMP_UNORD_Q);
-    bad_lanes |= _mm256_movemask_ps(nan);
-    const __m256i w = _mm256_cvtps_epi32(_mm256_sub_ps(_mm256_blendv_ps(q, vz, nan), vlo));
-    const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(u + i), _mm_packus_epi16(w16, w16));
+    store_codes_or_nan_8(q, vz, vlo, u + i, &bad_lanes);
   }
   *bad |= bad_lanes;
   return i;
@@ -521,12 +532,8 @@ struct GenericChain {
 };
 
 // The common chain, [Relu...] then one Quant of mode M, with its parameters in registers (Relu twice is
-// Relu: the same bits).
-//
-// Its codes q give the activation bytes directly when they are of the Quant's own form (scale s, integers
-// q - z in [qmin - z, qmax - z]) and 2^-100 <= s <= 2^100: then y = (q - z) * s is a normal float or 0,
-// y * (1 / s) is within 3 * 2^-24 * |q - z| < 1/2 of q - z, so activation_bytes_run rounds it back to q - z,
-// finds it in range, recomputes y exactly, and writes q - qmin; it fails only where q is NaN.
+// Relu: the same bits). Its codes q give the activation bytes directly when they are of the Quant's own form
+// (own_quant_codes).
 template <quant::RoundingMode M, bool kRelu>
 struct QuantChain {
   __m256 s, z, lo, hi;
@@ -534,14 +541,21 @@ struct QuantChain {
   static constexpr bool kExactCodes = true;
   QONNX_AVX2 QuantChain(const ElementwiseStep& q, const CodeTarget* codes)
       : s(_mm256_set1_ps(q.scale)), z(_mm256_set1_ps(q.zero_point)), lo(_mm256_set1_ps(q.lo)), hi(_mm256_set1_ps(q.hi)),
-        exact_codes(codes && codes->scale == q.scale && codes->lo == q.lo - q.zero_point &&
-                    codes->hi == q.hi - q.zero_point && q.scale >= 0x1p-100f && q.scale <= 0x1p100f) {}
+        exact_codes(codes && own_quant_codes(q, codes->scale, codes->lo, codes->hi)) {}
   QONNX_AVX2_INLINE __m256 operator()(__m256 v, __m256* codes) const {
     if constexpr (kRelu) v = relu_v(v);
     *codes = quant_codes_v<M, false>(v, s, z, lo, hi);
     return _mm256_mul_ps(_mm256_sub_ps(*codes, z), s);
   }
 };
+
+// One row's rounding and chain on 8 channels from j: y, and in *q the chain's codes (QuantChain).
+template <typename Chain>
+QONNX_AVX2_INLINE __m256 chain_8(const RequantizeRows& r, const Chain& chain, const int32_t* sums, int64_t j, __m256* q) {
+  const __m128 low = scaled_4(sums + j, r.offset + j, r.scale + j, r.bias ? r.bias + j : nullptr);
+  const __m128 high = scaled_4(sums + j + 4, r.offset + j + 4, r.scale + j + 4, r.bias ? r.bias + j + 4 : nullptr);
+  return chain(_mm256_insertf128_ps(_mm256_castps128_ps256(low), high, 1), q);
+}
 
 template <typename Chain>
 QONNX_AVX2 int64_t requantize_rows(const RequantizeRows& r, const Chain& given) {
@@ -556,19 +570,10 @@ QONNX_AVX2 int64_t requantize_rows(const RequantizeRows& r, const Chain& given) 
     if constexpr (Chain::kExactCodes) exact = r.codes && chain.exact_codes;
     uint8_t* u = r.codes ? r.codes->u + i * r.codes_ld : nullptr;
     for (int64_t j = 0; j < done; j += kLanes) {
-      const __m128 low = scaled_4(sums + j, r.offset + j, r.scale + j, r.bias ? r.bias + j : nullptr);
-      const __m128 high = scaled_4(sums + j + 4, r.offset + j + 4, r.scale + j + 4, r.bias ? r.bias + j + 4 : nullptr);
       __m256 q;
-      _mm256_storeu_ps(y + j, chain(_mm256_insertf128_ps(_mm256_castps128_ps256(low), high, 1), &q));
+      _mm256_storeu_ps(y + j, chain_8(r, chain, sums, j, &q));
       if constexpr (Chain::kExactCodes) {
-        if (exact) {  // the bytes q - qmin (QuantChain), NaN lanes failing
-          // A NaN lane gets the byte of 0 as activation_bytes_run writes it (z - qmin), and fails.
-          const __m256 nan = _mm256_cmp_ps(q, q, _CMP_UNORD_Q);
-          bad_lanes |= _mm256_movemask_ps(nan);
-          const __m256i w = _mm256_cvtps_epi32(_mm256_sub_ps(_mm256_blendv_ps(q, chain.z, nan), chain.lo));
-          const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
-          _mm_storel_epi64(reinterpret_cast<__m128i*>(u + j), _mm_packus_epi16(w16, w16));
-        }
+        if (exact) store_codes_or_nan_8(q, chain.z, chain.lo, u + j, &bad_lanes);  // the bytes q - qmin (QuantChain)
       }
     }
     // Else the codes in a second loop over the row (in L1): one chain of both would be too long for the CPU
@@ -589,21 +594,6 @@ QONNX_AVX2 int64_t requantize_rows(const RequantizeRows& r, const Chain& given) 
 // Relu with z = 0, |u'| > 2^-9 fixes the sign of a zero), the half modes' codes of u' are those of u.
 // Vectors with a lane too close take the exact chain.
 constexpr float kDirectMargin = 0x1p-9f;
-
-// One row's exact chain on 8 channels from j (the direct form's fallback): y and the codes' q.
-template <quant::RoundingMode M, bool kRelu>
-QONNX_AVX2_INLINE __m256 exact_chain_8(const RequantizeRows& r, const QuantChain<M, kRelu>& chain, const int32_t* sums,
-                                       int64_t j, __m256* q) {
-  const __m128 low = scaled_4(sums + j, r.offset + j, r.scale + j, r.bias ? r.bias + j : nullptr);
-  const __m128 high = scaled_4(sums + j + 4, r.offset + j + 4, r.scale + j + 4, r.bias ? r.bias + j + 4 : nullptr);
-  return chain(_mm256_insertf128_ps(_mm256_castps128_ps256(low), high, 1), q);
-}
-
-QONNX_AVX2_INLINE void store_codes_8(__m256 q, __m256 lo, uint8_t* u) {
-  const __m256i w = _mm256_cvtps_epi32(_mm256_sub_ps(q, lo));
-  const __m128i w16 = _mm_packs_epi32(_mm256_castsi256_si128(w), _mm256_extracti128_si256(w, 1));
-  _mm_storel_epi64(reinterpret_cast<__m128i*>(u), _mm_packus_epi16(w16, w16));
-}
 
 // kQuant at kAvx512 (kernels/isa): avx2 + avx512f. GCC 12's AVX-512 intrinsics start from _mm512_undefined_*,
 // which -Wmaybe-uninitialized reports once inlined (GCC bug 105593, fixed in 13).
@@ -650,7 +640,7 @@ QONNX_AVX512_DIRECT int64_t direct_rows_512(const RequantizeRows& r, const Quant
       if (ok != 0xffff) {
         for (int64_t h = j; h < j + 16; h += kLanes) {
           __m256 q8;
-          _mm256_storeu_ps(y + h, exact_chain_8(r, chain, sums, h, &q8));
+          _mm256_storeu_ps(y + h, chain_8(r, chain, sums, h, &q8));
           if (exact) store_codes_8(q8, chain.lo, u + h);
         }
         continue;
@@ -691,7 +681,7 @@ QONNX_AVX2 int64_t requantize_rows_direct(const RequantizeRows& r, const QuantCh
       __m256 ok = _mm256_cmp_ps(abs_v(_mm256_sub_ps(c, round_even(c))), tie_room, _CMP_LT_OQ);
       if constexpr (kSignCheck) ok = _mm256_and_ps(ok, _mm256_cmp_ps(abs_v(t), margin, _CMP_GT_OQ));
       const __m256 out = _mm256_movemask_ps(ok) == 0xff ? _mm256_mul_ps(_mm256_sub_ps(q, chain.z), chain.s)
-                                                        : exact_chain_8(r, chain, sums, j, &q);
+                                                        : chain_8(r, chain, sums, j, &q);
       _mm256_storeu_ps(y + j, out);
       if (exact) store_codes_8(q, chain.lo, u + j);  // q is finite here (direct_quant_usable)
     }

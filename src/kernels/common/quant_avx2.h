@@ -79,6 +79,16 @@ struct ElementwiseStep {
   bool bipolar = false;
   float scale = 1.0f, zero_point = 0.0f, lo = 0.0f, hi = 0.0f;
 };
+// Whether activation bytes of the form (scale, integers in [lo, hi]) are Quant step q's own codes minus its
+// lowest code, made from them with no check: q's form (scale s, integers q - z) with 2^-100 <= s <= 2^100. Then
+// y = (q - z) * s is a normal float or 0 and y * (1 / s) lies within 3 * 2^-24 * |q - z| < 1/2 of q - z, so the
+// check would round it back to q - z, find it in range and recompute y exactly; only a NaN fails it.
+inline bool own_quant_codes(const ElementwiseStep& q, float scale, float lo, float hi) {
+  return q.kind == ElementwiseStep::Kind::kQuant && !q.bipolar && scale == q.scale &&
+         double{lo} == double{q.lo} - q.zero_point && double{hi} == double{q.hi} - q.zero_point && q.scale >= 0x1p-100f &&
+         q.scale <= 0x1p100f;
+}
+
 // Where requantize_run puts activation bytes, with activation_bytes_run's parameters.
 struct CodeTarget {
   float inverse = 1.0f, scale = 1.0f, lo = 0.0f, hi = 0.0f;

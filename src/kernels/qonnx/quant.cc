@@ -210,11 +210,9 @@ class QuantEpilogue final : public SteppedEpilogue {
 
   void apply(float* y, int64_t n) const override { run(y, y, n); }
 
-  // Whether bytes() makes `form`'s activation bytes: the Quant's own form, its scale in [2^-100, 2^100]
-  // (requantize_run's argument: then the bytes are the codes minus the lowest code, no check needed).
+  // Whether bytes() makes `form`'s activation bytes: the Quant's own form (avx2::own_quant_codes).
   bool makes_bytes_of(const ByteActivation& form) const {
-    return !bipolar_ && form.scale == scale_ && static_cast<double>(form.lo) == double{range_.min} - zero_point_ &&
-           static_cast<double>(form.hi) == double{range_.max} - zero_point_ && scale_ >= 0x1p-100f && scale_ <= 0x1p100f;
+    return avx2::own_quant_codes(step(), form.scale, static_cast<float>(form.lo), static_cast<float>(form.hi));
   }
   // y as run() makes it and u = its activation bytes under the form makes_bytes_of accepted; false when an
   // element is NaN (its byte is then not that of a code).
