@@ -193,14 +193,12 @@ std::optional<DepthwiseIntegerLayer> make_depthwise_integer_layer(const ByteActi
       layer.pairs[static_cast<size_t>(f * pair_count + p)] = static_cast<int32_t>(low | high << 16);
     }
     const float ws = weight_scales[weight_scales.size() == 1 ? 0 : static_cast<size_t>(f)];
-    layer.scale.push_back(static_cast<double>(x.scale) * static_cast<double>(ws));
+    layer.rounding.scale.push_back(static_cast<double>(x.scale) * static_cast<double>(ws));
     layer.offset.push_back(static_cast<int32_t>(x.lo * sum));
-    layer.bias.push_back(bias ? static_cast<double>(bias->data<float>()[f]) : 0.0);
+    layer.rounding.bias.push_back(bias ? static_cast<double>(bias->data<float>()[f]) : 0.0);
   }
   layer.rounding.x = x;
   layer.rounding.offset.assign(static_cast<size_t>(filters), 0);
-  layer.rounding.scale = layer.scale;
-  layer.rounding.bias = layer.bias;
   return layer;
 }
 
@@ -282,10 +280,11 @@ void depthwise_planes(const DepthwiseIntegerLayer& layer, const PaddedPlane& pp,
         const int64_t image = u / channels;
         float* plane_out = floats ? y + (image * layer.filters + f) * out_size : unwritten.get();
         uint8_t* plane_codes = out ? out_planes + (image * layer.filters + f) * out_size : nullptr;
-        const int64_t done = fused ? fused_plane(sums.get(), out_size, layer.scale[fi], layer.bias[fi], steps, plane_out,
-                                                 target ? &*target : nullptr, plane_codes, &made)
-                                   : 0;
-        scale_filter(simd, sums.get() + done, out_size - done, layer.scale[fi], layer.bias[fi], plane_out + done);
+        const double scale = layer.rounding.scale[fi], bias = layer.rounding.bias[fi];
+        const int64_t done =
+            fused ? fused_plane(sums.get(), out_size, scale, bias, steps, plane_out, target ? &*target : nullptr, plane_codes, &made)
+                  : 0;
+        scale_filter(simd, sums.get() + done, out_size - done, scale, bias, plane_out + done);
         if (epilogue) epilogue->apply(plane_out + done, out_size - done);
         if (!out) continue;
         made = activation_bytes_serial(plane_out + done, out_size - done, out->form, plane_codes + done) && made;
@@ -405,14 +404,9 @@ bool depthwise_integer_nchw(const DepthwiseIntegerLayer& layer, const WindowGeom
   for (size_t d = 0; d < g.rank(); ++d) in_size *= g.in[d], out_size *= g.out[d];
   // tap_positions holds input positions as int32.
   if (layer.filters == channels && (input_codes || out) && in_size < (int64_t{1} << 31)) {
-    const int64_t elements = batch * channels * in_size;
-    Scratch<uint8_t> made_here = scratch<uint8_t>(input_codes ? 0 : elements);
-    if (!input_codes) {
-      const auto bytes = scratch<uint8_t>(elements);
-      if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
-      transpose_inner(bytes.get(), made_here.get(), batch, channels, in_size, 1);
-    }
-    const uint8_t* nhwc = input_codes ? input_codes : made_here.get();
+    Scratch<uint8_t> made_here = scratch<uint8_t>(0);
+    const uint8_t* nhwc = channels_last_bytes(input_codes, x, batch, channels, in_size, layer.x, made_here);
+    if (!nhwc) return false;
     depthwise_nhwc(layer, g, batch, channels, in_size, out_size, nhwc, y, epilogue, out);
     // Codes that could not be made (a NaN): the floats, which were left unwritten.
     if (out && !out->made.load(std::memory_order_relaxed) && !out->floats)

@@ -29,11 +29,9 @@ struct DepthwiseIntegerLayer {
   // Per filter: x.lo * (sum of its weights), undoing the byte shift (inside int32: |x.lo| <= the max byte
   // and make_depthwise_integer_layer's bound).
   std::vector<int32_t> offset;
-  std::vector<double> scale;  // per filter: double(x scale) * double(weight scale)
-  std::vector<double> bias;   // per filter (0 without a bias)
   int64_t max_abs_weight = 0;
-  // The rounding of sums that already hold the offset, for rows of channels (the channels-last run):
-  // offset 0, scale and bias per filter.
+  // The rounding of the sums (which hold the offset already): per filter scale = double(x scale) *
+  // double(weight scale) and bias (0 without a bias), offsets 0; for rows of channels, outputs_through.
   IntegerLayer rounding;
   int64_t pair_count() const { return (taps + 1) / 2; }
 };

@@ -7,6 +7,7 @@
 
 #include "kernels/common/fast_math.h"
 #include "kernels/common/quant_avx2.h"
+#include "kernels/common/transpose.h"
 #include "kernels/isa/isa.h"
 #include "qonnx/exec/threads.h"
 
@@ -157,6 +158,17 @@ bool activation_bytes(const float* x, int64_t n, const ByteActivation& a, uint8_
                                                                  u + c * kChunk);
   });
   return std::all_of(chunk_ok.begin(), chunk_ok.end(), [](uint8_t ok) { return ok != 0; });
+}
+
+const uint8_t* channels_last_bytes(const uint8_t* given, const float* x, int64_t batch, int64_t channels,
+                                   int64_t positions, const ByteActivation& form, Scratch<uint8_t>& storage) {
+  if (given) return given;
+  const int64_t n = batch * channels * positions;
+  const auto bytes = scratch<uint8_t>(n);
+  if (!activation_bytes(x, n, form, bytes.get())) return nullptr;
+  storage = scratch<uint8_t>(n);
+  transpose_inner(bytes.get(), storage.get(), batch, channels, positions, 1);
+  return storage.get();
 }
 
 Tensor IntegerLayer::float_weights(const Dims& dims, bool transposed) const {

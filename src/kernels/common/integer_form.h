@@ -154,6 +154,12 @@ Scratch<T> scratch(int64_t n) {
   return Scratch<T>(n);
 }
 
+// An integer layer's input as channels-last activation bytes (N, positions, C) under `form`: `given` (the
+// producer's codes, exec::KernelContext::input_codes) as they are, else made from x (N, C, positions) into
+// `storage`; null when x holds a value the form does not describe (a NaN: the caller takes the float path).
+const uint8_t* channels_last_bytes(const uint8_t* given, const float* x, int64_t batch, int64_t channels,
+                                   int64_t positions, const ByteActivation& form, Scratch<uint8_t>& storage);
+
 // The one rounding of the integer path: y = float32(double(sum) * scale + bias), scale = double(activation
 // scale) * double(weight scale) (exact in double), bias 0 when absent.
 inline float scale_sum(int64_t sum, double scale, double bias) {

@@ -986,14 +986,9 @@ bool conv_integer_path(const ConvShape& s, const IntegerLayer& layer, const floa
   }
   // Channels-first: the input's codes as the producing layer made them (the bytes activation_bytes makes,
   // already channels-last), else made here.
-  const uint8_t* given = io ? io->input : nullptr;
-  Scratch<uint8_t> nhwc = scratch<uint8_t>(given ? 0 : elements);
-  const uint8_t* image = given ? given : nhwc.get();
-  if (!given) {
-    const auto bytes = scratch<uint8_t>(elements);
-    if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
-    transpose_inner(bytes.get(), nhwc.get(), s.batch, s.channels, s.in_size, 1);
-  }
+  Scratch<uint8_t> made_here = scratch<uint8_t>(0);
+  const uint8_t* image = channels_last_bytes(io ? io->input : nullptr, x, s.batch, s.channels, s.in_size, layer.x, made_here);
+  if (!image) return false;
   const std::optional<ByteActivation> out_form = io ? byte_activation(io->output_form) : std::nullopt;
   if (!out_form) {
     conv_integer_nhwc(s, layer, image, false, y, epilogue);

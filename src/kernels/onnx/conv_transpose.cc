@@ -280,14 +280,9 @@ bool conv_transpose_integer(const TransposeShape& s, const IntegerTranspose& t, 
                             const exec::Epilogue* epilogue, const uint8_t* given, OutputCodes* codes) {
   const IntegerLayer& layer = t.columns;
   const int64_t cg = s.channels / s.group, mg = s.filters / s.group, columns = layer.groups[0].n();
-  const int64_t elements = s.batch * s.channels * s.in_size;
-  Scratch<uint8_t> made_here = scratch<uint8_t>(given ? 0 : elements);
-  if (!given) {
-    const auto bytes = scratch<uint8_t>(elements);
-    if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
-    transpose_inner(bytes.get(), made_here.get(), s.batch, s.channels, s.in_size, 1);
-  }
-  const uint8_t* nhwc = given ? given : made_here.get();
+  Scratch<uint8_t> made_here = scratch<uint8_t>(0);
+  const uint8_t* nhwc = channels_last_bytes(given, x, s.batch, s.channels, s.in_size, layer.x, made_here);
+  if (!nhwc) return false;
   const WindowGeometry& g = s.geo;
   const size_t nd = g.rank();
   const auto taps = landing_taps(g);
