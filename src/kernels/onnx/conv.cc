@@ -373,11 +373,13 @@ PaddedGrid padded_grid(const ConvShape& s) {
 // Worth it where the dropped grid columns are few (up to 1/8 of the outputs), and where its two buffers (the
 // padded input and the grid's outputs) leave a memory limit (--max-memory) at least half free: the packed
 // path needs neither.
-bool use_padded_grid(const ConvShape& s) {
+bool unit_strides(const ConvShape& s) {
   for (int64_t stride : s.geo.strides)
     if (stride != 1) return false;
-  if (is_pointwise(s) || s.out_size == 0) return false;
-  const PaddedGrid grid = padded_grid(s);
+  return true;
+}
+
+bool use_padded_grid(const ConvShape& s, const PaddedGrid& grid) {
   if (grid.span * 8 > s.out_size * 9) return false;
   const uint64_t limit = memory_limit();
   const double bytes = 4.0 * static_cast<double>(s.batch) *
@@ -400,10 +402,9 @@ class PaddedGridSource final : public FloatPanelSource {
   const std::vector<int64_t>& offsets_;
 };
 
-void conv_padded_grid_f32(const ConvShape& s, const float* x, const float* w, float* y) {
+void conv_padded_grid_f32(const ConvShape& s, const PaddedGrid& grid, const float* x, const float* w, float* y) {
   const WindowGeometry& g = s.geo;
   const size_t nd = g.rank();
-  const PaddedGrid grid = padded_grid(s);
   const int64_t cg = s.channels / s.group, mg = s.filters / s.group, rows = cg * s.kernel_size;
   const int64_t count = s.batch * s.group;
   // The padded input of every item (image, group), then the grid outputs, then the outputs kept.
@@ -469,7 +470,10 @@ void conv_f32(const ConvShape& s, const float* x, const float* w, float* y) {
     float_gemm_many(count, [&](int64_t i) { return product(i, FloatRowMajorSource(x + i * group_in, s.in_size)); });
     return;
   }
-  if (use_padded_grid(s)) return conv_padded_grid_f32(s, x, w, y);
+  if (unit_strides(s)) {  // (pointwise and empty convolutions returned above)
+    const PaddedGrid grid = padded_grid(s);
+    if (use_padded_grid(s, grid)) return conv_padded_grid_f32(s, grid, x, w, y);
+  }
   const Im2colLayout layout = im2col_layout(s);
   float_gemm_many(count, [&](int64_t i) { return product(i, Im2colSource(x + i * group_in, layout)); });
 }
