@@ -251,8 +251,7 @@ void depthwise_planes(const DepthwiseIntegerLayer& layer, const PaddedPlane& pp,
   const bool fused = simd && isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2 && epilogue_steps(epilogue, &steps) &&
                      !steps.empty();
   std::optional<avx2::CodeTarget> target;
-  if (out) target = avx2::CodeTarget{1.0f / out->form.scale, out->form.scale, static_cast<float>(out->form.lo),
-                                     static_cast<float>(out->form.hi), nullptr};
+  if (out) target = code_target(out->form, nullptr);
   exec::parallel_for(batch * channels, multiplier * layer.taps * out_size, [&](int64_t u0, int64_t u1) {
     std::vector<uint8_t> plane(static_cast<size_t>(pp.bytes), layer.x.zero_byte());  // the padding stays the byte of 0
     const auto sums = scratch<int32_t>(out_size + kLanes);

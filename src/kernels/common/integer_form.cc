@@ -297,7 +297,7 @@ bool IntegerLayer::outputs_through(const int32_t* byte_sums, int64_t rows, int64
   if (steps && isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2) {
     const size_t c0 = static_cast<size_t>(channel0);
     avx2::CodeTarget target;
-    if (codes) target = {1.0f / form->scale, form->scale, static_cast<float>(form->lo), static_cast<float>(form->hi), codes};
+    if (codes) target = code_target(*form, codes);
     avx2::RequantizeRows r;
     r.sums = byte_sums, r.sums_ld = count, r.offset = offset.data() + c0, r.scale = scale.data() + c0;
     r.bias = bias.empty() ? nullptr : bias.data() + c0;

@@ -52,6 +52,11 @@ struct OutputCodes {
   std::atomic<bool> made{true};
 };
 
+// Where requantize_run writes `form`'s activation bytes: u.
+inline avx2::CodeTarget code_target(const ByteActivation& form, uint8_t* u) {
+  return {1.0f / form.scale, form.scale, static_cast<float>(form.lo), static_cast<float>(form.hi), u};
+}
+
 // The byte form of an activation with integer form `form`, or nullopt (per-channel scale, too wide a
 // range, or 0 outside it).
 std::optional<ByteActivation> byte_activation(const exec::IntegerForm* form);
