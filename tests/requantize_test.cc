@@ -228,25 +228,28 @@ TEST(Requantize, TheDirectFormGivesTheExactBitsWhereItsRoundingDiffers) {
                   n);
       }
       EXPECT_EQ(expected_bad, 0);
-      // Both vector paths: 8 lanes, and 16 (its first 16 channels) where the CPU has AVX-512.
-      for (isa::Isa level : vector_levels()) {
-        test::ScopedSimdLevel scoped(level);
-        std::vector<float> fused(rows * n);
-        std::vector<uint8_t> fused_codes(rows * n);
-        codes.u = fused_codes.data();
-        int fused_bad = 0;
-        avx2::RequantizeRows r;
-        r.sums = sums.data(), r.sums_ld = n, r.offset = offset.data(), r.scale = scale.data(), r.bias = bias.data();
-        r.steps = steps.data(), r.step_count = static_cast<int>(steps.size());
-        r.y = fused.data(), r.y_ld = n, r.codes = &codes, r.codes_ld = n, r.bad = &fused_bad, r.rows = rows, r.n = n;
-        ASSERT_EQ(avx2::requantize_run(r), n);
-        for (int64_t e = 0; e < rows * n; ++e)
-          ASSERT_TRUE(same_bits(fused[e], expected[e]))
-              << isa::name(level) << " mode " << static_cast<int>(mode) << " chain " << chain << " element " << e << ": "
-              << fused[e] << " vs " << expected[e];
-        EXPECT_EQ(fused_codes, expected_codes) << isa::name(level);
-        EXPECT_EQ(fused_bad, 0) << isa::name(level);
-      }
+      // Both vector paths: 8 lanes, and 16 (its first 16 channels) where the CPU has AVX-512; with the floats,
+      // and with the codes only (the form that writes no y).
+      for (isa::Isa level : vector_levels())
+        for (bool floats : {true, false}) {
+          test::ScopedSimdLevel scoped(level);
+          std::vector<float> fused(rows * n);
+          std::vector<uint8_t> fused_codes(rows * n);
+          codes.u = fused_codes.data();
+          int fused_bad = 0;
+          avx2::RequantizeRows r;
+          r.sums = sums.data(), r.sums_ld = n, r.offset = offset.data(), r.scale = scale.data(), r.bias = bias.data();
+          r.steps = steps.data(), r.step_count = static_cast<int>(steps.size());
+          r.y = fused.data(), r.y_ld = n, r.codes = &codes, r.codes_ld = n, r.bad = &fused_bad, r.rows = rows, r.n = n;
+          r.floats = floats;
+          ASSERT_EQ(avx2::requantize_run(r), n);
+          for (int64_t e = 0; floats && e < rows * n; ++e)
+            ASSERT_TRUE(same_bits(fused[e], expected[e]))
+                << isa::name(level) << " mode " << static_cast<int>(mode) << " chain " << chain << " element " << e << ": "
+                << fused[e] << " vs " << expected[e];
+          EXPECT_EQ(fused_codes, expected_codes) << isa::name(level) << (floats ? "" : ", codes only");
+          EXPECT_EQ(fused_bad, 0) << isa::name(level);
+        }
       ++cases;
     }
   EXPECT_EQ(cases, 35);

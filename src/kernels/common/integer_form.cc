@@ -291,7 +291,7 @@ void IntegerLayer::outputs(const int32_t* byte_sums, int64_t count, int64_t chan
 bool IntegerLayer::outputs_through(const int32_t* byte_sums, int64_t rows, int64_t count, int64_t channel0,
                                    const exec::Epilogue* epilogue, const std::vector<avx2::ElementwiseStep>* steps,
                                    float* y, int64_t y_ld, const ByteActivation* form, uint8_t* codes,
-                                   int64_t codes_ld) const {
+                                   int64_t codes_ld, bool floats) const {
   int64_t done = 0;
   int bad = 0;
   if (steps && isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2) {
@@ -303,7 +303,7 @@ bool IntegerLayer::outputs_through(const int32_t* byte_sums, int64_t rows, int64
     r.bias = bias.empty() ? nullptr : bias.data() + c0;
     r.steps = steps->data(), r.step_count = static_cast<int>(steps->size());
     r.y = y, r.y_ld = y_ld, r.codes = codes ? &target : nullptr, r.codes_ld = codes_ld, r.bad = &bad;
-    r.rows = rows, r.n = count;
+    r.rows = rows, r.n = count, r.floats = floats || !codes;
     done = avx2::requantize_run(r);
   }
   bool made = bad == 0;

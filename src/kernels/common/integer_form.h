@@ -106,10 +106,12 @@ struct IntegerLayer {
   // For `rows` rows of `count` channels from channel0 (sums row i at byte_sums + i * count, y at y + i * y_ld):
   // outputs(), then `epilogue` on y, then with `codes` the activation bytes of y under `form` (row i at codes +
   // i * codes_ld); false unless all of them could be made (true without codes). In one pass in registers where `steps`
-  // (epilogue_steps of `epilogue`, or null) and the CPU allow; the same bits either way.
+  // (epilogue_steps of `epilogue`, or null) and the CPU allow; the same bits either way. `floats` false: only
+  // the codes are wanted, and y is scratch that may be left unwritten.
   bool outputs_through(const int32_t* byte_sums, int64_t rows, int64_t count, int64_t channel0,
                        const exec::Epilogue* epilogue, const std::vector<avx2::ElementwiseStep>* steps, float* y,
-                       int64_t y_ld, const ByteActivation* form, uint8_t* codes, int64_t codes_ld) const;
+                       int64_t y_ld, const ByteActivation* form, uint8_t* codes, int64_t codes_ld,
+                       bool floats = true) const;
   // c (m x n, row stride n) = the exact sums of a (m x k bytes, row stride lda) times group g's weights:
   // int8_gemm's, once or on both nibbles.
   void group_sums(size_t g, int64_t m, const uint8_t* a, int64_t lda, int32_t* c) const;

@@ -18,6 +18,7 @@
 //   correctly rounded value of the same real number (used for Trunc's shifts).
 #include "kernels/common/quant_avx2.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -651,9 +652,75 @@ QONNX_AVX512_DIRECT int64_t direct_rows_512(const RequantizeRows& r, const Quant
   }
   return done;
 }
+// The direct form when only the codes are wanted (RequantizeRows::floats false), y left unwritten. Under the
+// margin test every half mode rounds clamp(u') as round-to-even does, so the rounding is the integer
+// conversion; a zero's sign is no byte's concern, so there is no sign test; and Relu before + z is a higher
+// lower bound: float(max(t, 0) + z) = max(float(t + z), z), so clamp(u') = min(hi, max(max(lo, z), t + z)).
+// One fused multiply-add makes t: one rounding instead of two, inside the error bound of the two-step form.
+template <quant::RoundingMode M, bool kRelu>
+QONNX_AVX512_DIRECT int64_t direct_codes_512(const RequantizeRows& r, const QuantChain<M, kRelu>& chain, const float* ratio,
+                                             const float* shift) {
+  const float zero_point = _mm256_cvtss_f32(chain.z), lowest = _mm256_cvtss_f32(chain.lo);
+  const __m512 z = _mm512_set1_ps(zero_point), hi = _mm512_set1_ps(_mm256_cvtss_f32(chain.hi));
+  const __m512 lo = _mm512_set1_ps(kRelu ? std::max(lowest, zero_point) : lowest);
+  const __m512i lowest_code = _mm512_set1_epi32(static_cast<int32_t>(lowest));
+  const __m512 tie_room = _mm512_set1_ps(0.5f - kDirectMargin);
+  const __m512i magnitude = _mm512_set1_epi32(INT32_MAX);
+  const bool shifted = zero_point != 0.0f;
+  const int64_t done = r.n / 16 * 16;
+  for (int64_t i = 0; i < r.rows; ++i) {
+    const int32_t* sums = r.sums + i * r.sums_ld;
+    uint8_t* u = r.codes->u + i * r.codes_ld;
+    for (int64_t j = 0; j < done; j += 16) {
+      const __m512i whole = _mm512_add_epi32(_mm512_loadu_si512(sums + j), _mm512_loadu_si512(r.offset + j));
+      __m512 t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(whole), _mm512_loadu_ps(ratio + j), _mm512_loadu_ps(shift + j));
+      if (shifted) t = _mm512_add_ps(t, z);
+      const __m512 c = _mm512_min_ps(hi, _mm512_max_ps(lo, t));
+      const __m512i q = _mm512_cvt_roundps_epi32(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      const __m512 off = _mm512_sub_ps(c, _mm512_cvtepi32_ps(q));
+      const __m512 distance = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(off), magnitude));
+      if (_mm512_cmp_ps_mask(distance, tie_room, _CMP_LT_OQ) != 0xffff) {
+        for (int64_t h = j; h < j + 16; h += kLanes) {
+          __m256 q8;
+          chain_8(r, chain, sums, h, &q8);
+          store_codes_8(q8, chain.lo, u + h);
+        }
+        continue;
+      }
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(u + j), _mm512_cvtepi32_epi8(_mm512_sub_epi32(q, lowest_code)));
+    }
+  }
+  return done;
+}
 #if !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+
+// direct_codes_512's form on 8 channels at a time, from channel `from` of every row.
+template <quant::RoundingMode M, bool kRelu>
+QONNX_AVX2 int64_t direct_codes(const RequantizeRows& r, const QuantChain<M, kRelu>& given, const float* ratio,
+                                const float* shift, int64_t from) {
+  const QuantChain<M, kRelu> chain = given;
+  const __m256 lo = kRelu ? _mm256_max_ps(chain.lo, chain.z) : chain.lo;
+  const __m256 tie_room = _mm256_set1_ps(0.5f - kDirectMargin);
+  const int64_t done = r.n / kLanes * kLanes;
+  for (int64_t i = 0; i < r.rows; ++i) {
+    const int32_t* sums = r.sums + i * r.sums_ld;
+    uint8_t* u = r.codes->u + i * r.codes_ld;
+    for (int64_t j = from; j < done; j += kLanes) {
+      const __m256i whole = _mm256_add_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums + j)),
+                                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r.offset + j)));
+      const __m256 t = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(whole), _mm256_loadu_ps(ratio + j)),
+                                                   _mm256_loadu_ps(shift + j)),
+                                     chain.z);
+      const __m256 c = _mm256_min_ps(chain.hi, _mm256_max_ps(lo, t));
+      __m256 q = round_even(c);
+      if (_mm256_movemask_ps(_mm256_cmp_ps(abs_v(_mm256_sub_ps(c, q)), tie_room, _CMP_LT_OQ)) != 0xff) chain_8(r, chain, sums, j, &q);
+      store_codes_8(q, chain.lo, u + j);
+    }
+  }
+  return done;
+}
 
 template <quant::RoundingMode M, bool kRelu, bool kSignCheck>
 QONNX_AVX2 int64_t requantize_rows_direct(const RequantizeRows& r, const QuantChain<M, kRelu>& given, const float* ratio,
@@ -664,6 +731,7 @@ QONNX_AVX2 int64_t requantize_rows_direct(const RequantizeRows& r, const QuantCh
   const bool exact = r.codes && chain.exact_codes;
   const int64_t done = r.n / kLanes * kLanes;
   const bool wide = isa::current(isa::Family::kQuant) == isa::Isa::kAvx512;
+  if (exact && !r.floats) return direct_codes(r, chain, ratio, shift, wide ? direct_codes_512(r, chain, ratio, shift) : 0);
   int bad_lanes = 0;
   const int64_t wide_done = wide ? direct_rows_512<M, kRelu, kSignCheck>(r, chain, ratio, shift, exact) : 0;
   for (int64_t i = 0; i < r.rows; ++i) {

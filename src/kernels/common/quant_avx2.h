@@ -111,6 +111,9 @@ struct RequantizeRows {
   int64_t codes_ld = 0;
   int* bad = nullptr;  // made non-zero when a code cannot be made
   int64_t rows = 0, n = 0;
+  // false: only the codes are wanted, and where the pass makes them straight from the chain's Quant (its own
+  // form) it may leave y unwritten (y stays scratch the pass can use).
+  bool floats = true;
 };
 // scale_sums_run's rounding, then the steps in order as quant_run, bipolar_quant_run and Relu compute them,
 // into y, then with codes activation_bytes_run of y: 8 channels at a time in registers, the same operations

@@ -969,7 +969,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
         // Rounding, epilogue and codes of the block's positions (rows of mg channels).
         uint8_t* bytes = codes ? codes->bytes + (n * s.out_size + pos0) * s.filters + g * mg : nullptr;
         if (!layer.outputs_through(sums.get(), count, mg, g * mg, epilogue, stepped ? &steps : nullptr, scaled.get(), mg,
-                                   codes ? &codes->form : nullptr, bytes, s.filters))
+                                   codes ? &codes->form : nullptr, bytes, s.filters, !codes || codes->floats))
           codes->made.store(false, std::memory_order_relaxed);
         if (codes && !codes->floats) continue;
         rows_to_planes(scaled.get(), count, mg, yg, s.out_size);

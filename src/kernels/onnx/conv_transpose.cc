@@ -341,7 +341,7 @@ bool conv_transpose_integer(const TransposeShape& s, const IntegerTranspose& t, 
           }
           uint8_t* bytes = codes ? codes->bytes + (n * s.out_size + pos0) * s.filters + gi * mg : nullptr;
           if (!t.outputs.outputs_through(acc.get(), count, mg, gi * mg, epilogue, stepped ? &steps : nullptr, scaled.get(),
-                                         mg, codes ? &codes->form : nullptr, bytes, s.filters))
+                                         mg, codes ? &codes->form : nullptr, bytes, s.filters, !codes || codes->floats))
             codes->made.store(false, std::memory_order_relaxed);
           if (codes && !codes->floats) continue;
           rows_to_planes(scaled.get(), count, mg, y + (n * s.filters + gi * mg) * s.out_size + pos0, s.out_size);

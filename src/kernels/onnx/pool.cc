@@ -13,6 +13,7 @@
 #include "kernels/common/compute_type.h"
 #include "kernels/common/conv_util.h"
 #include "kernels/common/integer_form.h"
+#include "kernels/common/transpose.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "kernels/onnx/ort_arithmetic.h"
 #include "qonnx/exec/dtype_dispatch.h"
@@ -369,16 +370,22 @@ bool max_pool_codes(const PoolPlan& p, int64_t batch, int64_t channels, const ui
 }
 
 // The floats (N, C, positions) that channels-last codes stand for: float32(v) * scale for v = u + lo,
-// which is each element bit for bit (the codes were made only where that held).
+// which is each element bit for bit (the codes were made only where that held). Per block of positions, the
+// floats channels-last in cache, then written plane by plane in tiles.
 void floats_from_codes(const uint8_t* codes, const ByteActivation& a, int64_t batch, int64_t channels, int64_t positions,
                        float* y) {
-  float value[256];
-  for (int u = 0; u < 256; ++u) value[u] = static_cast<float>(u + a.lo) * a.scale;
-  exec::parallel_for(batch * channels, positions, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const uint8_t* src = codes + r / channels * positions * channels + r % channels;
-      float* dst = y + r * positions;
-      for (int64_t q = 0; q < positions; ++q) dst[q] = value[src[q * channels]];
+  constexpr int64_t kBlock = 64;
+  const int64_t blocks = (positions + kBlock - 1) / kBlock;
+  const int32_t lo = static_cast<int32_t>(a.lo);  // in [-255, 0] (byte_activation)
+  const float scale = a.scale;
+  exec::parallel_for(batch * blocks, kBlock * channels, [&](int64_t u0, int64_t u1) {
+    const auto rows = scratch<float>(kBlock * channels);
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / blocks, p0 = u % blocks * kBlock, count = std::min(kBlock, positions - p0);
+      const uint8_t* src = codes + (n * positions + p0) * channels;
+      float* block = rows.get();
+      for (int64_t e = 0; e < count * channels; ++e) block[e] = static_cast<float>(int32_t{src[e]} + lo) * scale;
+      rows_to_planes(block, count, channels, y + n * channels * positions + p0, positions);
     }
   });
 }
