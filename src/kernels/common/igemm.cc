@@ -59,7 +59,8 @@ std::shared_ptr<int8_t> allocate_panels(size_t bytes) {
 constexpr int64_t kRowBlockBytes = 64 * 1024;
 
 void gemm_region(const igemm_detail::Int8MicroKernel& mk, int64_t m, int64_t k, const uint8_t* a, int64_t lda,
-                 const Int8Weights& w, int32_t* c, int64_t ldc, int64_t s0, int64_t s1, int64_t q0, int64_t q1) {
+                 const Int8Slices* slices, const Int8Weights& w, int32_t* c, int64_t ldc, int64_t s0, int64_t s1, int64_t q0,
+                 int64_t q1) {
   const int64_t mr = mk.mr, nr = mk.nr;
   const int64_t block_strips = std::max<int64_t>(1, kRowBlockBytes / (mr * std::max<int64_t>(k, 1)));
   for (int64_t b0 = s0; b0 < s1; b0 += block_strips) {
@@ -71,18 +72,24 @@ void gemm_region(const igemm_detail::Int8MicroKernel& mk, int64_t m, int64_t k, 
       for (int64_t s = b0; s < b1; ++s) {
         const int64_t i0 = s * mr;
         const int rows = static_cast<int>(std::min(mr, m - i0));
-        mk.tile[rows - 1](k, a + i0 * lda, lda, panel, c + i0 * ldc + j0, ldc, cols);
+        mk.tile[rows - 1](k, a + i0 * lda, lda, panel, c + i0 * ldc + j0, ldc, cols, slices);
       }
     }
   }
 }
 
 #ifndef NDEBUG
-bool left_within(int64_t m, int64_t k, const uint8_t* a, int64_t lda, int max_left) {
+bool left_within(int64_t m, int64_t k, const uint8_t* a, int64_t lda, const Int8Slices* slices, int max_left) {
   for (int64_t i = 0; i < m; ++i)
-    for (int64_t p = 0; p < k; ++p)
-      if (a[i * lda + p] > max_left) return false;
+    for (int64_t p = 0; p < k; ++p) {
+      const int64_t at = slices ? slices->offsets[p / slices->slice_k] + p % slices->slice_k : p;
+      if (a[i * lda + at] > max_left) return false;
+    }
   return true;
+}
+
+bool whole_groups_per_slice(int64_t k, const Int8Slices* slices) {
+  return !slices || (slices->slice_k > 0 && slices->slice_k % 4 == 0 && k % slices->slice_k == 0);
 }
 #endif
 
@@ -90,7 +97,6 @@ bool left_within(int64_t m, int64_t k, const uint8_t* a, int64_t lda, int max_le
 
 Int8Weights Int8Weights::pack(int64_t k, int64_t n, const int8_t* w, int64_t ld, bool transposed, int max_left) {
   assert(k >= 0 && n >= 0 && max_left >= 0 && max_left <= 255);
-  const auto at = [&](int64_t p, int64_t j) { return transposed ? w[j * ld + p] : w[p * ld + j]; };
   Int8Weights r;
   r.k_ = k, r.n_ = n, r.max_left_ = max_left;
   r.column_sums_.assign(static_cast<size_t>(n), 0);
@@ -136,10 +142,12 @@ size_t Int8Weights::bytes() const {
 
 const char* Int8Weights::path() const { return igemm_detail::int8_micro(path_).name; }
 
-void int8_gemm(int64_t m, int64_t k, const uint8_t* a, int64_t lda, const Int8Weights& w, int32_t* c, int64_t ldc) {
+void int8_gemm(int64_t m, int64_t k, const uint8_t* a, int64_t lda, const Int8Weights& w, int32_t* c, int64_t ldc,
+               const Int8Slices* slices) {
   assert(k == w.k());
   assert(k * w.max_left() * int64_t{w.max_abs_weight()} < (int64_t{1} << 31));
-  assert(left_within(m, k, a, lda, w.max_left()));
+  assert(whole_groups_per_slice(k, slices));
+  assert(left_within(m, k, a, lda, slices, w.max_left()));
   if (m <= 0 || w.n() <= 0) return;
   const igemm_detail::Int8MicroKernel& mk = igemm_detail::int8_micro(w.path_id());
   const int64_t panels = (w.n() + mk.nr - 1) / mk.nr, strips = (m + mk.mr - 1) / mk.mr;
@@ -149,9 +157,37 @@ void int8_gemm(int64_t m, int64_t k, const uint8_t* a, int64_t lda, const Int8We
   const int64_t unit_work = by_panels ? panel_work : panel_work / strips * panels;
   exec::parallel_for(units, unit_work, [&](int64_t u0, int64_t u1) {
     if (by_panels)
-      gemm_region(mk, m, k, a, lda, w, c, ldc, 0, strips, u0, u1);
+      gemm_region(mk, m, k, a, lda, slices, w, c, ldc, 0, strips, u0, u1);
     else
-      gemm_region(mk, m, k, a, lda, w, c, ldc, u0, u1, 0, panels);
+      gemm_region(mk, m, k, a, lda, slices, w, c, ldc, u0, u1, 0, panels);
+  });
+}
+
+void int8_gemm_runs(const Int8Run* runs, size_t count, int64_t k, const Int8Weights& w, int32_t* c, int64_t ldc) {
+  assert(k == w.k());
+  assert(k * w.max_left() * int64_t{w.max_abs_weight()} < (int64_t{1} << 31));
+  int64_t m = 0;
+  for (size_t r = 0; r < count; ++r) {
+    assert(whole_groups_per_slice(k, runs[r].slices));
+    assert(left_within(runs[r].m, k, runs[r].a, runs[r].lda, runs[r].slices, w.max_left()));
+    m += runs[r].m;
+  }
+  if (m <= 0 || w.n() <= 0) return;
+  const igemm_detail::Int8MicroKernel& mk = igemm_detail::int8_micro(w.path_id());
+  const int64_t nr = mk.nr, mr = mk.mr, panels = (w.n() + nr - 1) / nr;
+  exec::parallel_for(panels, m * std::max<int64_t>(k, 1) * nr, [&](int64_t q0, int64_t q1) {
+    for (int64_t q = q0; q < q1; ++q) {
+      const int8_t* panel = w.panel(q);
+      const int64_t j0 = q * nr;
+      const int cols = static_cast<int>(std::min(nr, w.n() - j0));
+      for (size_t r = 0; r < count; ++r) {
+        const Int8Run& run = runs[r];
+        for (int64_t i0 = 0; i0 < run.m; i0 += mr) {
+          const int rows = static_cast<int>(std::min(mr, run.m - i0));
+          mk.tile[rows - 1](k, run.a + i0 * run.lda, run.lda, panel, c + (run.row0 + i0) * ldc + j0, ldc, cols, run.slices);
+        }
+      }
+    }
   });
 }
 

@@ -28,6 +28,14 @@
 
 namespace qonnx::kernels {
 
+// A left operand read in slices (int8_gemm): row i's values s * slice_k + e (e < slice_k) are
+// a[i * lda + offsets[s] + e]; slice_k is a multiple of 4 and divides k, so each k-group of 4 lies in one
+// slice. A convolution's windows read in place from its image this way: one slice per kernel row.
+struct Int8Slices {
+  int64_t slice_k = 0;
+  const int64_t* offsets = nullptr;
+};
+
 namespace igemm_detail {
 
 enum class Int8Path { kPortable, kAvx2MaddubsK16, kAvx2Maddubs, kAvx2Madd16, kAvxVnni, kAvx512Vnni };
@@ -39,9 +47,10 @@ constexpr int64_t kInt16Max = 32767;
 constexpr int kMaddubsK16Products = 8;
 
 // c[i * ldc + j] = sum_{p<k} a[i * lda + p] * w(p, j) for i < R (the tile's rows) and j < cols (<= nr),
-// w being one packed panel. Reads a[i * lda + p] only for p < k.
+// w being one packed panel. Reads a[i * lda + p] only for p < k; with `slices` (may be null), a's values
+// where the slices put them instead.
 using Int8TileFn = void (*)(int64_t k, const uint8_t* a, int64_t lda, const int8_t* panel, int32_t* c,
-                            int64_t ldc, int cols);
+                            int64_t ldc, int cols, const Int8Slices* slices);
 constexpr int kMaxInt8TileRows = 8;
 
 // One path's tiles: tile[r - 1] computes r rows (1 <= r <= mr) by up to nr columns.
@@ -106,8 +115,23 @@ igemm_detail::Int8Path int8_path(int max_left, int max_abs_weight);
 
 // c[i * ldc + j] = sum_{p<k} a[i * lda + p] * w[p][j], exact in int32, for i < m and j < w.n();
 // a's values lie in [0, w.max_left()] and k * max_left * max|w| < 2^31 (both asserted in debug builds).
-// Split between exec::threads() by column panels or row strips; inside a parallel_for share it runs on
-// the calling thread.
-void int8_gemm(int64_t m, int64_t k, const uint8_t* a, int64_t lda, const Int8Weights& w, int32_t* c, int64_t ldc);
+// With `slices` (may be null), a's values are where the slices put them. Split between exec::threads() by
+// column panels or row strips; inside a parallel_for share it runs on the calling thread.
+void int8_gemm(int64_t m, int64_t k, const uint8_t* a, int64_t lda, const Int8Weights& w, int32_t* c, int64_t ldc,
+               const Int8Slices* slices = nullptr);
+
+// One run of left rows for int8_gemm_runs: m rows from a (row stride lda, in `slices` if not null) whose
+// sums go to rows row0 .. row0 + m - 1 of c.
+struct Int8Run {
+  int64_t m = 0;
+  const uint8_t* a = nullptr;
+  int64_t lda = 0;
+  const Int8Slices* slices = nullptr;
+  int64_t row0 = 0;
+};
+// int8_gemm of every run into c (row stride ldc), column panel by column panel: a panel of W stays in cache
+// while all runs pass over it (a convolution's block of windows read in place is short runs, one per output
+// row). Split between exec::threads() by column panels.
+void int8_gemm_runs(const Int8Run* runs, size_t count, int64_t k, const Int8Weights& w, int32_t* c, int64_t ldc);
 
 }  // namespace qonnx::kernels

@@ -17,14 +17,12 @@ inline uint32_t left_group(const uint8_t* a, int count) {
   return g;
 }
 
+// `groups` k-groups of the panel from w (advanced past them) against a's rows from a.
 template <typename V, int R, int NV>
-void int8_tile(int64_t k, const uint8_t* a, int64_t lda, const int8_t* w, int32_t* c, int64_t ldc, int cols) {
+__attribute__((always_inline)) inline void int8_groups(typename V::acc (&acc)[R][NV], int64_t groups, const uint8_t* a,
+                                                       int64_t lda, const int8_t*& w) {
   constexpr int kGroupBytes = 4 * NV * V::kCols;  // one k-group of the panel
-  typename V::acc acc[R][NV];
-  for (int i = 0; i < R; ++i)
-    for (int v = 0; v < NV; ++v) acc[i][v] = V::zero();
-  const int64_t full_groups = k / 4;
-  for (int64_t g = 0; g < full_groups; ++g, w += kGroupBytes) {
+  for (int64_t g = 0; g < groups; ++g, w += kGroupBytes) {
     typename V::wreg wv[NV];
     for (int v = 0; v < NV; ++v) wv[v] = V::load_w(w + v * 4 * V::kCols);
     for (int i = 0; i < R; ++i) {
@@ -34,12 +32,27 @@ void int8_tile(int64_t k, const uint8_t* a, int64_t lda, const int8_t* w, int32_
       for (int v = 0; v < NV; ++v) acc[i][v] = V::madd(acc[i][v], av, wv[v]);
     }
   }
-  if (const int tail = static_cast<int>(k % 4)) {  // the packed panel holds zeros past k
-    typename V::wreg wv[NV];
-    for (int v = 0; v < NV; ++v) wv[v] = V::load_w(w + v * 4 * V::kCols);
-    for (int i = 0; i < R; ++i) {
-      const typename V::areg av = V::broadcast(left_group(a + i * lda + 4 * full_groups, tail));
-      for (int v = 0; v < NV; ++v) acc[i][v] = V::madd(acc[i][v], av, wv[v]);
+}
+
+template <typename V, int R, int NV>
+void int8_tile(int64_t k, const uint8_t* a, int64_t lda, const int8_t* w, int32_t* c, int64_t ldc, int cols,
+               const Int8Slices* slices) {
+  typename V::acc acc[R][NV];
+  for (int i = 0; i < R; ++i)
+    for (int v = 0; v < NV; ++v) acc[i][v] = V::zero();
+  if (slices) {  // whole k-groups in every slice
+    const int64_t count = k / slices->slice_k, groups = slices->slice_k / 4;
+    for (int64_t s = 0; s < count; ++s) int8_groups<V, R, NV>(acc, groups, a + slices->offsets[s], lda, w);
+  } else {
+    const int64_t full_groups = k / 4;
+    int8_groups<V, R, NV>(acc, full_groups, a, lda, w);
+    if (const int tail = static_cast<int>(k % 4)) {  // the packed panel holds zeros past k
+      typename V::wreg wv[NV];
+      for (int v = 0; v < NV; ++v) wv[v] = V::load_w(w + v * 4 * V::kCols);
+      for (int i = 0; i < R; ++i) {
+        const typename V::areg av = V::broadcast(left_group(a + i * lda + 4 * full_groups, tail));
+        for (int v = 0; v < NV; ++v) acc[i][v] = V::madd(acc[i][v], av, wv[v]);
+      }
     }
   }
   for (int i = 0; i < R; ++i)

@@ -80,16 +80,14 @@ struct Madd16 {
 #include "kernels/common/igemm_micro.h"
 
 // avx2-maddubs-k16: per row and column vector, the vpmaddubsw pair sums of 4 groups (16 k) are added in
-// int16 (the bound keeps each lane within 8 products), then widened once by vpmaddwd with ones.
+// int16 (the bound keeps each lane within 8 products), then widened once by vpmaddwd with ones. k values of
+// a's rows from a, the panel from w (advanced past them).
 template <int R, int NV>
-void maddubs_k16_tile(int64_t k, const uint8_t* a, int64_t lda, const int8_t* w, int32_t* c, int64_t ldc,
-                      int cols) {
+__attribute__((always_inline)) inline void maddubs_k16_run(__m256i (&acc)[R][NV], int64_t k, const uint8_t* a, int64_t lda,
+                                                           const int8_t*& w) {
   constexpr int kChunk = 4;             // groups per int16 sum
   constexpr int kGroupBytes = 32 * NV;  // one k-group of the panel
   const __m256i ones = _mm256_set1_epi16(1);
-  __m256i acc[R][NV];
-  for (int i = 0; i < R; ++i)
-    for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_setzero_si256();
   const int64_t chunks = k / (4 * kChunk);
   for (int64_t ch = 0; ch < chunks; ++ch, w += kChunk * kGroupBytes) {
     __m256i wv[kChunk][NV];
@@ -115,6 +113,19 @@ void maddubs_k16_tile(int64_t k, const uint8_t* a, int64_t lda, const int8_t* w,
                                     : Maddubs::broadcast(left_group(a + i * lda + p, count));
       for (int v = 0; v < NV; ++v) acc[i][v] = Maddubs::madd(acc[i][v], av, wv[v]);
     }
+  }
+}
+
+template <int R, int NV>
+void maddubs_k16_tile(int64_t k, const uint8_t* a, int64_t lda, const int8_t* w, int32_t* c, int64_t ldc, int cols,
+                      const Int8Slices* slices) {
+  __m256i acc[R][NV];
+  for (int i = 0; i < R; ++i)
+    for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_setzero_si256();
+  if (slices) {
+    for (int64_t s = 0; s < k / slices->slice_k; ++s) maddubs_k16_run<R, NV>(acc, slices->slice_k, a + slices->offsets[s], lda, w);
+  } else {
+    maddubs_k16_run<R, NV>(acc, k, a, lda, w);
   }
   for (int i = 0; i < R; ++i)
     for (int v = 0; v < NV; ++v) {

@@ -251,17 +251,35 @@ std::optional<IntegerLayer> make_integer_layer(const ByteActivation& x, const st
   return layer;
 }
 
-void IntegerLayer::group_sums(size_t g, int64_t m, const uint8_t* a, int64_t lda, int32_t* c) const {
-  const Int8Weights& w = groups[g];
-  int8_gemm(m, w.k(), a, lda, w, c, w.n());
-  if (high_groups.empty()) return;
-  const auto high = scratch<int32_t>(m * w.n());
-  int8_gemm(m, w.k(), a, lda, high_groups[g], high.get(), w.n());
-  // The true sum fits int32 (make_integer_layer's bound); its parts are combined modulo 2^32.
-  exec::parallel_for(m, w.n(), [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0 * w.n(); i < i1 * w.n(); ++i)
+namespace {
+
+// c += 16 * high over m rows of n sums: the true sum fits int32 (make_integer_layer's bound), so its parts
+// are combined modulo 2^32.
+void add_high_sums(int64_t m, int64_t n, const int32_t* high, int32_t* c) {
+  exec::parallel_for(m, n, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0 * n; i < i1 * n; ++i)
       c[i] = static_cast<int32_t>(static_cast<uint32_t>(c[i]) + 16u * static_cast<uint32_t>(high[i]));
   });
+}
+
+}  // namespace
+
+void IntegerLayer::group_sums(size_t g, int64_t m, const uint8_t* a, int64_t lda, int32_t* c, const Int8Slices* slices) const {
+  const Int8Weights& w = groups[g];
+  int8_gemm(m, w.k(), a, lda, w, c, w.n(), slices);
+  if (high_groups.empty()) return;
+  const auto high = scratch<int32_t>(m * w.n());
+  int8_gemm(m, w.k(), a, lda, high_groups[g], high.get(), w.n(), slices);
+  add_high_sums(m, w.n(), high.get(), c);
+}
+
+void IntegerLayer::group_sums(size_t g, const std::vector<Int8Run>& runs, int64_t m, int32_t* c) const {
+  const Int8Weights& w = groups[g];
+  int8_gemm_runs(runs.data(), runs.size(), w.k(), w, c, w.n());
+  if (high_groups.empty()) return;
+  const auto high = scratch<int32_t>(m * w.n());
+  int8_gemm_runs(runs.data(), runs.size(), w.k(), high_groups[g], high.get(), w.n());
+  add_high_sums(m, w.n(), high.get(), c);
 }
 
 bool IntegerLayer::rows_product(int64_t rows, int64_t k, const float* a, float* y, const exec::Epilogue* epilogue) const {

@@ -885,12 +885,21 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   // side in the image.
   const int64_t kernel_w = s.geo.kernel.back();
   const bool row_runs = s.group == 1 && s.geo.dilations.back() == 1 && kernel_w > 1;
-  // Besides, a kernel of 1 in every other dim (Conv1d, 1 x k): an inside window's row is one run of the image,
-  // and the next position along the row starts stride * C bytes on, so the GEMM reads those rows in place
-  // (overlapping) and only border windows are gathered.
-  const bool rows_in_image = row_runs && kernel_w == s.kernel_size;
-  const int64_t row_step = s.geo.strides.back() * channels;
+  // Windows read in place (one group): an inside window's taps lie at fixed offsets from its first tap, and the
+  // next position along an output row starts stride * C bytes on, so the GEMM reads runs of inside windows
+  // straight from the image (rows overlapping), in slices of whole kernel rows (with row_runs) or of single
+  // taps; only border windows are gathered. Several slices need whole k-groups of 4 in each, and are worth
+  // their loop from 16 bytes on.
   const std::vector<int64_t> relative = tap_offsets(s);
+  const int64_t slice_k = row_runs ? kernel_w * cg : cg, slice_count = rows / std::max<int64_t>(slice_k, 1);
+  const bool rows_in_image =
+      s.group == 1 && !in_place && (slice_count == 1 || (slice_k % 4 == 0 && slice_k >= 16));
+  std::vector<int64_t> slice_offsets(static_cast<size_t>(slice_count));
+  for (int64_t sl = 0; sl < slice_count; ++sl)
+    slice_offsets[static_cast<size_t>(sl)] = relative[static_cast<size_t>(sl * slice_k / cg)] * channels;
+  const Int8Slices slices{slice_k, slice_offsets.data()};
+  const Int8Slices* in_image = slice_count > 1 ? &slices : nullptr;
+  const int64_t row_step = s.geo.strides.back() * channels;
   std::vector<avx2::ElementwiseStep> steps;
   const bool stepped = epilogue_steps(epilogue, &steps);
   exec::parallel_for(images * blocks, block_size * rows * mg, [&](int64_t u0, int64_t u1) {
@@ -900,6 +909,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
     std::vector<int64_t> offsets(static_cast<size_t>(s.kernel_size * kChannelsLastBlock));
     std::vector<int64_t> inside_first(static_cast<size_t>(kChannelsLastBlock));
     std::vector<int64_t> coord(2 * s.geo.rank());
+    std::vector<Int8Run> runs;
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t n = u / (s.group * blocks), g = u / blocks % s.group, b = u % blocks;
       const int64_t pos0 = b * block_size, count = std::min(block_size, s.out_size - pos0);
@@ -941,19 +951,24 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
       } else if (rows_in_image) {
         channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data(), !row_runs);
         // Runs of inside windows along one output row read the image; runs of border windows their gathered rows.
+        runs.clear();
         for (int64_t j0 = 0, j1; j0 < count; j0 = j1) {
           const int64_t first = inside_first[static_cast<size_t>(j0)];
           for (j1 = j0 + 1; j1 < count; ++j1) {
             const int64_t next = inside_first[static_cast<size_t>(j1)];
             if (first >= 0 ? next != first + (j1 - j0) * s.geo.strides.back() : next >= 0) break;
           }
+          Int8Run run;
+          run.m = j1 - j0, run.row0 = j0;
           if (first >= 0) {
-            layer.group_sums(0, j1 - j0, image + first * channels, row_step, sums.get() + j0 * mg);
-            continue;
+            run.a = image + first * channels, run.lda = row_step, run.slices = in_image;
+          } else {
+            for (int64_t j = j0; j < j1; ++j) gather_row(j);
+            run.a = left.get() + j0 * rows, run.lda = rows;
           }
-          for (int64_t j = j0; j < j1; ++j) gather_row(j);
-          layer.group_sums(0, j1 - j0, left.get() + j0 * rows, rows, sums.get() + j0 * mg);
+          runs.push_back(run);
         }
+        layer.group_sums(0, runs, count, sums.get());
       } else {
         channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data(), !row_runs);
         for (int64_t j = 0; j < count; ++j) gather_row(j);
