@@ -904,19 +904,20 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   const bool stepped = epilogue_steps(epilogue, &steps);
   exec::parallel_for(images * blocks, block_size * rows * mg, [&](int64_t u0, int64_t u1) {
     const auto left = scratch<uint8_t>(in_place ? 0 : block_size * rows);
-    const auto sums = scratch<int32_t>(block_size * mg);
+    // With windows read in place, the border windows' sums first land past the block's rows.
+    const auto sums = scratch<int32_t>((rows_in_image ? 2 : 1) * block_size * mg);
     const auto scaled = scratch<float>(channels_last ? 0 : block_size * mg);
     std::vector<int64_t> offsets(static_cast<size_t>(s.kernel_size * kChannelsLastBlock));
     std::vector<int64_t> inside_first(static_cast<size_t>(kChannelsLastBlock));
     std::vector<int64_t> coord(2 * s.geo.rank());
     std::vector<Int8Run> runs;
+    std::vector<int64_t> borders;  // the block's border windows, in the order they are gathered
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t n = u / (s.group * blocks), g = u / blocks % s.group, b = u % blocks;
       const int64_t pos0 = b * block_size, count = std::min(block_size, s.out_size - pos0);
       const uint8_t* image = nhwc + n * image_bytes;
-      // Window j's taps into row j of `left`, in (kernel offset, channel) order.
-      const auto gather_row = [&](int64_t j) {
-        uint8_t* row = left.get() + j * rows;
+      // Window j's taps into `row`, in (kernel offset, channel) order.
+      const auto gather = [&](int64_t j, uint8_t* row) {
         const int64_t first = inside_first[static_cast<size_t>(j)];
         if (first >= 0 && row_runs) {  // each kernel row's taps and channels: one run of bytes
           for (int64_t kk = 0; kk < s.kernel_size; kk += kernel_w)
@@ -950,28 +951,35 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
         layer.group_sums(static_cast<size_t>(g), count, image + pos0 * channels, rows, sums.get());
       } else if (rows_in_image) {
         channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data(), !row_runs);
-        // Runs of inside windows along one output row read the image; runs of border windows their gathered rows.
-        runs.clear();
+        // Runs of inside windows along one output row read the image. The border windows are gathered into
+        // one run (whole tiles, where each border alone would be a tile of a row or two), whose sums are then
+        // moved to their rows.
+        runs.clear(), borders.clear();
         for (int64_t j0 = 0, j1; j0 < count; j0 = j1) {
           const int64_t first = inside_first[static_cast<size_t>(j0)];
-          for (j1 = j0 + 1; j1 < count; ++j1) {
-            const int64_t next = inside_first[static_cast<size_t>(j1)];
-            if (first >= 0 ? next != first + (j1 - j0) * s.geo.strides.back() : next >= 0) break;
+          for (j1 = j0 + 1; j1 < count && first >= 0; ++j1)
+            if (inside_first[static_cast<size_t>(j1)] != first + (j1 - j0) * s.geo.strides.back()) break;
+          if (first < 0) {
+            gather(j0, left.get() + static_cast<int64_t>(borders.size()) * rows);
+            borders.push_back(j0);
+            continue;
           }
           Int8Run run;
-          run.m = j1 - j0, run.row0 = j0;
-          if (first >= 0) {
-            run.a = image + first * channels, run.lda = row_step, run.slices = in_image;
-          } else {
-            for (int64_t j = j0; j < j1; ++j) gather_row(j);
-            run.a = left.get() + j0 * rows, run.lda = rows;
-          }
+          run.m = j1 - j0, run.row0 = j0, run.a = image + first * channels, run.lda = row_step, run.slices = in_image;
           runs.push_back(run);
         }
-        layer.group_sums(0, runs, count, sums.get());
+        if (!borders.empty()) {
+          Int8Run run;
+          run.m = static_cast<int64_t>(borders.size()), run.row0 = count, run.a = left.get(), run.lda = rows;
+          runs.push_back(run);
+        }
+        layer.group_sums(0, runs, count + static_cast<int64_t>(borders.size()), sums.get());
+        for (size_t b = 0; b < borders.size(); ++b)
+          std::memcpy(sums.get() + borders[b] * mg, sums.get() + (count + static_cast<int64_t>(b)) * mg,
+                      static_cast<size_t>(mg) * sizeof(int32_t));
       } else {
         channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data(), !row_runs);
-        for (int64_t j = 0; j < count; ++j) gather_row(j);
+        for (int64_t j = 0; j < count; ++j) gather(j, left.get() + j * rows);
         layer.group_sums(static_cast<size_t>(g), count, left.get(), rows, sums.get());
       }
       if (channels_last) {
