@@ -198,7 +198,7 @@ TEST(Requantize, TheDirectFormGivesTheExactBitsWhereItsRoundingDiffers) {
         // largest, give many sums whose two computations straddle a tie.
         scale[j] = static_cast<double>(qs) * std::ldexp(1.0 + unit(rng), -8);
         bias[j] = static_cast<double>(qs) * (unit(rng) - 0.5) * 800.0;
-        offset[j] = static_cast<int32_t>(j) - 10;
+        offset[j] = chain == 0 ? 0 : static_cast<int32_t>(j) - 10;  // chain 0: no offsets (unsigned activations)
         // Every fourth channel: b = -(S0 * c) in double, so that S0 gives y = +0 exactly, which the float form
         // may see as a tiny negative (the sign of a zero code); rows rows-2 and rows-1 hold S0.
         const int32_t zero_at = static_cast<int32_t>(rng() % 40000) + 5000;  // |b / s| < 2^9: the direct form applies

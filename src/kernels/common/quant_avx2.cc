@@ -657,7 +657,9 @@ QONNX_AVX512_DIRECT int64_t direct_rows_512(const RequantizeRows& r, const Quant
 // conversion; a zero's sign is no byte's concern, so there is no sign test; and Relu before + z is a higher
 // lower bound: float(max(t, 0) + z) = max(float(t + z), z), so clamp(u') = min(hi, max(max(lo, z), t + z)).
 // One fused multiply-add makes t: one rounding instead of two, inside the error bound of the two-step form.
-template <quant::RoundingMode M, bool kRelu>
+// kPlain: no channel offset, z = 0 and lowest code 0 (unsigned activations and Quant), whose additions are
+// left out.
+template <quant::RoundingMode M, bool kRelu, bool kPlain>
 QONNX_AVX512_DIRECT int64_t direct_codes_512(const RequantizeRows& r, const QuantChain<M, kRelu>& chain, const float* ratio,
                                              const float* shift) {
   const float zero_point = _mm256_cvtss_f32(chain.z), lowest = _mm256_cvtss_f32(chain.lo);
@@ -666,15 +668,15 @@ QONNX_AVX512_DIRECT int64_t direct_codes_512(const RequantizeRows& r, const Quan
   const __m512i lowest_code = _mm512_set1_epi32(static_cast<int32_t>(lowest));
   const __m512 tie_room = _mm512_set1_ps(0.5f - kDirectMargin);
   const __m512i magnitude = _mm512_set1_epi32(INT32_MAX);
-  const bool shifted = zero_point != 0.0f;
   const int64_t done = r.n / 16 * 16;
   for (int64_t i = 0; i < r.rows; ++i) {
     const int32_t* sums = r.sums + i * r.sums_ld;
     uint8_t* u = r.codes->u + i * r.codes_ld;
     for (int64_t j = 0; j < done; j += 16) {
-      const __m512i whole = _mm512_add_epi32(_mm512_loadu_si512(sums + j), _mm512_loadu_si512(r.offset + j));
+      __m512i whole = _mm512_loadu_si512(sums + j);
+      if constexpr (!kPlain) whole = _mm512_add_epi32(whole, _mm512_loadu_si512(r.offset + j));
       __m512 t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(whole), _mm512_loadu_ps(ratio + j), _mm512_loadu_ps(shift + j));
-      if (shifted) t = _mm512_add_ps(t, z);
+      if constexpr (!kPlain) t = _mm512_add_ps(t, z);
       const __m512 c = _mm512_min_ps(hi, _mm512_max_ps(lo, t));
       const __m512i q = _mm512_cvt_roundps_epi32(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       const __m512 off = _mm512_sub_ps(c, _mm512_cvtepi32_ps(q));
@@ -687,7 +689,7 @@ QONNX_AVX512_DIRECT int64_t direct_codes_512(const RequantizeRows& r, const Quan
         }
         continue;
       }
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(u + j), _mm512_cvtepi32_epi8(_mm512_sub_epi32(q, lowest_code)));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(u + j), _mm512_cvtepi32_epi8(kPlain ? q : _mm512_sub_epi32(q, lowest_code)));
     }
   }
   return done;
@@ -731,7 +733,16 @@ QONNX_AVX2 int64_t requantize_rows_direct(const RequantizeRows& r, const QuantCh
   const bool exact = r.codes && chain.exact_codes;
   const int64_t done = r.n / kLanes * kLanes;
   const bool wide = isa::current(isa::Family::kQuant) == isa::Isa::kAvx512;
-  if (exact && !r.floats) return direct_codes(r, chain, ratio, shift, wide ? direct_codes_512(r, chain, ratio, shift) : 0);
+  if (exact && !r.floats) {
+    int64_t wide_codes = 0;
+    if (wide) {
+      const bool plain = std::all_of(r.offset, r.offset + r.n, [](int32_t o) { return o == 0; }) &&
+                         _mm256_cvtss_f32(chain.z) == 0.0f && _mm256_cvtss_f32(chain.lo) == 0.0f;
+      wide_codes = plain ? direct_codes_512<M, kRelu, true>(r, chain, ratio, shift)
+                         : direct_codes_512<M, kRelu, false>(r, chain, ratio, shift);
+    }
+    return direct_codes(r, chain, ratio, shift, wide_codes);
+  }
   int bad_lanes = 0;
   const int64_t wide_done = wide ? direct_rows_512<M, kRelu, kSignCheck>(r, chain, ratio, shift, exact) : 0;
   for (int64_t i = 0; i < r.rows; ++i) {
