@@ -94,6 +94,10 @@ struct Bytes16 {
 
 }  // namespace
 
+void transpose_byte_rows(const uint8_t* src, uint8_t* dst, int64_t rows, int64_t cols, int64_t r0, int64_t r1) {
+  transpose_rows(src, dst, rows, cols, cols, r0, r1);
+}
+
 void transpose_inner(const void* src, void* dst, int64_t outer, int64_t rows, int64_t cols, size_t elem_size) {
   if (outer <= 0 || rows <= 0 || cols <= 0) return;
   if (rows == 1 || cols == 1) {  // the same order either way

@@ -23,6 +23,9 @@ void transpose_inner(const void* src, void* dst, int64_t outer, int64_t rows, in
 Dims transposed_dims(const Tensor& x, const std::vector<int64_t>& perm);
 void transpose_into(const Tensor& x, const std::vector<int64_t>& perm, Tensor* out);
 
+// Rows [r0, r1) of one byte (rows x cols) matrix into dst (cols x rows), on the calling thread.
+void transpose_byte_rows(const uint8_t* src, uint8_t* dst, int64_t rows, int64_t cols, int64_t r0, int64_t r1);
+
 // One float (rows x cols) matrix, src with row stride src_ld, on the calling thread: dst (cols x rows).
 void transpose_inner_serial(const float* src, float* dst, int64_t rows, int64_t src_ld, int64_t cols);
 

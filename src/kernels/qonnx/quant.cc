@@ -7,6 +7,7 @@
 #include "qonnx/kernels/quant.h"
 
 #include "qonnx/exec/broadcast.h"
+#include "qonnx/exec/threads.h"
 #include "kernels/common/attr_check.h"
 #include "kernels/common/fast_math.h"
 #include "kernels/qonnx/fast_kernels.h"
@@ -271,9 +272,10 @@ exec::PreparedState prepack_quant(const exec::PrepackContext& c) {
   return quantizer;
 }
 
-// The run when the executor asks for the output's codes (N, positions, C): block by block, the kernel's loop
-// into a buffer in cache, the activation bytes made from it (channels-first), the floats written when read;
-// then the bytes transposed. false (nothing written) when the layout does not apply.
+// The run when the executor asks for the output's codes (N, positions, C): by slabs of an image's channels,
+// block by block the kernel's loop into a buffer in cache, the activation bytes made from it (channels-first),
+// the floats written when read; then the slab's bytes transposed while in cache. false (nothing written) when
+// the layout does not apply.
 bool quant_with_codes(exec::KernelContext& ctx, const Tensor& x, const Dims& out_dims) {
   const std::optional<ByteActivation> form = byte_activation(ctx.output_codes_form());
   if (!form || x.dtype() != DType::kFloat || x.rank() < 2 || x.dims() != out_dims) return false;
@@ -283,21 +285,30 @@ bool quant_with_codes(exec::KernelContext& ctx, const Tensor& x, const Dims& out
   const bool floats = ctx.output_floats_needed();
   Tensor y = ctx.output_buffer(DType::kFloat, out_dims, {0});  // unwritten when its floats are not read
   const auto planes = scratch<uint8_t>(n);
+  Tensor codes = Tensor::uninitialized(DType::kUInt8, {n});
+  // A slab: whole 16-row tiles of the byte transpose, up to 64 rows, fewer when that leaves a thread idle.
   constexpr int64_t kBlock = 2048;
-  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  int64_t slab = 64;
+  while (slab > 16 && batch * ((channels + slab - 1) / slab) < 4 * exec::threads()) slab /= 2;
+  const int64_t slabs = (channels + slab - 1) / slab, image = channels * positions;
   std::atomic<bool> made{true};
-  exec::parallel_for(blocks, kBlock, [&](int64_t b0, int64_t b1) {
+  exec::parallel_for(batch * slabs, slab * positions, [&](int64_t u0, int64_t u1) {
     float buffer[kBlock];
     bool ok = true;
-    for (int64_t b = b0; b < b1; ++b) {
-      const int64_t i0 = b * kBlock, len = std::min(kBlock, n - i0);
-      float* out = floats ? y.data<float>() + i0 : buffer;
-      if (own_form) {
-        ok = quantizer.bytes(x.data<float>() + i0, out, planes.get() + i0, len, *form) && ok;
-        continue;
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t b = u / slabs, c0 = u % slabs * slab, c1 = std::min(channels, c0 + slab);
+      const int64_t end = b * image + c1 * positions;
+      for (int64_t i0 = b * image + c0 * positions; i0 < end; i0 += kBlock) {
+        const int64_t len = std::min(kBlock, end - i0);
+        float* out = floats ? y.data<float>() + i0 : buffer;
+        if (own_form) {
+          ok = quantizer.bytes(x.data<float>() + i0, out, planes.get() + i0, len, *form) && ok;
+          continue;
+        }
+        quantizer.run(x.data<float>() + i0, out, len);
+        ok = activation_bytes_serial(out, len, *form, planes.get() + i0) && ok;
       }
-      quantizer.run(x.data<float>() + i0, out, len);
-      ok = activation_bytes_serial(out, len, *form, planes.get() + i0) && ok;
+      transpose_byte_rows(planes.get() + b * image, codes.data<uint8_t>() + b * image, channels, positions, c0, c1);
     }
     if (!ok) made.store(false, std::memory_order_relaxed);
   });
@@ -306,8 +317,6 @@ bool quant_with_codes(exec::KernelContext& ctx, const Tensor& x, const Dims& out
     ctx.set_output(0, std::move(y));
     return true;
   }
-  Tensor codes = Tensor::uninitialized(DType::kUInt8, {n});
-  transpose_inner(planes.get(), codes.data<uint8_t>(), batch, channels, positions, 1);
   ctx.set_output(0, std::move(y));
   ctx.set_output_codes(std::move(codes));
   return true;
