@@ -205,7 +205,9 @@ std::optional<DepthwiseIntegerLayer> make_depthwise_integer_layer(const ByteActi
 std::string depthwise_integer_note(const DepthwiseIntegerLayer& layer) {
   return fmt::format("integer: depthwise, activations in [{}, {}] x weights in [{}, {}], {} (int32 sums, one rounding)",
                      layer.x.lo, layer.x.hi, -layer.max_abs_weight, layer.max_abs_weight,
-                     vector_path() ? "avx2-madd16 taps in pairs" : "portable");
+                     !vector_path() ? "portable"
+                     : isa::current(isa::Family::kInt8) == isa::Isa::kAvx512 ? "avx512vnni (channels-last) / avx2-madd16 taps in pairs"
+                                                                              : "avx2-madd16 taps in pairs");
 }
 
 namespace {
@@ -321,13 +323,13 @@ std::vector<int32_t> tap_positions(const WindowGeometry& g, int64_t pair_count, 
 }
 
 #if QONNX_ISA_X86
-// One output position's sums for channels [0, channels - channels % 8): per pair of taps (their rows of
-// channel bytes at tap[2p], tap[2p + 1]), the two taps' bytes as the low and high int16 of each channel's int32
-// lane, times the pair's weights (vpmaddwd: exact).
+// One output position's sums for channels [from, channels - (channels - from) % 8): per pair of taps (their rows
+// of channel bytes at tap[2p], tap[2p + 1]), the two taps' bytes as the low and high int16 of each channel's
+// int32 lane, times the pair's weights (vpmaddwd: exact). Returns the end of those channels.
 __attribute__((target("avx2"))) int64_t position_sums_avx2(const uint8_t* const* tap, int64_t pair_count,
                                                             const int32_t* pairs_by_channel, const int32_t* offset,
-                                                            int64_t channels, int32_t* sums) {
-  int64_t c = 0;
+                                                            int64_t channels, int32_t* sums, int64_t from) {
+  int64_t c = from;
   for (; c + 8 <= channels; c += 8) {
     __m256i acc = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset + c));
     const int32_t* w = pairs_by_channel + c;
@@ -341,6 +343,34 @@ __attribute__((target("avx2"))) int64_t position_sums_avx2(const uint8_t* const*
   }
   return c;
 }
+
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*, which -Wmaybe-uninitialized reports once inlined
+// (GCC bug 105593, fixed in 13).
+#if !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+// The same for channels [0, channels - channels % 16), 16 at a time: each pair's vpmaddwd and its addition
+// in one vpdpwssd (AVX-512 VNNI; exact, as the int16 products and their int32 sums are).
+__attribute__((target("avx512f,avx512bw,avx512vnni,avx2"))) int64_t position_sums_avx512(
+    const uint8_t* const* tap, int64_t pair_count, const int32_t* pairs_by_channel, const int32_t* offset, int64_t channels,
+    int32_t* sums) {
+  int64_t c = 0;
+  for (; c + 16 <= channels; c += 16) {
+    __m512i acc = _mm512_loadu_si512(offset + c);
+    const int32_t* w = pairs_by_channel + c;
+    for (int64_t p = 0; p < pair_count; ++p, w += channels) {
+      const __m512i lo = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tap[2 * p] + c)));
+      const __m512i hi = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tap[2 * p + 1] + c)));
+      acc = _mm512_dpwssd_epi32(acc, _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)), _mm512_loadu_si512(w));
+    }
+    _mm512_storeu_si512(sums + c, acc);
+  }
+  return c;
+}
+#if !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #endif
 
 // The channels-last run (multiplier 1): nhwc (N, positions, C) bytes; blocks of output positions summed
@@ -357,6 +387,9 @@ void depthwise_nhwc(const DepthwiseIntegerLayer& layer, const WindowGeometry& g,
       pairs_by_channel[static_cast<size_t>(p * channels + c)] = layer.pairs[static_cast<size_t>(c * pair_count + p)];
   const std::vector<uint8_t> zeros(static_cast<size_t>(channels) + 8, layer.x.zero_byte());  // a tap in the padding
   const bool simd = vector_path();
+#if QONNX_ISA_X86
+  const bool wide = isa::current(isa::Family::kInt8) == isa::Isa::kAvx512;
+#endif
   std::vector<avx2::ElementwiseStep> steps;
   const bool stepped = epilogue_steps(epilogue, &steps);
   const bool floats = !out || out->floats;
@@ -375,7 +408,8 @@ void depthwise_nhwc(const DepthwiseIntegerLayer& layer, const WindowGeometry& g,
         int32_t* row = sums.get() + j * channels;
         int64_t c = 0;
 #if QONNX_ISA_X86
-        if (simd) c = position_sums_avx2(tap.data(), pair_count, pairs_by_channel.data(), layer.offset.data(), channels, row);
+        if (wide) c = position_sums_avx512(tap.data(), pair_count, pairs_by_channel.data(), layer.offset.data(), channels, row);
+        if (simd) c = position_sums_avx2(tap.data(), pair_count, pairs_by_channel.data(), layer.offset.data(), channels, row, c);
 #endif
         for (; c < channels; ++c) {
           int32_t s = layer.offset[static_cast<size_t>(c)];
