@@ -860,8 +860,9 @@ void border_row_runs(const ConvShape& s, const uint8_t* image, int64_t pos, uint
 }
 
 // The integer path of both layouts (docs/arithmetic.md). `nhwc` holds the activation bytes as (N,
-// positions, C); each output position's taps are gathered in (kernel offset, channel) order, the order
-// prepack_conv packed W's integers in, as one int8 GEMM row per position and group, and the exact sums
+// positions, C); each output position's taps, in (kernel offset, channel) order (the order prepack_conv
+// packed W's integers in), are one int8 GEMM row per position and group (read in place from the image where
+// the window lies inside it, else gathered), and the exact sums
 // are scaled into y: channels-last (N, positions, M) or channels-first (N, M, positions). A block of
 // positions goes through all three steps on one thread (one split of the work per layer, and the
 // block's bytes and sums stay in cache); the sums are exact, so the block size changes no bit.
