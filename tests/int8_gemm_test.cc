@@ -264,7 +264,9 @@ TEST_P(Int8Gemm, SlicedLeftRowsAndRuns) {
       for (int threads : {1, 2}) {
         exec::set_threads(threads);
         std::vector<int32_t> c(static_cast<size_t>(m * sh.n), 0);
-        kernels::int8_gemm(m, k, image.a.data(), lda, w, c.data(), sh.n, &slices);
+        kernels::Int8Run all;  // every row, sliced, as one run
+        all.m = m, all.a = image.a.data(), all.lda = lda, all.slices = &slices;
+        kernels::int8_gemm_runs(&all, 1, k, w, c.data(), sh.n);
         for (int64_t e = 0; e < m * sh.n; ++e)
           ASSERT_EQ(c[static_cast<size_t>(e)], want[static_cast<size_t>(e)]) << what << " threads " << threads << " element " << e;
         // Runs of 1 to 11 rows, alternately sliced from the image and plain from o.a, whose sums go to the rows

@@ -59,8 +59,7 @@ std::shared_ptr<int8_t> allocate_panels(size_t bytes) {
 constexpr int64_t kRowBlockBytes = 64 * 1024;
 
 void gemm_region(const igemm_detail::Int8MicroKernel& mk, int64_t m, int64_t k, const uint8_t* a, int64_t lda,
-                 const Int8Slices* slices, const Int8Weights& w, int32_t* c, int64_t ldc, int64_t s0, int64_t s1, int64_t q0,
-                 int64_t q1) {
+                 const Int8Weights& w, int32_t* c, int64_t ldc, int64_t s0, int64_t s1, int64_t q0, int64_t q1) {
   const int64_t mr = mk.mr, nr = mk.nr;
   const int64_t block_strips = std::max<int64_t>(1, kRowBlockBytes / (mr * std::max<int64_t>(k, 1)));
   for (int64_t b0 = s0; b0 < s1; b0 += block_strips) {
@@ -72,7 +71,7 @@ void gemm_region(const igemm_detail::Int8MicroKernel& mk, int64_t m, int64_t k, 
       for (int64_t s = b0; s < b1; ++s) {
         const int64_t i0 = s * mr;
         const int rows = static_cast<int>(std::min(mr, m - i0));
-        mk.tile[rows - 1](k, a + i0 * lda, lda, panel, c + i0 * ldc + j0, ldc, cols, slices);
+        mk.tile[rows - 1](k, a + i0 * lda, lda, panel, c + i0 * ldc + j0, ldc, cols, nullptr);
       }
     }
   }
@@ -142,12 +141,10 @@ size_t Int8Weights::bytes() const {
 
 const char* Int8Weights::path() const { return igemm_detail::int8_micro(path_).name; }
 
-void int8_gemm(int64_t m, int64_t k, const uint8_t* a, int64_t lda, const Int8Weights& w, int32_t* c, int64_t ldc,
-               const Int8Slices* slices) {
+void int8_gemm(int64_t m, int64_t k, const uint8_t* a, int64_t lda, const Int8Weights& w, int32_t* c, int64_t ldc) {
   assert(k == w.k());
   assert(k * w.max_left() * int64_t{w.max_abs_weight()} < (int64_t{1} << 31));
-  assert(whole_groups_per_slice(k, slices));
-  assert(left_within(m, k, a, lda, slices, w.max_left()));
+  assert(left_within(m, k, a, lda, nullptr, w.max_left()));
   if (m <= 0 || w.n() <= 0) return;
   const igemm_detail::Int8MicroKernel& mk = igemm_detail::int8_micro(w.path_id());
   const int64_t panels = (w.n() + mk.nr - 1) / mk.nr, strips = (m + mk.mr - 1) / mk.mr;
@@ -157,9 +154,9 @@ void int8_gemm(int64_t m, int64_t k, const uint8_t* a, int64_t lda, const Int8We
   const int64_t unit_work = by_panels ? panel_work : panel_work / strips * panels;
   exec::parallel_for(units, unit_work, [&](int64_t u0, int64_t u1) {
     if (by_panels)
-      gemm_region(mk, m, k, a, lda, slices, w, c, ldc, 0, strips, u0, u1);
+      gemm_region(mk, m, k, a, lda, w, c, ldc, 0, strips, u0, u1);
     else
-      gemm_region(mk, m, k, a, lda, slices, w, c, ldc, u0, u1, 0, panels);
+      gemm_region(mk, m, k, a, lda, w, c, ldc, u0, u1, 0, panels);
   });
 }
 

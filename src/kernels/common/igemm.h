@@ -28,7 +28,7 @@
 
 namespace qonnx::kernels {
 
-// A left operand read in slices (int8_gemm): row i's values s * slice_k + e (e < slice_k) are
+// A left operand read in slices (an Int8Run's): row i's values s * slice_k + e (e < slice_k) are
 // a[i * lda + offsets[s] + e]; slice_k is a multiple of 4 and divides k, so each k-group of 4 lies in one
 // slice. A convolution's windows read in place from its image this way: one slice per kernel row.
 struct Int8Slices {
@@ -115,10 +115,9 @@ igemm_detail::Int8Path int8_path(int max_left, int max_abs_weight);
 
 // c[i * ldc + j] = sum_{p<k} a[i * lda + p] * w[p][j], exact in int32, for i < m and j < w.n();
 // a's values lie in [0, w.max_left()] and k * max_left * max|w| < 2^31 (both asserted in debug builds).
-// With `slices` (may be null), a's values are where the slices put them. Split between exec::threads() by
-// column panels or row strips; inside a parallel_for share it runs on the calling thread.
-void int8_gemm(int64_t m, int64_t k, const uint8_t* a, int64_t lda, const Int8Weights& w, int32_t* c, int64_t ldc,
-               const Int8Slices* slices = nullptr);
+// Split between exec::threads() by column panels or row strips; inside a parallel_for share it runs on the
+// calling thread.
+void int8_gemm(int64_t m, int64_t k, const uint8_t* a, int64_t lda, const Int8Weights& w, int32_t* c, int64_t ldc);
 
 // One run of left rows for int8_gemm_runs: m rows from a (row stride lda, in `slices` if not null) whose
 // sums go to rows row0 .. row0 + m - 1 of c.

@@ -264,12 +264,12 @@ void add_high_sums(int64_t m, int64_t n, const int32_t* high, int32_t* c) {
 
 }  // namespace
 
-void IntegerLayer::group_sums(size_t g, int64_t m, const uint8_t* a, int64_t lda, int32_t* c, const Int8Slices* slices) const {
+void IntegerLayer::group_sums(size_t g, int64_t m, const uint8_t* a, int64_t lda, int32_t* c) const {
   const Int8Weights& w = groups[g];
-  int8_gemm(m, w.k(), a, lda, w, c, w.n(), slices);
+  int8_gemm(m, w.k(), a, lda, w, c, w.n());
   if (high_groups.empty()) return;
   const auto high = scratch<int32_t>(m * w.n());
-  int8_gemm(m, w.k(), a, lda, high_groups[g], high.get(), w.n(), slices);
+  int8_gemm(m, w.k(), a, lda, high_groups[g], high.get(), w.n());
   add_high_sums(m, w.n(), high.get(), c);
 }
 

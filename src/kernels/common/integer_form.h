@@ -112,9 +112,9 @@ struct IntegerLayer {
                        const exec::Epilogue* epilogue, const std::vector<avx2::ElementwiseStep>* steps, float* y,
                        int64_t y_ld, const ByteActivation* form, uint8_t* codes, int64_t codes_ld,
                        bool floats = true) const;
-  // c (m x n, row stride n) = the exact sums of a (m x k bytes, row stride lda; in `slices` if given) times
-  // group g's weights: int8_gemm's, once or on both nibbles.
-  void group_sums(size_t g, int64_t m, const uint8_t* a, int64_t lda, int32_t* c, const Int8Slices* slices = nullptr) const;
+  // c (m x n, row stride n) = the exact sums of a (m x k bytes, row stride lda) times group g's weights:
+  // int8_gemm's, once or on both nibbles.
+  void group_sums(size_t g, int64_t m, const uint8_t* a, int64_t lda, int32_t* c) const;
   // The same for runs of left rows (int8_gemm_runs) that together cover rows 0 .. m - 1 of c.
   void group_sums(size_t g, const std::vector<Int8Run>& runs, int64_t m, int32_t* c) const;
   // y (rows x n) = a (rows x k floats) x the weights, scaled (MatMul, Gemm); false (nothing written) when a

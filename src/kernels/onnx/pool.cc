@@ -517,9 +517,6 @@ Status lp_pool(exec::KernelContext& ctx, const PoolAttrs& attrs) {
   return Status::ok();
 }
 
-// Global pooling: one value per (N, C) plane, output shape (N, C, 1, ..., 1). The mean is the plane's
-// sum divided by its size; float planes sum as onnxruntime's MLAS kernel does (ort::mlas_lane4_sum),
-// double planes in order.
 // Plan-time: a global pool of a byte form takes its input's byte codes (a max needs a positive scale, as
 // MaxPool's).
 template <bool kMax>
@@ -571,6 +568,9 @@ void global_pool_codes(const uint8_t* codes, const ByteActivation& a, int64_t ba
   });
 }
 
+// Global pooling: one value per (N, C) plane, output shape (N, C, 1, ..., 1). The mean is the plane's
+// sum divided by its size; float planes sum as onnxruntime's MLAS kernel does (ort::mlas_lane4_sum),
+// double planes in order.
 template <bool kMax>
 Status global_pool(exec::KernelContext& ctx) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
