@@ -234,10 +234,10 @@ TEST_P(Int8Gemm, SumsNearTheInt32Limit) {
   }
 }
 
-// The left operand read in slices (a convolution's windows in place: rows lda apart that overlap, slices at
-// any offsets), and runs of rows, sliced or plain, written to scattered rows of c: against the reference on
-// the same values gathered into plain rows, for every range (each AVX2 path) and 1 and 2 threads.
-TEST_P(Int8Gemm, SlicedLeftRowsAndRuns) {
+// Left rows from their own pointers (a convolution's windows in place: rows that overlap, start anywhere and
+// are read in slices at any offsets, or plain rows in any order): against the reference on the same values
+// gathered into plain rows, for every range (each AVX2 path) and 1 and 2 threads.
+TEST_P(Int8Gemm, LeftRowsFromPointersAndSlices) {
   struct Shape {
     int64_t slice_k, slices, n;
   };
@@ -246,51 +246,41 @@ TEST_P(Int8Gemm, SlicedLeftRowsAndRuns) {
   ScopedSimdLevel level(GetParam().isa, Family::kInt8);
   for (const Shape& sh : shapes)
     for (const Range& r : kRanges) {
-      const int64_t k = sh.slice_k * sh.slices, m = 29, lda = 12;  // rows overlap: lda < slice_k
+      const int64_t k = sh.slice_k * sh.slices, m = 29, span = 1000;
       std::mt19937 rng(seed++);
       std::vector<int64_t> offsets(static_cast<size_t>(sh.slices));
       for (int64_t s = 0; s < sh.slices; ++s) offsets[static_cast<size_t>(s)] = static_cast<int64_t>(rng() % 900) + 3 * s;
       const kernels::Int8Slices slices{sh.slice_k, offsets.data()};
-      // The image the slices read, and its values gathered as plain rows (Operands' a, row stride k).
-      Operands image = make_operands(1, 1000 + m * lda + sh.slice_k, sh.n, 1000 + m * lda + sh.slice_k, false, r, seed);
+      // The image the rows read (starts anywhere in its first `span` bytes: rows overlap, in no order), and
+      // their values gathered as plain rows (Operands' a, row stride k).
+      Operands image = make_operands(1, 2 * span + sh.slice_k + k, sh.n, 2 * span + sh.slice_k + k, false, r, seed);
       Operands o = make_operands(m, k, sh.n, k, false, r, seed + 7);
-      for (int64_t i = 0; i < m; ++i)
+      std::vector<const uint8_t*> sliced(static_cast<size_t>(m)), plain(static_cast<size_t>(m));
+      for (int64_t i = 0; i < m; ++i) {
+        const int64_t start = static_cast<int64_t>(rng() % span);
+        sliced[static_cast<size_t>(i)] = image.a.data() + start;
         for (int64_t p = 0; p < k; ++p)
           o.a[static_cast<size_t>(i * k + p)] =
-              image.a[static_cast<size_t>(i * lda + offsets[static_cast<size_t>(p / sh.slice_k)] + p % sh.slice_k)];
+              image.a[static_cast<size_t>(start + offsets[static_cast<size_t>(p / sh.slice_k)] + p % sh.slice_k)];
+      }
       const std::vector<int64_t> want = reference(m, k, sh.n, k, o, false);
+      // Plain rows: a copy of the gathered values with its rows in reverse order, read back through pointers.
+      std::vector<uint8_t> reversed(o.a.size());
+      for (int64_t i = 0; i < m; ++i) {
+        std::copy_n(o.a.begin() + i * k, k, reversed.begin() + (m - 1 - i) * k);
+        plain[static_cast<size_t>(i)] = reversed.data() + (m - 1 - i) * k;
+      }
       const Int8Weights w = Int8Weights::pack(k, sh.n, o.w.data(), sh.n, false, r.max_left);
       const std::string what = fmt::format("slice_k {} x {} n {} [{}]", sh.slice_k, sh.slices, sh.n, r.what);
       for (int threads : {1, 2}) {
         exec::set_threads(threads);
-        std::vector<int32_t> c(static_cast<size_t>(m * sh.n), 0);
-        kernels::Int8Run all;  // every row, sliced, as one run
-        all.m = m, all.a = image.a.data(), all.lda = lda, all.slices = &slices;
-        kernels::int8_gemm_runs(&all, 1, k, w, c.data(), sh.n);
-        for (int64_t e = 0; e < m * sh.n; ++e)
-          ASSERT_EQ(c[static_cast<size_t>(e)], want[static_cast<size_t>(e)]) << what << " threads " << threads << " element " << e;
-        // Runs of 1 to 11 rows, alternately sliced from the image and plain from o.a, whose sums go to the rows
-        // of c in reverse run order.
-        std::vector<kernels::Int8Run> runs;
-        for (int64_t i0 = 0, len; i0 < m; i0 += len) {
-          len = std::min<int64_t>(m - i0, 1 + static_cast<int64_t>(runs.size() * 5 % 11));
-          kernels::Int8Run run;
-          run.m = len;
-          const bool sliced = runs.size() % 2 == 0;
-          run.a = sliced ? image.a.data() + i0 * lda : o.a.data() + i0 * k;
-          run.lda = sliced ? lda : k;
-          run.slices = sliced ? &slices : nullptr;
-          run.row0 = m - i0 - len;
-          runs.push_back(run);
-        }
-        std::fill(c.begin(), c.end(), 0);
-        kernels::int8_gemm_runs(runs.data(), runs.size(), k, w, c.data(), sh.n);
-        for (const kernels::Int8Run& run : runs) {
-          const int64_t i0 = m - run.row0 - run.m;  // the run's first left row
-          for (int64_t i = 0; i < run.m; ++i)
-            for (int64_t j = 0; j < sh.n; ++j)
-              ASSERT_EQ(c[static_cast<size_t>((run.row0 + i) * sh.n + j)], want[static_cast<size_t>((i0 + i) * sh.n + j)])
-                  << what << " runs, threads " << threads << " left row " << i0 + i << " column " << j;
+        for (const bool in_slices : {true, false}) {
+          std::vector<int32_t> c(static_cast<size_t>(m * sh.n), 0);
+          kernels::int8_gemm_rows(m, in_slices ? sliced.data() : plain.data(), in_slices ? &slices : nullptr, k, w,
+                                  c.data(), sh.n);
+          for (int64_t e = 0; e < m * sh.n; ++e)
+            ASSERT_EQ(c[static_cast<size_t>(e)], want[static_cast<size_t>(e)])
+                << what << (in_slices ? " sliced" : " plain") << " threads " << threads << " element " << e;
         }
       }
     }

@@ -388,6 +388,30 @@ TEST(IntegerPath, ConvFamiliesGiveTheExactSumScaledOnce) {
   Layer strided1x1 = c;
   strided1x1.x = {2, 16, 13, 14}, strided1x1.w = {24, 16, 1, 1}, strided1x1.pads = {}, strided1x1.strides = {2, 2};
   layers.push_back(strided1x1);
+  // The padded image: windows read in place wherever they start, rows of a tile across output rows; groups
+  // of 16 channels or more read in place too (per tap, at the group's offset); pads wider than the kernel
+  // (windows all padding); a dilated and strided kernel with asymmetric pads (a slice per tap).
+  Layer grouped_in_place = wide3x3;
+  grouped_in_place.x = {2, 32, 11, 13}, grouped_in_place.w = {24, 16, 3, 3}, grouped_in_place.group = 2;
+  grouped_in_place.strides = {2, 1}, grouped_in_place.act_signed = true, grouped_in_place.act_zero = -5.0f;
+  layers.push_back(grouped_in_place);
+  Layer grouped1d = long1d;
+  grouped1d.x = {2, 32, 50}, grouped1d.w = {16, 16, 3}, grouped1d.group = 2, grouped1d.pads = {1, 2};
+  layers.push_back(grouped1d);
+  Layer grouped1x1 = strided1x1;  // one tap: windows in the image at the group's offset
+  grouped1x1.x = {2, 32, 9, 10}, grouped1x1.w = {16, 16, 1, 1}, grouped1x1.group = 2;
+  layers.push_back(grouped1x1);
+  Layer grouped1x1_padded = grouped1x1;  // one tap with padding: border windows gathered at the group's offset
+  grouped1x1_padded.pads = {1, 0, 0, 1}, grouped1x1_padded.strides = {1, 1}, grouped1x1_padded.act_zero = 4.0f;
+  layers.push_back(grouped1x1_padded);
+  Layer wide_pads = wide3x3;
+  wide_pads.x = {1, 16, 6, 7}, wide_pads.pads = {3, 1, 2, 4}, wide_pads.strides = {1, 1};
+  wide_pads.act_signed = true, wide_pads.act_zero = -7.0f;
+  layers.push_back(wide_pads);
+  Layer dilated_strided = wide3x3;
+  dilated_strided.x = {2, 16, 19, 23}, dilated_strided.dilations = {2, 2}, dilated_strided.strides = {3, 2};
+  dilated_strided.pads = {2, 1, 0, 2};
+  layers.push_back(dilated_strided);
   for (const Layer& l : layers) check_layer(l, seed++);
 }
 

@@ -71,19 +71,31 @@ void gemm_region(const igemm_detail::Int8MicroKernel& mk, int64_t m, int64_t k, 
       for (int64_t s = b0; s < b1; ++s) {
         const int64_t i0 = s * mr;
         const int rows = static_cast<int>(std::min(mr, m - i0));
-        mk.tile[rows - 1](k, a + i0 * lda, lda, panel, c + i0 * ldc + j0, ldc, cols, nullptr);
+        const uint8_t* row[igemm_detail::kMaxInt8TileRows];
+        for (int i = 0; i < rows; ++i) row[i] = a + (i0 + i) * lda;
+        mk.tile[rows - 1](k, row, panel, c + i0 * ldc + j0, ldc, cols, nullptr);
       }
     }
   }
 }
 
 #ifndef NDEBUG
-bool left_within(int64_t m, int64_t k, const uint8_t* a, int64_t lda, const Int8Slices* slices, int max_left) {
+// Row i's value p: rows[i][p], or where `slices` put it.
+uint8_t left_value(const uint8_t* const* rows, int64_t i, int64_t p, const Int8Slices* slices) {
+  return rows[i][slices ? slices->offsets[p / slices->slice_k] + p % slices->slice_k : p];
+}
+
+bool left_within(int64_t m, int64_t k, const uint8_t* const* rows, const Int8Slices* slices, int max_left) {
   for (int64_t i = 0; i < m; ++i)
-    for (int64_t p = 0; p < k; ++p) {
-      const int64_t at = slices ? slices->offsets[p / slices->slice_k] + p % slices->slice_k : p;
-      if (a[i * lda + at] > max_left) return false;
-    }
+    for (int64_t p = 0; p < k; ++p)
+      if (left_value(rows, i, p, slices) > max_left) return false;
+  return true;
+}
+
+bool left_within(int64_t m, int64_t k, const uint8_t* a, int64_t lda, int max_left) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p)
+      if (a[i * lda + p] > max_left) return false;
   return true;
 }
 
@@ -144,7 +156,7 @@ const char* Int8Weights::path() const { return igemm_detail::int8_micro(path_).n
 void int8_gemm(int64_t m, int64_t k, const uint8_t* a, int64_t lda, const Int8Weights& w, int32_t* c, int64_t ldc) {
   assert(k == w.k());
   assert(k * w.max_left() * int64_t{w.max_abs_weight()} < (int64_t{1} << 31));
-  assert(left_within(m, k, a, lda, nullptr, w.max_left()));
+  assert(left_within(m, k, a, lda, w.max_left()));
   if (m <= 0 || w.n() <= 0) return;
   const igemm_detail::Int8MicroKernel& mk = igemm_detail::int8_micro(w.path_id());
   const int64_t panels = (w.n() + mk.nr - 1) / mk.nr, strips = (m + mk.mr - 1) / mk.mr;
@@ -160,15 +172,12 @@ void int8_gemm(int64_t m, int64_t k, const uint8_t* a, int64_t lda, const Int8We
   });
 }
 
-void int8_gemm_runs(const Int8Run* runs, size_t count, int64_t k, const Int8Weights& w, int32_t* c, int64_t ldc) {
+void int8_gemm_rows(int64_t m, const uint8_t* const* rows, const Int8Slices* slices, int64_t k, const Int8Weights& w,
+                    int32_t* c, int64_t ldc) {
   assert(k == w.k());
   assert(k * w.max_left() * int64_t{w.max_abs_weight()} < (int64_t{1} << 31));
-  int64_t m = 0;
-  for (size_t r = 0; r < count; ++r) {
-    assert(whole_groups_per_slice(k, runs[r].slices));
-    assert(left_within(runs[r].m, k, runs[r].a, runs[r].lda, runs[r].slices, w.max_left()));
-    m += runs[r].m;
-  }
+  assert(whole_groups_per_slice(k, slices));
+  assert(left_within(m, k, rows, slices, w.max_left()));
   if (m <= 0 || w.n() <= 0) return;
   const igemm_detail::Int8MicroKernel& mk = igemm_detail::int8_micro(w.path_id());
   const int64_t nr = mk.nr, mr = mk.mr, panels = (w.n() + nr - 1) / nr;
@@ -177,12 +186,9 @@ void int8_gemm_runs(const Int8Run* runs, size_t count, int64_t k, const Int8Weig
       const int8_t* panel = w.panel(q);
       const int64_t j0 = q * nr;
       const int cols = static_cast<int>(std::min(nr, w.n() - j0));
-      for (size_t r = 0; r < count; ++r) {
-        const Int8Run& run = runs[r];
-        for (int64_t i0 = 0; i0 < run.m; i0 += mr) {
-          const int rows = static_cast<int>(std::min(mr, run.m - i0));
-          mk.tile[rows - 1](k, run.a + i0 * run.lda, run.lda, panel, c + (run.row0 + i0) * ldc + j0, ldc, cols, run.slices);
-        }
+      for (int64_t i0 = 0; i0 < m; i0 += mr) {
+        const int tile_rows = static_cast<int>(std::min(mr, m - i0));
+        mk.tile[tile_rows - 1](k, rows + i0, panel, c + i0 * ldc + j0, ldc, cols, slices);
       }
     }
   });

@@ -28,9 +28,9 @@
 
 namespace qonnx::kernels {
 
-// A left operand read in slices (an Int8Run's): row i's values s * slice_k + e (e < slice_k) are
-// a[i * lda + offsets[s] + e]; slice_k is a multiple of 4 and divides k, so each k-group of 4 lies in one
-// slice. A convolution's windows read in place from its image this way: one slice per kernel row.
+// A left operand read in slices (int8_gemm_rows'): row i's values s * slice_k + e (e < slice_k) are
+// rows[i][offsets[s] + e]; slice_k is a multiple of 4 and divides k, so each k-group of 4 lies in one
+// slice. A convolution's windows read in place from its image this way: one slice per kernel row or tap.
 struct Int8Slices {
   int64_t slice_k = 0;
   const int64_t* offsets = nullptr;
@@ -46,11 +46,11 @@ enum class Int8Path { kPortable, kAvx2MaddubsK16, kAvx2Maddubs, kAvx2Madd16, kAv
 constexpr int64_t kInt16Max = 32767;
 constexpr int kMaddubsK16Products = 8;
 
-// c[i * ldc + j] = sum_{p<k} a[i * lda + p] * w(p, j) for i < R (the tile's rows) and j < cols (<= nr),
-// w being one packed panel. Reads a[i * lda + p] only for p < k; with `slices` (may be null), a's values
-// where the slices put them instead.
-using Int8TileFn = void (*)(int64_t k, const uint8_t* a, int64_t lda, const int8_t* panel, int32_t* c,
-                            int64_t ldc, int cols, const Int8Slices* slices);
+// c[i * ldc + j] = sum_{p<k} a[i][p] * w(p, j) for i < R (the tile's rows, each from its own pointer) and
+// j < cols (<= nr), w being one packed panel. Reads a[i][p] only for p < k; with `slices` (may be null), a's
+// values where the slices put them instead.
+using Int8TileFn = void (*)(int64_t k, const uint8_t* const* a, const int8_t* panel, int32_t* c, int64_t ldc,
+                            int cols, const Int8Slices* slices);
 constexpr int kMaxInt8TileRows = 8;
 
 // One path's tiles: tile[r - 1] computes r rows (1 <= r <= mr) by up to nr columns.
@@ -119,18 +119,10 @@ igemm_detail::Int8Path int8_path(int max_left, int max_abs_weight);
 // calling thread.
 void int8_gemm(int64_t m, int64_t k, const uint8_t* a, int64_t lda, const Int8Weights& w, int32_t* c, int64_t ldc);
 
-// One run of left rows for int8_gemm_runs: m rows from a (row stride lda, in `slices` if not null) whose
-// sums go to rows row0 .. row0 + m - 1 of c.
-struct Int8Run {
-  int64_t m = 0;
-  const uint8_t* a = nullptr;
-  int64_t lda = 0;
-  const Int8Slices* slices = nullptr;
-  int64_t row0 = 0;
-};
-// int8_gemm of every run into c (row stride ldc), column panel by column panel: a panel of W stays in cache
-// while all runs pass over it (a convolution's block of windows read in place is short runs, one per output
-// row). Split between exec::threads() by column panels.
-void int8_gemm_runs(const Int8Run* runs, size_t count, int64_t k, const Int8Weights& w, int32_t* c, int64_t ldc);
+// int8_gemm with row i of the left operand at rows[i] (in `slices` if not null): a convolution's windows
+// read in place from its image, wherever they start. Column panel by column panel, so that a panel of W stays
+// in cache while every row passes over it; split between exec::threads() by column panels.
+void int8_gemm_rows(int64_t m, const uint8_t* const* rows, const Int8Slices* slices, int64_t k, const Int8Weights& w,
+                    int32_t* c, int64_t ldc);
 
 }  // namespace qonnx::kernels

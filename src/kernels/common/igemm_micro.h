@@ -17,17 +17,19 @@ inline uint32_t left_group(const uint8_t* a, int count) {
   return g;
 }
 
-// `groups` k-groups of the panel from w (advanced past them) against a's rows from a.
+// `groups` k-groups of the panel from w (advanced past them) against the rows' values from a[i] + at.
 template <typename V, int R, int NV>
-__attribute__((always_inline)) inline void int8_groups(typename V::acc (&acc)[R][NV], int64_t groups, const uint8_t* a,
-                                                       int64_t lda, const int8_t*& w) {
+__attribute__((always_inline)) inline void int8_groups(typename V::acc (&acc)[R][NV], int64_t groups,
+                                                       const uint8_t* const* a, int64_t at, const int8_t*& w) {
   constexpr int kGroupBytes = 4 * NV * V::kCols;  // one k-group of the panel
+  const uint8_t* row[R];
+  for (int i = 0; i < R; ++i) row[i] = a[i] + at;
   for (int64_t g = 0; g < groups; ++g, w += kGroupBytes) {
     typename V::wreg wv[NV];
     for (int v = 0; v < NV; ++v) wv[v] = V::load_w(w + v * 4 * V::kCols);
     for (int i = 0; i < R; ++i) {
       uint32_t four;
-      __builtin_memcpy(&four, a + i * lda + 4 * g, 4);
+      __builtin_memcpy(&four, row[i] + 4 * g, 4);
       const typename V::areg av = V::broadcast(four);
       for (int v = 0; v < NV; ++v) acc[i][v] = V::madd(acc[i][v], av, wv[v]);
     }
@@ -35,22 +37,22 @@ __attribute__((always_inline)) inline void int8_groups(typename V::acc (&acc)[R]
 }
 
 template <typename V, int R, int NV>
-void int8_tile(int64_t k, const uint8_t* a, int64_t lda, const int8_t* w, int32_t* c, int64_t ldc, int cols,
+void int8_tile(int64_t k, const uint8_t* const* a, const int8_t* w, int32_t* c, int64_t ldc, int cols,
                const Int8Slices* slices) {
   typename V::acc acc[R][NV];
   for (int i = 0; i < R; ++i)
     for (int v = 0; v < NV; ++v) acc[i][v] = V::zero();
   if (slices) {  // whole k-groups in every slice
     const int64_t count = k / slices->slice_k, groups = slices->slice_k / 4;
-    for (int64_t s = 0; s < count; ++s) int8_groups<V, R, NV>(acc, groups, a + slices->offsets[s], lda, w);
+    for (int64_t s = 0; s < count; ++s) int8_groups<V, R, NV>(acc, groups, a, slices->offsets[s], w);
   } else {
     const int64_t full_groups = k / 4;
-    int8_groups<V, R, NV>(acc, full_groups, a, lda, w);
+    int8_groups<V, R, NV>(acc, full_groups, a, 0, w);
     if (const int tail = static_cast<int>(k % 4)) {  // the packed panel holds zeros past k
       typename V::wreg wv[NV];
       for (int v = 0; v < NV; ++v) wv[v] = V::load_w(w + v * 4 * V::kCols);
       for (int i = 0; i < R; ++i) {
-        const typename V::areg av = V::broadcast(left_group(a + i * lda + 4 * full_groups, tail));
+        const typename V::areg av = V::broadcast(left_group(a[i] + 4 * full_groups, tail));
         for (int v = 0; v < NV; ++v) acc[i][v] = V::madd(acc[i][v], av, wv[v]);
       }
     }

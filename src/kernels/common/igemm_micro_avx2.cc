@@ -81,21 +81,23 @@ struct Madd16 {
 
 // avx2-maddubs-k16: per row and column vector, the vpmaddubsw pair sums of 4 groups (16 k) are added in
 // int16 (the bound keeps each lane within 8 products), then widened once by vpmaddwd with ones. k values of
-// a's rows from a, the panel from w (advanced past them).
+// the rows from a[i] + at, the panel from w (advanced past them).
 template <int R, int NV>
-__attribute__((always_inline)) inline void maddubs_k16_run(__m256i (&acc)[R][NV], int64_t k, const uint8_t* a, int64_t lda,
-                                                           const int8_t*& w) {
+__attribute__((always_inline)) inline void maddubs_k16_run(__m256i (&acc)[R][NV], int64_t k, const uint8_t* const* a,
+                                                           int64_t at, const int8_t*& w) {
   constexpr int kChunk = 4;             // groups per int16 sum
   constexpr int kGroupBytes = 32 * NV;  // one k-group of the panel
   const __m256i ones = _mm256_set1_epi16(1);
   const int64_t chunks = k / (4 * kChunk);
+  const uint8_t* row[R];
+  for (int i = 0; i < R; ++i) row[i] = a[i] + at;
   for (int64_t ch = 0; ch < chunks; ++ch, w += kChunk * kGroupBytes) {
     __m256i wv[kChunk][NV];
     for (int g = 0; g < kChunk; ++g)
       for (int v = 0; v < NV; ++v) wv[g][v] = Maddubs::load_w(w + g * kGroupBytes + 32 * v);
     for (int i = 0; i < R; ++i) {
       __m256i av[kChunk];
-      for (int g = 0; g < kChunk; ++g) av[g] = Maddubs::broadcast(a + i * lda + 4 * (kChunk * ch + g));
+      for (int g = 0; g < kChunk; ++g) av[g] = Maddubs::broadcast(row[i] + 4 * (kChunk * ch + g));
       for (int v = 0; v < NV; ++v) {
         __m256i sum16 = _mm256_maddubs_epi16(av[0], wv[0][v]);
         for (int g = 1; g < kChunk; ++g) sum16 = _mm256_add_epi16(sum16, _mm256_maddubs_epi16(av[g], wv[g][v]));
@@ -109,23 +111,22 @@ __attribute__((always_inline)) inline void maddubs_k16_run(__m256i (&acc)[R][NV]
     __m256i wv[NV];
     for (int v = 0; v < NV; ++v) wv[v] = Maddubs::load_w(w + 32 * v);
     for (int i = 0; i < R; ++i) {
-      const __m256i av = count == 4 ? Maddubs::broadcast(a + i * lda + p)
-                                    : Maddubs::broadcast(left_group(a + i * lda + p, count));
+      const __m256i av = count == 4 ? Maddubs::broadcast(row[i] + p) : Maddubs::broadcast(left_group(row[i] + p, count));
       for (int v = 0; v < NV; ++v) acc[i][v] = Maddubs::madd(acc[i][v], av, wv[v]);
     }
   }
 }
 
 template <int R, int NV>
-void maddubs_k16_tile(int64_t k, const uint8_t* a, int64_t lda, const int8_t* w, int32_t* c, int64_t ldc, int cols,
+void maddubs_k16_tile(int64_t k, const uint8_t* const* a, const int8_t* w, int32_t* c, int64_t ldc, int cols,
                       const Int8Slices* slices) {
   __m256i acc[R][NV];
   for (int i = 0; i < R; ++i)
     for (int v = 0; v < NV; ++v) acc[i][v] = _mm256_setzero_si256();
   if (slices) {
-    for (int64_t s = 0; s < k / slices->slice_k; ++s) maddubs_k16_run<R, NV>(acc, slices->slice_k, a + slices->offsets[s], lda, w);
+    for (int64_t s = 0; s < k / slices->slice_k; ++s) maddubs_k16_run<R, NV>(acc, slices->slice_k, a, slices->offsets[s], w);
   } else {
-    maddubs_k16_run<R, NV>(acc, k, a, lda, w);
+    maddubs_k16_run<R, NV>(acc, k, a, 0, w);
   }
   for (int i = 0; i < R; ++i)
     for (int v = 0; v < NV; ++v) {

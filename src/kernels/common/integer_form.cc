@@ -273,12 +273,12 @@ void IntegerLayer::group_sums(size_t g, int64_t m, const uint8_t* a, int64_t lda
   add_high_sums(m, w.n(), high.get(), c);
 }
 
-void IntegerLayer::group_sums(size_t g, const std::vector<Int8Run>& runs, int64_t m, int32_t* c) const {
+void IntegerLayer::group_sums(size_t g, int64_t m, const uint8_t* const* rows, const Int8Slices* slices, int32_t* c) const {
   const Int8Weights& w = groups[g];
-  int8_gemm_runs(runs.data(), runs.size(), w.k(), w, c, w.n());
+  int8_gemm_rows(m, rows, slices, w.k(), w, c, w.n());
   if (high_groups.empty()) return;
   const auto high = scratch<int32_t>(m * w.n());
-  int8_gemm_runs(runs.data(), runs.size(), w.k(), high_groups[g], high.get(), w.n());
+  int8_gemm_rows(m, rows, slices, w.k(), high_groups[g], high.get(), w.n());
   add_high_sums(m, w.n(), high.get(), c);
 }
 

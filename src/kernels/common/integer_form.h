@@ -115,8 +115,8 @@ struct IntegerLayer {
   // c (m x n, row stride n) = the exact sums of a (m x k bytes, row stride lda) times group g's weights:
   // int8_gemm's, once or on both nibbles.
   void group_sums(size_t g, int64_t m, const uint8_t* a, int64_t lda, int32_t* c) const;
-  // The same for runs of left rows (int8_gemm_runs) that together cover rows 0 .. m - 1 of c.
-  void group_sums(size_t g, const std::vector<Int8Run>& runs, int64_t m, int32_t* c) const;
+  // The same with left row i at rows[i], read in `slices` when not null (int8_gemm_rows).
+  void group_sums(size_t g, int64_t m, const uint8_t* const* rows, const Int8Slices* slices, int32_t* c) const;
   // y (rows x n) = a (rows x k floats) x the weights, scaled (MatMul, Gemm); false (nothing written) when a
   // holds a value its form does not describe (a NaN): the caller takes the float path. `epilogue` (may be
   // null) is applied to each row of y.

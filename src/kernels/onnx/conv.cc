@@ -859,6 +859,84 @@ void border_row_runs(const ConvShape& s, const uint8_t* image, int64_t pos, uint
   }
 }
 
+// A layer's activation bytes with the padding written out around every image (the byte of 0), so that every
+// window lies inside: its taps sit at fixed offsets from its first byte, and the int8 GEMM reads each window
+// in place wherever it starts. nhwc itself when the layer has no padding.
+struct PaddedImage {
+  const uint8_t* bytes = nullptr;
+  std::vector<int64_t> pitch;  // per spatial dim: positions between neighbours along it
+  int64_t image_bytes = 0;
+  Scratch<uint8_t> storage = scratch<uint8_t>(0);
+
+  // starts[j] = the first byte of output position pos0 + j's window in an image, for j < count.
+  void window_starts(const WindowGeometry& g, int64_t pos0, int64_t count, int64_t channels, int64_t* starts) const {
+    const size_t nd = g.rank();
+    std::vector<int64_t> o(nd);
+    for (size_t d = nd; d-- > 0;) {
+      o[d] = pos0 % g.out[d];
+      pos0 /= g.out[d];
+    }
+    const int64_t step = g.strides[nd - 1] * channels;  // along an output row
+    for (int64_t j = 0; j < count;) {
+      int64_t at = 0;
+      for (size_t d = 0; d < nd; ++d) at += o[d] * g.strides[d] * pitch[d];
+      at *= channels;
+      for (int64_t x = o[nd - 1]; x < g.out[nd - 1] && j < count; ++x, ++j, at += step) starts[j] = at;
+      o[nd - 1] = g.out[nd - 1] - 1;
+      next_index(o, g.out, nd);
+    }
+  }
+};
+
+PaddedImage padded_image(const ConvShape& s, const uint8_t* nhwc, uint8_t zero) {
+  const WindowGeometry& g = s.geo;
+  const size_t nd = g.rank();
+  Dims dims(nd);
+  bool padded = false;
+  for (size_t d = 0; d < nd; ++d) {
+    // The last window ends inside the stated padding; the max only guards it.
+    dims[d] = std::max(g.in[d] + g.pads_begin[d] + g.pads_end[d], (g.out[d] - 1) * g.strides[d] + g.extent(d));
+    padded = padded || dims[d] != g.in[d] || g.pads_begin[d] != 0;
+  }
+  PaddedImage r;
+  r.pitch.assign(nd, 1);
+  for (size_t d = nd - 1; d-- > 0;) r.pitch[d] = r.pitch[d + 1] * dims[d + 1];
+  const int64_t channels = s.channels, positions = r.pitch[0] * dims[0];
+  r.image_bytes = positions * channels;
+  if (!padded) {
+    r.bytes = nhwc;
+    return r;
+  }
+  r.storage = scratch<uint8_t>(s.batch * r.image_bytes);
+  uint8_t* out = r.storage.get();
+  r.bytes = out;
+  // One padded row (all dims but the last fixed) at a time: the byte of 0 around the image row it holds.
+  const size_t last = nd - 1;
+  const int64_t row_bytes = dims[last] * channels, rows_per_image = positions / dims[last];
+  const int64_t left = g.pads_begin[last] * channels, inside = g.in[last] * channels;
+  exec::parallel_for(s.batch * rows_per_image, row_bytes, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / rows_per_image;
+      int64_t at = 0;  // the image row it holds, or -1
+      for (int64_t rest = u % rows_per_image, stride = rows_per_image, d = 0; d < static_cast<int64_t>(last); ++d) {
+        stride /= dims[static_cast<size_t>(d)];
+        const int64_t i = rest / stride - g.pads_begin[static_cast<size_t>(d)];
+        rest %= stride;
+        at = at < 0 || i < 0 || i >= g.in[static_cast<size_t>(d)] ? -1 : at * g.in[static_cast<size_t>(d)] + i;
+      }
+      uint8_t* row = out + u * row_bytes;
+      if (at < 0) {
+        std::memset(row, zero, static_cast<size_t>(row_bytes));
+        continue;
+      }
+      std::memset(row, zero, static_cast<size_t>(left));
+      std::memcpy(row + left, nhwc + (n * s.in_size + at * g.in[last]) * channels, static_cast<size_t>(inside));
+      std::memset(row + left + inside, zero, static_cast<size_t>(row_bytes - left - inside));
+    }
+  });
+  return r;
+}
+
 // The integer path of both layouts (docs/arithmetic.md). `nhwc` holds the activation bytes as (N,
 // positions, C); each output position's taps, in (kernel offset, channel) order (the order prepack_conv
 // packed W's integers in), are one int8 GEMM row per position and group (read in place from the image where
@@ -886,33 +964,42 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   // side in the image.
   const int64_t kernel_w = s.geo.kernel.back();
   const bool row_runs = s.group == 1 && s.geo.dilations.back() == 1 && kernel_w > 1;
-  // Windows read in place (one group): an inside window's taps lie at fixed offsets from its first tap, and the
-  // next position along an output row starts stride * C bytes on, so the GEMM reads runs of inside windows
-  // straight from the image (rows overlapping), in slices of whole kernel rows (with row_runs) or of single
-  // taps; only border windows are gathered. Several slices need whole k-groups of 4 in each, and are worth
-  // their loop from 16 bytes on.
+  // Windows read in place from the padded image: a window's taps lie at fixed offsets from its first byte, so
+  // the GEMM reads each window where it lies (windows overlapping), in slices of whole kernel rows (with
+  // row_runs) or of a group's channels of single taps; nothing is gathered. Several slices need whole
+  // k-groups of 4 in each, and are worth their loop from 16 bytes on.
   const std::vector<int64_t> relative = tap_offsets(s);
   const int64_t slice_k = row_runs ? kernel_w * cg : cg, slice_count = rows / std::max<int64_t>(slice_k, 1);
-  const bool rows_in_image =
-      s.group == 1 && !in_place && (slice_count == 1 || (slice_k % 4 == 0 && slice_k >= 16));
+  const bool rows_in_image = !in_place && (slice_count == 1 || (slice_k % 4 == 0 && slice_k >= 16));
+  // Several slices read the padded image; one slice (a 1-D window, or one tap) reads inside windows from the
+  // image itself and border windows gathered.
+  const bool pad_images = rows_in_image && slice_count > 1;
+  const PaddedImage padded = pad_images ? padded_image(s, nhwc, zero) : PaddedImage{};
   std::vector<int64_t> slice_offsets(static_cast<size_t>(slice_count));
-  for (int64_t sl = 0; sl < slice_count; ++sl)
-    slice_offsets[static_cast<size_t>(sl)] = relative[static_cast<size_t>(sl * slice_k / cg)] * channels;
+  if (pad_images) {
+    std::vector<int64_t> k(s.geo.rank(), 0);
+    for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
+      if (kk * cg % slice_k == 0) {
+        int64_t at = 0;
+        for (size_t d = 0; d < s.geo.rank(); ++d) at += k[d] * s.geo.dilations[d] * padded.pitch[d];
+        slice_offsets[static_cast<size_t>(kk * cg / slice_k)] = at * channels;
+      }
+      next_index(k, s.geo.kernel, s.geo.rank());
+    }
+  }
   const Int8Slices slices{slice_k, slice_offsets.data()};
   const Int8Slices* in_image = slice_count > 1 ? &slices : nullptr;
-  const int64_t row_step = s.geo.strides.back() * channels;
   std::vector<avx2::ElementwiseStep> steps;
   const bool stepped = epilogue_steps(epilogue, &steps);
   exec::parallel_for(images * blocks, block_size * rows * mg, [&](int64_t u0, int64_t u1) {
-    const auto left = scratch<uint8_t>(in_place ? 0 : block_size * rows);
-    // With windows read in place, the border windows' sums first land past the block's rows.
-    const auto sums = scratch<int32_t>((rows_in_image ? 2 : 1) * block_size * mg);
+    const auto left = scratch<uint8_t>(in_place || pad_images ? 0 : block_size * rows);
+    const auto sums = scratch<int32_t>(block_size * mg);
     const auto scaled = scratch<float>(channels_last ? 0 : block_size * mg);
     std::vector<int64_t> offsets(static_cast<size_t>(s.kernel_size * kChannelsLastBlock));
     std::vector<int64_t> inside_first(static_cast<size_t>(kChannelsLastBlock));
     std::vector<int64_t> coord(2 * s.geo.rank());
-    std::vector<Int8Run> runs;
-    std::vector<int64_t> borders;  // the block's border windows, in the order they are gathered
+    std::vector<const uint8_t*> windows(static_cast<size_t>(rows_in_image ? block_size : 0));
+    std::vector<int64_t> starts(static_cast<size_t>(pad_images ? block_size : 0));
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t n = u / (s.group * blocks), g = u / blocks % s.group, b = u % blocks;
       const int64_t pos0 = b * block_size, count = std::min(block_size, s.out_size - pos0);
@@ -951,33 +1038,25 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
       if (in_place) {
         layer.group_sums(static_cast<size_t>(g), count, image + pos0 * channels, rows, sums.get());
       } else if (rows_in_image) {
-        channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data(), !row_runs);
-        // Runs of inside windows along one output row read the image. The border windows are gathered into
-        // one run (whole tiles, where each border alone would be a tile of a row or two), whose sums are then
-        // moved to their rows.
-        runs.clear(), borders.clear();
-        for (int64_t j0 = 0, j1; j0 < count; j0 = j1) {
-          const int64_t first = inside_first[static_cast<size_t>(j0)];
-          for (j1 = j0 + 1; j1 < count && first >= 0; ++j1)
-            if (inside_first[static_cast<size_t>(j1)] != first + (j1 - j0) * s.geo.strides.back()) break;
-          if (first < 0) {
-            gather(j0, left.get() + static_cast<int64_t>(borders.size()) * rows);
-            borders.push_back(j0);
-            continue;
+        if (pad_images) {
+          const uint8_t* padded_image = padded.bytes + n * padded.image_bytes + g * cg;
+          padded.window_starts(s.geo, pos0, count, channels, starts.data());
+          for (int64_t j = 0; j < count; ++j) windows[static_cast<size_t>(j)] = padded_image + starts[static_cast<size_t>(j)];
+        } else {
+          channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data(), !row_runs);
+          uint8_t* gathered = left.get();
+          for (int64_t j = 0; j < count; ++j) {
+            const int64_t first = inside_first[static_cast<size_t>(j)];
+            if (first >= 0) {
+              windows[static_cast<size_t>(j)] = image + first * channels + g * cg;
+            } else {
+              gather(j, gathered);
+              windows[static_cast<size_t>(j)] = gathered;
+              gathered += rows;
+            }
           }
-          Int8Run run;
-          run.m = j1 - j0, run.row0 = j0, run.a = image + first * channels, run.lda = row_step, run.slices = in_image;
-          runs.push_back(run);
         }
-        if (!borders.empty()) {
-          Int8Run run;
-          run.m = static_cast<int64_t>(borders.size()), run.row0 = count, run.a = left.get(), run.lda = rows;
-          runs.push_back(run);
-        }
-        layer.group_sums(0, runs, count + static_cast<int64_t>(borders.size()), sums.get());
-        for (size_t b = 0; b < borders.size(); ++b)
-          std::memcpy(sums.get() + borders[b] * mg, sums.get() + (count + static_cast<int64_t>(b)) * mg,
-                      static_cast<size_t>(mg) * sizeof(int32_t));
+        layer.group_sums(static_cast<size_t>(g), count, windows.data(), in_image, sums.get());
       } else {
         channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data(), !row_runs);
         for (int64_t j = 0; j < count; ++j) gather(j, left.get() + j * rows);
