@@ -638,16 +638,16 @@ QONNX_AVX512_DIRECT int64_t direct_rows_512(const RequantizeRows& r, const Quant
       const __m512 k = _mm512_roundscale_ps(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       __mmask16 ok = _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(c, k)), tie_room, _CMP_LT_OQ);
       if constexpr (kSignCheck) ok &= _mm512_cmp_ps_mask(_mm512_abs_ps(t), margin, _CMP_GT_OQ);
-      if (ok != 0xffff) {
-        for (int64_t h = j; h < j + 16; h += kLanes) {
-          __m256 q8;
-          _mm256_storeu_ps(y + h, chain_8(r, chain, sums, h, &q8));
-          if (exact) store_codes_8(q8, chain.lo, u + h);
-        }
-        continue;
-      }
       _mm512_storeu_ps(y + j, _mm512_mul_ps(_mm512_sub_ps(q, z), s));
       if (exact) _mm_storeu_si128(reinterpret_cast<__m128i*>(u + j), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_sub_ps(q, lo))));
+      if (ok != 0xffff) {  // a half with a lane too close to a tie or zero: it again the exact way
+        for (int64_t h = 0; h < 16; h += kLanes) {
+          if (((ok >> h) & 0xff) == 0xff) continue;
+          __m256 q8;
+          _mm256_storeu_ps(y + j + h, chain_8(r, chain, sums, j + h, &q8));
+          if (exact) store_codes_8(q8, chain.lo, u + j + h);
+        }
+      }
     }
   }
   return done;
@@ -681,15 +681,16 @@ QONNX_AVX512_DIRECT int64_t direct_codes_512(const RequantizeRows& r, const Quan
       const __m512i q = _mm512_cvt_roundps_epi32(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       const __m512 off = _mm512_sub_ps(c, _mm512_cvtepi32_ps(q));
       const __m512 distance = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(off), magnitude));
-      if (_mm512_cmp_ps_mask(distance, tie_room, _CMP_LT_OQ) != 0xffff) {
-        for (int64_t h = j; h < j + 16; h += kLanes) {
-          __m256 q8;
-          chain_8(r, chain, sums, h, &q8);
-          store_codes_8(q8, chain.lo, u + h);
-        }
-        continue;
-      }
+      const __mmask16 ok = _mm512_cmp_ps_mask(distance, tie_room, _CMP_LT_OQ);
       _mm_storeu_si128(reinterpret_cast<__m128i*>(u + j), _mm512_cvtepi32_epi8(kPlain ? q : _mm512_sub_epi32(q, lowest_code)));
+      if (ok != 0xffff) {  // a half with a lane too close to a tie: its codes again the exact way
+        for (int64_t h = 0; h < 16; h += kLanes) {
+          if (((ok >> h) & 0xff) == 0xff) continue;
+          __m256 q8;
+          chain_8(r, chain, sums, j + h, &q8);
+          store_codes_8(q8, chain.lo, u + j + h);
+        }
+      }
     }
   }
   return done;

@@ -1,6 +1,7 @@
 // MaxPool (with the optional Indices output), AveragePool, LpPool, GlobalAveragePool and GlobalMaxPool
 // over N-D windows with strides, pads, dilations, auto_pad and ceil_mode.
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -339,31 +340,43 @@ bool max_pool_codes(const PoolPlan& p, int64_t batch, int64_t channels, const ui
   for (const auto& spans : p.spans)
     for (const Span& span : spans)
       if (span.count == 0) return false;
-  const size_t nd = p.geo.rank();
+  const size_t nd = p.geo.rank(), last = nd - 1;
   std::vector<int64_t> in_strides(nd, 1);
   for (size_t d = nd - 1; d-- > 0;) in_strides[d] = in_strides[d + 1] * p.geo.in[d + 1];
   int64_t taps = 1;
   for (int64_t k : p.geo.kernel) taps *= k;
-  exec::parallel_for(batch * p.out_size, taps * channels, [&](int64_t u0, int64_t u1) {
+  // By output rows (every dim but the last fixed): the window's rows are found once per output row, and
+  // along it each position's span comes from the plan, with no index arithmetic per position.
+  const int64_t out_w = p.geo.out[last], rows = p.out_size / out_w, dilation = p.geo.dilations[last];
+  exec::parallel_for(batch * rows, out_w * taps * channels, [&](int64_t u0, int64_t u1) {
     std::vector<int64_t> counter(nd);
     std::vector<Span> spans(nd);
+    std::vector<int64_t> window_rows;  // the input position where each of the window's rows starts
     for (int64_t u = u0; u < u1; ++u) {
-      for (int64_t rest = u % p.out_size, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
+      const int64_t n = u / rows, r = u % rows;
+      for (int64_t rest = r, d = static_cast<int64_t>(last) - 1; d >= 0; --d) {
         spans[static_cast<size_t>(d)] = p.spans[static_cast<size_t>(d)][static_cast<size_t>(rest % p.geo.out[static_cast<size_t>(d)])];
         rest /= p.geo.out[static_cast<size_t>(d)];
       }
-      const uint8_t* image = in + u / p.out_size * p.in_size * channels;
-      uint8_t* dst = out + u * channels;
-      bool first = true;
-      for_each_tap(spans, p.geo.dilations, in_strides, counter, [&](int64_t i) {
-        const uint8_t* src = image + i * channels;
-        if (first) {
-          std::copy(src, src + channels, dst);
-          first = false;
-          return;
-        }
-        max_bytes(dst, src, channels);
-      });
+      spans[last] = Span{0, 1};
+      window_rows.clear();
+      for_each_tap(spans, p.geo.dilations, in_strides, counter, [&](int64_t i) { window_rows.push_back(i); });
+      const uint8_t* image = in + n * p.in_size * channels;
+      uint8_t* dst = out + (n * p.out_size + r * out_w) * channels;
+      for (int64_t x = 0; x < out_w; ++x, dst += channels) {
+        const Span span = p.spans[last][static_cast<size_t>(x)];
+        bool first = true;
+        for (const int64_t row : window_rows)
+          for (int64_t j = 0; j < span.count; ++j) {
+            const uint8_t* src = image + (row + span.first + j * dilation) * channels;
+            if (first) {
+              std::memcpy(dst, src, static_cast<size_t>(channels));
+              first = false;
+            } else {
+              max_bytes(dst, src, channels);
+            }
+          }
+      }
     }
   });
   return true;
