@@ -504,6 +504,34 @@ TEST(Dataset, BatchesMatchSampleBySampleRunsWithAPartialLastBatch) {
   }
 }
 
+// Without keep_outputs nothing is stacked: on_rows sees every batch's rows in order, the rows the kept run
+// stacks, and a batch whose rows differ beyond axis 0 is still an error.
+TEST(Dataset, WithoutKeptOutputsEveryBatchGoesToOnRowsInOrder) {
+  ir::Model model = scorer(-1, false);
+  auto ex = exec::Executor::create(model);
+  ASSERT_TRUE(ex.is_ok());
+  ex->set_check_input_shapes(false);
+  const Tensor x = samples(8);
+  exec::DatasetOptions o;
+  o.batch_size = 3;
+  auto kept = exec::run_dataset(ex.value(), model.graph(), {{"x", x}}, o);
+  ASSERT_TRUE(kept.is_ok()) << kept.status().to_string();
+  o.keep_outputs = false;
+  std::vector<Tensor> seen;
+  o.on_rows = [&](size_t k, const Tensor& rows) {
+    EXPECT_EQ(k, 0u);
+    seen.push_back(rows);
+  };
+  auto streamed = exec::run_dataset(ex.value(), model.graph(), {{"x", x}}, o);
+  ASSERT_TRUE(streamed.is_ok()) << streamed.status().to_string();
+  EXPECT_TRUE(streamed->outputs.empty());
+  EXPECT_EQ(streamed->samples, 8);
+  ASSERT_EQ(seen.size(), 3u);
+  auto joined = exec::concat_rows(seen);
+  ASSERT_TRUE(joined.is_ok());
+  EXPECT_TRUE(joined->identical(kept->outputs[0]));
+}
+
 TEST(Dataset, ABatchOneExportThatMixesSamplesRunsSampleBySample) {
   ir::Model model = scorer(1, true);
   auto ex = exec::Executor::create(model);
@@ -575,6 +603,28 @@ TEST_F(DatasetCli, WritesAllRowsAndPrintsAccuracyAndThroughput) {
   auto y9 = io::read_tensor_file(path("one/output_0.npy"));
   ASSERT_TRUE(y9.is_ok());
   EXPECT_TRUE(exec::slice_rows(y->tensor, 9, 10).identical(y9->tensor));
+}
+
+// The statistics line is the same whether the outputs are kept (--output-dir) or gathered batch by batch,
+// and it is that of the whole output (as exec prints it for the stacked rows run at once).
+TEST_F(DatasetCli, OutputStatisticsDoNotDependOnKeepingTheOutputs) {
+  const auto line = [](const std::string& out) { return out.substr(0, out.find('\n')); };
+  auto streamed = run_cli("exec " + path("m.onnx") + " --input x=" + path("x.npy") + " --batch-size 3");
+  ASSERT_EQ(streamed.exit_code, 0) << streamed.err;
+  auto kept = run_cli("exec " + path("m.onnx") + " --input x=" + path("x.npy") + " --batch-size 3 --output-dir " + path("out"));
+  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  EXPECT_EQ(line(streamed.out), line(kept.out));
+  EXPECT_NE(line(streamed.out).find("float[10, 3] min "), std::string::npos) << streamed.out;
+  auto y = io::read_tensor_file(path("out/output_0.npy"));
+  ASSERT_TRUE(y.is_ok());
+  double lo = y->tensor.data<float>()[0], hi = lo, sum = 0;
+  for (int64_t i = 0; i < y->tensor.numel(); ++i) {
+    lo = std::min<double>(lo, y->tensor.data<float>()[i]);
+    hi = std::max<double>(hi, y->tensor.data<float>()[i]);
+    sum += y->tensor.data<float>()[i];
+  }
+  EXPECT_NE(line(streamed.out).find(fmt::format("min {:.6g} max {:.6g} mean {:.6g}", lo, hi, sum / 30.0)), std::string::npos)
+      << streamed.out;
 }
 
 TEST_F(DatasetCli, BadLabelsEmptyDataAndConflictingOptionsAreUsageErrors) {

@@ -179,7 +179,9 @@ class Session {
     std::map<std::string, Tensor> inputs = tensors_from_dict(data);
     exec::DatasetResult done = without_gil([&]() -> Result<exec::DatasetResult> {
       exec::set_threads(threads);
-      return exec::run_dataset(*executor_, model_->graph(), inputs, {batch_size, nullptr});
+      exec::DatasetOptions options;
+      options.batch_size = batch_size;
+      return exec::run_dataset(*executor_, model_->graph(), inputs, options);
     });
     py::list outputs;
     for (const Tensor& t : done.outputs) outputs.append(tensor_to_numpy(t));

@@ -34,31 +34,50 @@ Tensor slice_rows(const Tensor& t, int64_t begin, int64_t end) {
   return out;
 }
 
+namespace {
+
+// `part` as rows [row0, row0 + part.dim(0)) of `into`, which the first part allocates with `rows` rows (its
+// other dims the part's); every part must agree with it in dtype and in every other dim.
+// An error unless `part` has rows like `like`'s: a batch axis, the same dtype and every other dim.
+Status same_rows(const Tensor& like, const Tensor& part) {
+  if (part.rank() == 0) return Status(Code::kFailed, "a scalar output has no batch axis to concatenate along");
+  const bool same = part.dtype() == like.dtype() && part.rank() == like.rank() &&
+                    std::equal(part.dims().begin() + 1, part.dims().end(), like.dims().begin() + 1);
+  if (!same)
+    return Status(Code::kFailed, fmt::format("batch outputs differ beyond axis 0: {} {} vs {} {}", dtype_name(like.dtype()),
+                                             dims_to_string(like.dims()), dtype_name(part.dtype()), dims_to_string(part.dims())));
+  return Status::ok();
+}
+
+Status place_rows(const Tensor& part, int64_t row0, int64_t rows, Tensor& into) {
+  if (part.rank() == 0) return same_rows(part, part);
+  if (!into.defined()) {
+    Dims dims = part.dims();
+    dims[0] = rows;
+    into = Tensor::uninitialized(part.dtype(), dims);
+  }
+  QONNX_RETURN_IF_ERROR(same_rows(into, part));
+  const int64_t row = row_elements(part);
+  if (part.dtype() == DType::kString) {
+    std::copy(part.strings().begin(), part.strings().end(), into.strings().begin() + row0 * row);
+  } else if (part.nbytes() > 0) {
+    const size_t row_bytes = static_cast<size_t>(row) * dtype_size(part.dtype());
+    std::memcpy(static_cast<uint8_t*>(into.raw()) + static_cast<size_t>(row0) * row_bytes, part.raw(), part.nbytes());
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Result<Tensor> concat_rows(const std::vector<Tensor>& parts) {
   if (parts.empty()) return Status(Code::kFailed, "nothing to concatenate");
-  const Tensor& first = parts.front();
-  if (first.rank() == 0) return Status(Code::kFailed, "a scalar output has no batch axis to concatenate along");
-  Dims dims = first.dims();
-  dims[0] = 0;
+  int64_t rows = 0;
+  for (const Tensor& p : parts) rows += p.rank() > 0 ? p.dim(0) : 0;
+  Tensor out;
+  int64_t row0 = 0;
   for (const Tensor& p : parts) {
-    bool same = p.dtype() == first.dtype() && p.rank() == first.rank() &&
-                std::equal(p.dims().begin() + 1, p.dims().end(), first.dims().begin() + 1);
-    if (!same)
-      return Status(Code::kFailed, fmt::format("batch outputs differ beyond axis 0: {} {} vs {} {}", dtype_name(first.dtype()),
-                                               dims_to_string(first.dims()), dtype_name(p.dtype()), dims_to_string(p.dims())));
-    dims[0] += p.dim(0);
-  }
-  Tensor out = Tensor::uninitialized(first.dtype(), dims);
-  size_t byte_offset = 0;
-  int64_t string_offset = 0;
-  for (const Tensor& p : parts) {
-    if (p.dtype() == DType::kString) {
-      std::copy(p.strings().begin(), p.strings().end(), out.strings().begin() + string_offset);
-      string_offset += p.numel();
-    } else if (p.nbytes() > 0) {
-      std::memcpy(static_cast<uint8_t*>(out.raw()) + byte_offset, p.raw(), p.nbytes());
-      byte_offset += p.nbytes();
-    }
+    QONNX_RETURN_IF_ERROR(place_rows(p, row0, rows, out));
+    row0 += p.dim(0);
   }
   return out;
 }
@@ -119,7 +138,11 @@ Result<DatasetResult> run_dataset(const Executor& executor, const ir::Graph& gra
 
   DatasetResult result;
   result.samples = n;
-  std::vector<std::vector<Tensor>> batches;  // per batch, per output
+  // Each batch's outputs go to their rows at once (or only to on_rows), so that the executor reuses the
+  // batch's buffers for the next one: kept batches would each take fresh memory, whose page faults can cost
+  // more than the runs.
+  std::vector<Tensor> stacked;
+  std::vector<Tensor> first;  // without keep_outputs: the first batch's outputs, which the others must match
   for (int64_t begin = 0; begin < n; begin += options.batch_size) {
     const int64_t end = std::min(n, begin + options.batch_size);
     std::vector<Tensor> outs;
@@ -144,16 +167,19 @@ Result<DatasetResult> run_dataset(const Executor& executor, const ir::Graph& gra
                                                            dims_to_string(t.dims())));
       }
     }
-    batches.push_back(std::move(outs));
+    stacked.resize(outs.size());
+    if (first.empty() && !options.keep_outputs) first = outs;
+    for (size_t k = 0; k < outs.size(); ++k) {
+      const std::string which = fmt::format("output #{}", k);
+      if (options.keep_outputs)
+        QONNX_RETURN_IF_ERROR(place_rows(outs[k], begin, n, stacked[k]).with_context(which));
+      else
+        QONNX_RETURN_IF_ERROR(same_rows(first[k], outs[k]).with_context(which));
+      if (options.on_rows) options.on_rows(k, outs[k]);
+    }
     if (options.progress) options.progress(end, n);
   }
-  for (size_t k = 0; k < batches.front().size(); ++k) {
-    std::vector<Tensor> column;
-    for (auto& b : batches) column.push_back(std::move(b[k]));
-    auto stacked = concat_rows(column);
-    if (!stacked.is_ok()) return std::move(stacked).status().with_context(fmt::format("output #{}", k));
-    result.outputs.push_back(std::move(stacked).value());
-  }
+  if (options.keep_outputs) result.outputs = std::move(stacked);
   return result;
 }
 

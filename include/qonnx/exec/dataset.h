@@ -23,10 +23,15 @@ struct DatasetOptions {
   int64_t batch_size = 1;
   // Called after every batch with the samples done so far and the total.
   std::function<void(int64_t done, int64_t total)> progress;
+  // Called with every batch's output k (its rows of the stacked output, in order).
+  std::function<void(size_t k, const Tensor& rows)> on_rows;
+  // false: the outputs are not stacked (DatasetResult::outputs stays empty; on_rows sees them), so the memory
+  // held does not grow with the data set.
+  bool keep_outputs = true;
 };
 
 struct DatasetResult {
-  std::vector<Tensor> outputs;  // graph-output order, N along axis 0
+  std::vector<Tensor> outputs;  // graph-output order, N along axis 0 (none without keep_outputs)
   int64_t samples = 0;
   // The model fixes its batch dim at 1 and the first batch run whole did not give the bytes of running
   // its samples one by one (or produced no batch axis): every batch then runs sample by sample.
