@@ -46,16 +46,19 @@ void int8_tile(int64_t k, const uint8_t* const* a, const int8_t* w, int32_t* c, 
     const int64_t count = k / slices->slice_k, groups = slices->slice_k / 4;
     for (int64_t s = 0; s < count; ++s) int8_groups<V, R, NV>(acc, groups, a, slices->offsets[s], w);
   } else {
+    // The partial last k-group first (the packed panel holds zeros past k; the sums are exact in any order):
+    // nothing but the sums is then live after the main loop, which keeps every row pointer in a register.
     const int64_t full_groups = k / 4;
-    int8_groups<V, R, NV>(acc, full_groups, a, 0, w);
-    if (const int tail = static_cast<int>(k % 4)) {  // the packed panel holds zeros past k
+    if (const int tail = static_cast<int>(k % 4)) {
+      const int8_t* last = w + full_groups * 4 * NV * V::kCols;
       typename V::wreg wv[NV];
-      for (int v = 0; v < NV; ++v) wv[v] = V::load_w(w + v * 4 * V::kCols);
+      for (int v = 0; v < NV; ++v) wv[v] = V::load_w(last + v * 4 * V::kCols);
       for (int i = 0; i < R; ++i) {
         const typename V::areg av = V::broadcast(left_group(a[i] + 4 * full_groups, tail));
         for (int v = 0; v < NV; ++v) acc[i][v] = V::madd(acc[i][v], av, wv[v]);
       }
     }
+    int8_groups<V, R, NV>(acc, full_groups, a, 0, w);
   }
   for (int i = 0; i < R; ++i)
     for (int v = 0; v < NV; ++v) {
