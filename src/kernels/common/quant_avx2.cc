@@ -776,7 +776,9 @@ QONNX_AVX2 int64_t requantize_rows_direct(const RequantizeRows& r, const QuantCh
 // Whether the direct form gives the exact chain's bits for the rows' channels (then ratio and shift are
 // filled): a half rounding mode; 2^-100 <= s <= 2^100; |z| <= 2^8; integer bounds with |lo|, |hi| <= 2^8,
 // hi >= 1 and lo <= -1 or +0; per channel ratio and shift finite, |shift| <= 2^9.
-bool direct_quant_usable(const RequantizeRows& r, const ElementwiseStep& q, float* ratio, float* shift) {
+// Reached only through requantize_run (AVX2), so its loops may use AVX2: the divisions, vectorized, once a
+// block's rows were a few percent of a small layer's run.
+QONNX_AVX2 bool direct_quant_usable(const RequantizeRows& r, const ElementwiseStep& q, float* ratio, float* shift) {
   using quant::RoundingMode;
   if (q.mode != RoundingMode::kRound && q.mode != RoundingMode::kHalfUp && q.mode != RoundingMode::kHalfDown) return false;
   if (!(q.scale >= 0x1p-100f && q.scale <= 0x1p100f) || !(std::fabs(q.zero_point) <= 256.0f)) return false;
@@ -784,12 +786,16 @@ bool direct_quant_usable(const RequantizeRows& r, const ElementwiseStep& q, floa
     return false;
   if (!(q.lo <= -1.0f || (q.lo == 0.0f && !std::signbit(q.lo)))) return false;
   const double s = q.scale;
-  for (int64_t j = 0; j < r.n; ++j) {
-    ratio[j] = static_cast<float>(r.scale[j] / s);
-    shift[j] = r.bias ? static_cast<float>(r.bias[j] / s) : 0.0f;
-    if (!std::isfinite(ratio[j]) || !(std::fabs(shift[j]) <= 512.0f)) return false;
+  const double* scale = r.scale;
+  for (int64_t j = 0; j < r.n; ++j) ratio[j] = static_cast<float>(scale[j] / s);
+  if (const double* bias = r.bias) {
+    for (int64_t j = 0; j < r.n; ++j) shift[j] = static_cast<float>(bias[j] / s);
+  } else {
+    std::fill(shift, shift + r.n, 0.0f);
   }
-  return true;
+  bool usable = true;
+  for (int64_t j = 0; j < r.n; ++j) usable &= std::isfinite(ratio[j]) && std::fabs(shift[j]) <= 512.0f;
+  return usable;
 }
 
 template <bool kRelu>
