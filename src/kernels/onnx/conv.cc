@@ -995,9 +995,11 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
     const auto left = scratch<uint8_t>(in_place || pad_images ? 0 : block_size * rows);
     const auto sums = scratch<int32_t>(block_size * mg);
     const auto scaled = scratch<float>(channels_last ? 0 : block_size * mg);
-    std::vector<int64_t> offsets(static_cast<size_t>(s.kernel_size * kChannelsLastBlock));
-    std::vector<int64_t> inside_first(static_cast<size_t>(kChannelsLastBlock));
-    std::vector<int64_t> coord(2 * s.geo.rank());
+    // Window offsets only where windows are gathered (a share's allocations add up at batch 1).
+    const bool gathers = !in_place && !pad_images;
+    std::vector<int64_t> offsets(static_cast<size_t>(gathers ? s.kernel_size * kChannelsLastBlock : 0));
+    std::vector<int64_t> inside_first(static_cast<size_t>(gathers ? kChannelsLastBlock : 0));
+    std::vector<int64_t> coord(gathers ? 2 * s.geo.rank() : 0);
     std::vector<const uint8_t*> windows(static_cast<size_t>(rows_in_image ? block_size : 0));
     std::vector<int64_t> starts(static_cast<size_t>(pad_images ? block_size : 0));
     for (int64_t u = u0; u < u1; ++u) {
