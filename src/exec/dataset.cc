@@ -36,11 +36,15 @@ Tensor slice_rows(const Tensor& t, int64_t begin, int64_t end) {
 
 namespace {
 
-// `part` as rows [row0, row0 + part.dim(0)) of `into`, which the first part allocates with `rows` rows (its
-// other dims the part's); every part must agree with it in dtype and in every other dim.
+// An error unless `part` has a batch axis.
+Status has_rows(const Tensor& part) {
+  if (part.rank() == 0) return Status(Code::kFailed, "a scalar output has no batch axis to concatenate along");
+  return Status::ok();
+}
+
 // An error unless `part` has rows like `like`'s: a batch axis, the same dtype and every other dim.
 Status same_rows(const Tensor& like, const Tensor& part) {
-  if (part.rank() == 0) return Status(Code::kFailed, "a scalar output has no batch axis to concatenate along");
+  QONNX_RETURN_IF_ERROR(has_rows(part));
   const bool same = part.dtype() == like.dtype() && part.rank() == like.rank() &&
                     std::equal(part.dims().begin() + 1, part.dims().end(), like.dims().begin() + 1);
   if (!same)
@@ -49,8 +53,10 @@ Status same_rows(const Tensor& like, const Tensor& part) {
   return Status::ok();
 }
 
+// `part` as rows [row0, row0 + part.dim(0)) of `into`, which the first part allocates with `rows` rows (its
+// other dims the part's); every part must agree with it in dtype and in every other dim.
 Status place_rows(const Tensor& part, int64_t row0, int64_t rows, Tensor& into) {
-  if (part.rank() == 0) return same_rows(part, part);
+  QONNX_RETURN_IF_ERROR(has_rows(part));
   if (!into.defined()) {
     Dims dims = part.dims();
     dims[0] = rows;
@@ -170,11 +176,8 @@ Result<DatasetResult> run_dataset(const Executor& executor, const ir::Graph& gra
     stacked.resize(outs.size());
     if (first.empty() && !options.keep_outputs) first = outs;
     for (size_t k = 0; k < outs.size(); ++k) {
-      const std::string which = fmt::format("output #{}", k);
-      if (options.keep_outputs)
-        QONNX_RETURN_IF_ERROR(place_rows(outs[k], begin, n, stacked[k]).with_context(which));
-      else
-        QONNX_RETURN_IF_ERROR(same_rows(first[k], outs[k]).with_context(which));
+      Status placed = options.keep_outputs ? place_rows(outs[k], begin, n, stacked[k]) : same_rows(first[k], outs[k]);
+      if (!placed.is_ok()) return std::move(placed).with_context(fmt::format("output #{}", k));
       if (options.on_rows) options.on_rows(k, outs[k]);
     }
     if (options.progress) options.progress(end, n);

@@ -85,8 +85,12 @@ Status parse_input_shape(const std::string& spec, std::map<std::string, Dims>& s
 class OutputStats {
  public:
   void add(const Tensor& t) {
-    if (!dims_) dims_ = t.dims(), dtype_ = t.dtype();
-    else if (t.rank() > 0 && !dims_->empty()) (*dims_)[0] += t.dim(0);
+    if (!dims_) {
+      dims_ = t.dims();
+      dtype_ = t.dtype();
+    } else if (t.rank() > 0 && !dims_->empty()) {
+      (*dims_)[0] += t.dim(0);
+    }
     if (t.dtype() == DType::kString) return;
     if (t.dtype() == DType::kFloat) {  // the common case without a call per element
       const float* v = t.data<float>();

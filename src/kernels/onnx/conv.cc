@@ -690,14 +690,15 @@ class ChannelsLastIm2colSource final : public FloatPanelSource {
   const int64_t* offsets_;
 };
 
-// The offset of each kernel tap from the window's first position, for a window inside the input.
-std::vector<int64_t> tap_offsets(const ConvShape& s) {
+// The offset of each kernel tap from the window's first position, for a window inside an input of spatial
+// dims `dims` (the input's own, or its padded ones).
+std::vector<int64_t> tap_offsets(const ConvShape& s, const Dims& dims) {
   const WindowGeometry& g = s.geo;
   const size_t nd = g.rank();
   std::vector<int64_t> k(nd, 0), relative(static_cast<size_t>(s.kernel_size));
   for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
     int64_t at = 0;
-    for (size_t d = 0; d < nd; ++d) at = at * g.in[d] + k[d] * g.dilations[d];
+    for (size_t d = 0; d < nd; ++d) at = at * dims[d] + k[d] * g.dilations[d];
     relative[static_cast<size_t>(kk)] = at;
     next_index(k, g.kernel, nd);
   }
@@ -773,7 +774,7 @@ void add_bias_channels_last(float* y, int64_t rows, int64_t filters, const float
 void conv_channels_last_f32(const ConvShape& s, const float* x, const float* w, const float* bias, float* y) {
   const int64_t rows = s.channels * s.kernel_size, blocks = (s.out_size + kChannelsLastBlock - 1) / kChannelsLastBlock;
   const int64_t panels = float_gemm_panels(kChannelsLastBlock);
-  const std::vector<int64_t> relative = tap_offsets(s);
+  const std::vector<int64_t> relative = tap_offsets(s, s.geo.in);
   exec::parallel_for(s.batch * blocks, s.filters * rows * kChannelsLastBlock, [&](int64_t u0, int64_t u1) {
     std::vector<float> scratch(static_cast<size_t>(float_gemm_scratch_floats()));
     std::vector<float> block(static_cast<size_t>(s.filters * kChannelsLastBlock));
@@ -799,7 +800,7 @@ void conv_channels_last_f32(const ConvShape& s, const float* x, const float* w, 
 void depthwise_channels_last_f32(const ConvShape& s, const float* x, const float* w, const float* bias, float* y) {
   const int64_t channels = s.channels, blocks = (s.out_size + kChannelsLastBlock - 1) / kChannelsLastBlock;
   const std::vector<float> zeros(static_cast<size_t>(channels), 0.0f);  // a tap in the padding
-  const std::vector<int64_t> relative = tap_offsets(s);
+  const std::vector<int64_t> relative = tap_offsets(s, s.geo.in);
   exec::parallel_for(s.batch * blocks, kChannelsLastBlock * s.kernel_size * channels, [&](int64_t u0, int64_t u1) {
     std::vector<int64_t> offsets(static_cast<size_t>(s.kernel_size * kChannelsLastBlock));
     std::vector<const float*> taps(static_cast<size_t>(s.kernel_size));
@@ -864,12 +865,14 @@ void border_row_runs(const ConvShape& s, const uint8_t* image, int64_t pos, uint
 // in place wherever it starts. nhwc itself when the layer has no padding.
 struct PaddedImage {
   const uint8_t* bytes = nullptr;
+  Dims dims;                   // the spatial dims with the padding
   std::vector<int64_t> pitch;  // per spatial dim: positions between neighbours along it
   int64_t image_bytes = 0;
   Scratch<uint8_t> storage = scratch<uint8_t>(0);
 
-  // starts[j] = the first byte of output position pos0 + j's window in an image, for j < count.
-  void window_starts(const WindowGeometry& g, int64_t pos0, int64_t count, int64_t channels, int64_t* starts) const {
+  // windows[j] = image + the first byte of output position pos0 + j's window, for j < count.
+  void window_starts(const WindowGeometry& g, int64_t pos0, int64_t count, int64_t channels, const uint8_t* image,
+                     const uint8_t** windows) const {
     const size_t nd = g.rank();
     std::vector<int64_t> o(nd);
     for (size_t d = nd; d-- > 0;) {
@@ -881,7 +884,7 @@ struct PaddedImage {
       int64_t at = 0;
       for (size_t d = 0; d < nd; ++d) at += o[d] * g.strides[d] * pitch[d];
       at *= channels;
-      for (int64_t x = o[nd - 1]; x < g.out[nd - 1] && j < count; ++x, ++j, at += step) starts[j] = at;
+      for (int64_t x = o[nd - 1]; x < g.out[nd - 1] && j < count; ++x, ++j, at += step) windows[j] = image + at;
       o[nd - 1] = g.out[nd - 1] - 1;
       next_index(o, g.out, nd);
     }
@@ -899,6 +902,7 @@ PaddedImage padded_image(const ConvShape& s, const uint8_t* nhwc, uint8_t zero) 
     padded = padded || dims[d] != g.in[d] || g.pads_begin[d] != 0;
   }
   PaddedImage r;
+  r.dims = dims;
   r.pitch.assign(nd, 1);
   for (size_t d = nd - 1; d-- > 0;) r.pitch[d] = r.pitch[d + 1] * dims[d + 1];
   const int64_t channels = s.channels, positions = r.pitch[0] * dims[0];
@@ -968,7 +972,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   // the GEMM reads each window where it lies (windows overlapping), in slices of whole kernel rows (with
   // row_runs) or of a group's channels of single taps; nothing is gathered. Several slices need whole
   // k-groups of 4 in each, and are worth their loop from 16 bytes on.
-  const std::vector<int64_t> relative = tap_offsets(s);
+  const std::vector<int64_t> relative = tap_offsets(s, s.geo.in);
   const int64_t slice_k = row_runs ? kernel_w * cg : cg, slice_count = rows / std::max<int64_t>(slice_k, 1);
   const bool rows_in_image = !in_place && (slice_count == 1 || (slice_k % 4 == 0 && slice_k >= 16));
   // Several slices read the padded image; one slice (a 1-D window, or one tap) reads inside windows from the
@@ -977,15 +981,9 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   const PaddedImage padded = pad_images ? padded_image(s, nhwc, zero) : PaddedImage{};
   std::vector<int64_t> slice_offsets(static_cast<size_t>(slice_count));
   if (pad_images) {
-    std::vector<int64_t> k(s.geo.rank(), 0);
-    for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
-      if (kk * cg % slice_k == 0) {
-        int64_t at = 0;
-        for (size_t d = 0; d < s.geo.rank(); ++d) at += k[d] * s.geo.dilations[d] * padded.pitch[d];
-        slice_offsets[static_cast<size_t>(kk * cg / slice_k)] = at * channels;
-      }
-      next_index(k, s.geo.kernel, s.geo.rank());
-    }
+    const std::vector<int64_t> padded_relative = tap_offsets(s, padded.dims);
+    for (int64_t sl = 0; sl < slice_count; ++sl)
+      slice_offsets[static_cast<size_t>(sl)] = padded_relative[static_cast<size_t>(sl * slice_k / cg)] * channels;
   }
   const Int8Slices slices{slice_k, slice_offsets.data()};
   const Int8Slices* in_image = slice_count > 1 ? &slices : nullptr;
@@ -1001,7 +999,6 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
     std::vector<int64_t> inside_first(static_cast<size_t>(gathers ? kChannelsLastBlock : 0));
     std::vector<int64_t> coord(gathers ? 2 * s.geo.rank() : 0);
     std::vector<const uint8_t*> windows(static_cast<size_t>(rows_in_image ? block_size : 0));
-    std::vector<int64_t> starts(static_cast<size_t>(pad_images ? block_size : 0));
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t n = u / (s.group * blocks), g = u / blocks % s.group, b = u % blocks;
       const int64_t pos0 = b * block_size, count = std::min(block_size, s.out_size - pos0);
@@ -1041,9 +1038,8 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
         layer.group_sums(static_cast<size_t>(g), count, image + pos0 * channels, rows, sums.get());
       } else if (rows_in_image) {
         if (pad_images) {
-          const uint8_t* padded_image = padded.bytes + n * padded.image_bytes + g * cg;
-          padded.window_starts(s.geo, pos0, count, channels, starts.data());
-          for (int64_t j = 0; j < count; ++j) windows[static_cast<size_t>(j)] = padded_image + starts[static_cast<size_t>(j)];
+          padded.window_starts(s.geo, pos0, count, channels, padded.bytes + n * padded.image_bytes + g * cg,
+                               windows.data());
         } else {
           channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data(), !row_runs);
           uint8_t* gathered = left.get();
