@@ -383,15 +383,27 @@ TEST(EpilogueFusion, ConvTransposeMakesAndTakesByteCodes) {
         }
 }
 
-// x -> Quant (u8) -> depthwise Conv (12 channels: an 8-lane block and a tail) -> Relu -> Quant -> 1x1 Conv ->
+// x -> Quant (u8) -> depthwise Conv (12 channels unless the case says: an 8-lane block and a tail) -> Relu -> Quant -> 1x1 Conv ->
 // Relu -> Quant -> y. With `blocked`, Identities after both Quants: no byte codes reach or leave the depthwise
 // layer, which then runs plane by plane; without, it reads the input Quant's codes, makes its own and runs
 // channels-last.
 struct DepthwiseGeometry {
   int64_t kernel = 3, stride = 1, dilation = 1;
   std::vector<int64_t> pads = {1, 1, 1, 1};  // 2 * rank values
+  int64_t channels = kChannels;
+  int64_t kernel_h = 0;  // 2-D: the kernel's height when not `kernel`
+  Dims spatial = {};     // 2-D: (H, W) when not kSize x kSize
   size_t rank() const { return pads.size() / 2; }
-  Dims input() const { return rank() == 1 ? Dims{2, kChannels, 40} : rank() == 3 ? Dims{2, kChannels, 5, 6, 7} : Dims{2, kChannels, kSize, kSize}; }
+  Dims input() const {
+    if (rank() == 1) return {2, channels, 40};
+    if (rank() == 3) return {2, channels, 5, 6, 7};
+    return spatial.empty() ? Dims{2, channels, kSize, kSize} : Dims{2, channels, spatial[0], spatial[1]};
+  }
+  Dims kernel_dims() const {
+    Dims k(rank(), kernel);
+    if (rank() == 2 && kernel_h > 0) k[0] = kernel_h;
+    return k;
+  }
 };
 
 ir::Model depthwise_then_pointwise(const DepthwiseGeometry& geo, bool blocked, bool nan_bias) {
@@ -400,16 +412,18 @@ ir::Model depthwise_then_pointwise(const DepthwiseGeometry& geo, bool blocked, b
   quantized_input(m, geo.input());
   if (blocked) m.node("Identity", {"xq"}, {"xi"});
   const size_t nd = geo.rank();
-  Dims wd = {kChannels, 1}, ones = {kChannels, 1}, wp = {kChannels, kChannels};
-  wd.insert(wd.end(), nd, geo.kernel), ones.insert(ones.end(), nd, 1), wp.insert(wp.end(), nd, 1);
+  const int64_t c = geo.channels;
+  Dims wd = {c, 1}, ones = {c, 1}, wp = {c, c};
+  const Dims kernel = geo.kernel_dims();
+  wd.insert(wd.end(), kernel.begin(), kernel.end()), ones.insert(ones.end(), nd, 1), wp.insert(wp.end(), nd, 1);
   m.initializer("wd", random_floats(rng, wd, -1.0f, 1.0f));
   m.initializer("wds", random_floats(rng, ones, 0.01f, 0.03f));
-  Tensor bias = random_floats(rng, {kChannels}, -0.5f, 0.5f);
+  Tensor bias = random_floats(rng, {c}, -0.5f, 0.5f);
   if (nan_bias) bias.data<float>()[2] = std::numeric_limits<float>::quiet_NaN();
   m.initializer("bd", bias);
   m.node("Quant", {"wd", "wds", "z", "b8"}, {"wdq"}, kQ).attr("signed", int64_t{1}).attr("narrow", int64_t{1});
   m.node("Conv", {blocked ? "xi" : "xq", "wdq", "bd"}, {"c0"})
-      .attr("group", kChannels)
+      .attr("group", c)
       .attr("strides", std::vector<int64_t>(nd, geo.stride))
       .attr("dilations", std::vector<int64_t>(nd, geo.dilation))
       .attr("pads", geo.pads);
@@ -430,11 +444,19 @@ TEST(EpilogueFusion, DepthwiseOnByteCodesGivesThePlaneByPlaneBits) {
   const std::vector<DepthwiseGeometry> geometries = {
       {}, {3, 2, 1, {1, 1, 1, 1}}, {5, 1, 1, {2, 2, 2, 2}}, {3, 1, 2, {2, 2, 2, 2}}, {2, 2, 1, {0, 0, 0, 0}},
       {3, 1, 1, {0, 1, 1, 0}}, {1, 1, 1, {0, 0, 0, 0}}, {4, 3, 1, {2, 1, 0, 2}},
-      {5, 2, 1, {2, 1}}, {3, 1, 3, {3, 3}}, {3, 1, 1, {1, 0, 1, 1, 1, 0}}, {2, 2, 1, {0, 1, 0, 0, 0, 1}}};  // 1-D, 3-D
+      {5, 2, 1, {2, 1}}, {3, 1, 3, {3, 3}}, {3, 1, 1, {1, 0, 1, 1, 1, 0}}, {2, 2, 1, {0, 1, 0, 0, 0, 1}},  // 1-D, 3-D
+      // 64 channels and more (AVX-512's row-quad run: whole zmm blocks and tails of 16, 8 and 5 channels),
+      // kernels of 2 to 7 rows (one or two groups of four), wide rows (a block of 64 outputs inside one row).
+      {3, 1, 1, {1, 1, 1, 1}, 128}, {3, 2, 1, {1, 1, 1, 1}, 80}, {5, 1, 1, {2, 2, 2, 2}, 136}, {3, 1, 2, {2, 2, 2, 2}, 64},
+      {4, 3, 1, {2, 1, 0, 2}, 72}, {7, 2, 1, {3, 3, 3, 3}, 69}, {2, 2, 1, {0, 0, 0, 0}, 64}, {2, 1, 1, {3, 0, 2, 3}, 77},
+      {1, 1, 1, {1, 0, 1, 0}, 64, 3}, {3, 1, 1, {0, 1, 0, 1}, 64, 1}, {3, 1, 1, {1, 1, 1, 1}, 96, 0, {4, 70}},
+      {3, 2, 2, {2, 2, 2, 2}, 64, 0, {3, 133}}, {6, 1, 1, {2, 3, 3, 2}, 80, 5, {11, 12}}};
   for (const DepthwiseGeometry& geo : geometries)
     for (bool nan_bias : {false, true}) {
-      SCOPED_TRACE(testing::Message() << geo.rank() << "-D kernel " << geo.kernel << " stride " << geo.stride << " dilation "
-                                      << geo.dilation << " pads " << fmt::format("{}", fmt::join(geo.pads, ",")) << ", NaN bias "
+      SCOPED_TRACE(testing::Message() << geo.rank() << "-D kernel " << fmt::format("{}", fmt::join(geo.kernel_dims(), "x"))
+                                      << " stride " << geo.stride << " dilation " << geo.dilation << " pads "
+                                      << fmt::format("{}", fmt::join(geo.pads, ",")) << ", " << geo.channels
+                                      << " channels, input " << fmt::format("{}", fmt::join(geo.input(), "x")) << ", NaN bias "
                                       << nan_bias);
       const ir::Model with_codes = depthwise_then_pointwise(geo, false, nan_bias);
       const ir::Model without = depthwise_then_pointwise(geo, true, nan_bias);

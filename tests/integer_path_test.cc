@@ -478,6 +478,13 @@ std::vector<Layer> depthwise_layers() {
   Layer big = c;  // 5x5: 25 taps (of 4-bit weights: 8-bit ones put the float path's error past check_layer's 1e-3)
   big.x = {1, 17, 14, 14}, big.w = {17, 1, 5, 5}, big.group = 17, big.pads = {2, 2, 2, 2}, big.weight_bits = 4;
   layers.push_back(big);
+  Layer blocks = c;  // 80 channels: a 64-channel block and a tail of 16 (AVX-512's row-quad run), signed bytes
+  blocks.x = {2, 80, 9, 11}, blocks.w = {80, 1, 3, 3}, blocks.group = 80, blocks.act_signed = true, blocks.act_zero = -3.0f;
+  layers.push_back(blocks);
+  Layer tall = c;  // 7 kernel rows (two groups of four), 70 channels, a zero point inside the range
+  tall.x = {1, 70, 13, 13}, tall.w = {70, 1, 7, 3}, tall.group = 70, tall.pads = {3, 1, 3, 1}, tall.strides = {2, 1};
+  tall.act_zero = 4.0f, tall.weight_bits = 4;
+  layers.push_back(tall);
   Layer conv1d;
   conv1d.x = {2, 6, 40}, conv1d.w = {6, 1, 5}, conv1d.group = 6, conv1d.pads = {2, 1}, conv1d.strides = {2};
   layers.push_back(conv1d);

@@ -20,6 +20,8 @@ namespace qonnx::kernels {
 namespace {
 
 constexpr int64_t kLanes = 16;  // outputs of a row per step of the vector path
+constexpr int64_t kQuadBlock = 64;  // channels per step of the row-quad run (one zmm of bytes)
+constexpr int64_t kMaxQuadRows = 16;  // kernel rows the row-quad run takes
 
 int32_t low_weight(int32_t pair) { return static_cast<int16_t>(static_cast<uint32_t>(pair) & 0xffffu); }
 int32_t high_weight(int32_t pair) { return static_cast<int16_t>(static_cast<uint32_t>(pair) >> 16); }
@@ -158,14 +160,29 @@ PaddedPlane padded_plane(const WindowGeometry& g, int64_t taps) {
   return pp;
 }
 
+// DepthwiseIntegerLayer::quad_weights from `values` (filter-major, kernel_h x kernel_w taps each).
+void pack_row_quads(const std::vector<int8_t>& values, int64_t kernel_h, int64_t kernel_w, DepthwiseIntegerLayer* layer) {
+  layer->kernel_h = kernel_h, layer->kernel_w = kernel_w, layer->row_quads = (kernel_h + 3) / 4;
+  layer->quad_channels = (layer->filters + kQuadBlock - 1) / kQuadBlock * kQuadBlock;
+  layer->quad_weights.assign(static_cast<size_t>(kernel_w * layer->row_quads * layer->quad_channels * 4), 0);
+  for (int64_t c = 0; c < layer->filters; ++c)
+    for (int64_t ky = 0; ky < kernel_h; ++ky)
+      for (int64_t kx = 0; kx < kernel_w; ++kx) {
+        const int64_t at = ((kx * layer->row_quads + ky / 4) * layer->quad_channels + c) * 4 + ky % 4;
+        layer->quad_weights[static_cast<size_t>(at)] = values[static_cast<size_t>((c * kernel_h + ky) * kernel_w + kx)];
+      }
+}
+
 }  // namespace
 
 std::optional<DepthwiseIntegerLayer> make_depthwise_integer_layer(const ByteActivation& x,
                                                                   const std::vector<int8_t>& values, int64_t filters,
-                                                                  int64_t taps,
+                                                                  const Dims& kernel,
                                                                   const std::vector<float>& weight_scales,
                                                                   const Tensor* bias, std::string* why) {
   DepthwiseIntegerLayer layer;
+  int64_t taps = 1;
+  for (int64_t k : kernel) taps *= k;
   layer.x = x, layer.filters = filters, layer.taps = taps;
   for (int8_t v : values) layer.max_abs_weight = std::max<int64_t>(layer.max_abs_weight, std::abs(int{v}));
   if (static_cast<double>(taps) * x.max_byte() * static_cast<double>(layer.max_abs_weight) >= 2147483648.0) {
@@ -199,6 +216,7 @@ std::optional<DepthwiseIntegerLayer> make_depthwise_integer_layer(const ByteActi
   }
   layer.rounding.x = x;
   layer.rounding.offset.assign(static_cast<size_t>(filters), 0);
+  if (kernel.size() == 2 && kernel[0] >= 2) pack_row_quads(values, kernel[0], kernel[1], &layer);
   return layer;
 }
 
@@ -206,8 +224,9 @@ std::string depthwise_integer_note(const DepthwiseIntegerLayer& layer) {
   return fmt::format("integer: depthwise, activations in [{}, {}] x weights in [{}, {}], {} (int32 sums, one rounding)",
                      layer.x.lo, layer.x.hi, -layer.max_abs_weight, layer.max_abs_weight,
                      !vector_path() ? "portable"
-                     : isa::current(isa::Family::kInt8) == isa::Isa::kAvx512 ? "avx512vnni (channels-last) / avx2-madd16 taps in pairs"
-                                                                              : "avx2-madd16 taps in pairs");
+                     : isa::current(isa::Family::kInt8) != isa::Isa::kAvx512 ? "avx2-madd16 taps in pairs"
+                     : layer.quad_weights.empty() ? "avx512vnni (channels-last) / avx2-madd16 taps in pairs"
+                                                  : "avx512vnni (channels-last: kernel rows in fours) / avx2-madd16 taps in pairs");
 }
 
 namespace {
@@ -368,6 +387,101 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,avx2"))) int64_t position_sum
   }
   return c;
 }
+
+namespace {
+
+// The row-quad run's geometry: a 2-D depthwise layer on channels-last bytes (positions, channels).
+struct QuadGeometry {
+  int64_t in_h, in_w, out_w, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left, channels;
+  // Input columns one output row's segment of `outputs` positions reads.
+  int64_t columns(int64_t outputs, int64_t kernel_w) const { return (outputs - 1) * stride_w + (kernel_w - 1) * dilation_w + 1; }
+};
+
+// The sums of output positions [pos0, pos0 + count) into rows of `channels` int32, 64 channels at a time
+// with vpdpbusd (u8 x s8, four products per int32 lane: exact). Per input column of an output row segment,
+// each group of four kernel rows' channel bytes is interleaved once into `columns` (four zmm: 16 channels'
+// four bytes each) and read by every output whose window holds the column; the weights are the layer's
+// quad_weights, the same four rows side by side. A vpermd before the byte interleave puts the channels
+// back in order in the sums. A tap outside the image reads the zero point's byte, a missing fourth row
+// anything (it weighs 0). `columns` holds g.columns(count, kernel_w) * row_quads * 256 bytes.
+__attribute__((target("avx512f,avx512bw,avx512vnni,avx2"))) void quad_block_sums_avx512(
+    const DepthwiseIntegerLayer& layer, const QuadGeometry& g, const uint8_t* image, int64_t pos0, int64_t count,
+    uint8_t* columns, int32_t* sums) {
+  const int64_t C = g.channels, kh = layer.kernel_h, kw = layer.kernel_w, quads = layer.row_quads;
+  const int64_t in_w = g.in_w, stride_w = g.stride_w, dilation_w = g.dilation_w;
+  const __m512i zero_bytes = _mm512_set1_epi8(static_cast<char>(layer.x.zero_byte()));
+  // Dword d = 4 * lane + slot takes source dword 4 * slot + lane (channels 16 * slot + 4 * lane + 0..3).
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const int64_t weight_step = layer.quad_channels * 4;  // bytes between (kx, q) weight sets
+  const int64_t column_bytes = quads * 256, window_step = stride_w * column_bytes, tap_step = dilation_w * column_bytes;
+  // Per kernel row of the segment's output row: its input row's bytes, null outside the image.
+  const uint8_t* rows[kMaxQuadRows];
+  for (int64_t p = pos0; p < pos0 + count;) {
+    const int64_t oy = p / g.out_w, ox0 = p % g.out_w, ox1 = std::min(g.out_w, ox0 + (pos0 + count - p));
+    const int64_t first_column = ox0 * stride_w - g.pad_left, column_count = g.columns(ox1 - ox0, kw);
+    for (int64_t ky = 0; ky < quads * 4; ++ky) {
+      const int64_t iy = oy * g.stride_h - g.pad_top + ky * g.dilation_h;
+      rows[ky] = ky < kh && iy >= 0 && iy < g.in_h ? image + iy * in_w * C : nullptr;
+    }
+    int32_t* segment_sums = sums + (p - pos0) * C;
+    for (int64_t c0 = 0; c0 < C; c0 += kQuadBlock) {
+      const int64_t left = C - c0;
+      const __mmask64 bytes_mask = left >= 64 ? ~__mmask64{0} : (__mmask64{1} << left) - 1;
+      uint8_t* col = columns;
+      for (int64_t i = 0; i < column_count; ++i) {
+        const int64_t ix = first_column + i;
+        const bool column_inside = ix >= 0 && ix < in_w;
+        for (int64_t q = 0; q < quads; ++q, col += 256) {
+          __m512i r[4];
+          for (int64_t k = 0; k < 4; ++k) {
+            const uint8_t* row = rows[4 * q + k];
+            r[k] = 4 * q + k >= kh ? _mm512_setzero_si512()
+                   : !column_inside || !row
+                       ? zero_bytes
+                       : _mm512_permutexvar_epi32(order, _mm512_maskz_loadu_epi8(bytes_mask, row + ix * C + c0));
+          }
+          const __m512i lo01 = _mm512_unpacklo_epi8(r[0], r[1]), hi01 = _mm512_unpackhi_epi8(r[0], r[1]);
+          const __m512i lo23 = _mm512_unpacklo_epi8(r[2], r[3]), hi23 = _mm512_unpackhi_epi8(r[2], r[3]);
+          _mm512_storeu_si512(col, _mm512_unpacklo_epi16(lo01, lo23));
+          _mm512_storeu_si512(col + 64, _mm512_unpackhi_epi16(lo01, lo23));
+          _mm512_storeu_si512(col + 128, _mm512_unpacklo_epi16(hi01, hi23));
+          _mm512_storeu_si512(col + 192, _mm512_unpackhi_epi16(hi01, hi23));
+        }
+      }
+      const int8_t* weights = layer.quad_weights.data() + c0 * 4;
+      const auto mask16 = [&](int64_t j) {
+        return static_cast<__mmask16>((1u << std::clamp<int64_t>(left - 16 * j, 0, 16)) - 1);
+      };
+      const __mmask16 m0 = mask16(0), m1 = mask16(1), m2 = mask16(2), m3 = mask16(3);
+      const int32_t* offset = layer.offset.data() + c0;
+      const __m512i o0 = _mm512_maskz_loadu_epi32(m0, offset), o1 = _mm512_maskz_loadu_epi32(m1, offset + 16);
+      const __m512i o2 = _mm512_maskz_loadu_epi32(m2, offset + 32), o3 = _mm512_maskz_loadu_epi32(m3, offset + 48);
+      const uint8_t* window = columns;
+      int32_t* out = segment_sums + c0;
+      for (int64_t ox = ox0; ox < ox1; ++ox, window += window_step, out += C) {
+        __m512i a0 = o0, a1 = o1, a2 = o2, a3 = o3;
+        const uint8_t* tap = window;
+        const int8_t* w = weights;
+        for (int64_t kx = 0; kx < kw; ++kx, tap += tap_step) {
+          const uint8_t* t = tap;
+          for (int64_t q = 0; q < quads; ++q, t += 256, w += weight_step) {
+            a0 = _mm512_dpbusd_epi32(a0, _mm512_loadu_si512(t), _mm512_loadu_si512(w));
+            a1 = _mm512_dpbusd_epi32(a1, _mm512_loadu_si512(t + 64), _mm512_loadu_si512(w + 64));
+            a2 = _mm512_dpbusd_epi32(a2, _mm512_loadu_si512(t + 128), _mm512_loadu_si512(w + 128));
+            a3 = _mm512_dpbusd_epi32(a3, _mm512_loadu_si512(t + 192), _mm512_loadu_si512(w + 192));
+          }
+        }
+        _mm512_mask_storeu_epi32(out, m0, a0);
+        _mm512_mask_storeu_epi32(out + 16, m1, a1);
+        _mm512_mask_storeu_epi32(out + 32, m2, a2);
+        _mm512_mask_storeu_epi32(out + 48, m3, a3);
+      }
+    }
+    p += ox1 - ox0;
+  }
+}
+
+}  // namespace
 #if !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -378,31 +492,47 @@ __attribute__((target("avx512f,avx512bw,avx512vnni,avx2"))) int64_t position_sum
 void depthwise_nhwc(const DepthwiseIntegerLayer& layer, const WindowGeometry& g, int64_t batch, int64_t channels,
                     int64_t in_size, int64_t out_size, const uint8_t* nhwc, float* y, const exec::Epilogue* epilogue,
                     OutputCodes* out) {
+  constexpr int64_t kBlock = 64;
+  const int64_t blocks = (out_size + kBlock - 1) / kBlock;
   const int64_t pair_count = layer.pair_count();
-  const std::vector<int32_t> at = tap_positions(g, pair_count, out_size);
-  // Per pair, the channels' weight pairs side by side (layer.pairs is filter-major).
-  std::vector<int32_t> pairs_by_channel(static_cast<size_t>(pair_count * channels));
-  for (int64_t c = 0; c < channels; ++c)
-    for (int64_t p = 0; p < pair_count; ++p)
-      pairs_by_channel[static_cast<size_t>(p * channels + c)] = layer.pairs[static_cast<size_t>(c * pair_count + p)];
-  const std::vector<uint8_t> zeros(static_cast<size_t>(channels) + 8, layer.x.zero_byte());  // a tap in the padding
   const bool simd = vector_path();
+  int64_t quad_columns = 0;  // > 0: the row-quad run, with that many input columns per segment at most
 #if QONNX_ISA_X86
   const bool wide = isa::current(isa::Family::kInt8) == isa::Isa::kAvx512;
+  // A 2-D kernel of two rows or more on AVX-512 VNNI: the row-quad run, unless an output row segment would
+  // read more input columns than fit its scratch comfortably (a very large stride or dilation).
+  QuadGeometry quad{};
+  if (wide && !layer.quad_weights.empty() && g.rank() == 2 && layer.kernel_h <= kMaxQuadRows) {
+    quad = {g.in[0], g.in[1], g.out[1], g.strides[0], g.strides[1], g.dilations[0], g.dilations[1], g.pads_begin[0],
+            g.pads_begin[1], channels};
+    quad_columns = quad.columns(std::min(kBlock, g.out[1]), layer.kernel_w);
+    if (quad_columns * layer.row_quads * 256 > (int64_t{1} << 18)) quad_columns = 0;
+  }
 #endif
+  // The position by position run: per output position its taps' input positions, and per pair the channels'
+  // weight pairs side by side (layer.pairs is filter-major).
+  const bool by_position = quad_columns == 0;
+  const std::vector<int32_t> at = by_position ? tap_positions(g, pair_count, out_size) : std::vector<int32_t>{};
+  std::vector<int32_t> pairs_by_channel(static_cast<size_t>(by_position ? pair_count * channels : 0));
+  for (int64_t c = 0; by_position && c < channels; ++c)
+    for (int64_t p = 0; p < pair_count; ++p)
+      pairs_by_channel[static_cast<size_t>(p * channels + c)] = layer.pairs[static_cast<size_t>(c * pair_count + p)];
+  const std::vector<uint8_t> zeros(static_cast<size_t>(by_position ? channels + 8 : 0), layer.x.zero_byte());  // a tap in the padding
   std::vector<avx2::ElementwiseStep> steps;
   const bool stepped = epilogue_steps(epilogue, &steps);
   const bool floats = !out || out->floats;
-  constexpr int64_t kBlock = 64;
-  const int64_t blocks = (out_size + kBlock - 1) / kBlock;
   exec::parallel_for(batch * blocks, kBlock * channels * layer.taps, [&](int64_t u0, int64_t u1) {
     const auto sums = scratch<int32_t>(kBlock * channels);
     const auto scaled = scratch<float>(kBlock * channels);
-    std::vector<const uint8_t*> tap(static_cast<size_t>(2 * pair_count));
+    std::vector<const uint8_t*> tap(static_cast<size_t>(by_position ? 2 * pair_count : 0));
+    const auto columns = scratch<uint8_t>(quad_columns * layer.row_quads * 256);
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t n = u / blocks, pos0 = u % blocks * kBlock, count = std::min(kBlock, out_size - pos0);
       const uint8_t* image = nhwc + n * in_size * channels;
-      for (int64_t j = 0; j < count; ++j) {
+#if QONNX_ISA_X86
+      if (!by_position) quad_block_sums_avx512(layer, quad, image, pos0, count, columns.get(), sums.get());
+#endif
+      for (int64_t j = 0; by_position && j < count; ++j) {
         const int32_t* taps_at = at.data() + (pos0 + j) * 2 * pair_count;
         for (size_t t = 0; t < tap.size(); ++t) tap[t] = taps_at[t] < 0 ? zeros.data() : image + int64_t{taps_at[t]} * channels;
         int32_t* row = sums.get() + j * channels;

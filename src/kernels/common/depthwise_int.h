@@ -30,18 +30,25 @@ struct DepthwiseIntegerLayer {
   // and make_depthwise_integer_layer's bound).
   std::vector<int32_t> offset;
   int64_t max_abs_weight = 0;
+  // A 2-D kernel's weights for the AVX-512 VNNI run (empty otherwise): kernel rows in groups of four
+  // (`row_quads` groups, a missing row weighing 0), per (kernel column kx, group q) and channel c the four
+  // rows' int8 weights side by side at ((kx * row_quads + q) * quad_channels + c) * 4, channels padded to
+  // whole zmm blocks of 64 with weights 0.
+  std::vector<int8_t> quad_weights;
+  int64_t kernel_h = 0, kernel_w = 0, row_quads = 0, quad_channels = 0;
   // The rounding of the sums (which hold the offset already): per filter scale = double(x scale) *
   // double(weight scale) and bias (0 without a bias), offsets 0; for rows of channels, outputs_through.
   IntegerLayer rounding;
   int64_t pair_count() const { return (taps + 1) / 2; }
 };
 
-// The layer of `filters` filters of `taps` integers each (`values`, filter-major, taps in the weights'
-// kernel order), the weight scale per filter (`weight_scales`, or one value) and an optional constant
-// bias per filter. nullopt with `why` set when an int32 sum could overflow.
+// The layer of `filters` filters over a kernel of dims `kernel` (taps = their product; `values` holds each
+// filter's taps in row-major kernel order, filter-major), the weight scale per filter (`weight_scales`, or
+// one value) and an optional constant bias per filter. nullopt with `why` set when an int32 sum could
+// overflow.
 std::optional<DepthwiseIntegerLayer> make_depthwise_integer_layer(const ByteActivation& x,
                                                                   const std::vector<int8_t>& values, int64_t filters,
-                                                                  int64_t taps, const std::vector<float>& weight_scales,
+                                                                  const Dims& kernel, const std::vector<float>& weight_scales,
                                                                   const Tensor* bias, std::string* why);
 
 // A one-line description for PrepackContext::path_note.

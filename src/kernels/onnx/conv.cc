@@ -533,7 +533,8 @@ exec::PreparedState prepack_conv(const exec::PrepackContext& c) {
   if (one_channel_per_group(group, *w) && c.node->domain() != dialect::kChannelsLastDomain) {
     // Its own kernel (a GEMM of one column per group would waste the int8 tiles). W stays in the plan as
     // floats too (C x k values) for a run the integer path cannot take.
-    auto layer = make_depthwise_integer_layer(*x, values, filters, k, wf->scales, c.constant(2), &why);
+    auto layer = make_depthwise_integer_layer(*x, values, filters, Dims(w->dims().begin() + 2, w->dims().end()), wf->scales,
+                                              c.constant(2), &why);
     if (!layer) return note(why);
     if (c.path_note) *c.path_note = depthwise_integer_note(*layer);
     if (c.takes_epilogue) *c.takes_epilogue = true;
