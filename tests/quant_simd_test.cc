@@ -5,6 +5,7 @@
 // through the registry on both paths. kernel_fastpath_test.cc checks both paths against references.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/common/quant_avx2.h"
 #include "kernels/onnx/quantize_linear.h"
 #include "kernels/qonnx/fast_kernels.h"
 #include "qonnx/exec/broadcast.h"
@@ -160,6 +162,57 @@ TEST_F(QuantSimd, QuantEveryModeWidthAndLayoutIsBitIdentical) {
       }
     }
   }
+}
+
+// quant_bytes_run (a per-tensor Quant's floats and its activation bytes in one pass) on every vector path, with
+// the floats and without: the floats (q - z) * s and the bytes q - lo of the scalar Quant, a NaN giving the
+// byte of 0 and setting *bad. Run lengths leave every tail of the 16- and 8-lane loops.
+TEST_F(QuantSimd, QuantBytesAreTheScalarQuantsCodesOnEveryPath) {
+  struct Form {
+    float s, z, lo, hi;
+  };
+  std::mt19937 rng(23);
+  for (const Form f : {Form{0.02f, 0.0f, 0.0f, 255.0f}, Form{0.05f, 0.0f, -128.0f, 127.0f}, Form{0.1f, 3.0f, 0.0f, 15.0f},
+                       Form{1.0f / 3.0f, -2.0f, -7.0f, 7.0f}})
+    for (quant::RoundingMode mode : kModes)
+      for (int64_t n : {1, 7, 8, 15, 16, 17, 24, 31, 33, 40, 1000}) {
+        SCOPED_TRACE(testing::Message() << "scale " << f.s << ", zero point " << f.z << ", [" << f.lo << ", " << f.hi
+                                        << "], " << quant::rounding_mode_name(mode) << ", " << n << " elements");
+        std::vector<float> x = tie_rich(rng, f.s, static_cast<size_t>(n));
+        std::vector<float> want_y(x.size());
+        std::vector<uint8_t> want_u(x.size());
+        std::vector<bool> nan_code(x.size());
+        for (size_t i = 0; i < x.size(); ++i) {
+          float t = x[i] / f.s + f.z;
+          t = t > f.hi ? f.hi : t;
+          t = t < f.lo ? f.lo : t;
+          const float q = quant::apply_rounding(mode, t);
+          want_y[i] = (q - f.z) * f.s;
+          nan_code[i] = std::isnan(q);
+          want_u[i] = static_cast<uint8_t>(std::isnan(q) ? f.z - f.lo : q - f.lo);
+        }
+        for (isa::Isa level : test::simd_levels()) {
+          if (level == isa::Isa::kPortable) continue;  // quant_bytes_run is the vector loops only
+          ScopedSimdLevel scoped(level);
+          for (bool floats : {true, false}) {
+            std::vector<float> y(x.size(), 7.0f);
+            std::vector<uint8_t> u(x.size(), 99);
+            int bad = 0;
+            const int64_t done = avx2::quant_bytes_run(mode, x.data(), f.s, f.z, f.lo, f.hi, floats ? y.data() : nullptr,
+                                                       u.data(), &bad, n);
+            ASSERT_EQ(done, n / 8 * 8) << isa::name(level);
+            EXPECT_EQ(bad != 0, std::find(nan_code.begin(), nan_code.begin() + done, true) != nan_code.begin() + done)
+                << isa::name(level);
+            EXPECT_EQ(std::vector<uint8_t>(u.begin(), u.begin() + done), std::vector<uint8_t>(want_u.begin(), want_u.begin() + done))
+                << isa::name(level) << (floats ? "" : ", no floats");
+            if (floats)
+              EXPECT_TRUE(same_bits(std::vector<float>(y.begin(), y.begin() + done), std::vector<float>(want_y.begin(), want_y.begin() + done)))
+                  << isa::name(level);
+            else
+              EXPECT_EQ(y, std::vector<float>(x.size(), 7.0f)) << isa::name(level) << ": floats written";
+          }
+        }
+      }
 }
 
 TEST_F(QuantSimd, RoundingOfEveryFloatClassIsBitIdentical) {

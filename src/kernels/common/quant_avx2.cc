@@ -109,15 +109,15 @@ QONNX_AVX2_INLINE void store_codes_or_nan_8(__m256 q, __m256 z, __m256 lo, uint8
   store_codes_8(_mm256_blendv_ps(q, z, nan), lo, u);
 }
 
-template <quant::RoundingMode M>
+// kFloats false: y is not written (the caller wants the bytes only).
+template <quant::RoundingMode M, bool kFloats>
 QONNX_AVX2 int64_t quant_bytes_loop(const float* x, float s, float z, float lo, float hi, float* y, uint8_t* u, int* bad,
-                                    int64_t n) {
+                                    int64_t i, int64_t n) {
   const __m256 vs = _mm256_set1_ps(s), vz = _mm256_set1_ps(z), vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
   int bad_lanes = 0;
-  int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
     const __m256 q = quant_codes_v<M, false>(_mm256_loadu_ps(x + i), vs, vz, vlo, vhi);
-    _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_sub_ps(q, vz), vs));
+    if constexpr (kFloats) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_sub_ps(q, vz), vs));
     store_codes_or_nan_8(q, vz, vlo, u + i, &bad_lanes);
   }
   *bad |= bad_lanes;
@@ -334,11 +334,6 @@ int64_t quant_run(quant::RoundingMode mode, bool bipolar, bool codes, const floa
   return fast::with_mode(mode, [&](auto mode_c) {
     return quant_layouts<decltype(mode_c)::value, false>(codes, vary, x, s, z, lo, hi, y, n);
   });
-}
-
-int64_t quant_bytes_run(quant::RoundingMode mode, const float* x, float s, float z, float lo, float hi, float* y,
-                        uint8_t* u, int* bad, int64_t n) {
-  return fast::with_mode(mode, [&](auto mode_c) { return quant_bytes_loop<decltype(mode_c)::value>(x, s, z, lo, hi, y, u, bad, n); });
 }
 
 int64_t bipolar_quant_run(const float* x, const float* s, bool vary, float* y, int64_t n) {
@@ -616,6 +611,29 @@ QONNX_AVX512_DIRECT inline __m512 round_half_512(__m512 c) {
     return _mm512_mul_ps(one, _mm512_roundscale_ps(_mm512_sub_ps(mag, _mm512_set1_ps(0.5f)), _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC));
 }
 
+// quant_bytes_loop for ROUND on 16 lanes: the same operations in the same order (roundscale to nearest is
+// round_even), the bytes clamped to [0, 255] as the AVX2 loop's saturating packs do.
+template <bool kFloats>
+QONNX_AVX512_DIRECT int64_t quant_bytes_512(const float* x, float s, float z, float lo, float hi, float* y, uint8_t* u,
+                                            int* bad, int64_t n) {
+  const __m512 vs = _mm512_set1_ps(s), vz = _mm512_set1_ps(z), vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  const __m512i byte_max = _mm512_set1_epi32(255);
+  __mmask16 nan_lanes = 0;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 t = _mm512_add_ps(_mm512_div_ps(_mm512_loadu_ps(x + i), vs), vz);
+    const __m512 q = _mm512_roundscale_ps(_mm512_max_ps(vlo, _mm512_min_ps(vhi, t)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    if constexpr (kFloats) _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_sub_ps(q, vz), vs));
+    const __mmask16 nan = _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q);
+    nan_lanes |= nan;
+    const __m512i w = _mm512_cvtps_epi32(_mm512_sub_ps(_mm512_mask_blend_ps(nan, q, vz), vlo));
+    const __m512i byte = _mm512_min_epi32(_mm512_max_epi32(w, _mm512_setzero_si512()), byte_max);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(u + i), _mm512_cvtepi32_epi8(byte));
+  }
+  if (nan_lanes) *bad |= 1;
+  return i;
+}
+
 // The direct form on 16 channels at a time (AVX-512), every row; returns the channels done in each.
 template <quant::RoundingMode M, bool kRelu, bool kSignCheck>
 QONNX_AVX512_DIRECT int64_t direct_rows_512(const RequantizeRows& r, const QuantChain<M, kRelu>& chain, const float* ratio,
@@ -821,6 +839,17 @@ int64_t requantize_quant(const RequantizeRows& r, const ElementwiseStep& q) {
 }
 
 }  // namespace
+
+int64_t quant_bytes_run(quant::RoundingMode mode, const float* x, float s, float z, float lo, float hi, float* y,
+                        uint8_t* u, int* bad, int64_t n) {
+  int64_t i = 0;
+  if (mode == quant::RoundingMode::kRound && isa::current(isa::Family::kQuant) == isa::Isa::kAvx512)
+    i = y ? quant_bytes_512<true>(x, s, z, lo, hi, y, u, bad, n) : quant_bytes_512<false>(x, s, z, lo, hi, y, u, bad, n);
+  return fast::with_mode(mode, [&](auto mode_c) {
+    constexpr quant::RoundingMode M = decltype(mode_c)::value;
+    return y ? quant_bytes_loop<M, true>(x, s, z, lo, hi, y, u, bad, i, n) : quant_bytes_loop<M, false>(x, s, z, lo, hi, y, u, bad, i, n);
+  });
+}
 
 QONNX_AVX2 int64_t requantize_run(const RequantizeRows& r) {
   int relus = 0;

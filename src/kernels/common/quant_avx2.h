@@ -13,7 +13,7 @@ namespace qonnx::kernels::avx2 {
 // A per-tensor Quant (not bipolar) and its activation bytes in one pass: y = (q - z) * s as quant_run
 // computes it, and u = q - lo, the bytes activation_bytes_run would make from y under the Quant's own form
 // (scale s, integers q - z in [lo - z, hi - z]) when 2^-100 <= s <= 2^100 (the caller's check; see
-// requantize_run's QuantChain); a NaN lane gets the byte of 0 and sets *bad.
+// requantize_run's QuantChain); a NaN lane gets the byte of 0 and sets *bad. y null: the bytes only.
 int64_t quant_bytes_run(quant::RoundingMode mode, const float* x, float s, float z, float lo, float hi, float* y,
                         uint8_t* u, int* bad, int64_t n);
 

@@ -215,14 +215,22 @@ class QuantEpilogue final : public SteppedEpilogue {
   bool makes_bytes_of(const ByteActivation& form) const {
     return avx2::own_quant_codes(step(), form.scale, static_cast<float>(form.lo), static_cast<float>(form.hi));
   }
-  // y as run() makes it and u = its activation bytes under the form makes_bytes_of accepted; false when an
-  // element is NaN (its byte is then not that of a code).
+  // y as run() makes it (y null: not written) and u = its activation bytes under the form makes_bytes_of
+  // accepted; false when an element is NaN (its byte is then not that of a code).
   bool bytes(const float* x, float* y, uint8_t* u, int64_t n, const ByteActivation& form) const {
     const bool simd = isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2;
     int bad = 0;
     const int64_t i = simd ? avx2::quant_bytes_run(mode_, x, scale_, zero_point_, range_.min, range_.max, y, u, &bad, n) : 0;
-    run(x + i, y + i, n - i);
-    return activation_bytes_serial(y + i, n - i, form, u + i) && bad == 0;
+    bool ok = bad == 0;
+    constexpr int64_t kPiece = 64;  // the rest (a few elements past the vector loops) without y: in pieces
+    float piece[kPiece];
+    for (int64_t j = i; j < n; j += kPiece) {
+      const int64_t len = std::min(kPiece, n - j);
+      float* out = y ? y + j : piece;
+      run(x + j, out, len);
+      ok = activation_bytes_serial(out, len, form, u + j) && ok;
+    }
+    return ok;
   }
 
   // y[i] = Quant(x[i]) for i < n (y may be x).
@@ -302,7 +310,7 @@ bool quant_with_codes(exec::KernelContext& ctx, const Tensor& x, const Dims& out
         const int64_t len = std::min(kBlock, end - i0);
         float* out = floats ? y.data<float>() + i0 : buffer;
         if (own_form) {
-          ok = quantizer.bytes(x.data<float>() + i0, out, planes.get() + i0, len, *form) && ok;
+          ok = quantizer.bytes(x.data<float>() + i0, floats ? out : nullptr, planes.get() + i0, len, *form) && ok;
           continue;
         }
         quantizer.run(x.data<float>() + i0, out, len);
