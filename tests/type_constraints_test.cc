@@ -10,6 +10,7 @@
 #include "qonnx/exec/executor.h"
 #include "qonnx/io/model_builder.h"
 #include "qonnx/io/model_io.h"
+#include "qonnx/schemas/schemas.h"
 #include "support/cli.h"
 #include "support/test_util.h"
 
@@ -56,6 +57,27 @@ TEST(TypeConstraints, EveryBindingAndAllowedSetIsChecked) {
   NodeCase cast{"Cast", "", 13, {}, {f32({1}, {1.5f})}};
   cast.attrs = [](io::NodeBuilder& n) { n.attr("to", static_cast<int64_t>(DType::kDouble)); };
   ASSERT_TRUE(run_node(cast).is_ok());
+}
+
+// A step's check remembers the dtypes that last passed: other dtypes after them are still checked, inputs
+// and outputs alike.
+TEST(TypeConstraints, OtherTypesAfterPassingOnesAreStillChecked) {
+  io::ModelBuilder b(13);
+  b.input("a", DType::kFloat, {2}).input("b", DType::kFloat, {2}).output("y", DType::kFloat, {2});
+  b.node("Div", {"a", "b"}, {"y"}).name("div");
+  const ir::Model m = b.build().value();
+  const exec::TypeCheck check = schemas::type_check_for(*m.graph().nodes().front(), 13);
+  ASSERT_TRUE(check);
+  const Tensor f = f32({2}, {1, 2}), d = f64s(2.0);
+  const std::vector<Tensor> float_out = {f}, double_out = {d};
+  for (int round = 0; round < 2; ++round) {
+    EXPECT_TRUE(check({&f, &f}, nullptr).is_ok());
+    EXPECT_FALSE(check({&f, &d}, nullptr).is_ok());
+    EXPECT_TRUE(check({&d, &d}, nullptr).is_ok());
+    EXPECT_TRUE(check({&f, &f}, &float_out).is_ok());
+    EXPECT_FALSE(check({&f, &f}, &double_out).is_ok());
+    EXPECT_FALSE(check({&d, &f}, &float_out).is_ok());
+  }
 }
 
 // QONNX quantizers take any numeric type per input (real exports mix them), and stay checked.

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -186,11 +188,50 @@ Status check_type_constraints_of(const onnx::OpSchema& schema, int64_t version, 
 
 }  // namespace
 
+namespace {
+
+// The dtypes a check sees as one number: 6 bits per input (0: absent, else dtype + 1), then with outputs a
+// marker and 6 bits per output; 0 when they do not fit or a value is not a tensor. The check of a node is a
+// function of these alone, so a signature that passed once passes again.
+uint64_t dtype_signature(const std::vector<const Tensor*>& inputs, const std::vector<Tensor>* outputs) {
+  constexpr uint64_t kOutputsMarker = 63;  // above every dtype + 1
+  uint64_t sig = 1;                        // the leading 1 keeps signatures of different lengths apart
+  const auto add = [&sig](uint64_t code) {
+    if (sig >> 57) return false;
+    sig = sig << 6 | code;
+    return true;
+  };
+  const auto code_of = [](const Tensor* t, uint64_t* code) {
+    if (!t || !t->defined()) return *code = 0, true;
+    *code = static_cast<uint64_t>(t->dtype()) + 1;
+    return t->is_tensor() && *code < kOutputsMarker;
+  };
+  uint64_t code = 0;
+  for (const Tensor* t : inputs)
+    if (!code_of(t, &code) || !add(code)) return 0;
+  if (!outputs) return sig;
+  if (!add(kOutputsMarker)) return 0;
+  for (const Tensor& t : *outputs)
+    if (!code_of(&t, &code) || !add(code)) return 0;
+  return sig;
+}
+
+}  // namespace
+
 exec::TypeCheck type_check_for(const ir::Node& node, int64_t version) {
   const onnx::OpSchema* schema = constraint_schema(node, version);
   if (!schema) return exec::TypeCheck();
-  return [schema, version, &node](const std::vector<const Tensor*>& inputs, const std::vector<Tensor>* outputs) {
-    return check_type_constraints_of(*schema, version, node, inputs, outputs);
+  // A plan's step runs its check twice per run with the same dtypes run after run: the last signature that
+  // passed, per form of the check (inputs only, inputs and outputs), is not checked again. Concurrent runs
+  // may overwrite it with another signature that passed.
+  auto passed = std::make_shared<std::array<std::atomic<uint64_t>, 2>>();
+  return [schema, version, &node, passed](const std::vector<const Tensor*>& inputs, const std::vector<Tensor>* outputs) {
+    const uint64_t sig = dtype_signature(inputs, outputs);
+    std::atomic<uint64_t>& last = (*passed)[outputs ? 1 : 0];
+    if (sig != 0 && last.load(std::memory_order_relaxed) == sig) return Status::ok();
+    Status st = check_type_constraints_of(*schema, version, node, inputs, outputs);
+    if (st.is_ok() && sig != 0) last.store(sig, std::memory_order_relaxed);
+    return st;
   };
 }
 

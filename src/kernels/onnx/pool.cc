@@ -64,6 +64,8 @@ Result<PoolPlan> pool_plan(const exec::KernelContext& ctx, const WindowAttrs& at
     auto positions_below = [&](int64_t start, int64_t limit) {
       return std::clamp<int64_t>((limit - start + dil - 1) / dil, 0, g.kernel[d]);
     };
+    p.spans[d].reserve(static_cast<size_t>(g.out[d]));
+    p.padded_count[d].reserve(static_cast<size_t>(g.out[d]));
     for (int64_t o = 0; o < g.out[d]; ++o) {
       const int64_t start = o * g.strides[d] - g.pads_begin[d];
       const int64_t k_lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
