@@ -19,6 +19,7 @@
 #include "kernels/common/gemm_core.h"
 #include "kernels/common/transpose.h"
 #include "qonnx/exec/threads.h"
+#include "support/simd_levels.h"
 #include "support/test_util.h"
 
 namespace qonnx::test {
@@ -468,6 +469,44 @@ TEST_F(ChannelsLastNative, TransposeInnerOnOddShapesAndElementSizes) {
       }
     }
   }
+}
+
+// rows_to_planes on every quantization path, written in place (small outputs) and past the caches (an
+// output of kStreamingBytes or more): the same planes, for planes that start 32-byte aligned or not, strides
+// that are whole 8-float groups or not, and blocks with partial tiles; nothing outside the block is touched.
+TEST_F(ChannelsLastNative, RowsToPlanesStreamedOrNot) {
+  struct Case {
+    int64_t count, channels, stride, offset;
+  };
+  std::mt19937 rng(29);
+  for (const Case c : {Case{64, 64, 3136, 0}, Case{64, 64, 3136, 8}, Case{64, 64, 3136, 3}, Case{61, 70, 200, 16},
+                       Case{8, 8, 8, 0}, Case{13, 5, 21, 1}, Case{40, 24, 1000, 24}})
+    for (kernels::isa::Isa level : test::simd_levels()) {
+      test::ScopedSimdLevel scoped(level);
+      std::vector<float> rows(static_cast<size_t>(c.count * c.channels));
+      for (float& v : rows) v = static_cast<float>(rng() % 1000) - 500.0f;
+      // 64-byte aligned storage (the tensor allocator's) with the planes `offset` floats in.
+      const size_t floats = static_cast<size_t>(c.channels * c.stride + c.offset + 16);
+      std::vector<float> storage(floats + 16);
+      float* base = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(storage.data()) + 63) & ~uintptr_t{63});
+      std::vector<float> want;
+      for (int64_t bytes : {int64_t{0}, kernels::kStreamingBytes}) {
+        std::fill(storage.begin(), storage.end(), -7.0f);
+        kernels::rows_to_planes(rows.data(), c.count, c.channels, base + c.offset, c.stride, bytes);
+        std::vector<float> got(base, base + floats);
+        if (bytes == 0) {
+          for (int64_t j = 0; j < c.channels; ++j)
+            for (int64_t p = 0; p < c.stride; ++p)
+              ASSERT_EQ(got[static_cast<size_t>(c.offset + j * c.stride + p)],
+                        p < c.count ? rows[static_cast<size_t>(p * c.channels + j)] : -7.0f)
+                  << fmt::format("{} channel {} position {}", kernels::isa::name(level), j, p);
+          want = got;
+        } else {
+          EXPECT_EQ(got, want) << fmt::format("{}: {} x {} stride {} offset {} streamed", kernels::isa::name(level),
+                                              c.count, c.channels, c.stride, c.offset);
+        }
+      }
+    }
 }
 
 // Every permutation of an odd-shaped rank-4 tensor (the two-block swaps take transpose_inner, the

@@ -555,7 +555,8 @@ void depthwise_nhwc(const DepthwiseIntegerLayer& layer, const WindowGeometry& g,
       if (!layer.rounding.outputs_through(sums.get(), count, channels, 0, epilogue, stepped ? &steps : nullptr, scaled.get(),
                                           channels, out ? &out->form : nullptr, bytes, channels, floats))
         out->made.store(false, std::memory_order_relaxed);
-      if (floats) rows_to_planes(scaled.get(), count, channels, y + n * channels * out_size + pos0, out_size);
+      if (floats)
+        rows_to_planes(scaled.get(), count, channels, y + n * channels * out_size + pos0, out_size, batch * channels * out_size * 4);
     }
   });
 }

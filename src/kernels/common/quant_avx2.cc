@@ -446,7 +446,7 @@ QONNX_AVX2 int64_t int8_values_run(const float* x, const float* scale, const flo
   return i;
 }
 
-QONNX_AVX2 void transpose_8x8(const float* src, int64_t src_ld, float* dst, int64_t dst_ld) {
+QONNX_AVX2 void transpose_8x8(const float* src, int64_t src_ld, float* dst, int64_t dst_ld, bool stream) {
   __m256 r[8], t[8];
   for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * src_ld);
   for (int i = 0; i < 8; i += 2) {  // pairs of rows interleaved
@@ -460,10 +460,18 @@ QONNX_AVX2 void transpose_8x8(const float* src, int64_t src_ld, float* dst, int6
     r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
   }
   for (int i = 0; i < 4; ++i) {  // the halves of rows 0-3 and 4-7 joined
-    _mm256_storeu_ps(dst + i * dst_ld, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
-    _mm256_storeu_ps(dst + (i + 4) * dst_ld, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+    const __m256 low = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20), high = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
+    if (stream) {
+      _mm256_stream_ps(dst + i * dst_ld, low);
+      _mm256_stream_ps(dst + (i + 4) * dst_ld, high);
+    } else {
+      _mm256_storeu_ps(dst + i * dst_ld, low);
+      _mm256_storeu_ps(dst + (i + 4) * dst_ld, high);
+    }
   }
 }
+
+QONNX_AVX2 void store_fence() { _mm_sfence(); }
 
 namespace {
 
@@ -884,7 +892,8 @@ int64_t activation_bytes_run(const float*, float, float, float, float, uint8_t*,
 int64_t int8_values_run(const float*, const float*, const float*, bool, int8_t*, int*, int64_t) { return 0; }
 int64_t scale_sums_run(const int32_t*, const int32_t*, const double*, const double*, float*, int64_t) { return 0; }
 int64_t requantize_run(const RequantizeRows&) { return 0; }
-void transpose_8x8(const float*, int64_t, float*, int64_t) {}
+void transpose_8x8(const float*, int64_t, float*, int64_t, bool) {}
+void store_fence() {}
 
 #endif
 

@@ -61,8 +61,11 @@ int64_t activation_bytes_run(const float* x, float inverse, float scale, float l
 int64_t int8_values_run(const float* x, const float* scale, const float* inverse, bool vary, int8_t* out, int* bad,
                         int64_t n);
 // dst[j * dst_ld + p] = src[p * src_ld + j] for p, j < 8: one 8 x 8 block of floats transposed (the
-// integer path's channels-first outputs).
-void transpose_8x8(const float* src, int64_t src_ld, float* dst, int64_t dst_ld);
+// integer path's channels-first outputs). `stream`: with non-temporal stores, dst and dst_ld 32-byte aligned,
+// store_fence() before another thread reads them.
+void transpose_8x8(const float* src, int64_t src_ld, float* dst, int64_t dst_ld, bool stream = false);
+// Orders this thread's non-temporal stores before its later stores (sfence).
+void store_fence();
 // The integer path's one rounding (IntegerLayer::output) for n consecutive channels: y[j] =
 // float32(double(sums[j] + offset[j]) * scale[j] + bias[j]) (bias null: 0), the int32 addition exact
 // (the caller's bound).

@@ -179,18 +179,25 @@ void transpose_inner_serial(const float* src, float* dst, int64_t rows, int64_t 
   transpose_rows(src, dst, rows, cols, src_ld, 0, rows);
 }
 
-void rows_to_planes(const float* rows, int64_t count, int64_t channels, float* planes, int64_t plane_stride) {
+void rows_to_planes(const float* rows, int64_t count, int64_t channels, float* planes, int64_t plane_stride,
+                    int64_t output_bytes) {
   constexpr int64_t kTile = 8;
   const bool simd_tiles = isa::current(isa::Family::kQuant) >= isa::Isa::kAvx2;
+  const bool stream = simd_tiles && output_bytes >= kStreamingBytes && plane_stride % 8 == 0;
+  bool streamed = false;
   for (int64_t j0 = 0; j0 < channels; j0 += kTile)
     for (int64_t p0 = 0; p0 < count; p0 += kTile) {
       if (simd_tiles && j0 + kTile <= channels && p0 + kTile <= count) {
-        avx2::transpose_8x8(rows + p0 * channels + j0, channels, planes + j0 * plane_stride + p0, plane_stride);
+        float* dst = planes + j0 * plane_stride + p0;
+        const bool aligned = stream && reinterpret_cast<uintptr_t>(dst) % 32 == 0;
+        avx2::transpose_8x8(rows + p0 * channels + j0, channels, dst, plane_stride, aligned);
+        streamed |= aligned;
         continue;
       }
       for (int64_t j = j0; j < std::min(channels, j0 + kTile); ++j)
         for (int64_t p = p0; p < std::min(count, p0 + kTile); ++p) planes[j * plane_stride + p] = rows[p * channels + j];
     }
+  if (streamed) avx2::store_fence();
 }
 
 }  // namespace qonnx::kernels

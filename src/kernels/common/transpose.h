@@ -31,7 +31,14 @@ void transpose_inner_serial(const float* src, float* dst, int64_t rows, int64_t 
 
 // A block of `count` positions' `channels` floats (rows, row stride `channels`, in cache) into channels-first
 // planes on the calling thread: planes[c * plane_stride + p] = rows[p * channels + c], in 8 x 8 tiles (a whole
-// channel at a time would write one float per cache line).
-void rows_to_planes(const float* rows, int64_t count, int64_t channels, float* planes, int64_t plane_stride);
+// channel at a time would write one float per cache line). `output_bytes`: the size of the whole tensor the
+// planes belong to; from kStreamingBytes on the aligned tiles are written past the caches.
+void rows_to_planes(const float* rows, int64_t count, int64_t channels, float* planes, int64_t plane_stride,
+                    int64_t output_bytes = 0);
+
+// Outputs this large do not stay in cache with the data around them: non-temporal stores then skip reading
+// each line before writing it (mobilenet at batch 16, 6.4 MB of output: 5.26 to 4.9 ms). A 0.8 MB output
+// that the next run finds in cache was 25% slower written that way.
+constexpr int64_t kStreamingBytes = int64_t{4} << 20;
 
 }  // namespace qonnx::kernels

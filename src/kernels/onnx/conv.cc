@@ -1074,7 +1074,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
                                    codes ? &codes->form : nullptr, bytes, s.filters, !codes || codes->floats))
           codes->made.store(false, std::memory_order_relaxed);
         if (codes && !codes->floats) continue;
-        rows_to_planes(scaled.get(), count, mg, yg, s.out_size);
+        rows_to_planes(scaled.get(), count, mg, yg, s.out_size, s.batch * s.filters * s.out_size * 4);
       }
     }
   });

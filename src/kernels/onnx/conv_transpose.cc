@@ -344,7 +344,8 @@ bool conv_transpose_integer(const TransposeShape& s, const IntegerTranspose& t, 
                                          mg, codes ? &codes->form : nullptr, bytes, s.filters, !codes || codes->floats))
             codes->made.store(false, std::memory_order_relaxed);
           if (codes && !codes->floats) continue;
-          rows_to_planes(scaled.get(), count, mg, y + (n * s.filters + gi * mg) * s.out_size + pos0, s.out_size);
+          rows_to_planes(scaled.get(), count, mg, y + (n * s.filters + gi * mg) * s.out_size + pos0, s.out_size,
+                         s.batch * s.filters * s.out_size * 4);
         }
       });
     }

@@ -400,7 +400,7 @@ void floats_from_codes(const uint8_t* codes, const ByteActivation& a, int64_t ba
       const uint8_t* src = codes + (n * positions + p0) * channels;
       float* block = rows.get();
       for (int64_t e = 0; e < count * channels; ++e) block[e] = static_cast<float>(int32_t{src[e]} + lo) * scale;
-      rows_to_planes(block, count, channels, y + n * channels * positions + p0, positions);
+      rows_to_planes(block, count, channels, y + n * channels * positions + p0, positions, batch * channels * positions * 4);
     }
   });
 }
