@@ -201,18 +201,17 @@ uint64_t dtype_signature(const std::vector<const Tensor*>& inputs, const std::ve
     sig = sig << 6 | code;
     return true;
   };
-  const auto code_of = [](const Tensor* t, uint64_t* code) {
-    if (!t || !t->defined()) return *code = 0, true;
-    *code = static_cast<uint64_t>(t->dtype()) + 1;
-    return t->is_tensor() && *code < kOutputsMarker;
+  const auto add_value = [&add](const Tensor* t) {
+    if (!t || !t->defined()) return add(0);
+    const uint64_t code = static_cast<uint64_t>(t->dtype()) + 1;
+    return t->is_tensor() && code < kOutputsMarker && add(code);
   };
-  uint64_t code = 0;
   for (const Tensor* t : inputs)
-    if (!code_of(t, &code) || !add(code)) return 0;
+    if (!add_value(t)) return 0;
   if (!outputs) return sig;
   if (!add(kOutputsMarker)) return 0;
   for (const Tensor& t : *outputs)
-    if (!code_of(&t, &code) || !add(code)) return 0;
+    if (!add_value(&t)) return 0;
   return sig;
 }
 
