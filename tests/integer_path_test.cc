@@ -412,6 +412,11 @@ TEST(IntegerPath, ConvFamiliesGiveTheExactSumScaledOnce) {
   dilated_strided.x = {2, 16, 19, 23}, dilated_strided.dilations = {2, 2}, dilated_strided.strides = {3, 2};
   dilated_strided.pads = {2, 1, 0, 2};
   layers.push_back(dilated_strided);
+  // Over a batch each thread pads the images it reaches into its own buffer: three images of two position
+  // blocks, so that at 2 threads the second thread starts inside an image.
+  Layer padded_batch = wide3x3;
+  padded_batch.x = {3, 16, 29, 30}, padded_batch.act_signed = true, padded_batch.act_zero = -2.0f;
+  layers.push_back(padded_batch);
   for (const Layer& l : layers) check_layer(l, seed++);
 }
 

@@ -861,14 +861,16 @@ void border_row_runs(const ConvShape& s, const uint8_t* image, int64_t pos, uint
   }
 }
 
-// A layer's activation bytes with the padding written out around every image (the byte of 0), so that every
+// A layer's activation bytes with the padding written out around each image (the byte of 0), so that every
 // window lies inside: its taps sit at fixed offsets from its first byte, and the int8 GEMM reads each window
-// in place wherever it starts. nhwc itself when the layer has no padding.
+// in place wherever it starts. `bytes` is nhwc itself when the layer has no padding; else the images are
+// padded by pad_rows, all before the layer (`bytes`) or one at a time by each thread into its own buffer.
 struct PaddedImage {
   const uint8_t* bytes = nullptr;
   Dims dims;                   // the spatial dims with the padding
   std::vector<int64_t> pitch;  // per spatial dim: positions between neighbours along it
-  int64_t image_bytes = 0;
+  int64_t image_bytes = 0, rows_per_image = 0;
+  bool padded = false;
   Scratch<uint8_t> storage = scratch<uint8_t>(0);
 
   // windows[j] = image + the first byte of output position pos0 + j's window, for j < count.
@@ -890,36 +892,14 @@ struct PaddedImage {
       next_index(o, g.out, nd);
     }
   }
-};
 
-PaddedImage padded_image(const ConvShape& s, const uint8_t* nhwc, uint8_t zero) {
-  const WindowGeometry& g = s.geo;
-  const size_t nd = g.rank();
-  Dims dims(nd);
-  bool padded = false;
-  for (size_t d = 0; d < nd; ++d) {
-    // The last window ends inside the stated padding; the max only guards it.
-    dims[d] = std::max(g.in[d] + g.pads_begin[d] + g.pads_end[d], (g.out[d] - 1) * g.strides[d] + g.extent(d));
-    padded = padded || dims[d] != g.in[d] || g.pads_begin[d] != 0;
-  }
-  PaddedImage r;
-  r.dims = dims;
-  r.pitch.assign(nd, 1);
-  for (size_t d = nd - 1; d-- > 0;) r.pitch[d] = r.pitch[d + 1] * dims[d + 1];
-  const int64_t channels = s.channels, positions = r.pitch[0] * dims[0];
-  r.image_bytes = positions * channels;
-  if (!padded) {
-    r.bytes = nhwc;
-    return r;
-  }
-  r.storage = scratch<uint8_t>(s.batch * r.image_bytes);
-  uint8_t* out = r.storage.get();
-  r.bytes = out;
-  // One padded row (all dims but the last fixed) at a time: the byte of 0 around the image row it holds.
-  const size_t last = nd - 1;
-  const int64_t row_bytes = dims[last] * channels, rows_per_image = positions / dims[last];
-  const int64_t left = g.pads_begin[last] * channels, inside = g.in[last] * channels;
-  exec::parallel_for(s.batch * rows_per_image, row_bytes, [&](int64_t u0, int64_t u1) {
+  // Padded rows [u0, u1) of the batch (a row: all dims but the last fixed; row u of image u / rows_per_image)
+  // into out + (u - u0) * its bytes: the byte of 0 around the image row it holds.
+  void pad_rows(const ConvShape& s, const uint8_t* nhwc, uint8_t zero, int64_t u0, int64_t u1, uint8_t* out) const {
+    const WindowGeometry& g = s.geo;
+    const size_t last = g.rank() - 1;
+    const int64_t channels = s.channels, row_bytes = dims[last] * channels;
+    const int64_t left = g.pads_begin[last] * channels, inside = g.in[last] * channels;
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t n = u / rows_per_image;
       int64_t at = 0;  // the image row it holds, or -1
@@ -929,7 +909,7 @@ PaddedImage padded_image(const ConvShape& s, const uint8_t* nhwc, uint8_t zero) 
         rest %= stride;
         at = at < 0 || i < 0 || i >= g.in[static_cast<size_t>(d)] ? -1 : at * g.in[static_cast<size_t>(d)] + i;
       }
-      uint8_t* row = out + u * row_bytes;
+      uint8_t* row = out + (u - u0) * row_bytes;
       if (at < 0) {
         std::memset(row, zero, static_cast<size_t>(row_bytes));
         continue;
@@ -938,6 +918,36 @@ PaddedImage padded_image(const ConvShape& s, const uint8_t* nhwc, uint8_t zero) 
       std::memcpy(row + left, nhwc + (n * s.in_size + at * g.in[last]) * channels, static_cast<size_t>(inside));
       std::memset(row + left + inside, zero, static_cast<size_t>(row_bytes - left - inside));
     }
+  }
+};
+
+// The padded layout of s's images; with `whole_batch` every image padded now (in parallel) into `bytes`.
+PaddedImage padded_image(const ConvShape& s, const uint8_t* nhwc, uint8_t zero, bool whole_batch) {
+  const WindowGeometry& g = s.geo;
+  const size_t nd = g.rank();
+  PaddedImage r;
+  r.dims.resize(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    // The last window ends inside the stated padding; the max only guards it.
+    r.dims[d] = std::max(g.in[d] + g.pads_begin[d] + g.pads_end[d], (g.out[d] - 1) * g.strides[d] + g.extent(d));
+    r.padded = r.padded || r.dims[d] != g.in[d] || g.pads_begin[d] != 0;
+  }
+  r.pitch.assign(nd, 1);
+  for (size_t d = nd - 1; d-- > 0;) r.pitch[d] = r.pitch[d + 1] * r.dims[d + 1];
+  const int64_t positions = r.pitch[0] * r.dims[0];
+  r.image_bytes = positions * s.channels;
+  r.rows_per_image = positions / r.dims[nd - 1];
+  if (!r.padded) {
+    r.bytes = nhwc;
+    return r;
+  }
+  if (!whole_batch) return r;
+  r.storage = scratch<uint8_t>(s.batch * r.image_bytes);
+  uint8_t* out = r.storage.get();
+  r.bytes = out;
+  const int64_t row_bytes = r.dims[nd - 1] * s.channels;
+  exec::parallel_for(s.batch * r.rows_per_image, row_bytes, [&](int64_t u0, int64_t u1) {
+    r.pad_rows(s, nhwc, zero, u0, u1, out + u0 * row_bytes);
   });
   return r;
 }
@@ -979,7 +989,12 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   // Several slices read the padded image; one slice (a 1-D window, or one tap) reads inside windows from the
   // image itself and border windows gathered.
   const bool pad_images = rows_in_image && slice_count > 1;
-  const PaddedImage padded = pad_images ? padded_image(s, nhwc, zero) : PaddedImage{};
+  // Over a batch the padded images together leave the caches: each thread pads an image when it reaches it,
+  // into a buffer of its own the GEMM then reads from cache (a thread starting inside an image pads it too;
+  // with no more threads than images, no more memory than the whole padded batch).
+  const bool pad_each = pad_images && s.batch > 1 && s.batch >= exec::threads();
+  const PaddedImage padded = pad_images ? padded_image(s, nhwc, zero, !pad_each) : PaddedImage{};
+  const bool pad_here = pad_each && padded.padded;
   std::vector<int64_t> slice_offsets(static_cast<size_t>(slice_count));
   if (pad_images) {
     const std::vector<int64_t> padded_relative = tap_offsets(s, padded.dims);
@@ -992,6 +1007,8 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   const bool stepped = epilogue_steps(epilogue, &steps);
   exec::parallel_for(images * blocks, block_size * rows * mg, [&](int64_t u0, int64_t u1) {
     const auto left = scratch<uint8_t>(in_place || pad_images ? 0 : block_size * rows);
+    const auto own_padded = scratch<uint8_t>(pad_here ? padded.image_bytes : 0);
+    int64_t padded_image_index = -1;  // the image in own_padded
     const auto sums = scratch<int32_t>(block_size * mg);
     const auto scaled = scratch<float>(channels_last ? 0 : block_size * mg);
     // Window offsets only where windows are gathered (a share's allocations add up at batch 1).
@@ -1039,8 +1056,12 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
         layer.group_sums(static_cast<size_t>(g), count, image + pos0 * channels, rows, sums.get());
       } else if (rows_in_image) {
         if (pad_images) {
-          padded.window_starts(s.geo, pos0, count, channels, padded.bytes + n * padded.image_bytes + g * cg,
-                               windows.data());
+          if (pad_here && padded_image_index != n) {
+            padded.pad_rows(s, nhwc, zero, n * padded.rows_per_image, (n + 1) * padded.rows_per_image, own_padded.get());
+            padded_image_index = n;
+          }
+          const uint8_t* padded_bytes = pad_here ? own_padded.get() : padded.bytes + n * padded.image_bytes;
+          padded.window_starts(s.geo, pos0, count, channels, padded_bytes + g * cg, windows.data());
         } else {
           channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data(), !row_runs);
           uint8_t* gathered = left.get();
