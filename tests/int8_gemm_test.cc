@@ -120,6 +120,12 @@ const char* expected_path(Isa isa, int max_left, int max_abs) {
   return "?";
 }
 
+// The AVX-512 panel width igemm.h promises: 64 where it pads n no further than 32 does (n = 33..64, 97..128, ...).
+int expected_avx512_panel(int64_t n) {
+  const auto padded_to = [n](int64_t width) { return (n + width - 1) / width * width; };
+  return padded_to(64) == padded_to(32) ? 64 : 32;
+}
+
 class Int8Gemm : public ::testing::TestWithParam<Level> {
  protected:
   void SetUp() override {
@@ -150,6 +156,8 @@ class Int8Gemm : public ::testing::TestWithParam<Level> {
     ASSERT_EQ(w.max_abs_weight(), max_abs) << what;
     ASSERT_STREQ(w.path(), expected_path(GetParam().isa, r.max_left, max_abs)) << what;
     paths_seen.insert(w.path());
+    if (GetParam().isa == Isa::kAvx512) ASSERT_EQ(w.micro().nr, expected_avx512_panel(n)) << what;
+    panels_seen.insert(w.micro().nr);
     ASSERT_EQ(w.k(), k);
     ASSERT_EQ(w.n(), n);
     for (int64_t j = 0; j < n; ++j) {
@@ -179,10 +187,17 @@ class Int8Gemm : public ::testing::TestWithParam<Level> {
       EXPECT_EQ(paths_seen.count(path), 1u) << path;
   }
 
+  // On AVX-512, both tiles ran (8 x 32 and 6 x 64).
+  void expect_both_avx512_tiles() const {
+    if (GetParam().isa != Isa::kAvx512) return;
+    for (int nr : {32, 64}) EXPECT_EQ(panels_seen.count(nr), 1u) << "tile width " << nr;
+  }
+
   std::set<std::string> paths_seen;
+  std::set<int> panels_seen;
 };
 
-// Rows, k and columns around the tiles' multiples (rows 4, 6, 8; k groups of 4; 8, 16, 32 columns).
+// Rows, k and columns around the tiles' multiples (rows 4, 6, 8; k groups of 4; 8, 16, 32 and 64 columns).
 const int64_t kRows[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 33, 70};
 const int64_t kDepths[] = {1, 2, 3, 4, 5, 7, 8, 31, 64, 65, 127, 300};
 const int64_t kCols[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 100};
@@ -199,6 +214,7 @@ TEST_P(Int8Gemm, MatchesTheInt64ReferenceOnEveryShapeAndRange) {
       }
     }
   expect_every_avx2_path();
+  expect_both_avx512_tiles();
 }
 
 TEST_P(Int8Gemm, EveryRangeOnOddShapes) {
@@ -327,7 +343,7 @@ TEST_P(Int8Gemm, EmptyOperands) {
 }
 
 // The packed weights hold the codes (k x n bytes) and the sums, padded only to the tile: k to a multiple
-// of 4, n to one of the panel width (at most 32).
+// of 4, n to one of the panel width (32, or 64 where that pads no further).
 TEST_P(Int8Gemm, PackedBytesAreTheCodesPlusTilePadding) {
   ScopedSimdLevel level(GetParam().isa, Family::kInt8);
   for (int64_t k : {1, 64, 301})

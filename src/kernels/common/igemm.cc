@@ -124,7 +124,13 @@ Int8Weights Int8Weights::pack(int64_t k, int64_t n, const int8_t* w, int64_t ld,
       for (int64_t j = 0; j < n; ++j) add(j, w[p * ld + j]);
   }
   r.path_ = choose_path(isa::current(isa::Family::kInt8), max_left, r.max_abs_);
-  const int64_t nr = igemm_detail::int8_micro(r.path_).nr;
+  r.micro_ = &igemm_detail::int8_micro(r.path_);
+#if QONNX_ISA_X86
+  // The wide tile where it adds no padded columns (n = 64 or 100, not 32 or 96).
+  const auto padded_to = [n](int64_t width) { return (n + width - 1) / width * width; };
+  if (r.path_ == Int8Path::kAvx512Vnni && padded_to(64) == padded_to(32)) r.micro_ = &igemm_detail::int8_micro_avx512vnni_wide();
+#endif
+  const int64_t nr = r.micro_->nr;
   r.panels_ = (n + nr - 1) / nr;
   r.panel_bytes_ = (k + 3) / 4 * nr * 4;
   std::shared_ptr<int8_t> data = allocate_panels(static_cast<size_t>(r.panels_ * r.panel_bytes_));
@@ -151,14 +157,14 @@ size_t Int8Weights::bytes() const {
   return static_cast<size_t>(panels_ * panel_bytes_) + column_sums_.size() * sizeof(int32_t);
 }
 
-const char* Int8Weights::path() const { return igemm_detail::int8_micro(path_).name; }
+const char* Int8Weights::path() const { return micro_->name; }
 
 void int8_gemm(int64_t m, int64_t k, const uint8_t* a, int64_t lda, const Int8Weights& w, int32_t* c, int64_t ldc) {
   assert(k == w.k());
   assert(k * w.max_left() * int64_t{w.max_abs_weight()} < (int64_t{1} << 31));
   assert(left_within(m, k, a, lda, w.max_left()));
   if (m <= 0 || w.n() <= 0) return;
-  const igemm_detail::Int8MicroKernel& mk = igemm_detail::int8_micro(w.path_id());
+  const igemm_detail::Int8MicroKernel& mk = w.micro();
   const int64_t panels = (w.n() + mk.nr - 1) / mk.nr, strips = (m + mk.mr - 1) / mk.mr;
   const int64_t panel_work = m * std::max<int64_t>(k, 1) * mk.nr;
   const bool by_panels = panels >= exec::threads() || strips == 1;
@@ -179,7 +185,7 @@ void int8_gemm_rows(int64_t m, const uint8_t* const* rows, const Int8Slices* sli
   assert(whole_groups_per_slice(k, slices));
   assert(left_within(m, k, rows, slices, w.max_left()));
   if (m <= 0 || w.n() <= 0) return;
-  const igemm_detail::Int8MicroKernel& mk = igemm_detail::int8_micro(w.path_id());
+  const igemm_detail::Int8MicroKernel& mk = w.micro();
   const int64_t nr = mk.nr, mr = mk.mr, panels = (w.n() + nr - 1) / nr;
   exec::parallel_for(panels, m * std::max<int64_t>(k, 1) * nr, [&](int64_t q0, int64_t q1) {
     for (int64_t q = q0; q < q1; ++q) {

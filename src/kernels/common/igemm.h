@@ -7,7 +7,8 @@
 //
 // The path is chosen when the weights are packed, from isa::current(isa::Family::kInt8) and the value
 // bound (see Int8Weights::pack), and stays with the packed weights:
-//   avx512vnni    vpdpbusd on zmm (u8 x s8, groups of 4 summed into int32, non-saturating)
+//   avx512vnni    vpdpbusd on zmm (u8 x s8, groups of 4 summed into int32, non-saturating); tiles of 8 x 32,
+//                 or 6 x 64 when n rounded up to 64 is n rounded up to 32 (chosen by pack, kept with the weights)
 //   avxvnni       the VEX vpdpbusd on ymm (Alder Lake and later)
 //   avx2-maddubs-k16  vpmaddubsw (u8 x s8 pairs into int16, saturating), the pair sums of 16 k added
 //                 in int16, then vpmaddwd by ones; only when 8 * max_left * max|w| <= 32767 (4-bit
@@ -67,6 +68,7 @@ const Int8MicroKernel& int8_micro_avx2_maddubs();
 const Int8MicroKernel& int8_micro_avx2_madd16();
 const Int8MicroKernel& int8_micro_avxvnni();
 const Int8MicroKernel& int8_micro_avx512vnni();
+const Int8MicroKernel& int8_micro_avx512vnni_wide();
 #endif
 
 const Int8MicroKernel& int8_micro(Int8Path path);
@@ -97,6 +99,8 @@ class Int8Weights {
   const char* path() const;
 
   igemm_detail::Int8Path path_id() const { return path_; }
+  // The register tiles the panels were packed for (its nr is the panel width).
+  const igemm_detail::Int8MicroKernel& micro() const { return *micro_; }
   // Packed panel q (columns [q * nr, q * nr + nr)).
   const int8_t* panel(int64_t q) const { return data_.get() + q * panel_bytes_; }
 
@@ -104,6 +108,7 @@ class Int8Weights {
   int64_t k_ = 0, n_ = 0;
   int max_left_ = 0, max_abs_ = 0;
   igemm_detail::Int8Path path_ = igemm_detail::Int8Path::kPortable;
+  const igemm_detail::Int8MicroKernel* micro_ = &igemm_detail::int8_micro_portable();
   int64_t panel_bytes_ = 0, panels_ = 0;
   std::shared_ptr<const int8_t> data_;  // immutable once packed: copies share it
   std::vector<int32_t> column_sums_;
