@@ -196,7 +196,9 @@ fi
 # ---- 4. exec vs onnxruntime: onnxruntime (npm onnxruntime-node, tools/ort/run_ort.js, graph optimizations
 # "all") runs qonnx-cc's --target qdq conversion of each shared CNN/MLP model; qonnx-cc exec runs the same
 # qdq file and the QONNX original (what a user times), on the same inputs, batch 1 and 64, 1 and 2 threads.
-# Steady state = median ms per run of one loaded model (--repeat); whole process = best of 3 wall times.
+# Steady state = median ms per run of one loaded model (--repeat; onnxruntime's from its profiler's model_run
+# events, which leave out onnxruntime-node's copy of the outputs into JavaScript: run_ort.js --help); whole
+# process = best of 3 wall times.
 # Ratios are qonnx-cc / ort (issue 13's goal: <= 1.5 everywhere, <= 1.0 on at least four rows).
 # BENCH_EXEC=0 skips; BENCH_EXEC_REPEAT (default 20) caps the repeats, which shrink so that one
 # steady-state measurement takes about BENCH_EXEC_BUDGET s (default 10).
@@ -291,7 +293,8 @@ fi
 # family (Brevitas-style: 8-bit activations, 4- or 8-bit per-channel weights; batch dimension N). Per family,
 # batch 1 and 16, 1 and 2 threads: steady-state median ms per inference of qonnx-cc exec on the QONNX model
 # with --arith int and --arith float (int: n/a while exec has no --arith) and of onnxruntime (graph
-# optimizations "all") on qonnx-cc's --target qdq conversion, on the same inputs; ratios qonnx-cc / ort,
+# optimizations "all"; its own run time, from its profiler, as in section 4) on qonnx-cc's --target qdq
+# conversion, on the same inputs; ratios qonnx-cc / ort,
 # * above 1.0. Then dataset mode: samples/s of exec --batch-size 16 against run_ort.js --batch-size 16 on
 # the same 256 samples of the conv1d family. The rows are also written as Markdown, one table per arithmetic
 # mode, to OUT/families/table.md (docs/performance.md). BENCH_FAMILIES=0 skips; BENCH_FAMILIES_ONLY=a,b picks

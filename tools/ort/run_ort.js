@@ -10,6 +10,7 @@
 // load the model (unsupported op/domain, invalid model), 7 outputs differ from --expect,
 // 10 onnxruntime-node is not installed (run scripts/install-ort.sh).
 const fs = require('fs');
+const os = require('os');
 const path = require('path');
 const { TYPES, ORT_TO_ONNX, typeName, decodeTensorProto, encodeTensorProto } = require('./tensor_proto');
 
@@ -21,13 +22,16 @@ const USAGE = `usage: node run_ort.js MODEL.onnx [--input-dir D] [--output-dir O
   --threads N      intra-op threads (default 1: deterministic)
   --opt-level L    onnxruntime graph optimization level (default disabled: every node runs as written)
   --repeat N       then run N more times on the same inputs (same session) and print the steady-state
-                   time per run (min and median, ms) to stderr
+                   time per run (min and median, ms) to stderr: onnxruntime's own time per run (its
+                   profiler's model_run events, as qonnx-cc exec times its runs), then the wall time of
+                   each session.run() call, which adds onnxruntime-node's copy of the outputs into
+                   JavaScript buffers (fresh pages each run: 2-3 ms per run on some VMs)
   --expect DIR     compare with DIR/output_K.pb: integers and bools exactly, floats within
                    |ort - expected| <= atol + rtol * |expected| (default atol 1e-5, rtol 1e-4; NaN == NaN)
   --max-mismatch F  accept up to this fraction of float elements beyond tolerance (default 0)
   --batch-size B   dataset mode, as qonnx-cc exec --batch-size: every input holds N samples along axis 0;
                    run them B at a time (the last run takes the rest) and print samples/s of the runs
-                   (not with --output-dir, --expect or --repeat)`;
+                   (onnxruntime's own run times, as --repeat; not with --output-dir, --expect or --repeat)`;
 
 class ExitError extends Error {
   constructor(code, message) { super(message); this.code = code; }
@@ -80,6 +84,31 @@ function loadOrt() {
   } catch (e) {
     throw new ExitError(10, `cannot load onnxruntime-node (${e.message.split('\n')[0]}); run scripts/install-ort.sh`);
   }
+}
+
+// Session options that time each run with onnxruntime's profiler: its model_run events span
+// InferenceSession::Run (the graph, the outputs' allocation) and leave out onnxruntime-node's conversion of
+// the outputs to JavaScript buffers, which is not inference and which qonnx-cc exec's timings have no
+// counterpart of. The profile goes to a temporary folder, read back by profiledRunMs.
+function profiling() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'run_ort-'));
+  process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));  // on every path out
+  return { dir, options: { enableProfiling: true, profileFilePrefix: path.join(dir, 'profile') } };
+}
+
+// The durations (ms) of the session's model_run events, in run order; ends the profiling.
+function profiledRunMs(session, prof) {
+  session.endProfiling();
+  const files = fs.readdirSync(prof.dir).filter((f) => f.endsWith('.json'));
+  if (files.length !== 1) throw new ExitError(1, `onnxruntime wrote ${files.length} profile files, not 1`);
+  const events = JSON.parse(fs.readFileSync(path.join(prof.dir, files[0]), 'utf8'));
+  return events.filter((e) => e.name === 'model_run').sort((a, b) => a.ts - b.ts).map((e) => e.dur / 1e3);
+}
+
+function minAndMedian(values) {
+  const ms = [...values].sort((x, y) => x - y);
+  const h = ms.length >> 1;
+  return { min: ms[0], median: ms.length % 2 ? ms[h] : (ms[h - 1] + ms[h]) / 2 };
 }
 
 function readTensorFile(file) {
@@ -194,7 +223,7 @@ function compare(actual, expected, atol, rtol, maxMismatch = 0) {
 
 // Dataset mode: the fed tensors hold N samples along axis 0; runs them o.batchSize at a time (each batch a
 // view of the inputs, no copy) and prints the rate of the runs, in qonnx-cc exec --batch-size's words.
-async function runDataset(ort, session, feeds, o) {
+async function runDataset(ort, session, feeds, o, prof) {
   const names = Object.keys(feeds);
   const samples = names.length ? feeds[names[0]].dims[0] : 0;
   for (const name of names) {
@@ -207,7 +236,6 @@ async function runDataset(ort, session, feeds, o) {
     const perSample = t.data.length / samples;
     return new ort.Tensor(t.type, t.data.subarray(start * perSample, (start + count) * perSample), [count, ...t.dims.slice(1)]);
   };
-  const t0 = process.hrtime.bigint();
   try {
     for (let start = 0; start < samples; start += o.batchSize) {
       const count = Math.min(o.batchSize, samples - start);
@@ -218,8 +246,9 @@ async function runDataset(ort, session, feeds, o) {
   } catch (e) {
     throw new ExitError(1, `${o.model}: onnxruntime failed: ${e.message}`);
   }
-  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-  console.log(`${samples} samples in ${seconds.toFixed(3)} s: ${(samples / seconds).toFixed(1)} samples/s (batch size ${o.batchSize}, threads ${o.threads})`);
+  const runs = profiledRunMs(session, prof);
+  const seconds = runs.reduce((a, b) => a + b, 0) / 1e3;
+  console.log(`${samples} samples in ${seconds.toFixed(3)} s: ${(samples / seconds).toFixed(1)} samples/s (batch size ${o.batchSize}, threads ${o.threads}; onnxruntime's own run times)`);
   return 0;
 }
 
@@ -228,9 +257,12 @@ async function main() {
   if (!fs.existsSync(o.model)) throw new ExitError(3, `cannot read ${o.model}: no such file`);
   if (fs.statSync(o.model).isDirectory()) throw new ExitError(3, `cannot read ${o.model}: is a directory`);
   const ort = loadOrt();
+  // Timed modes take the run times from onnxruntime's profiler (see profiling()).
+  const prof = o.repeat > 0 || o.batchSize > 0 ? profiling() : null;
   let session;
   try {
     session = await ort.InferenceSession.create(o.model, {
+      ...(prof ? prof.options : {}),
       graphOptimizationLevel: o.optLevel,
       intraOpNumThreads: o.threads,
       interOpNumThreads: 1,
@@ -261,7 +293,7 @@ async function main() {
     }
   });
 
-  if (o.batchSize > 0) return runDataset(ort, session, feeds, o);
+  if (o.batchSize > 0) return runDataset(ort, session, feeds, o, prof);
 
   let results;
   try {
@@ -281,9 +313,12 @@ async function main() {
     } catch (e) {
       throw new ExitError(1, `${o.model}: onnxruntime failed: ${e.message}`);
     }
-    ms.sort((x, y) => x - y);
-    const h = ms.length >> 1, median = ms.length % 2 ? ms[h] : (ms[h - 1] + ms[h]) / 2;
-    process.stderr.write(`steady state: ${o.repeat} runs, threads ${o.threads}: min ${ms[0].toFixed(3)} ms, median ${median.toFixed(3)} ms\n`);
+    // The profiler's runs: the warm-up, then the timed ones.
+    const runs = profiledRunMs(session, prof);
+    if (runs.length !== o.repeat + 1) throw new ExitError(1, `onnxruntime's profile holds ${runs.length} runs, not ${o.repeat + 1}`);
+    const own = minAndMedian(runs.slice(1)), wall = minAndMedian(ms);
+    process.stderr.write(`steady state: ${o.repeat} runs, threads ${o.threads}: min ${own.min.toFixed(3)} ms, median ${own.median.toFixed(3)} ms (onnxruntime's own run time)\n`);
+    process.stderr.write(`session.run wall time: min ${wall.min.toFixed(3)} ms, median ${wall.median.toFixed(3)} ms (with onnxruntime-node's output conversion)\n`);
   }
   const outputs = session.outputNames.map((name) => fromOrt(results[name], name));
   outputs.forEach((t, k) => { if (!o.quiet) console.log(`output ${k} '${t.name}': ${stats(t)}`); });
