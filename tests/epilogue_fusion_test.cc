@@ -230,6 +230,57 @@ TEST(EpilogueFusion, AnInputQuantsByteCodesGiveTheBitsOfItsFloats) {
   }
 }
 
+// x (N, C, H, W) -> Quant (u8) [-> Identity] -> 3x3 Conv C -> 8 -> Relu -> Quant (u8): with the Identity the Conv
+// makes its codes from the Quant's floats, without it takes the Quant's own codes.
+ir::Model input_quant_conv(const Dims& x_dims, bool identity_input) {
+  std::mt19937 rng(5);
+  io::ModelBuilder m(13);
+  m.import(kQ, 1);
+  m.input("x", DType::kFloat, x_dims);
+  m.initializer("xs", f32({}, {0.02f})).initializer("z", f32({}, {0.0f})).initializer("b8", f32({}, {8.0f}));
+  m.node("Quant", {"x", "xs", "z", "b8"}, {identity_input ? "xi" : "xq"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+  if (identity_input) m.node("Identity", {"xi"}, {"xq"});
+  m.initializer("wf", random_floats(rng, {8, x_dims[1], 3, 3}, -1.0f, 1.0f));
+  m.initializer("ws", random_floats(rng, {8, 1, 1, 1}, 0.01f, 0.03f));
+  m.node("Quant", {"wf", "ws", "z", "b8"}, {"wq"}, kQ).attr("signed", int64_t{1}).attr("narrow", int64_t{1});
+  m.node("Conv", {"xq", "wq"}, {"t0"}).attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+  m.node("Relu", {"t0"}, {"t1"});
+  m.initializer("ys", f32({}, {0.05f}));
+  m.node("Quant", {"t1", "ys", "z", "b8"}, {"y"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+  m.output("y", DType::kFloat);
+  return m.build().value();
+}
+
+// The input Quant makes its codes by blocks of positions when there are fewer images than shares (a block
+// of a multiple of 64 positions, the last one shorter; whole images otherwise): every split, channel count
+// (a multiple of 64 or not, one) and thread count gives the bits of the codes made from the floats.
+TEST(EpilogueFusion, AnInputQuantsCodesBlockByBlockGiveTheBitsOfItsFloats) {
+  const Dims shapes[] = {{1, 80, 13, 11}, {1, 64, 16, 16}, {3, 17, 9, 23}, {1, 3, 40, 40}, {2, 128, 7, 7}, {1, 1, 5, 130}};
+  exec::set_min_work_per_thread(1);  // split even these small layers
+  for (const Dims& dims : shapes) {
+    SCOPED_TRACE(fmt::format("x {}", fmt::join(dims, "x")));
+    const ir::Model direct = input_quant_conv(dims, false), through_identity = input_quant_conv(dims, true);
+    auto with_codes = exec::Executor::create(direct, exec::Arithmetic::kInt);
+    auto from_floats = exec::Executor::create(through_identity, exec::Arithmetic::kInt);
+    ASSERT_TRUE(with_codes.is_ok() && from_floats.is_ok());
+    std::mt19937 rng(3);
+    Tensor nan = random_floats(rng, dims, 0.0f, 5.0f);
+    nan.data<float>()[nan.numel() - 1] = std::numeric_limits<float>::quiet_NaN();  // in the last block
+    const Tensor inputs[] = {random_floats(rng, dims, -1.0f, 6.0f), nan};
+    for (int threads : {1, 2, 3}) {
+      exec::set_threads(threads);
+      for (const Tensor& x : inputs) {
+        auto a = with_codes->run({{"x", x}});
+        auto b = from_floats->run({{"x", x}});
+        ASSERT_TRUE(a.is_ok() && b.is_ok());
+        EXPECT_TRUE(a->outputs[0].identical(b->outputs[0])) << "threads " << threads;
+      }
+    }
+  }
+  exec::set_threads(1);
+  exec::set_min_work_per_thread(exec::kDefaultMinWorkPerThread);
+}
+
 TEST(EpilogueFusion, APerChannelQuantEndsTheChain) {
   expect_same_as_unfused({"relu then per-channel quant", "Conv", {kRelu, {"Quant", 8, false, false, "ROUND", true}, kRelu}}, 1);
   expect_same_as_unfused({"per-channel quant first", "MatMul", {{"Quant", 8, false, false, "ROUND", true}}}, 0);

@@ -280,10 +280,12 @@ exec::PreparedState prepack_quant(const exec::PrepackContext& c) {
   return quantizer;
 }
 
-// The run when the executor asks for the output's codes (N, positions, C): by slabs of an image's channels,
-// block by block the kernel's loop into a buffer in cache, the activation bytes made from it (channels-first),
-// the floats written when read; then the slab's bytes transposed while in cache. false (nothing written) when
-// the layout does not apply.
+// The run when the executor asks for the output's codes (N, positions, C): by blocks of an image's positions,
+// each block's bytes made channel by channel (channels-first, into a buffer in cache; the floats written when
+// read) and then transposed into the block's rows of codes. A block's rows are one run of the output, so two
+// threads never write into one cache line (slabs of channels did: at batch 1 each position's row was shared,
+// and the transpose took 10 times as long on two threads as on one). false (nothing written) when the layout
+// does not apply.
 bool quant_with_codes(exec::KernelContext& ctx, const Tensor& x, const Dims& out_dims) {
   const std::optional<ByteActivation> form = byte_activation(ctx.output_codes_form());
   if (!form || x.dtype() != DType::kFloat || x.rank() < 2 || x.dims() != out_dims) return false;
@@ -292,31 +294,38 @@ bool quant_with_codes(exec::KernelContext& ctx, const Tensor& x, const Dims& out
   const int64_t n = x.numel(), batch = x.dim(0), channels = x.dim(1), positions = n / std::max<int64_t>(batch * channels, 1);
   const bool floats = ctx.output_floats_needed();
   Tensor y = ctx.output_buffer(DType::kFloat, out_dims, {0});  // unwritten when its floats are not read
-  const auto planes = scratch<uint8_t>(n);
   Tensor codes = Tensor::uninitialized(DType::kUInt8, {n});
-  // A slab: whole 16-row tiles of the byte transpose, up to 64 rows, fewer when that leaves a thread idle.
-  constexpr int64_t kBlock = 2048;
-  int64_t slab = 64;
-  while (slab > 16 && batch * ((channels + slab - 1) / slab) < 4 * exec::threads()) slab /= 2;
-  const int64_t slabs = (channels + slab - 1) / slab, image = channels * positions;
+  // Blocks of whole images, or of a multiple of 64 positions (a block's rows then end on a cache line) when
+  // that leaves a thread idle; a block's bytes stay within kBufferBytes where 64 positions allow.
+  constexpr int64_t kBufferBytes = 256 * 1024, kLine = 64, kChunk = 2048;
+  const int64_t threads = exec::threads();
+  const int64_t wanted = threads > 1 ? (4 * threads + batch - 1) / std::max<int64_t>(batch, 1) : 1;  // blocks per image
+  int64_t block = wanted > 1 ? (positions + wanted - 1) / wanted : positions;
+  block = std::min(block, std::max(kLine, kBufferBytes / std::max<int64_t>(channels, 1)));
+  block = block >= positions ? positions : std::max(kLine, block / kLine * kLine);
+  const int64_t blocks = (positions + block - 1) / std::max<int64_t>(block, 1), image = channels * positions;
   std::atomic<bool> made{true};
-  exec::parallel_for(batch * slabs, slab * positions, [&](int64_t u0, int64_t u1) {
-    float buffer[kBlock];
+  exec::parallel_for(batch * blocks, block * channels, [&](int64_t u0, int64_t u1) {
+    const auto planes = scratch<uint8_t>(channels * block);
+    float buffer[kChunk];
     bool ok = true;
     for (int64_t u = u0; u < u1; ++u) {
-      const int64_t b = u / slabs, c0 = u % slabs * slab, c1 = std::min(channels, c0 + slab);
-      const int64_t end = b * image + c1 * positions;
-      for (int64_t i0 = b * image + c0 * positions; i0 < end; i0 += kBlock) {
-        const int64_t len = std::min(kBlock, end - i0);
-        float* out = floats ? y.data<float>() + i0 : buffer;
-        if (own_form) {
-          ok = quantizer.bytes(x.data<float>() + i0, floats ? out : nullptr, planes.get() + i0, len, *form) && ok;
-          continue;
+      const int64_t b = u / blocks, p0 = u % blocks * block, len = std::min(block, positions - p0);
+      // A whole image's planes are one run of x: quantized as one, not channel by channel.
+      const int64_t runs = len == positions ? 1 : channels, run = len == positions ? image : len;
+      for (int64_t r = 0; r < runs; ++r)
+        for (int64_t e0 = 0; e0 < run; e0 += kChunk) {
+          const int64_t i0 = b * image + r * positions + p0 + e0, count = std::min(kChunk, run - e0);
+          float* out = floats ? y.data<float>() + i0 : buffer;
+          uint8_t* bytes = planes.get() + r * len + e0;
+          if (own_form) {
+            ok = quantizer.bytes(x.data<float>() + i0, floats ? out : nullptr, bytes, count, *form) && ok;
+            continue;
+          }
+          quantizer.run(x.data<float>() + i0, out, count);
+          ok = activation_bytes_serial(out, count, *form, bytes) && ok;
         }
-        quantizer.run(x.data<float>() + i0, out, len);
-        ok = activation_bytes_serial(out, len, *form, planes.get() + i0) && ok;
-      }
-      transpose_byte_rows(planes.get() + b * image, codes.data<uint8_t>() + b * image, channels, positions, c0, c1);
+      transpose_byte_rows(planes.get(), codes.data<uint8_t>() + b * image + p0 * channels, channels, len, 0, channels);
     }
     if (!ok) made.store(false, std::memory_order_relaxed);
   });
