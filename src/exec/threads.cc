@@ -74,11 +74,12 @@ class WorkerPool {
     // workers watch for jobs (sleeping here cost a context switch and a wake-up per job: conv1d at batch 1,
     // 2 threads, 1.2-1.7 switches per run and a median of 0.23-0.27 ms, against 0.19-0.20 ms watching).
     const auto finished = [&] { return job.unfinished == 0 && job.workers_inside == 0; };
-    for (uint64_t i = 0; i < kWatchSpins && !finished(); ++i) {
-      lock.unlock();
-      pause();
-      lock.lock();
-    }
+    lock.unlock();
+    watch(kWatchShares, [&] {
+      std::lock_guard<std::mutex> held(mutex_);
+      return finished();
+    });
+    lock.lock();
     done_.wait(lock, finished);
     job_ = nullptr;  // workers woken from now on go back to sleep
     wanted_ = 0;
@@ -107,8 +108,8 @@ class WorkerPool {
     }
   }
 
-  // About 50 us of checks for the helpers' last shares.
-  static constexpr uint64_t kWatchSpins = 2000;
+  // How long the caller watches for the helpers' last shares before it sleeps.
+  static constexpr std::chrono::microseconds kWatchShares{50};
   // How long a worker watches for the next job before it sleeps: longer than the serial stretches between an
   // inference's jobs (a softmax, a small layer that stays on one thread: up to some 100 us at batch 1), so
   // that a job rarely has to wake a sleeping worker (a futex wake and a context switch cost 10-30 us on
