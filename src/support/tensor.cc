@@ -235,13 +235,19 @@ constexpr size_t kMappedBytes = size_t{32} << 20;
 constexpr size_t kMappedBytes = size_t{32} << 20;
 #endif
 
-// Freed offset-aligned blocks wait here (up to kReusableBytes in all) for the next request of the same
-// size: an inference repeats its sizes run after run, and a block malloc has given back to the system
-// costs its page faults again. The bytes waiting are free, not counted against the memory limit.
+// Freed large blocks wait here for the next request of the same size: an inference repeats its sizes run
+// after run, and a block given back to the system costs its page faults again (a 38 MiB output mapped
+// afresh at every run spent a third of the run clearing pages). Offset-aligned malloc blocks wait up to
+// kReusableBytes in all, mapped ones up to kReusableMappedBytes. The bytes waiting are free, not counted
+// against the memory limit.
 constexpr size_t kReusableBytes = size_t{64} << 20;
+constexpr size_t kReusableMappedBytes = size_t{256} << 20;
 
 class ReusableBlocks {
  public:
+  using Release = void (*)(void* block, size_t rounded);
+  ReusableBlocks(size_t capacity, Release release) : capacity_(capacity), release_(release) {}
+
   void* take(size_t rounded) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (size_t i = 0; i < blocks_.size(); ++i)
@@ -253,13 +259,13 @@ class ReusableBlocks {
       }
     return nullptr;
   }
-  // Keeps the block, or frees the oldest ones to make room, or frees this one when it alone is too big.
+  // Keeps the block, or releases the oldest ones to make room, or releases this one when it alone is too big.
   void give(size_t rounded, void* block) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (rounded <= kReusableBytes) {
-        while (held_ + rounded > kReusableBytes) {
-          std::free(blocks_.front().second);
+      if (rounded <= capacity_) {
+        while (held_ + rounded > capacity_) {
+          release_(blocks_.front().second, blocks_.front().first);
           held_ -= blocks_.front().first;
           blocks_.erase(blocks_.begin());
         }
@@ -268,17 +274,25 @@ class ReusableBlocks {
         return;
       }
     }
-    std::free(block);
+    release_(block, rounded);
   }
 
  private:
+  const size_t capacity_;
+  const Release release_;
   std::mutex mutex_;
   std::vector<std::pair<size_t, void*>> blocks_;  // oldest first
   size_t held_ = 0;
 };
 
+// Never destroyed: tensors may outlive statics.
 ReusableBlocks& reusable_blocks() {
-  static ReusableBlocks* blocks = new ReusableBlocks();  // never destroyed: tensors may outlive statics
+  static ReusableBlocks* blocks = new ReusableBlocks(kReusableBytes, [](void* block, size_t) { std::free(block); });
+  return *blocks;
+}
+ReusableBlocks& reusable_mappings() {
+  static ReusableBlocks* blocks =
+      new ReusableBlocks(kReusableMappedBytes, [](void* block, size_t rounded) { ::munmap(block, rounded); });
   return *blocks;
 }
 
@@ -290,17 +304,22 @@ std::shared_ptr<uint8_t> allocate(size_t bytes, bool zero, DType dtype, const Di
   uint64_t counted = rounded + extra;
   reserve(counted, dtype, dims);
   if (rounded >= kMappedBytes) {
-    void* p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) {
-      release(counted);
-      throw std::bad_alloc();
-    }
+    void* p = reusable_mappings().take(rounded);
+    if (p) {
+      if (zero) std::memset(p, 0, rounded);
+    } else {
+      p = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) {
+        release(counted);
+        throw std::bad_alloc();
+      }
 #ifdef MADV_HUGEPAGE
-    ::madvise(p, rounded, MADV_HUGEPAGE);  // where the system allows it
+      ::madvise(p, rounded, MADV_HUGEPAGE);  // where the system allows it
 #endif
-    // Fresh pages are zero already.
+      // Fresh pages are zero already.
+    }
     return std::shared_ptr<uint8_t>(static_cast<uint8_t*>(p), [counted, rounded](uint8_t* q) {
-      ::munmap(q, rounded);
+      reusable_mappings().give(rounded, q);
       release(counted);
     });
   }
