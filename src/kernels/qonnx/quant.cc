@@ -297,7 +297,7 @@ bool quant_with_codes(exec::KernelContext& ctx, const Tensor& x, const Dims& out
   Tensor codes = Tensor::uninitialized(DType::kUInt8, {n});
   // Blocks of whole images, or of a multiple of 64 positions (a block's rows then end on a cache line) when
   // that leaves a thread idle; a block's bytes stay within kBufferBytes where 64 positions allow.
-  constexpr int64_t kBufferBytes = 256 * 1024, kLine = 64, kChunk = 2048;
+  constexpr int64_t kBufferBytes = 512 * 1024, kLine = 64, kChunk = 2048;
   const int64_t threads = exec::threads();
   const int64_t wanted = threads > 1 ? (4 * threads + batch - 1) / std::max<int64_t>(batch, 1) : 1;  // blocks per image
   int64_t block = wanted > 1 ? (positions + wanted - 1) / wanted : positions;
