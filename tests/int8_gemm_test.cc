@@ -121,9 +121,16 @@ const char* expected_path(Isa isa, int max_left, int max_abs) {
 }
 
 // The AVX-512 panel width igemm.h promises: 64 where it pads n no further than 32 does (n = 33..64, 97..128, ...).
-int expected_avx512_panel(int64_t n) {
-  const auto padded_to = [n](int64_t width) { return (n + width - 1) / width * width; };
-  return padded_to(64) == padded_to(32) ? 64 : 32;
+// AVX-512 VNNI's panel width for n columns: 32 or 64, whichever computes fewer columns (64 on a tie), a
+// last panel of at most 16 columns computing 16.
+int64_t avx512_computed_columns(int64_t n, int64_t width) {
+  const int64_t left = n % width;
+  return n - left + (left == 0 ? 0 : left <= 16 ? 16 : width);
+}
+int expected_avx512_panel(int64_t n) { return avx512_computed_columns(n, 64) <= avx512_computed_columns(n, 32) ? 64 : 32; }
+int expected_avx512_last_panel(int64_t n) {
+  const int64_t width = expected_avx512_panel(n), left = n % width;
+  return left > 0 && left <= 16 ? 16 : static_cast<int>(width);
 }
 
 class Int8Gemm : public ::testing::TestWithParam<Level> {
@@ -156,8 +163,11 @@ class Int8Gemm : public ::testing::TestWithParam<Level> {
     ASSERT_EQ(w.max_abs_weight(), max_abs) << what;
     ASSERT_STREQ(w.path(), expected_path(GetParam().isa, r.max_left, max_abs)) << what;
     paths_seen.insert(w.path());
-    if (GetParam().isa == Isa::kAvx512) ASSERT_EQ(w.micro().nr, expected_avx512_panel(n)) << what;
-    panels_seen.insert(w.micro().nr);
+    if (GetParam().isa == Isa::kAvx512) {
+      ASSERT_EQ(w.micro().nr, expected_avx512_panel(n)) << what;
+      ASSERT_EQ(w.micro(w.panels() - 1).nr, expected_avx512_last_panel(n)) << what;
+    }
+    for (int64_t q = 0; q < w.panels(); ++q) panels_seen.insert(w.micro(q).nr);
     ASSERT_EQ(w.k(), k);
     ASSERT_EQ(w.n(), n);
     for (int64_t j = 0; j < n; ++j) {
@@ -187,10 +197,10 @@ class Int8Gemm : public ::testing::TestWithParam<Level> {
       EXPECT_EQ(paths_seen.count(path), 1u) << path;
   }
 
-  // On AVX-512, both tiles ran (8 x 32 and 6 x 64).
-  void expect_both_avx512_tiles() const {
+  // On AVX-512, every tile ran (8 x 32, 6 x 64 and the last panels' 8 x 16).
+  void expect_every_avx512_tile() const {
     if (GetParam().isa != Isa::kAvx512) return;
-    for (int nr : {32, 64}) EXPECT_EQ(panels_seen.count(nr), 1u) << "tile width " << nr;
+    for (int nr : {16, 32, 64}) EXPECT_EQ(panels_seen.count(nr), 1u) << "tile width " << nr;
   }
 
   std::set<std::string> paths_seen;
@@ -214,7 +224,7 @@ TEST_P(Int8Gemm, MatchesTheInt64ReferenceOnEveryShapeAndRange) {
       }
     }
   expect_every_avx2_path();
-  expect_both_avx512_tiles();
+  expect_every_avx512_tile();
 }
 
 TEST_P(Int8Gemm, EveryRangeOnOddShapes) {

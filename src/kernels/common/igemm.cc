@@ -66,6 +66,7 @@ void gemm_region(const igemm_detail::Int8MicroKernel& mk, int64_t m, int64_t k, 
     const int64_t b1 = std::min(s1, b0 + block_strips);
     for (int64_t q = q0; q < q1; ++q) {
       const int8_t* panel = w.panel(q);
+      const igemm_detail::Int8MicroKernel& tiles = w.micro(q);
       const int64_t j0 = q * nr;
       const int cols = static_cast<int>(std::min(nr, w.n() - j0));
       for (int64_t s = b0; s < b1; ++s) {
@@ -73,7 +74,7 @@ void gemm_region(const igemm_detail::Int8MicroKernel& mk, int64_t m, int64_t k, 
         const int rows = static_cast<int>(std::min(mr, m - i0));
         const uint8_t* row[igemm_detail::kMaxInt8TileRows];
         for (int i = 0; i < rows; ++i) row[i] = a + (i0 + i) * lda;
-        mk.tile[rows - 1](k, row, panel, c + i0 * ldc + j0, ldc, cols, nullptr);
+        tiles.tile[rows - 1](k, row, panel, c + i0 * ldc + j0, ldc, cols, nullptr);
       }
     }
   }
@@ -125,18 +126,29 @@ Int8Weights Int8Weights::pack(int64_t k, int64_t n, const int8_t* w, int64_t ld,
   }
   r.path_ = choose_path(isa::current(isa::Family::kInt8), max_left, r.max_abs_);
   r.micro_ = &igemm_detail::int8_micro(r.path_);
+  r.last_micro_ = r.micro_;
 #if QONNX_ISA_X86
-  // The wide tile where it adds no padded columns (n = 64 or 100, not 32 or 96).
-  const auto padded_to = [n](int64_t width) { return (n + width - 1) / width * width; };
-  if (r.path_ == Int8Path::kAvx512Vnni && padded_to(64) == padded_to(32)) r.micro_ = &igemm_detail::int8_micro_avx512vnni_wide();
+  if (r.path_ == Int8Path::kAvx512Vnni) {
+    // Columns computed with panels of `width` and a narrow last panel where at most 16 columns are left.
+    const auto computed = [n](int64_t width) {
+      const int64_t left = n % width;
+      return n - left + (left == 0 ? 0 : left <= 16 ? 16 : width);
+    };
+    if (computed(64) <= computed(32)) r.micro_ = &igemm_detail::int8_micro_avx512vnni_wide();
+    const int64_t left = n % r.micro_->nr;
+    r.last_micro_ = left > 0 && left <= 16 ? &igemm_detail::int8_micro_avx512vnni_narrow() : r.micro_;
+  }
 #endif
-  const int64_t nr = r.micro_->nr;
+  const int64_t nr = r.micro_->nr, last_nr = r.last_micro_->nr;
   r.panels_ = (n + nr - 1) / nr;
   r.panel_bytes_ = (k + 3) / 4 * nr * 4;
-  std::shared_ptr<int8_t> data = allocate_panels(static_cast<size_t>(r.panels_ * r.panel_bytes_));
-  // Element (p, j) of panel q = j / nr sits at k-group p / 4, column j % nr, byte p % 4.
+  const int64_t groups = (k + 3) / 4;
+  std::shared_ptr<int8_t> data =
+      allocate_panels(static_cast<size_t>(std::max<int64_t>(r.panels_ - 1, 0) * r.panel_bytes_ + groups * last_nr * 4));
+  // Element (p, j) of panel q = j / nr sits at k-group p / 4, column j % nr of the panel's width, byte p % 4.
   const auto slot = [&](int64_t p, int64_t j) {
-    return data.get() + (j / nr) * r.panel_bytes_ + ((p / 4) * nr + j % nr) * 4 + p % 4;
+    const int64_t q = j / nr, width = q == r.panels_ - 1 ? last_nr : nr;
+    return data.get() + q * r.panel_bytes_ + ((p / 4) * width + j % nr) * 4 + p % 4;
   };
   if (transposed) {
     for (int64_t j = 0; j < n; ++j)
@@ -154,7 +166,8 @@ igemm_detail::Int8Path int8_path(int max_left, int max_abs_weight) {
 }
 
 size_t Int8Weights::bytes() const {
-  return static_cast<size_t>(panels_ * panel_bytes_) + column_sums_.size() * sizeof(int32_t);
+  const int64_t last = panels_ > 0 ? (k_ + 3) / 4 * last_micro_->nr * 4 : 0;
+  return static_cast<size_t>(std::max<int64_t>(panels_ - 1, 0) * panel_bytes_ + last) + column_sums_.size() * sizeof(int32_t);
 }
 
 const char* Int8Weights::path() const { return micro_->name; }
@@ -190,11 +203,12 @@ void int8_gemm_rows(int64_t m, const uint8_t* const* rows, const Int8Slices* sli
   exec::parallel_for(panels, m * std::max<int64_t>(k, 1) * nr, [&](int64_t q0, int64_t q1) {
     for (int64_t q = q0; q < q1; ++q) {
       const int8_t* panel = w.panel(q);
+      const igemm_detail::Int8MicroKernel& tiles = w.micro(q);
       const int64_t j0 = q * nr;
       const int cols = static_cast<int>(std::min(nr, w.n() - j0));
       for (int64_t i0 = 0; i0 < m; i0 += mr) {
         const int tile_rows = static_cast<int>(std::min(mr, m - i0));
-        mk.tile[tile_rows - 1](k, rows + i0, panel, c + i0 * ldc + j0, ldc, cols, slices);
+        tiles.tile[tile_rows - 1](k, rows + i0, panel, c + i0 * ldc + j0, ldc, cols, slices);
       }
     }
   });

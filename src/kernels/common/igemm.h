@@ -7,8 +7,9 @@
 //
 // The path is chosen when the weights are packed, from isa::current(isa::Family::kInt8) and the value
 // bound (see Int8Weights::pack), and stays with the packed weights:
-//   avx512vnni    vpdpbusd on zmm (u8 x s8, groups of 4 summed into int32, non-saturating); tiles of 8 x 32,
-//                 or 6 x 64 when n rounded up to 64 is n rounded up to 32 (chosen by pack, kept with the weights)
+//   avx512vnni    vpdpbusd on zmm (u8 x s8, groups of 4 summed into int32, non-saturating); tiles of 8 x 32
+//                 or 6 x 64, whichever pads n less (6 x 64 on a tie), and 8 x 16 on a last panel of at most
+//                 16 columns (chosen by pack, kept with the weights)
 //   avxvnni       the VEX vpdpbusd on ymm (Alder Lake and later)
 //   avx2-maddubs-k16  vpmaddubsw (u8 x s8 pairs into int16, saturating), the pair sums of 16 k added
 //                 in int16, then vpmaddwd by ones; only when 8 * max_left * max|w| <= 32767 (4-bit
@@ -16,8 +17,8 @@
 //   avx2-maddubs  the same with each pair sum widened at once; when 2 * max_left * max|w| <= 32767
 //   avx2-madd16   both operands widened to int16, vpmaddwd (exact) otherwise
 //   portable      int32 C++
-// All of them read the same packed layout: panels of nr columns (the path's tile width), each panel
-// ceil(k / 4) groups x nr columns x 4 consecutive k, zero-padded in k and in n, so that one 32-bit
+// All of them read the same packed layout: panels of nr columns (the path's tile width; the last one may be
+// narrower, its own tiles' width), each panel ceil(k / 4) groups x width columns x 4 consecutive k, zero-padded in k and in n, so that one 32-bit
 // broadcast of four left values meets four weights of a column in one 32-bit lane.
 #pragma once
 
@@ -69,6 +70,7 @@ const Int8MicroKernel& int8_micro_avx2_madd16();
 const Int8MicroKernel& int8_micro_avxvnni();
 const Int8MicroKernel& int8_micro_avx512vnni();
 const Int8MicroKernel& int8_micro_avx512vnni_wide();
+const Int8MicroKernel& int8_micro_avx512vnni_narrow();
 #endif
 
 const Int8MicroKernel& int8_micro(Int8Path path);
@@ -99,9 +101,13 @@ class Int8Weights {
   const char* path() const;
 
   igemm_detail::Int8Path path_id() const { return path_; }
-  // The register tiles the panels were packed for (its nr is the panel width).
+  // The register tiles the panels were packed for (its nr is the panel width; its mr the rows of a strip).
   const igemm_detail::Int8MicroKernel& micro() const { return *micro_; }
-  // Packed panel q (columns [q * nr, q * nr + nr)).
+  // The tiles of panel q: micro(), or on the last panel the narrower tiles it was packed for (their mr is at
+  // least micro()'s).
+  const igemm_detail::Int8MicroKernel& micro(int64_t q) const { return q == panels_ - 1 ? *last_micro_ : *micro_; }
+  int64_t panels() const { return panels_; }
+  // Packed panel q (columns [q * nr, q * nr + micro(q).nr)).
   const int8_t* panel(int64_t q) const { return data_.get() + q * panel_bytes_; }
 
  private:
@@ -109,7 +115,8 @@ class Int8Weights {
   int max_left_ = 0, max_abs_ = 0;
   igemm_detail::Int8Path path_ = igemm_detail::Int8Path::kPortable;
   const igemm_detail::Int8MicroKernel* micro_ = &igemm_detail::int8_micro_portable();
-  int64_t panel_bytes_ = 0, panels_ = 0;
+  const igemm_detail::Int8MicroKernel* last_micro_ = micro_;
+  int64_t panel_bytes_ = 0, panels_ = 0;  // panel_bytes_: a full panel's
   std::shared_ptr<const int8_t> data_;  // immutable once packed: copies share it
   std::vector<int32_t> column_sums_;
 };

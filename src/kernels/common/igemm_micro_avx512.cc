@@ -1,6 +1,8 @@
 // The int8 GEMM tiles for AVX-512 VNNI: 8 rows x 32 columns (two zmm per row, 16 accumulators), and 6 rows x
 // 64 columns (four zmm per row, 24 accumulators) for weights whose column count it pads no further: 10 loads
 // (8 broadcasts, 2 weight groups) per 16 vpdpbusd against 10 per 24, and a 64-column layer's rows read once.
+// A last panel of at most 16 columns takes 8 x 16 tiles (one zmm per row), so that n = 100 computes 112
+// columns, not 128.
 // vpdpbusd adds four u8 x s8 products into each int32 lane without saturating (not the vpdpbusds
 // form): exact under the caller's bound.
 #include "kernels/common/igemm.h"
@@ -52,6 +54,12 @@ const Int8MicroKernel& int8_micro_avx512vnni() {
 const Int8MicroKernel& int8_micro_avx512vnni_wide() {
   static const Int8MicroKernel k =
       make_int8_micro<Avx512Vnni, 6, 4>("avx512vnni", std::make_integer_sequence<int, 6>());
+  return k;
+}
+
+const Int8MicroKernel& int8_micro_avx512vnni_narrow() {
+  static const Int8MicroKernel k =
+      make_int8_micro<Avx512Vnni, 8, 1>("avx512vnni", std::make_integer_sequence<int, 8>());
   return k;
 }
 
