@@ -579,5 +579,162 @@ TEST(EpilogueFusion, GlobalPoolsOnByteCodesGiveTheBitsOfTheFloats) {
   exec::set_threads(1);
 }
 
+// x -> Quant (u8) [-> Identity] -> layer 0 -> Relu -> Quant (u8) "m" -> layer 1 -> Relu -> Quant (u8) "y", the
+// layers matrix products: with a rank-3 x two MatMuls (the codes in the value's own order differ from
+// channels-last), with a rank-2 x a Gemm (bias, a NaN in it with `nan_bias`) then a MatMul. `m_read_twice`:
+// a Neg of m is a second output.
+ir::Model matrix_chain(bool rank3, bool nan_bias, bool m_read_twice, bool identity_input) {
+  std::mt19937 rng(9);
+  io::ModelBuilder m(13);
+  m.import(kQ, 1);
+  m.input("x", DType::kFloat, rank3 ? Dims{2, kRows, kK} : Dims{kRows, kK});
+  m.initializer("xs", f32({}, {0.02f})).initializer("z", f32({}, {0.0f})).initializer("b8", f32({}, {8.0f}));
+  m.initializer("ms", f32({}, {0.05f})).initializer("ys", f32({}, {0.04f}));
+  m.node("Quant", {"x", "xs", "z", "b8"}, {identity_input ? "xi" : "xq"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+  if (identity_input) m.node("Identity", {"xi"}, {"xq"});
+  const int64_t n1 = 16;
+  const bool gemm = !rank3;
+  m.initializer("w0", random_floats(rng, gemm ? Dims{kN, kK} : Dims{kK, kN}, -1.0f, 1.0f));
+  m.initializer("ws0", random_floats(rng, gemm ? Dims{kN, 1} : Dims{1, kN}, 0.01f, 0.03f));
+  m.node("Quant", {"w0", "ws0", "z", "b8"}, {"wq0"}, kQ).attr("signed", int64_t{1}).attr("narrow", int64_t{1});
+  if (gemm) {
+    Tensor bias = random_floats(rng, {kN}, -0.5f, 0.5f);
+    if (nan_bias) bias.data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
+    m.initializer("bias0", bias);
+    m.node("Gemm", {"xq", "wq0", "bias0"}, {"c0"}).attr("transB", int64_t{1});
+  } else {
+    m.node("MatMul", {"xq", "wq0"}, {"c0"});
+  }
+  m.node("Relu", {"c0"}, {"r0"});
+  m.node("Quant", {"r0", "ms", "z", "b8"}, {"m"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+  m.initializer("w1", random_floats(rng, {kN, n1}, -1.0f, 1.0f));
+  m.initializer("ws1", random_floats(rng, {1, n1}, 0.01f, 0.03f));
+  m.node("Quant", {"w1", "ws1", "z", "b8"}, {"wq1"}, kQ).attr("signed", int64_t{1}).attr("narrow", int64_t{1});
+  m.node("MatMul", {"m", "wq1"}, {"c1"});
+  m.node("Relu", {"c1"}, {"r1"});
+  m.node("Quant", {"r1", "ys", "z", "b8"}, {"y"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+  m.output("y", DType::kFloat);
+  if (m_read_twice) {
+    m.node("Neg", {"m"}, {"n"});
+    m.output("n", DType::kFloat);
+  }
+  return m.build().value();
+}
+
+// The layers' path notes, in the order they run.
+std::vector<std::string> layer_notes(const exec::Executor& ex) {
+  std::vector<std::string> notes;
+  for (const auto& [node, note] : ex.path_notes())
+    if (note.rfind("integer", 0) == 0 || note.rfind("float", 0) == 0) notes.push_back(note);
+  return notes;
+}
+
+// Matrix products take their input's codes in its own order from the input Quant and from each other, and give
+// the bits of the plan where layer 0 takes none and makes none (an Identity after the input Quant, its output
+// exposed: m's Quant then runs as its own step and makes layer 1's codes).
+TEST(EpilogueFusion, MatrixProductsPassByteCodesInTheValuesOwnOrder) {
+  exec::set_min_work_per_thread(1);  // split even these small layers
+  for (bool rank3 : {true, false})
+    for (bool nan_bias : {false, true})
+      for (bool twice : {false, true}) {
+        if (rank3 && nan_bias) continue;  // a MatMul has no bias
+        SCOPED_TRACE(testing::Message() << (rank3 ? "rank 3, MatMul" : "rank 2, Gemm") << " then MatMul, NaN bias "
+                                        << nan_bias << ", m read twice " << twice);
+        const ir::Model direct = matrix_chain(rank3, nan_bias, twice, false), apart = matrix_chain(rank3, nan_bias, twice, true);
+        auto with_codes = exec::Executor::create(direct, exec::Arithmetic::kInt);
+        auto from_floats = exec::Executor::create(apart, exec::Arithmetic::kInt);
+        ASSERT_TRUE(with_codes.is_ok() && from_floats.is_ok());
+        ASSERT_TRUE(from_floats->expose({"c0"}).is_ok());
+        const std::vector<std::string> notes = layer_notes(*with_codes), apart_notes = layer_notes(*from_floats);
+        ASSERT_EQ(notes.size(), 2u);
+        ASSERT_EQ(apart_notes.size(), 2u);
+        EXPECT_NE(notes[0].find("byte codes in"), std::string::npos) << notes[0];
+        EXPECT_NE(notes[0].find("; byte codes out"), std::string::npos) << notes[0];
+        EXPECT_EQ(notes[0].find("channels-last"), std::string::npos) << notes[0];
+        EXPECT_NE(notes[1].find("byte codes in"), std::string::npos) << notes[1];
+        EXPECT_EQ(apart_notes[0].find("byte codes"), std::string::npos) << apart_notes[0];
+        std::mt19937 rng(21);
+        const Dims dims = rank3 ? Dims{2, kRows, kK} : Dims{kRows, kK};
+        Tensor nan = random_floats(rng, dims, 0.0f, 5.0f);
+        nan.data<float>()[nan.numel() - 2] = std::numeric_limits<float>::quiet_NaN();
+        const Tensor inputs[] = {random_floats(rng, dims, 0.0f, 5.0f), random_floats(rng, dims, -3.0f, 9.0f), nan};
+        for (int threads : {1, 2, 3}) {
+          exec::set_threads(threads);
+          for (const Tensor& x : inputs) {
+            auto a = with_codes->run({{"x", x}});
+            auto b = from_floats->run({{"x", x}});
+            ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+            ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+            ASSERT_EQ(a->outputs.size(), b->outputs.size());
+            for (size_t k = 0; k < a->outputs.size(); ++k)
+              EXPECT_TRUE(a->outputs[k].identical(b->outputs[k])) << "threads " << threads << " output " << k;
+          }
+        }
+      }
+  exec::set_threads(1);
+  exec::set_min_work_per_thread(exec::kDefaultMinWorkPerThread);
+}
+
+// x (2, 12, 9, 9) -> Quant (u8) [-> Identity] "xq", read by `convs` 3x3 Convs and `matmuls` MatMuls (W 9 x 8,
+// along x's last axis), each to its own output.
+ir::Model mixed_readers(int convs, int matmuls, bool identity_input) {
+  std::mt19937 rng(13);
+  io::ModelBuilder m(13);
+  m.import(kQ, 1);
+  m.input("x", DType::kFloat, {2, kChannels, kSize, kSize});
+  m.initializer("xs", f32({}, {0.02f})).initializer("z", f32({}, {0.0f})).initializer("b8", f32({}, {8.0f}));
+  m.node("Quant", {"x", "xs", "z", "b8"}, {identity_input ? "xi" : "xq"}, kQ).attr("signed", int64_t{0}).attr("narrow", int64_t{0});
+  if (identity_input) m.node("Identity", {"xi"}, {"xq"});
+  for (int i = 0; i < convs + matmuls; ++i) {
+    const std::string n = std::to_string(i);
+    const bool conv = i < convs;
+    m.initializer("w" + n, random_floats(rng, conv ? Dims{8, kChannels, 3, 3} : Dims{kSize, 8}, -1.0f, 1.0f));
+    m.initializer("ws" + n, random_floats(rng, conv ? Dims{8, 1, 1, 1} : Dims{1, 8}, 0.01f, 0.03f));
+    m.node("Quant", {"w" + n, "ws" + n, "z", "b8"}, {"wq" + n}, kQ).attr("signed", int64_t{1}).attr("narrow", int64_t{1});
+    if (conv)
+      m.node("Conv", {"xq", "wq" + n}, {"y" + n}).attr("pads", std::vector<int64_t>{1, 1, 1, 1});
+    else
+      m.node("MatMul", {"xq", "wq" + n}, {"y" + n});
+    m.output("y" + n, DType::kFloat);
+  }
+  return m.build().value();
+}
+
+// A value read by convolutions (codes channels-last) and matrix products (codes in its own order): the input
+// Quant makes the codes the most readers take (channels-last on a tie), the others read its floats, with the
+// same bits as when nobody takes codes.
+TEST(EpilogueFusion, ReadersOfBothCodeLayoutsTakeTheOneMade) {
+  struct Mix {
+    int convs, matmuls;
+    bool matmuls_take;
+  };
+  for (const Mix& mix : {Mix{1, 1, false}, Mix{1, 2, true}, Mix{2, 1, false}, Mix{0, 2, true}}) {
+    SCOPED_TRACE(testing::Message() << mix.convs << " Conv and " << mix.matmuls << " MatMul readers");
+    const ir::Model direct = mixed_readers(mix.convs, mix.matmuls, false), apart = mixed_readers(mix.convs, mix.matmuls, true);
+    auto with_codes = exec::Executor::create(direct, exec::Arithmetic::kInt);
+    auto from_floats = exec::Executor::create(apart, exec::Arithmetic::kInt);
+    ASSERT_TRUE(with_codes.is_ok() && from_floats.is_ok());
+    const std::vector<std::string> notes = layer_notes(*with_codes);
+    ASSERT_EQ(notes.size(), static_cast<size_t>(mix.convs + mix.matmuls));
+    for (int i = 0; i < mix.convs + mix.matmuls; ++i) {
+      const std::string& note = notes[static_cast<size_t>(i)];
+      ASSERT_EQ(note.rfind("integer", 0), 0u) << note;
+      const bool takes = (i < mix.convs) != mix.matmuls_take;
+      EXPECT_EQ(note.find("byte codes in") != std::string::npos, takes) << note;
+    }
+    std::mt19937 rng(23);
+    const Tensor x = random_floats(rng, {2, kChannels, kSize, kSize}, -1.0f, 6.0f);
+    for (int threads : {1, 2}) {
+      exec::set_threads(threads);
+      auto a = with_codes->run({{"x", x}});
+      auto b = from_floats->run({{"x", x}});
+      ASSERT_TRUE(a.is_ok() && b.is_ok());
+      for (size_t k = 0; k < a->outputs.size(); ++k)
+        EXPECT_TRUE(a->outputs[k].identical(b->outputs[k])) << "threads " << threads << " output " << k;
+    }
+  }
+  exec::set_threads(1);
+}
+
 }  // namespace
 }  // namespace qonnx

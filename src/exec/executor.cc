@@ -1,6 +1,7 @@
 #include "qonnx/exec/executor.h"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <utility>
 #include <unordered_map>
@@ -60,7 +61,8 @@ Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prep
                                          bool* over_memory_limit = nullptr, const Epilogue* epilogue = nullptr,
                                          bool* epilogue_applied = nullptr, const IntegerForm* codes_form = nullptr,
                                          bool floats_needed = true, const Tensor* input_codes = nullptr,
-                                         Tensor* output_codes = nullptr) {
+                                         Tensor* output_codes = nullptr,
+                                         CodesLayout codes_layout = CodesLayout::kChannelsLast) {
   if (!kernel.containers)
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i] && !inputs[i]->is_tensor())
@@ -76,7 +78,7 @@ Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prep
   ctx.set_constant_inputs(constant_inputs);
   ctx.set_epilogue(epilogue);
   ctx.set_input_codes(input_codes);
-  ctx.request_output_codes(codes_form, floats_needed);
+  ctx.request_output_codes(codes_form, floats_needed, codes_layout);
   Status st;
   try {
     st = kernel.run(ctx);
@@ -191,12 +193,15 @@ struct Executor::Plan {
     };
     std::vector<Fused> fused;
     std::shared_ptr<const Epilogue> epilogue;  // the fused nodes' epilogues as one
-    // Byte codes (KernelContext::input_codes): the prepack's PrepackContext::reads_input_codes and
-    // writes_output_codes; whether the runs are given input 0's codes; the form of the step's final output
-    // whose codes it is asked for (nullptr: none), and whether its floats are read too.
-    bool reads_codes = false, writes_codes = false;
+    // Byte codes (KernelContext::input_codes): the prepack's PrepackContext::reads_input_codes,
+    // input_codes_layout, writes_output_codes and writes_stored_codes; whether the runs are given input 0's
+    // codes; the form of the step's final output whose codes it is asked for (nullptr: none), their layout,
+    // and whether its floats are read too.
+    bool reads_codes = false, writes_codes = false, writes_stored_codes = false;
+    CodesLayout reads_layout = CodesLayout::kChannelsLast;
     bool given_codes = false;
     const IntegerForm* codes_form = nullptr;
+    CodesLayout codes_layout = CodesLayout::kChannelsLast;
     bool floats_needed = true;
   };
   const ir::Graph* graph = nullptr;
@@ -250,10 +255,15 @@ PreparedState prepack_step(const Executor::Plan& plan, Executor::Plan::Step& ste
   context.captured_inputs = &step.captured_inputs;
   context.takes_epilogue = &step.takes_epilogue;
   context.reads_input_codes = &step.reads_codes;
+  context.input_codes_layout = &step.reads_layout;
   context.writes_output_codes = &step.writes_codes;
+  context.writes_stored_codes = &step.writes_stored_codes;
   try {
     PreparedState packed = step.kernel->prepack(context);
-    if (!packed) step.captured_inputs = 0, step.takes_epilogue = step.reads_codes = step.writes_codes = false;
+    if (!packed) {
+      step.captured_inputs = 0, step.takes_epilogue = step.reads_codes = step.writes_codes = step.writes_stored_codes = false;
+      step.reads_layout = CodesLayout::kChannelsLast;
+    }
     step.captured_inputs &= step.constant_inputs;
     return packed;
   } catch (const MemoryLimitError&) {
@@ -261,7 +271,8 @@ PreparedState prepack_step(const Executor::Plan& plan, Executor::Plan::Step& ste
   } catch (const std::exception&) {
     step.path_note.clear();
     step.captured_inputs = 0;
-    step.takes_epilogue = step.reads_codes = step.writes_codes = false;
+    step.takes_epilogue = step.reads_codes = step.writes_codes = step.writes_stored_codes = false;
+    step.reads_layout = CodesLayout::kChannelsLast;
     return nullptr;  // the runs go without it
   }
 }
@@ -356,27 +367,42 @@ const ir::Value* final_output(const Executor::Plan::Step& step) {
 
 // Asks each step that can publish byte codes for them when its final output has an integer form and a
 // reader takes codes (as its input 0, with its prepack held: a prepack made per run could fail and read
-// floats); the floats are still written unless every read of the value is such a reader and the value is
-// not kept.
+// floats), in the layout most of its code readers read that the step writes (channels-last on a tie); a
+// reader of the other layout reads the floats. The floats are still written unless every read of the value
+// is a reader given the codes and the value is not kept.
 void plan_codes(Executor::Plan& plan) {
   const ir::Graph& graph = *plan.graph;
-  std::vector<int> reads(graph.value_count(), 0), code_reads(graph.value_count(), 0);
-  for (auto& step : plan.steps) {
+  constexpr size_t kLayouts = 2;
+  std::vector<int> reads(graph.value_count(), 0);
+  std::vector<std::array<int, kLayouts>> code_reads(graph.value_count(), std::array<int, kLayouts>{});
+  const auto reader_of = [&](const Executor::Plan::Step& step) -> const ir::Value* {
     const auto& ins = step.node->inputs();
-    step.given_codes = step.reads_codes && !step.repack_per_run && !ins.empty() && ins[0] && ins[0]->graph() == &graph;
-    if (step.given_codes) ++code_reads[static_cast<size_t>(ins[0]->id())];
-    for (const ir::Value* v : ins)
+    const bool takes = step.reads_codes && !step.repack_per_run && !ins.empty() && ins[0] && ins[0]->graph() == &graph;
+    return takes ? ins[0] : nullptr;
+  };
+  for (auto& step : plan.steps) {
+    if (const ir::Value* v = reader_of(step)) ++code_reads[static_cast<size_t>(v->id())][static_cast<size_t>(step.reads_layout)];
+    for (const ir::Value* v : step.node->inputs())
       if (v && v->graph() == &graph) ++reads[static_cast<size_t>(v->id())];
     for (const ir::Value* v : step.node->implicit_inputs())
       if (v && v->graph() == &graph) ++reads[static_cast<size_t>(v->id())];
   }
+  std::vector<std::optional<CodesLayout>> published(graph.value_count());
   for (auto& step : plan.steps) {
     const ir::Value* out = final_output(step);
-    if (!step.writes_codes || !out) continue;
+    if (!out) continue;
     const size_t id = static_cast<size_t>(out->id());
-    if (!plan.forms[id] || code_reads[id] == 0) continue;
+    const int channels_last = step.writes_codes ? code_reads[id][static_cast<size_t>(CodesLayout::kChannelsLast)] : 0;
+    const int as_stored = step.writes_stored_codes ? code_reads[id][static_cast<size_t>(CodesLayout::kAsStored)] : 0;
+    if (!plan.forms[id] || channels_last + as_stored == 0) continue;
+    step.codes_layout = as_stored > channels_last ? CodesLayout::kAsStored : CodesLayout::kChannelsLast;
     step.codes_form = &*plan.forms[id];
-    step.floats_needed = plan.keep[id] || code_reads[id] != reads[id];
+    step.floats_needed = plan.keep[id] || std::max(channels_last, as_stored) != reads[id];
+    published[id] = step.codes_layout;
+  }
+  for (auto& step : plan.steps) {
+    const ir::Value* v = reader_of(step);
+    step.given_codes = v && published[static_cast<size_t>(v->id())] == step.reads_layout;
   }
 }
 
@@ -822,7 +848,7 @@ Status run_steps(const Executor::Plan& plan, Frame& frame) {
                                          step.bodies.empty() ? nullptr : &bodies, step.dying_inputs, frame.pool,
                                          step.constant_inputs, step.repack_per_run ? repacked.get() : step.prepacked.get(),
                                          nullptr, step.epilogue.get(), &applied, step.codes_form, step.floats_needed,
-                                         input_codes, &codes));
+                                         input_codes, &codes, step.codes_layout));
     if (!step.fused.empty()) {
       // Codes are of the final output: a run that left the fused nodes to the executor published none.
       QONNX_ASSIGN_OR_RETURN(Tensor last, finish_fused(step, frame, applied, std::move(outs[0])));
@@ -861,10 +887,14 @@ const std::string& Executor::streaming_note() const { return plan_->streaming_no
 
 std::vector<std::pair<std::string, std::string>> Executor::path_notes() const {
   std::vector<std::pair<std::string, std::string>> notes;
-  for (const auto& step : plan_->steps)
-    if (!step.path_note.empty())
-      notes.emplace_back(step.node->describe(),
-                         step.made_per_run ? step.path_note + " (weights streamed from external data per run)" : step.path_note);
+  for (const auto& step : plan_->steps) {
+    if (step.path_note.empty()) continue;
+    std::string note = step.path_note;
+    if (step.given_codes) note += "; byte codes in";
+    if (step.codes_form) note += step.codes_layout == CodesLayout::kAsStored ? "; byte codes out" : "; byte codes out (channels-last)";
+    if (step.made_per_run) note += " (weights streamed from external data per run)";
+    notes.emplace_back(step.node->describe(), std::move(note));
+  }
   return notes;
 }
 

@@ -38,6 +38,11 @@ class BodyRunner {
 class BufferPool;
 struct IntegerForm;
 
+// How a value's byte codes (KernelContext::input_codes) are laid out: channels-last, (N, d..., C) for an
+// (N, C, d...) value, as convolutions and pools read them; or in the value's own order, as matrix products
+// read their rows. The two are the same order up to rank 2.
+enum class CodesLayout : uint8_t { kChannelsLast, kAsStored };
+
 // "input #i 'name'" (or "input #i" when omitted): how errors about a node's input name it.
 std::string input_label(const ir::Node& node, size_t i);
 // `t` (input #i of a node), or an error "input #i (what) is required" when it is missing.
@@ -84,23 +89,29 @@ class KernelContext {
   bool epilogue_applied() const { return epilogue_done_; }
 
   // Byte codes (docs/arithmetic.md): for a value with a byte form (one scale, at most 256 integers v in
-  // [lo, hi] including 0), the bytes u = v - lo that the integer path computes from its floats, laid out
-  // channels-last: (N, d..., C) for a (N, C, d...) value. A layer that makes its output's floats can make
-  // these from them in cache; the layer reading them then skips that pass and the transpose.
-  // Set by the executor: input 0's codes, or nullptr. A kernel whose prepack said it reads them
-  // (PrepackContext::reads_input_codes) must take them when given: input 0's floats may be unwritten.
+  // [lo, hi] including 0), the bytes u = v - lo that the integer path computes from its floats, in a
+  // CodesLayout: channels-last for the convolutions and pools, the value's own order for the matrix
+  // products. A layer that makes its output's floats can make these from them in cache; the layer reading
+  // them then skips that pass (and the transpose).
+  // Set by the executor: input 0's codes, in the layout the reader's prepack said it reads, or nullptr. A
+  // kernel whose prepack said it reads them (PrepackContext::reads_input_codes) must take them when given:
+  // input 0's floats may be unwritten.
   const Tensor* input_codes() const { return input_codes_; }
   void set_input_codes(const Tensor* codes) { input_codes_ = codes; }
-  // Set by the executor: the form of output 0 (after the fused nodes) whose codes to publish, or nullptr;
-  // with `floats_needed` false every reader takes the codes, so a kernel that publishes them may leave
-  // output 0's elements unwritten (its dims and dtype are still read).
-  void request_output_codes(const IntegerForm* form, bool floats_needed) {
+  // Set by the executor: the form of output 0 (after the fused nodes) whose codes to publish, or nullptr,
+  // and their layout (one the prepack said the kernel writes); with `floats_needed` false every reader takes
+  // the codes, so a kernel that publishes them may leave output 0's elements unwritten (its dims and dtype
+  // are still read).
+  void request_output_codes(const IntegerForm* form, bool floats_needed,
+                            CodesLayout layout = CodesLayout::kChannelsLast) {
     codes_form_ = form;
     floats_needed_ = floats_needed;
+    codes_layout_ = layout;
   }
   const IntegerForm* output_codes_form() const { return codes_form_; }
+  CodesLayout output_codes_layout() const { return codes_layout_; }
   bool output_floats_needed() const { return floats_needed_ || !codes_form_; }
-  // Published by a kernel asked for them: output 0's codes (uint8, channels-last), computed as the
+  // Published by a kernel asked for them: output 0's codes (uint8, in the layout asked for), computed as the
   // integer path computes them from output 0's floats. Not published: output 0's floats are all written.
   void set_output_codes(Tensor codes) { output_codes_ = std::move(codes); }
   Tensor& output_codes() { return output_codes_; }
@@ -162,6 +173,7 @@ class KernelContext {
   const Tensor* input_codes_ = nullptr;
   const IntegerForm* codes_form_ = nullptr;
   bool floats_needed_ = true;
+  CodesLayout codes_layout_ = CodesLayout::kChannelsLast;
   Tensor output_codes_;
   uint64_t dying_ = 0;     // bit i: input i dies here (inputs past 63 are never reused)
   uint64_t constant_ = 0;  // bit i: input i is a plan-time constant
@@ -202,9 +214,13 @@ struct PrepackContext {
   // it on the path the prepack chose: the executor may then fuse the elementwise nodes that follow.
   bool* takes_epilogue = nullptr;
   // Where a layer's prepack says its runs take input 0's byte codes when given (KernelContext::input_codes),
-  // and that they publish output 0's codes when asked (KernelContext::request_output_codes).
+  // in which layout (channels-last unless it says otherwise), and that they publish output 0's codes when
+  // asked (KernelContext::request_output_codes): channels-last (writes_output_codes), in the value's own
+  // order (writes_stored_codes), or either.
   bool* reads_input_codes = nullptr;
+  CodesLayout* input_codes_layout = nullptr;
   bool* writes_output_codes = nullptr;
+  bool* writes_stored_codes = nullptr;
   const Tensor* constant(size_t i) const { return i < constants.size() ? constants[i] : nullptr; }
   const IntegerForm* form(size_t i) const { return i < forms.size() ? forms[i] : nullptr; }
 };

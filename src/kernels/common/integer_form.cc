@@ -282,19 +282,45 @@ void IntegerLayer::group_sums(size_t g, int64_t m, const uint8_t* const* rows, c
   add_high_sums(m, w.n(), high.get(), c);
 }
 
-bool IntegerLayer::rows_product(int64_t rows, int64_t k, const float* a, float* y, const exec::Epilogue* epilogue) const {
+bool IntegerLayer::rows_product(int64_t rows, int64_t k, const float* a, float* y, const exec::Epilogue* epilogue,
+                                const uint8_t* a_codes, OutputCodes* out) const {
   const int64_t n = groups[0].n();
-  const auto bytes = scratch<uint8_t>(rows * k);
-  if (!activation_bytes(a, rows * k, x, bytes.get())) return false;
+  auto bytes = scratch<uint8_t>(a_codes ? 0 : rows * k);
+  if (!a_codes && !activation_bytes(a, rows * k, x, bytes.get())) return false;
   const auto sums = scratch<int32_t>(rows * n);
-  group_sums(0, rows, bytes.get(), k, sums.get());
+  group_sums(0, rows, a_codes ? a_codes : bytes.get(), k, sums.get());
   std::vector<avx2::ElementwiseStep> steps;
   const bool stepped = epilogue_steps(epilogue, &steps);
-  exec::parallel_for(rows, n, [&](int64_t i0, int64_t i1) {
-    outputs_through(sums.get() + i0 * n, i1 - i0, n, 0, epilogue, stepped ? &steps : nullptr, y + i0 * n, n, nullptr,
-                    nullptr, 0);
-  });
+  const auto through = [&](OutputCodes* codes) {
+    exec::parallel_for(rows, n, [&](int64_t i0, int64_t i1) {
+      if (!outputs_through(sums.get() + i0 * n, i1 - i0, n, 0, epilogue, stepped ? &steps : nullptr, y + i0 * n, n,
+                           codes ? &codes->form : nullptr, codes ? codes->bytes + i0 * n : nullptr, n,
+                           !codes || codes->floats))
+        codes->made.store(false, std::memory_order_relaxed);
+    });
+  };
+  through(out);
+  if (out && !out->made.load(std::memory_order_relaxed) && !out->floats) through(nullptr);  // the floats, all of them
   return true;
+}
+
+bool matrix_product_run(exec::KernelContext& ctx, const IntegerLayer& layer, int64_t rows, int64_t k, const float* a,
+                        Tensor& y) {
+  const std::optional<ByteActivation> out_form = byte_activation(ctx.output_codes_form());
+  Tensor codes = out_form ? Tensor::uninitialized(DType::kUInt8, {y.numel()}) : Tensor();
+  OutputCodes out;
+  if (out_form) out.form = *out_form, out.bytes = codes.data<uint8_t>(), out.floats = ctx.output_floats_needed();
+  const uint8_t* given = ctx.input_codes() ? ctx.input_codes()->data<uint8_t>() : nullptr;
+  if (!layer.rows_product(rows, k, a, y.data<float>(), ctx.epilogue(), given, out_form ? &out : nullptr)) return false;
+  ctx.epilogue_done();
+  if (out_form && out.made.load(std::memory_order_relaxed)) ctx.set_output_codes(std::move(codes));
+  return true;
+}
+
+void declare_stored_codes(const exec::PrepackContext& c) {
+  if (c.reads_input_codes) *c.reads_input_codes = true;
+  if (c.input_codes_layout) *c.input_codes_layout = exec::CodesLayout::kAsStored;
+  if (c.writes_stored_codes) *c.writes_stored_codes = true;
 }
 
 void IntegerLayer::outputs(const int32_t* byte_sums, int64_t count, int64_t channel0, float* y) const {

@@ -119,13 +119,26 @@ struct IntegerLayer {
   void group_sums(size_t g, int64_t m, const uint8_t* const* rows, const Int8Slices* slices, int32_t* c) const;
   // y (rows x n) = a (rows x k floats) x the weights, scaled (MatMul, Gemm); false (nothing written) when a
   // holds a value its form does not describe (a NaN): the caller takes the float path. `epilogue` (may be
-  // null) is applied to each row of y.
-  bool rows_product(int64_t rows, int64_t k, const float* a, float* y, const exec::Epilogue* epilogue = nullptr) const;
+  // null) is applied to each row of y. With `a_codes` (a's byte codes in its own order, as a producer made
+  // them) a is not read. With `out`, y's codes under out->form (rows x n) too; out->made cleared when they
+  // could not all be made, and then every float of y is written whatever out->floats says.
+  bool rows_product(int64_t rows, int64_t k, const float* a, float* y, const exec::Epilogue* epilogue = nullptr,
+                    const uint8_t* a_codes = nullptr, OutputCodes* out = nullptr) const;
   // The weights as the float32 tensor (dims `dims`, laid out as make_integer_layer's `values`) they came
   // from: each v * scale, which the plan checked equals the original bit for bit. The plan holds no float
   // copy (PrepackContext::captured_inputs); a run whose input the integer path cannot take needs one.
   Tensor float_weights(const Dims& dims, bool transposed) const;
 };
+
+// A matrix product's integer run (MatMul, Gemm without transA) into y (ctx's output 0 buffer, rows x n):
+// rows_product on the byte codes of A the executor hands over (in A's own order) or on A's floats, publishing
+// y's codes when asked; the epilogue is marked done. false when A's floats hold a value its form does not
+// describe (the caller takes the float path).
+bool matrix_product_run(exec::KernelContext& ctx, const IntegerLayer& layer, int64_t rows, int64_t k, const float* a,
+                        Tensor& y);
+
+// Where a matrix product's prepack says it reads and writes byte codes in the value's own order.
+void declare_stored_codes(const exec::PrepackContext& c);
 
 // The integer layer of weights with integers `values` laid out as `groups` blocks of (k x n), each row-major
 // with row stride ld (or n x k, transposed, as a Conv's and a Gemm transB's (M, K) weights), the weight

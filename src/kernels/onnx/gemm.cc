@@ -162,6 +162,7 @@ exec::PreparedState prepack_gemm(const exec::PrepackContext& context) {
   if (packed->integer) {
     if (context.captured_inputs) *context.captured_inputs |= uint64_t{1} << 1;  // B lives on as its codes
     if (context.takes_epilogue) *context.takes_epilogue = true;
+    declare_stored_codes(context);
     return packed;
   }
   const Tensor* b = context.constant(1);
@@ -222,9 +223,8 @@ Status gemm(exec::KernelContext& ctx, const GemmAttrs& attrs) {
   Tensor b_from_codes;
   if (packed && packed->integer && dt == DType::kFloat) {
     Tensor y = ctx.output_buffer(DType::kFloat, out_dims);
-    if (packed->integer->rows_product(m, k, a->data<float>(), y.data<float>(), ctx.epilogue())) {
+    if (matrix_product_run(ctx, *packed->integer, m, k, a->data<float>(), y)) {
       ctx.set_output(0, std::move(y));
-      ctx.epilogue_done();
       return Status::ok();
     }
     if (!b->raw()) {  // the plan holds B as codes only (a streamed B comes with its values)

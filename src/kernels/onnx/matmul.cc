@@ -126,6 +126,7 @@ exec::PreparedState prepack_matmul(const exec::PrepackContext& c) {
   if (c.path_note) *c.path_note = integer_path_note(*layer);
   if (c.captured_inputs) *c.captured_inputs |= uint64_t{1} << 1;  // B lives on as its codes
   if (c.takes_epilogue) *c.takes_epilogue = true;
+  declare_stored_codes(c);
   return std::make_shared<const IntegerLayer>(std::move(*layer));
 }
 
@@ -140,10 +141,8 @@ Status matmul(exec::KernelContext& ctx) {
   Tensor b_from_codes;
   if (const auto* layer = static_cast<const IntegerLayer*>(ctx.prepacked()); layer && dt == DType::kFloat) {
     Tensor out = ctx.output_buffer(DType::kFloat, plan.out_dims);
-    if (layer->rows_product(a->numel() / std::max<int64_t>(plan.k, 1), plan.k, a->data<float>(), out.data<float>(),
-                            ctx.epilogue())) {
+    if (matrix_product_run(ctx, *layer, a->numel() / std::max<int64_t>(plan.k, 1), plan.k, a->data<float>(), out)) {
       ctx.set_output(0, std::move(out));
-      ctx.epilogue_done();
       return Status::ok();
     }
     if (!b->raw()) {  // the plan holds B as codes only (a streamed B comes with its values)

@@ -277,10 +277,12 @@ exec::PreparedState prepack_quant(const exec::PrepackContext& c) {
   if (c.arithmetic != exec::Arithmetic::kInt) return nullptr;
   std::shared_ptr<const exec::Epilogue> quantizer = quant_epilogue(c);
   if (quantizer && c.writes_output_codes) *c.writes_output_codes = true;
+  if (quantizer && c.writes_stored_codes) *c.writes_stored_codes = true;
   return quantizer;
 }
 
-// The run when the executor asks for the output's codes (N, positions, C): by blocks of an image's positions,
+// The run when the executor asks for the output's codes. In x's own order: runs of x split between threads.
+// Channels-last (N, positions, C): by blocks of an image's positions,
 // each block's bytes made channel by channel (channels-first, into a buffer in cache; the floats written when
 // read) and then transposed into the block's rows of codes. A block's rows are one run of the output, so two
 // threads never write into one cache line (slabs of channels did: at batch 1 each position's row was shared,
@@ -305,30 +307,39 @@ bool quant_with_codes(exec::KernelContext& ctx, const Tensor& x, const Dims& out
   block = block >= positions ? positions : std::max(kLine, block / kLine * kLine);
   const int64_t blocks = (positions + block - 1) / std::max<int64_t>(block, 1), image = channels * positions;
   std::atomic<bool> made{true};
-  exec::parallel_for(batch * blocks, block * channels, [&](int64_t u0, int64_t u1) {
-    const auto planes = scratch<uint8_t>(channels * block);
-    float buffer[kChunk];
-    bool ok = true;
-    for (int64_t u = u0; u < u1; ++u) {
-      const int64_t b = u / blocks, p0 = u % blocks * block, len = std::min(block, positions - p0);
-      // A whole image's planes are one run of x: quantized as one, not channel by channel.
-      const int64_t runs = len == positions ? 1 : channels, run = len == positions ? image : len;
-      for (int64_t r = 0; r < runs; ++r)
-        for (int64_t e0 = 0; e0 < run; e0 += kChunk) {
-          const int64_t i0 = b * image + r * positions + p0 + e0, count = std::min(kChunk, run - e0);
-          float* out = floats ? y.data<float>() + i0 : buffer;
-          uint8_t* bytes = planes.get() + r * len + e0;
-          if (own_form) {
-            ok = quantizer.bytes(x.data<float>() + i0, floats ? out : nullptr, bytes, count, *form) && ok;
-            continue;
-          }
-          quantizer.run(x.data<float>() + i0, out, count);
-          ok = activation_bytes_serial(out, count, *form, bytes) && ok;
-        }
-      transpose_byte_rows(planes.get(), codes.data<uint8_t>() + b * image + p0 * channels, channels, len, 0, channels);
-    }
-    if (!ok) made.store(false, std::memory_order_relaxed);
-  });
+  // Elements [i0, i0 + count) of x (count <= kChunk) quantized into `bytes`, their floats into y when read.
+  const auto quantize = [&](int64_t i0, int64_t count, uint8_t* bytes, float* buffer) {
+    float* out = floats ? y.data<float>() + i0 : buffer;
+    if (own_form) return quantizer.bytes(x.data<float>() + i0, floats ? out : nullptr, bytes, count, *form);
+    quantizer.run(x.data<float>() + i0, out, count);
+    return activation_bytes_serial(out, count, *form, bytes);
+  };
+  if (ctx.output_codes_layout() == exec::CodesLayout::kAsStored) {
+    exec::parallel_for((n + kChunk - 1) / kChunk, kChunk, [&](int64_t c0, int64_t c1) {
+      float buffer[kChunk];
+      bool ok = true;
+      for (int64_t c = c0; c < c1; ++c)
+        ok = quantize(c * kChunk, std::min(kChunk, n - c * kChunk), codes.data<uint8_t>() + c * kChunk, buffer) && ok;
+      if (!ok) made.store(false, std::memory_order_relaxed);
+    });
+  } else {
+    exec::parallel_for(batch * blocks, block * channels, [&](int64_t u0, int64_t u1) {
+      const auto planes = scratch<uint8_t>(channels * block);
+      float buffer[kChunk];
+      bool ok = true;
+      for (int64_t u = u0; u < u1; ++u) {
+        const int64_t b = u / blocks, p0 = u % blocks * block, len = std::min(block, positions - p0);
+        // A whole image's planes are one run of x: quantized as one, not channel by channel.
+        const int64_t runs = len == positions ? 1 : channels, run = len == positions ? image : len;
+        for (int64_t r = 0; r < runs; ++r)
+          for (int64_t e0 = 0; e0 < run; e0 += kChunk)
+            ok = quantize(b * image + r * positions + p0 + e0, std::min(kChunk, run - e0), planes.get() + r * len + e0,
+                          buffer) && ok;
+        transpose_byte_rows(planes.get(), codes.data<uint8_t>() + b * image + p0 * channels, channels, len, 0, channels);
+      }
+      if (!ok) made.store(false, std::memory_order_relaxed);
+    });
+  }
   if (!made.load(std::memory_order_relaxed)) {  // codes not made (a NaN): the floats, all of them
     if (!floats) quantizer.run(x.data<float>(), y.data<float>(), n);
     ctx.set_output(0, std::move(y));
