@@ -244,6 +244,13 @@ PrepackContext plan_context(const Executor::Plan& plan, const ir::Node& node, co
   return context;
 }
 
+// A step without its prepack: nothing captured, no epilogue taken, no byte codes read or written.
+void drop_prepack_claims(Executor::Plan::Step& step) {
+  step.captured_inputs = 0;
+  step.takes_epilogue = step.reads_codes = step.writes_codes = step.writes_stored_codes = false;
+  step.reads_layout = CodesLayout::kChannelsLast;
+}
+
 // The kernel's prepack of the step's plan-time constant inputs and input forms (once per plan), or null.
 PreparedState prepack_step(const Executor::Plan& plan, Executor::Plan::Step& step) {
   if (!step.kernel->prepack) return nullptr;
@@ -260,19 +267,14 @@ PreparedState prepack_step(const Executor::Plan& plan, Executor::Plan::Step& ste
   context.writes_stored_codes = &step.writes_stored_codes;
   try {
     PreparedState packed = step.kernel->prepack(context);
-    if (!packed) {
-      step.captured_inputs = 0, step.takes_epilogue = step.reads_codes = step.writes_codes = step.writes_stored_codes = false;
-      step.reads_layout = CodesLayout::kChannelsLast;
-    }
+    if (!packed) drop_prepack_claims(step);
     step.captured_inputs &= step.constant_inputs;
     return packed;
   } catch (const MemoryLimitError&) {
     throw;  // not a reason to take another path: the plan streams the step or fails
   } catch (const std::exception&) {
     step.path_note.clear();
-    step.captured_inputs = 0;
-    step.takes_epilogue = step.reads_codes = step.writes_codes = step.writes_stored_codes = false;
-    step.reads_layout = CodesLayout::kChannelsLast;
+    drop_prepack_claims(step);
     return nullptr;  // the runs go without it
   }
 }
