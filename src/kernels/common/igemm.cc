@@ -142,9 +142,7 @@ Int8Weights Int8Weights::pack(int64_t k, int64_t n, const int8_t* w, int64_t ld,
   const int64_t nr = r.micro_->nr, last_nr = r.last_micro_->nr;
   r.panels_ = (n + nr - 1) / nr;
   r.panel_bytes_ = (k + 3) / 4 * nr * 4;
-  const int64_t groups = (k + 3) / 4;
-  std::shared_ptr<int8_t> data =
-      allocate_panels(static_cast<size_t>(std::max<int64_t>(r.panels_ - 1, 0) * r.panel_bytes_ + groups * last_nr * 4));
+  std::shared_ptr<int8_t> data = allocate_panels(static_cast<size_t>(r.panels_bytes()));
   // Element (p, j) of panel q = j / nr sits at k-group p / 4, column j % nr of the panel's width, byte p % 4.
   const auto slot = [&](int64_t p, int64_t j) {
     const int64_t q = j / nr, width = q == r.panels_ - 1 ? last_nr : nr;
@@ -165,9 +163,13 @@ igemm_detail::Int8Path int8_path(int max_left, int max_abs_weight) {
   return choose_path(isa::current(isa::Family::kInt8), max_left, max_abs_weight);
 }
 
+int64_t Int8Weights::panels_bytes() const {
+  if (panels_ == 0) return 0;
+  return (panels_ - 1) * panel_bytes_ + (k_ + 3) / 4 * last_micro_->nr * 4;
+}
+
 size_t Int8Weights::bytes() const {
-  const int64_t last = panels_ > 0 ? (k_ + 3) / 4 * last_micro_->nr * 4 : 0;
-  return static_cast<size_t>(std::max<int64_t>(panels_ - 1, 0) * panel_bytes_ + last) + column_sums_.size() * sizeof(int32_t);
+  return static_cast<size_t>(panels_bytes()) + column_sums_.size() * sizeof(int32_t);
 }
 
 const char* Int8Weights::path() const { return micro_->name; }

@@ -117,6 +117,7 @@ class Int8Weights {
   const igemm_detail::Int8MicroKernel* micro_ = &igemm_detail::int8_micro_portable();
   const igemm_detail::Int8MicroKernel* last_micro_ = micro_;
   int64_t panel_bytes_ = 0, panels_ = 0;  // panel_bytes_: a full panel's
+  int64_t panels_bytes() const;            // all panels', the last one at its own width
   std::shared_ptr<const int8_t> data_;  // immutable once packed: copies share it
   std::vector<int32_t> column_sums_;
 };
