@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <random>
 #include <string>
@@ -209,6 +210,24 @@ TEST(EpilogueFusion, EveryLayerWithEveryElementwiseTailGivesTheSeparateStepsBits
       expect_same_as_unfused({std::string(layer) + " tail " + std::to_string(t), layer, tails[t]}, tails[t].size());
 }
 
+// Runs both executors on each input at each thread count (then back to 1): every output the same bits.
+void expect_identical_runs(exec::Executor& a, exec::Executor& b, const std::vector<Tensor>& inputs,
+                           std::initializer_list<int> thread_counts) {
+  for (int threads : thread_counts) {
+    exec::set_threads(threads);
+    for (const Tensor& x : inputs) {
+      auto ra = a.run({{"x", x}});
+      auto rb = b.run({{"x", x}});
+      ASSERT_TRUE(ra.is_ok()) << ra.status().to_string();
+      ASSERT_TRUE(rb.is_ok()) << rb.status().to_string();
+      ASSERT_EQ(ra->outputs.size(), rb->outputs.size());
+      for (size_t k = 0; k < ra->outputs.size(); ++k)
+        EXPECT_TRUE(ra->outputs[k].identical(rb->outputs[k])) << "threads " << threads << " output " << k;
+    }
+  }
+  exec::set_threads(1);
+}
+
 TEST(EpilogueFusion, AnInputQuantsByteCodesGiveTheBitsOfItsFloats) {
   for (const char* layer : {"Conv", "ConvDepthwise", "ConvChannelsLast", "MatMul", "Gemm"}) {
     const Case c{std::string(layer) + " after the input Quant", layer, {kRelu, kU8}};
@@ -217,16 +236,7 @@ TEST(EpilogueFusion, AnInputQuantsByteCodesGiveTheBitsOfItsFloats) {
     auto with_codes = exec::Executor::create(direct, exec::Arithmetic::kInt);
     auto from_floats = exec::Executor::create(through_identity, exec::Arithmetic::kInt);
     ASSERT_TRUE(with_codes.is_ok() && from_floats.is_ok());
-    for (int threads : {1, 2}) {
-      exec::set_threads(threads);
-      for (const Tensor& x : input_sets(c)) {
-        auto a = with_codes->run({{"x", x}});
-        auto b = from_floats->run({{"x", x}});
-        ASSERT_TRUE(a.is_ok() && b.is_ok());
-        EXPECT_TRUE(a->outputs[0].identical(b->outputs[0])) << "threads " << threads;
-      }
-    }
-    exec::set_threads(1);
+    expect_identical_runs(*with_codes, *from_floats, input_sets(c), {1, 2});
   }
 }
 
@@ -266,18 +276,8 @@ TEST(EpilogueFusion, AnInputQuantsCodesBlockByBlockGiveTheBitsOfItsFloats) {
     std::mt19937 rng(3);
     Tensor nan = random_floats(rng, dims, 0.0f, 5.0f);
     nan.data<float>()[nan.numel() - 1] = std::numeric_limits<float>::quiet_NaN();  // in the last block
-    const Tensor inputs[] = {random_floats(rng, dims, -1.0f, 6.0f), nan};
-    for (int threads : {1, 2, 3}) {
-      exec::set_threads(threads);
-      for (const Tensor& x : inputs) {
-        auto a = with_codes->run({{"x", x}});
-        auto b = from_floats->run({{"x", x}});
-        ASSERT_TRUE(a.is_ok() && b.is_ok());
-        EXPECT_TRUE(a->outputs[0].identical(b->outputs[0])) << "threads " << threads;
-      }
-    }
+    expect_identical_runs(*with_codes, *from_floats, {random_floats(rng, dims, -1.0f, 6.0f), nan}, {1, 2, 3});
   }
-  exec::set_threads(1);
   exec::set_min_work_per_thread(exec::kDefaultMinWorkPerThread);
 }
 
@@ -382,18 +382,7 @@ void expect_codes_give_float_bits(const ir::Model& model) {
   auto from_floats = exec::Executor::create(model, exec::Arithmetic::kInt);
   ASSERT_TRUE(with_codes.is_ok() && from_floats.is_ok());
   ASSERT_TRUE(from_floats->expose({"c0"}).is_ok());
-  for (int threads : {1, 2}) {
-    exec::set_threads(threads);
-    for (const Tensor& x : input_sets({"", "Conv", {}})) {
-      auto a = with_codes->run({{"x", x}});
-      auto b = from_floats->run({{"x", x}});
-      ASSERT_TRUE(a.is_ok()) << a.status().to_string();
-      ASSERT_TRUE(b.is_ok()) << b.status().to_string();
-      ASSERT_EQ(a->outputs.size(), b->outputs.size());
-      for (size_t k = 0; k < a->outputs.size(); ++k) EXPECT_TRUE(a->outputs[k].identical(b->outputs[k])) << "output " << k;
-    }
-  }
-  exec::set_threads(1);
+  expect_identical_runs(*with_codes, *from_floats, input_sets({"", "Conv", {}}), {1, 2});
 }
 
 TEST(EpilogueFusion, MaxPoolPassesByteCodesBetweenLayers) {
@@ -566,17 +555,8 @@ TEST(EpilogueFusion, GlobalPoolsOnByteCodesGiveTheBitsOfTheFloats) {
         auto on_floats = exec::Executor::create(without, exec::Arithmetic::kInt);
         ASSERT_TRUE(on_codes.is_ok() && on_floats.is_ok());
         std::mt19937 rng(17);
-        const Tensor x = random_floats(rng, {2, kChannels, size, size}, -1.0f, 6.0f);
-        for (int threads : {1, 2}) {
-          exec::set_threads(threads);
-          auto a = on_codes->run({{"x", x}});
-          auto b = on_floats->run({{"x", x}});
-          ASSERT_TRUE(a.is_ok()) << a.status().to_string();
-          ASSERT_TRUE(b.is_ok()) << b.status().to_string();
-          EXPECT_TRUE(a->outputs[0].identical(b->outputs[0])) << "threads " << threads;
-        }
+        expect_identical_runs(*on_codes, *on_floats, {random_floats(rng, {2, kChannels, size, size}, -1.0f, 6.0f)}, {1, 2});
       }
-  exec::set_threads(1);
 }
 
 // x -> Quant (u8) [-> Identity] -> layer 0 -> Relu -> Quant (u8) "m" -> layer 1 -> Relu -> Quant (u8) "y", the
@@ -657,21 +637,9 @@ TEST(EpilogueFusion, MatrixProductsPassByteCodesInTheValuesOwnOrder) {
         const Dims dims = rank3 ? Dims{2, kRows, kK} : Dims{kRows, kK};
         Tensor nan = random_floats(rng, dims, 0.0f, 5.0f);
         nan.data<float>()[nan.numel() - 2] = std::numeric_limits<float>::quiet_NaN();
-        const Tensor inputs[] = {random_floats(rng, dims, 0.0f, 5.0f), random_floats(rng, dims, -3.0f, 9.0f), nan};
-        for (int threads : {1, 2, 3}) {
-          exec::set_threads(threads);
-          for (const Tensor& x : inputs) {
-            auto a = with_codes->run({{"x", x}});
-            auto b = from_floats->run({{"x", x}});
-            ASSERT_TRUE(a.is_ok()) << a.status().to_string();
-            ASSERT_TRUE(b.is_ok()) << b.status().to_string();
-            ASSERT_EQ(a->outputs.size(), b->outputs.size());
-            for (size_t k = 0; k < a->outputs.size(); ++k)
-              EXPECT_TRUE(a->outputs[k].identical(b->outputs[k])) << "threads " << threads << " output " << k;
-          }
-        }
+        expect_identical_runs(*with_codes, *from_floats,
+                              {random_floats(rng, dims, 0.0f, 5.0f), random_floats(rng, dims, -3.0f, 9.0f), nan}, {1, 2, 3});
       }
-  exec::set_threads(1);
   exec::set_min_work_per_thread(exec::kDefaultMinWorkPerThread);
 }
 
@@ -723,17 +691,8 @@ TEST(EpilogueFusion, ReadersOfBothCodeLayoutsTakeTheOneMade) {
       EXPECT_EQ(note.find("byte codes in") != std::string::npos, takes) << note;
     }
     std::mt19937 rng(23);
-    const Tensor x = random_floats(rng, {2, kChannels, kSize, kSize}, -1.0f, 6.0f);
-    for (int threads : {1, 2}) {
-      exec::set_threads(threads);
-      auto a = with_codes->run({{"x", x}});
-      auto b = from_floats->run({{"x", x}});
-      ASSERT_TRUE(a.is_ok() && b.is_ok());
-      for (size_t k = 0; k < a->outputs.size(); ++k)
-        EXPECT_TRUE(a->outputs[k].identical(b->outputs[k])) << "threads " << threads << " output " << k;
-    }
+    expect_identical_runs(*with_codes, *from_floats, {random_floats(rng, {2, kChannels, kSize, kSize}, -1.0f, 6.0f)}, {1, 2});
   }
-  exec::set_threads(1);
 }
 
 }  // namespace
