@@ -3,7 +3,8 @@
 # with nodes and bytes. Usage: bench/run_bench.sh BUILD_DIR
 # BENCH_ONLY=exec runs section 4 (exec vs onnxruntime) alone, BENCH_ONLY=python section 5 (the Python package),
 # BENCH_ONLY=range section 6 (the accumulator table of docs/range.md), BENCH_ONLY=families section 7 (layer
-# families vs onnxruntime), BENCH_ONLY=large section 3 (the 3 GiB models).
+# families vs onnxruntime), BENCH_ONLY=sweep section 8 (random single layers vs onnxruntime), BENCH_ONLY=large
+# section 3 (the 3 GiB models).
 set -euo pipefail
 BUILD=${1:-build}
 OUT=$BUILD/bench/results
@@ -14,8 +15,8 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 
 ONLY=${BENCH_ONLY:-}
 case "$ONLY" in
-  ''|exec|python|range|families|large) ;;
-  *) echo "BENCH_ONLY=$ONLY: 'exec', 'python', 'range', 'families' or 'large'" >&2; exit 2 ;;
+  ''|exec|python|range|families|sweep|large) ;;
+  *) echo "BENCH_ONLY=$ONLY: 'exec', 'python', 'range', 'families', 'sweep' or 'large'" >&2; exit 2 ;;
 esac
 
 # Shared by sections 4 and 7 (qonnx-cc and onnxruntime side by side).
@@ -289,6 +290,65 @@ if [ "${BENCH_RANGE:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = range ]; };
   fi
 fi
 
+# Sections 7 and 8: one model at one batch size, 1 and 2 threads: qonnx-cc exec on the QONNX model (--arith int
+# and float when ARITH says so) and onnxruntime on its --target qdq conversion, on the same inputs. Prints a row
+# per thread count, appends it to DIR/rows.tsv and counts rows and behind. The repeats shrink so that one
+# measurement takes about BENCH_FAMILIES_BUDGET s (default 0.75), at most BENCH_FAMILIES_REPEAT (default 50);
+# each cell is measured in BENCH_FAMILIES_ROUNDS rounds (default 3) of the three runs in turn, and each side
+# keeps its lowest median (the same rule for both runtimes).
+compare_case() {  # NAME MODEL WEIGHT_BITS BATCH DIR
+  local name=$1 model=$2 bits=$3 b=$4 dir=$5
+  local qdq=$dir/$name.qdq.onnx in=$dir/$name.b$4 t probe rep si sf so v round best ri
+  if [ ! -f "$qdq" ] && ! "$QC" convert "$model" --target qdq -o "$qdq" >/dev/null 2>"$dir/$name.convert.err"; then
+    echo "  $name: convert --target qdq failed: $(tail -1 "$dir/$name.convert.err")"; return
+  fi
+  if ! "$QC" exec "$model" --random-inputs --seed 1 --batch $b --save-inputs "$in" >/dev/null 2>"$dir/$name.exec.err"; then
+    echo "  $name batch $b: exec failed: $(tail -1 "$dir/$name.exec.err")"; return
+  fi
+  for t in 1 2; do
+    # One timed run sizes the repeats.
+    probe=$(steady_ms "$QC" exec "$model" --input-dir "$in" --repeat 1 --threads $t) || probe=""
+    if [ -z "$probe" ]; then printf "  %-15s %4s %5s %3s | exec failed\n" "$name" "$bits" $b $t; continue; fi
+    rep=$(repeats_for "$probe" "${BENCH_FAMILIES_REPEAT:-50}" "${BENCH_FAMILIES_BUDGET:-0.75}")
+    # Rounds of int, float, ort one after the other; each side's figure is its lowest median over the
+    # rounds, so that a burst of load from other tenants during one round does not decide a cell.
+    si=n/a sf="" so=""
+    [ -z "$ARITH" ] || si=""
+    for ((round = 0; round < ${BENCH_FAMILIES_ROUNDS:-3}; round++)); do
+      if [ -n "$ARITH" ]; then
+        [ "$si" = failed ] || { v=$(steady_ms "$QC" exec "$model" --arith int --input-dir "$in" --repeat $rep --threads $t) && si=$(lowest "$si" "$v"); } || si=failed
+        v=$(steady_ms "$QC" exec "$model" --arith float --input-dir "$in" --repeat $rep --threads $t) && sf=$(lowest "$sf" "$v") || sf=failed
+      else
+        v=$(steady_ms "$QC" exec "$model" --input-dir "$in" --repeat $rep --threads $t) && sf=$(lowest "$sf" "$v") || sf=failed
+      fi
+      v=$(steady_ms node "$RUN_ORT" "$qdq" --input-dir "$in" --opt-level all --repeat $rep --threads $t --quiet) && so=$(lowest "$so" "$v") || so=failed
+    done
+    [ "$sf" != failed ] || sf=""
+    [ "$so" != failed ] || so=""
+    if [ -z "$sf" ] || [ -z "$so" ]; then
+      printf "  %-15s %4s %5s %3s | steady state failed (float %s, ort %s)\n" "$name" "$bits" $b $t "${sf:-error}" "${so:-error}"
+      continue
+    fi
+    best=$sf ri="    n/a"
+    case "$si" in
+      n/a|failed) ;;
+      *) ri=$(ratio "$si" "$so" 1.0); best=$(awk -v a="$si" -v b="$sf" 'BEGIN { print (a < b ? a : b) }') ;;
+    esac
+    rows=$((rows + 1))
+    if awk -v a="$best" -v b="$so" 'BEGIN { exit !(a > b) }'; then behind=$((behind + 1)); fi
+    printf "  %-15s %4s %5s %3s | %9s %9s %9s | %7s %9s\n" "$name" "$bits" $b $t "$si" "$sf" "$so" "$ri" "$(ratio "$sf" "$so" 1.0)"
+    printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$name" "$bits" $b $t "$si" "$sf" "$so" >>"$dir/rows.tsv"
+  done
+}
+# The arithmetic modes exec offers: "int float" with --arith, else the one float path (no flag).
+arith_modes() { if "$QC" exec --help 2>/dev/null | grep -q -- '--arith'; then echo "int float"; fi; }
+families_python() {  # the generators' Python: the build's, else the first python3 with onnx and numpy
+  local py
+  for py in "$(sed -n 's/^Python_EXECUTABLE:FILEPATH=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)" python3 /usr/bin/python3; do
+    if [ -n "$py" ] && "$py" -c 'import onnx, numpy' 2>/dev/null; then echo "$py"; return; fi
+  done
+}
+
 # ---- 7. layer families vs onnxruntime (issue 26): bench/gen_families.py writes one QONNX model per layer
 # family (Brevitas-style: 8-bit activations, 4- or 8-bit per-channel weights; batch dimension N). Per family,
 # batch 1 and 16, 1 and 2 threads: steady-state median ms per inference of qonnx-cc exec on the QONNX model
@@ -298,16 +358,11 @@ fi
 # * above 1.0. Then dataset mode: samples/s of exec --batch-size 16 against run_ort.js --batch-size 16 on
 # the same 256 samples of the conv1d family. The rows are also written as Markdown, one table per arithmetic
 # mode, to OUT/families/table.md (docs/performance.md). BENCH_FAMILIES=0 skips; BENCH_FAMILIES_ONLY=a,b picks
-# families; the repeats shrink so that one measurement takes about BENCH_FAMILIES_BUDGET s (default 0.75),
-# at most BENCH_FAMILIES_REPEAT (default 50). Each cell is measured in BENCH_FAMILIES_ROUNDS rounds (default
-# 3) of the three runs in turn, and each side keeps its lowest median (the same rule for both runtimes).
+# families; repeats and rounds as compare_case says.
 if [ "${BENCH_FAMILIES:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = families ]; }; then
   FAM=$OUT/families
-  # The generator's Python: the build's, else the first python3 with onnx and numpy.
-  PY=""
-  for py in "$(sed -n 's/^Python_EXECUTABLE:FILEPATH=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)" python3 /usr/bin/python3; do
-    if [ -n "$py" ] && "$py" -c 'import onnx, numpy' 2>/dev/null; then PY=$py; break; fi
-  done
+  PY=$(families_python)
+  ARITH=$(arith_modes)
   echo
   echo "7. layer families vs onnxruntime (ms per inference: each side's lowest steady-state median over ${BENCH_FAMILIES_ROUNDS:-3} interleaved rounds; ratio = qonnx-cc / ort, * = above 1.0)"
   if ! ort_available; then
@@ -317,58 +372,13 @@ if [ "${BENCH_FAMILIES:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = families
   else
     rm -rf "$FAM" && mkdir -p "$FAM"
     "$PY" "$ROOT/bench/gen_families.py" "$FAM" ${BENCH_FAMILIES_ONLY:+--only "$BENCH_FAMILIES_ONLY"} >"$FAM/families.tsv"
-    # The arithmetic modes exec offers: "int float" with --arith, else the one float path (no flag).
-    if "$QC" exec --help | grep -q -- '--arith'; then ARITH="int float"; else ARITH=""; fi
     echo "  onnxruntime-node $(cd "$ROOT/tools/ort" && node -p 'require("onnxruntime-node/package.json").version')," \
          "exec --arith: $([ -n "$ARITH" ] && echo yes || echo 'not available (int column n/a)')"
     printf "  %-15s %4s %5s %3s | %9s %9s %9s | %7s %9s\n" family wbit batch thr "int ms" "float ms" "ort ms" int/ort float/ort
     behind=0; rows=0
     : >"$FAM/rows.tsv"
     while IFS=$'\t' read -r name model bits _; do
-      qdq=$FAM/$name.qdq.onnx
-      if ! "$QC" convert "$model" --target qdq -o "$qdq" >/dev/null 2>"$FAM/$name.convert.err"; then
-        echo "  $name: convert --target qdq failed: $(tail -1 "$FAM/$name.convert.err")"; continue
-      fi
-      for b in 1 16; do
-        in=$FAM/$name.b$b
-        if ! "$QC" exec "$model" --random-inputs --seed 1 --batch $b --save-inputs "$in" >/dev/null 2>"$FAM/$name.exec.err"; then
-          echo "  $name batch $b: exec failed: $(tail -1 "$FAM/$name.exec.err")"; continue
-        fi
-        for t in 1 2; do
-          # One timed run sizes the repeats.
-          probe=$(steady_ms "$QC" exec "$model" --input-dir "$in" --repeat 1 --threads $t) || probe=""
-          if [ -z "$probe" ]; then printf "  %-15s %4s %5s %3s | exec failed\n" "$name" "$bits" $b $t; continue; fi
-          rep=$(repeats_for "$probe" "${BENCH_FAMILIES_REPEAT:-50}" "${BENCH_FAMILIES_BUDGET:-0.75}")
-          # Rounds of int, float, ort one after the other; each side's figure is its lowest median over the
-          # rounds, so that a burst of load from other tenants during one round does not decide a cell.
-          si=n/a sf="" so=""
-          [ -z "$ARITH" ] || si=""
-          for ((round = 0; round < ${BENCH_FAMILIES_ROUNDS:-3}; round++)); do
-            if [ -n "$ARITH" ]; then
-              [ "$si" = failed ] || { v=$(steady_ms "$QC" exec "$model" --arith int --input-dir "$in" --repeat $rep --threads $t) && si=$(lowest "$si" "$v"); } || si=failed
-              v=$(steady_ms "$QC" exec "$model" --arith float --input-dir "$in" --repeat $rep --threads $t) && sf=$(lowest "$sf" "$v") || sf=failed
-            else
-              v=$(steady_ms "$QC" exec "$model" --input-dir "$in" --repeat $rep --threads $t) && sf=$(lowest "$sf" "$v") || sf=failed
-            fi
-            v=$(steady_ms node "$RUN_ORT" "$qdq" --input-dir "$in" --opt-level all --repeat $rep --threads $t --quiet) && so=$(lowest "$so" "$v") || so=failed
-          done
-          [ "$sf" != failed ] || sf=""
-          [ "$so" != failed ] || so=""
-          if [ -z "$sf" ] || [ -z "$so" ]; then
-            printf "  %-15s %4s %5s %3s | steady state failed (float %s, ort %s)\n" "$name" "$bits" $b $t "${sf:-error}" "${so:-error}"
-            continue
-          fi
-          best=$sf ri="    n/a"
-          case "$si" in
-            n/a|failed) ;;
-            *) ri=$(ratio "$si" "$so" 1.0); best=$(awk -v a="$si" -v b="$sf" 'BEGIN { print (a < b ? a : b) }') ;;
-          esac
-          rows=$((rows + 1))
-          if awk -v a="$best" -v b="$so" 'BEGIN { exit !(a > b) }'; then behind=$((behind + 1)); fi
-          printf "  %-15s %4s %5s %3s | %9s %9s %9s | %7s %9s\n" "$name" "$bits" $b $t "$si" "$sf" "$so" "$ri" "$(ratio "$sf" "$so" 1.0)"
-          printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$name" "$bits" $b $t "$si" "$sf" "$so" >>"$FAM/rows.tsv"
-        done
-      done
+      for b in 1 16; do compare_case "$name" "$model" "$bits" $b "$FAM"; done
     done <"$FAM/families.tsv"
     echo "  rows where qonnx-cc's faster mode is behind onnxruntime: $behind of $rows"
     # Markdown: per arithmetic mode, one row per family, cells "qonnx-cc ms / ort ms = ratio".
@@ -412,5 +422,40 @@ if [ "${BENCH_FAMILIES:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = families
         done
       done
     fi
+  fi
+fi
+
+# ---- 8. random layers vs onnxruntime (issue 26, shapes nobody tuned for): bench/gen_sweep.py draws
+# BENCH_SWEEP_COUNT (default 24) single-layer QONNX models from seed BENCH_SWEEP_SEED (default: today's date,
+# printed, so that every run checks new shapes and any run can be repeated), each at its own batch size; rows
+# as in section 7 (compare_case), also as Markdown in OUT/sweep/table.md. BENCH_SWEEP=0 skips.
+if [ "${BENCH_SWEEP:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = sweep ]; }; then
+  SWEEP=$OUT/sweep
+  PY=$(families_python)
+  ARITH=$(arith_modes)
+  seed=${BENCH_SWEEP_SEED:-$(date +%Y%m%d)}
+  echo
+  echo "8. random single layers vs onnxruntime, seed $seed (BENCH_SWEEP_SEED=$seed repeats it; ms per inference as in section 7)"
+  if ! ort_available; then
+    echo "  skipped: node or onnxruntime-node unavailable (scripts/install-ort.sh)"
+  elif [ -z "$PY" ]; then
+    echo "  skipped: no python3 imports onnx and numpy (Debian python3-onnx, python3-numpy)"
+  else
+    rm -rf "$SWEEP" && mkdir -p "$SWEEP"
+    "$PY" "$ROOT/bench/gen_sweep.py" "$SWEEP" --seed "$seed" --count "${BENCH_SWEEP_COUNT:-24}" >"$SWEEP/cases.tsv"
+    printf "  %-15s %4s %5s %3s | %9s %9s %9s | %7s %9s\n" case wbit batch thr "int ms" "float ms" "ort ms" int/ort float/ort
+    behind=0; rows=0
+    : >"$SWEEP/rows.tsv"
+    while IFS=$'\t' read -r name model bits batch desc; do
+      echo "  $name: $desc"
+      compare_case "$name" "$model" "$bits" "$batch" "$SWEEP"
+    done <"$SWEEP/cases.tsv"
+    echo "  rows where qonnx-cc's faster mode is behind onnxruntime: $behind of $rows"
+    # Markdown: one row per case and thread count, both modes' ratios.
+    awk -F'\t' 'NR == FNR { desc[$1] = $5; next }
+      FNR == 1 { print "| case | layer | threads | int ms | float ms | ort ms | int / ort | float / ort |"; print "|---|---|---|---|---|---|---|---|" }
+      { ri = ($5 ~ /^[0-9.]+$/) ? sprintf("%.2f", $5 / $7) : "n/a"
+        printf "| %s | %s | %s | %s | %s | %s | %s | %.2f |\n", $1, desc[$1], $4, $5, $6, $7, ri, $6 / $7 }' \
+      "$SWEEP/cases.tsv" "$SWEEP/rows.tsv" >"$SWEEP/table.md"
   fi
 fi
