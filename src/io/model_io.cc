@@ -43,10 +43,19 @@ Result<std::string> read_file(const fs::path& path) {
                                                  fs::is_fifo(status) ? "a FIFO" : fs::is_character_file(status) ? "a character device" : "a special file"));
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status(Code::kCannotRead, fmt::format("cannot read '{}': {}", path.string(), std::strerror(errno)));
-  std::ostringstream ss;
-  ss << in.rdbuf();
+  // Into a string of the file's size (a stream buffer would grow by copies), then whatever a file still
+  // growing has added.
+  std::string bytes(static_cast<size_t>(fs::file_size(path, ec)), '\0');
+  if (ec) bytes.clear();
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<size_t>(in.gcount()));
+  if (in && in.peek() != std::char_traits<char>::eof()) {
+    std::ostringstream rest;
+    rest << in.rdbuf();
+    bytes += rest.str();
+  }
   if (in.bad()) return Status(Code::kCannotRead, fmt::format("cannot read '{}': read error", path.string()));
-  return ss.str();
+  return bytes;
 }
 
 namespace {

@@ -3,7 +3,13 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdlib>
+#include <cstring>
 #include <new>
+#include <vector>
+
+#if QONNX_ISA_X86
+#include <emmintrin.h>
+#endif
 
 #include "qonnx/exec/threads.h"
 #include "qonnx/tensor.h"
@@ -107,24 +113,12 @@ bool whole_groups_per_slice(int64_t k, const Int8Slices* slices) {
 
 }  // namespace
 
-Int8Weights Int8Weights::pack(int64_t k, int64_t n, const int8_t* w, int64_t ld, bool transposed, int max_left) {
+Int8Weights Int8Weights::layout(int64_t k, int64_t n, int max_left, int max_abs_weight) {
   assert(k >= 0 && n >= 0 && max_left >= 0 && max_left <= 255);
   Int8Weights r;
-  r.k_ = k, r.n_ = n, r.max_left_ = max_left;
+  r.k_ = k, r.n_ = n, r.max_left_ = max_left, r.max_abs_ = max_abs_weight;
   r.column_sums_.assign(static_cast<size_t>(n), 0);
-  // In storage order, so a large weight is read once, contiguously.
-  const auto add = [&r](int64_t j, int v) {
-    r.column_sums_[static_cast<size_t>(j)] += v;
-    r.max_abs_ = std::max(r.max_abs_, std::abs(v));
-  };
-  if (transposed) {
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t p = 0; p < k; ++p) add(j, w[j * ld + p]);
-  } else {
-    for (int64_t p = 0; p < k; ++p)
-      for (int64_t j = 0; j < n; ++j) add(j, w[p * ld + j]);
-  }
-  r.path_ = choose_path(isa::current(isa::Family::kInt8), max_left, r.max_abs_);
+  r.path_ = choose_path(isa::current(isa::Family::kInt8), max_left, max_abs_weight);
   r.micro_ = &igemm_detail::int8_micro(r.path_);
   r.last_micro_ = r.micro_;
 #if QONNX_ISA_X86
@@ -139,23 +133,82 @@ Int8Weights Int8Weights::pack(int64_t k, int64_t n, const int8_t* w, int64_t ld,
     r.last_micro_ = left > 0 && left <= 16 ? &igemm_detail::int8_micro_avx512vnni_narrow() : r.micro_;
   }
 #endif
-  const int64_t nr = r.micro_->nr, last_nr = r.last_micro_->nr;
-  r.panels_ = (n + nr - 1) / nr;
-  r.panel_bytes_ = (k + 3) / 4 * nr * 4;
-  std::shared_ptr<int8_t> data = allocate_panels(static_cast<size_t>(r.panels_bytes()));
+  r.panels_ = (n + r.micro_->nr - 1) / r.micro_->nr;
+  r.panel_bytes_ = (k + 3) / 4 * r.micro_->nr * 4;
+  r.data_ = allocate_panels(static_cast<size_t>(r.panels_bytes()));
+  return r;
+}
+
+void Int8Weights::put_rows(int64_t p0, int64_t rows, const int8_t* const* row) {
   // Element (p, j) of panel q = j / nr sits at k-group p / 4, column j % nr of the panel's width, byte p % 4.
-  const auto slot = [&](int64_t p, int64_t j) {
-    const int64_t q = j / nr, width = q == r.panels_ - 1 ? last_nr : nr;
-    return data.get() + q * r.panel_bytes_ + ((p / 4) * width + j % nr) * 4 + p % 4;
-  };
+  int8_t* data = const_cast<int8_t*>(data_.get());  // still being packed: no copy shares it yet
+  const int64_t nr = micro_->nr;
+  for (int64_t q = 0; q < panels_; ++q) {
+    const int64_t j0 = q * nr, width = micro(q).nr, cols = std::min(nr, n_ - j0);
+    int8_t* group = data + q * panel_bytes_ + (p0 / 4) * width * 4;
+    int64_t j = 0;
+#if QONNX_ISA_X86
+    // Four full rows: 16 columns at a time, the bytes interleaved by two rounds of unpacking (SSE2).
+    for (; rows == 4 && j + 16 <= cols; j += 16) {
+      const auto load = [&](int e) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(row[e] + j0 + j)); };
+      const __m128i r0 = load(0), r1 = load(1), r2 = load(2), r3 = load(3);
+      const __m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
+      const __m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
+      __m128i* out = reinterpret_cast<__m128i*>(group + j * 4);
+      _mm_storeu_si128(out, _mm_unpacklo_epi16(lo01, lo23));
+      _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(lo01, lo23));
+      _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(hi01, hi23));
+      _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(hi01, hi23));
+    }
+#endif
+    for (; j < cols; ++j)
+      for (int64_t e = 0; e < rows; ++e) group[j * 4 + e] = row[e][j0 + j];
+  }
+}
+
+Int8Weights Int8Weights::pack(int64_t k, int64_t n, const int8_t* w, int64_t ld, bool transposed, int max_left) {
+  // The sums and the largest |w| first (the path depends on it), in storage order, so that a large weight is
+  // read contiguously.
+  std::vector<int32_t> sums(static_cast<size_t>(n), 0);
+  int max_abs = 0;
   if (transposed) {
-    for (int64_t j = 0; j < n; ++j)
-      for (int64_t p = 0; p < k; ++p) *slot(p, j) = w[j * ld + p];
+    for (int64_t j = 0; j < n; ++j) {
+      int32_t sum = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const int v = w[j * ld + p];
+        sum += v;
+        max_abs = std::max(max_abs, v < 0 ? -v : v);
+      }
+      sums[static_cast<size_t>(j)] = sum;
+    }
   } else {
     for (int64_t p = 0; p < k; ++p)
-      for (int64_t j = 0; j < n; ++j) *slot(p, j) = w[p * ld + j];
+      for (int64_t j = 0; j < n; ++j) {
+        const int v = w[p * ld + j];
+        sums[static_cast<size_t>(j)] += v;
+        max_abs = std::max(max_abs, v < 0 ? -v : v);
+      }
   }
-  r.data_ = std::move(data);
+  Int8Weights r = layout(k, n, max_left, max_abs);
+  r.column_sums_ = std::move(sums);
+  if (transposed) {
+    int8_t* data = const_cast<int8_t*>(r.data_.get());
+    const int64_t nr = r.micro_->nr;
+    for (int64_t q = 0; q < r.panels_; ++q) {
+      const int64_t j0 = q * nr, width = r.micro(q).nr, cols = std::min(nr, n - j0);
+      for (int64_t p0 = 0; p0 < k; p0 += 4) {
+        int8_t* group = data + q * r.panel_bytes_ + (p0 / 4) * width * 4;
+        const size_t rows = static_cast<size_t>(std::min<int64_t>(4, k - p0));
+        for (int64_t j = 0; j < cols; ++j) std::memcpy(group + j * 4, w + (j0 + j) * ld + p0, rows);
+      }
+    }
+  } else {
+    for (int64_t p0 = 0; p0 < k; p0 += 4) {
+      const int8_t* rows[4];
+      for (int64_t e = 0; e < 4; ++e) rows[e] = w + std::min(p0 + e, k - 1) * ld;
+      r.put_rows(p0, std::min<int64_t>(4, k - p0), rows);
+    }
+  }
   return r;
 }
 

@@ -118,6 +118,10 @@ class Int8Weights {
   const igemm_detail::Int8MicroKernel* last_micro_ = micro_;
   int64_t panel_bytes_ = 0, panels_ = 0;  // panel_bytes_: a full panel's
   int64_t panels_bytes() const;            // all panels', the last one at its own width
+  // Zeroed panels for (k, n) and the path for the bound, column sums 0.
+  static Int8Weights layout(int64_t k, int64_t n, int max_left, int max_abs_weight);
+  // Rows p0 .. p0 + rows - 1 (p0 a multiple of 4, rows <= 4), row e's n values at row[e], into the panels.
+  void put_rows(int64_t p0, int64_t rows, const int8_t* const* row);
   std::shared_ptr<const int8_t> data_;  // immutable once packed: copies share it
   std::vector<int32_t> column_sums_;
 };

@@ -203,7 +203,9 @@ std::optional<IntegerLayer> make_integer_layer(const ByteActivation& x, const st
                                                std::string* why) {
   IntegerLayer layer;
   layer.x = x;
-  for (int8_t v : values) layer.max_abs_weight = std::max<int64_t>(layer.max_abs_weight, std::abs(int{v}));
+  int max_abs = 0;  // in int: the loop vectorizes
+  for (int8_t v : values) max_abs = std::max(max_abs, v < 0 ? -int{v} : int{v});
+  layer.max_abs_weight = max_abs;
   // int8_gemm's int32 sums of bytes times weights.
   if (static_cast<double>(k) * x.max_byte() * static_cast<double>(layer.max_abs_weight) >= 2147483648.0) {
     *why = fmt::format("{} taps of {}-value activations times weights up to {} may overflow int32", k,
