@@ -859,12 +859,52 @@ int64_t quant_bytes_run(quant::RoundingMode mode, const float* x, float s, float
   });
 }
 
-QONNX_AVX2 int64_t requantize_run(const RequantizeRows& r) {
+namespace {
+
+// requantize_run on whole vectors of channels: returns the channels done in every row (a multiple of 8).
+QONNX_AVX2 int64_t requantize_vectors(const RequantizeRows& r) {
   int relus = 0;
   while (relus < r.step_count && r.steps[relus].kind == ElementwiseStep::Kind::kRelu) ++relus;
   if (relus + 1 == r.step_count && r.steps[relus].kind == ElementwiseStep::Kind::kQuant && !r.steps[relus].bipolar)
     return relus > 0 ? requantize_quant<true>(r, r.steps[relus]) : requantize_quant<false>(r, r.steps[relus]);
   return requantize_rows(r, GenericChain{r.steps, r.step_count});
+}
+
+}  // namespace
+
+QONNX_AVX2 int64_t requantize_run(const RequantizeRows& r) {
+  const int64_t done = requantize_vectors(r);
+  const int64_t tail = r.n - done;
+  if (tail <= 0 || tail >= kLanes || r.rows <= 0) return done;
+  // The last channels (fewer than a vector; all of a layer with few output channels): copied into rows of one
+  // vector, the missing lanes a copy of the last channel's sums and parameters (finite, and dropped), so that
+  // they too are computed in registers rather than by a call per row of the separate loops. The same bits.
+  constexpr int64_t kBlockRows = 64;
+  int32_t offset[kLanes], sums[kBlockRows * kLanes];
+  double scale[kLanes], bias[kLanes];
+  float y[kBlockRows * kLanes];
+  uint8_t codes[kBlockRows * kLanes];
+  for (int64_t j = 0; j < kLanes; ++j) {
+    const int64_t c = done + std::min(j, tail - 1);
+    offset[j] = r.offset[c], scale[j] = r.scale[c], bias[j] = r.bias ? r.bias[c] : 0.0;
+  }
+  CodeTarget target;
+  if (r.codes) target = *r.codes, target.u = codes;
+  RequantizeRows block = r;
+  block.sums = sums, block.sums_ld = kLanes, block.offset = offset, block.scale = scale;
+  block.bias = r.bias ? bias : nullptr;
+  block.y = y, block.y_ld = kLanes, block.codes = r.codes ? &target : nullptr, block.codes_ld = kLanes, block.n = kLanes;
+  for (int64_t i0 = 0; i0 < r.rows; i0 += kBlockRows) {
+    block.rows = std::min(kBlockRows, r.rows - i0);
+    for (int64_t i = 0; i < block.rows; ++i)
+      for (int64_t j = 0; j < kLanes; ++j) sums[i * kLanes + j] = r.sums[(i0 + i) * r.sums_ld + done + std::min(j, tail - 1)];
+    if (requantize_vectors(block) != kLanes) return done;
+    for (int64_t i = 0; i < block.rows; ++i) {
+      if (r.y) std::copy_n(y + i * kLanes, tail, r.y + (i0 + i) * r.y_ld + done);
+      if (r.codes) std::copy_n(codes + i * kLanes, tail, r.codes->u + (i0 + i) * r.codes_ld + done);
+    }
+  }
+  return r.n;
 }
 
 #else  // no AVX2 on this target: kernels/isa never selects it

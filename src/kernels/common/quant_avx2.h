@@ -121,7 +121,7 @@ struct RequantizeRows {
 // scale_sums_run's rounding, then the steps in order as quant_run, bipolar_quant_run and Relu compute them,
 // into y, then with codes activation_bytes_run of y: 8 channels at a time in registers, the same operations
 // in the same order as those loops run one after the other, so the same bits. Returns the channels done in
-// every row (a multiple of 8).
+// every row: all of them, or a multiple of 8 when the last ones could not be done in registers.
 int64_t requantize_run(const RequantizeRows& r);
 
 }  // namespace qonnx::kernels::avx2
