@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -251,19 +253,92 @@ exec::PreparedState prepack_conv_transpose(const exec::PrepackContext& c) {
   return std::make_shared<const IntegerTranspose>(std::move(t));
 }
 
-// For each output coordinate along each spatial dim, the (kernel index, input index) pairs that land on it:
-// o = i * stride - pad_begin + k * dilation.
-std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> landing_taps(const WindowGeometry& g) {
-  std::vector<std::vector<std::vector<std::pair<int64_t, int64_t>>>> taps(g.rank());
-  for (size_t d = 0; d < g.rank(); ++d) {
-    taps[d].resize(static_cast<size_t>(g.out[d]));
+// Where a (kernel index, input index) pair of one spatial dim puts its part of a product's place: `sums` is
+// the dim's part of in * columns + tap * mg (the product's offset in the sums), `offset` of tap * mg (its
+// column's offset); a product's place is the sum of its dims' parts.
+struct Landing {
+  int64_t sums = 0, offset = 0;
+};
+// Per spatial dim, the pairs that land on each output coordinate o (o = i * stride - pad_begin + k *
+// dilation), as one list: those of o are entries[first[o]] .. entries[first[o + 1] - 1].
+struct LandingList {
+  std::vector<int64_t> first;
+  std::vector<Landing> entries;
+};
+
+std::vector<LandingList> landing_lists(const WindowGeometry& g, int64_t columns, int64_t mg) {
+  const size_t nd = g.rank();
+  std::vector<int64_t> kernel_stride(nd, 1), in_stride(nd, 1);
+  for (size_t d = nd - 1; d-- > 0;) {
+    kernel_stride[d] = kernel_stride[d + 1] * g.kernel[d + 1];
+    in_stride[d] = in_stride[d + 1] * g.in[d + 1];
+  }
+  std::vector<LandingList> lists(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    std::vector<std::vector<Landing>> by_output(static_cast<size_t>(g.out[d]));
     for (int64_t k = 0; k < g.kernel[d]; ++k)
       for (int64_t i = 0; i < g.in[d]; ++i) {
         const int64_t o = i * g.strides[d] - g.pads_begin[d] + k * g.dilations[d];
-        if (o >= 0 && o < g.out[d]) taps[d][static_cast<size_t>(o)].emplace_back(k, i);
+        if (o < 0 || o >= g.out[d]) continue;
+        const int64_t tap = k * kernel_stride[d] * mg;
+        by_output[static_cast<size_t>(o)].push_back({i * in_stride[d] * columns + tap, tap});
       }
+    LandingList& list = lists[d];
+    for (const auto& pairs : by_output) {
+      list.first.push_back(static_cast<int64_t>(list.entries.size()));
+      list.entries.insert(list.entries.end(), pairs.begin(), pairs.end());
+    }
+    list.first.push_back(static_cast<int64_t>(list.entries.size()));
   }
-  return taps;
+  return lists;
+}
+
+// row[m] = the sum over every product landing on output position o (one pair per dim) of its exact sum
+// sums[place + m] plus its column's offset offset[place + m], for m < mg.
+void gather_landings(const std::vector<LandingList>& lists, const std::vector<int64_t>& o, const int32_t* sums,
+                     const int32_t* offset, int64_t mg, int32_t* row) {
+  std::fill_n(row, mg, 0);
+  const auto add = [&](int64_t at_sums, int64_t at_offset) {
+    const int32_t* src = sums + at_sums;
+    const int32_t* off = offset + at_offset;
+    for (int64_t m = 0; m < mg; ++m) row[m] += src[m] + off[m];
+  };
+  const size_t nd = lists.size();
+  const auto range = [&](size_t d) {
+    const LandingList& l = lists[d];
+    const int64_t at = o[d];
+    return std::make_pair(l.entries.data() + l.first[static_cast<size_t>(at)], l.entries.data() + l.first[static_cast<size_t>(at) + 1]);
+  };
+  if (nd == 1) {
+    const auto [a0, a1] = range(0);
+    for (const Landing* a = a0; a != a1; ++a) add(a->sums, a->offset);
+    return;
+  }
+  if (nd == 2) {
+    const auto [a0, a1] = range(0);
+    const auto [b0, b1] = range(1);
+    for (const Landing* a = a0; a != a1; ++a)
+      for (const Landing* b = b0; b != b1; ++b) add(a->sums + b->sums, a->offset + b->offset);
+    return;
+  }
+  // Every combination of one landing pair per dim (an odometer over the dims' lists).
+  std::vector<const Landing*> begin(nd), end(nd), at(nd);
+  for (size_t d = 0; d < nd; ++d) {
+    std::tie(begin[d], end[d]) = range(d);
+    if (begin[d] == end[d]) return;
+    at[d] = begin[d];
+  }
+  while (true) {
+    int64_t at_sums = 0, at_offset = 0;
+    for (size_t d = 0; d < nd; ++d) at_sums += at[d]->sums, at_offset += at[d]->offset;
+    add(at_sums, at_offset);
+    size_t d = nd;
+    while (d-- > 0) {
+      if (++at[d] != end[d]) break;
+      at[d] = begin[d];
+    }
+    if (d == static_cast<size_t>(-1)) return;
+  }
 }
 
 // y = the integer path's ConvTranspose of x, then `epilogue` (may be null); false (y untouched) when x holds
@@ -285,12 +360,7 @@ bool conv_transpose_integer(const TransposeShape& s, const IntegerTranspose& t, 
   if (!nhwc) return false;
   const WindowGeometry& g = s.geo;
   const size_t nd = g.rank();
-  const auto taps = landing_taps(g);
-  std::vector<int64_t> kernel_stride(nd, 1), in_stride(nd, 1);
-  for (size_t d = nd - 1; d-- > 0;) {
-    kernel_stride[d] = kernel_stride[d + 1] * g.kernel[d + 1];
-    in_stride[d] = in_stride[d + 1] * g.in[d + 1];
-  }
+  const std::vector<LandingList> lists = landing_lists(g, columns, mg);
   std::vector<avx2::ElementwiseStep> steps;
   const bool stepped = epilogue_steps(epilogue, &steps);
   constexpr int64_t kBlock = 64;  // output positions per block: their sums and floats stay in L1
@@ -304,7 +374,7 @@ bool conv_transpose_integer(const TransposeShape& s, const IntegerTranspose& t, 
       exec::parallel_for(blocks, kBlock * mg * s.kernel_size, [&](int64_t b0, int64_t b1) {
         const auto acc = scratch<int32_t>(kBlock * mg);
         const auto scaled = scratch<float>(kBlock * mg);
-        std::vector<int64_t> o(nd), at(nd);
+        std::vector<int64_t> o(nd);
         for (int64_t b = b0; b < b1; ++b) {
           const int64_t pos0 = b * kBlock, count = std::min(kBlock, s.out_size - pos0);
           for (int64_t rest = pos0, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
@@ -312,31 +382,7 @@ bool conv_transpose_integer(const TransposeShape& s, const IntegerTranspose& t, 
             rest /= g.out[static_cast<size_t>(d)];
           }
           for (int64_t p = 0; p < count; ++p) {
-            int32_t* row = acc.get() + p * mg;
-            std::fill_n(row, mg, 0);
-            // Every combination of one landing pair per dim (an odometer over the dims' lists).
-            bool empty = false;
-            for (size_t d = 0; d < nd; ++d) {
-              at[d] = 0;
-              empty = empty || taps[d][static_cast<size_t>(o[d])].empty();
-            }
-            while (!empty) {
-              int64_t tap = 0, in = 0;
-              for (size_t d = 0; d < nd; ++d) {
-                const auto& pair = taps[d][static_cast<size_t>(o[d])][static_cast<size_t>(at[d])];
-                tap += pair.first * kernel_stride[d];
-                in += pair.second * in_stride[d];
-              }
-              const int32_t* src = sums.get() + in * columns + tap * mg;
-              const int32_t* off = offset + tap * mg;
-              for (int64_t m = 0; m < mg; ++m) row[m] += src[m] + off[m];
-              size_t d = nd;
-              while (d-- > 0) {
-                if (++at[d] < static_cast<int64_t>(taps[d][static_cast<size_t>(o[d])].size())) break;
-                at[d] = 0;
-              }
-              if (d == static_cast<size_t>(-1)) break;
-            }
+            gather_landings(lists, o, sums.get(), offset, mg, acc.get() + p * mg);
             next_index(o, g.out, nd);
           }
           uint8_t* bytes = codes ? codes->bytes + (n * s.out_size + pos0) * s.filters + gi * mg : nullptr;
