@@ -349,6 +349,20 @@ families_python() {  # the generators' Python: the build's, else the first pytho
   done
 }
 
+comparison_ready() {  # sections 7 and 8 can run (onnxruntime, and PY set by families_python); else says why not
+  if ! ort_available; then
+    echo "  skipped: node or onnxruntime-node unavailable (scripts/install-ort.sh)"; return 1
+  fi
+  if [ -z "$PY" ]; then
+    echo "  skipped: no python3 imports onnx and numpy (Debian python3-onnx, python3-numpy)"; return 1
+  fi
+}
+comparison_start() {  # DIR FIRST_COLUMN: the rows' header, the counts compare_case keeps, an empty DIR/rows.tsv
+  printf "  %-15s %4s %5s %3s | %9s %9s %9s | %7s %9s\n" "$2" wbit batch thr "int ms" "float ms" "ort ms" int/ort float/ort
+  behind=0; rows=0
+  : >"$1/rows.tsv"
+}
+
 # ---- 7. layer families vs onnxruntime (issue 26): bench/gen_families.py writes one QONNX model per layer
 # family (Brevitas-style: 8-bit activations, 4- or 8-bit per-channel weights; batch dimension N). Per family,
 # batch 1 and 16, 1 and 2 threads: steady-state median ms per inference of qonnx-cc exec on the QONNX model
@@ -365,18 +379,12 @@ if [ "${BENCH_FAMILIES:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = families
   ARITH=$(arith_modes)
   echo
   echo "7. layer families vs onnxruntime (ms per inference: each side's lowest steady-state median over ${BENCH_FAMILIES_ROUNDS:-3} interleaved rounds; ratio = qonnx-cc / ort, * = above 1.0)"
-  if ! ort_available; then
-    echo "  skipped: node or onnxruntime-node unavailable (scripts/install-ort.sh)"
-  elif [ -z "$PY" ]; then
-    echo "  skipped: no python3 imports onnx and numpy (Debian python3-onnx, python3-numpy)"
-  else
+  if comparison_ready; then
     rm -rf "$FAM" && mkdir -p "$FAM"
     "$PY" "$ROOT/bench/gen_families.py" "$FAM" ${BENCH_FAMILIES_ONLY:+--only "$BENCH_FAMILIES_ONLY"} >"$FAM/families.tsv"
     echo "  onnxruntime-node $(cd "$ROOT/tools/ort" && node -p 'require("onnxruntime-node/package.json").version')," \
          "exec --arith: $([ -n "$ARITH" ] && echo yes || echo 'not available (int column n/a)')"
-    printf "  %-15s %4s %5s %3s | %9s %9s %9s | %7s %9s\n" family wbit batch thr "int ms" "float ms" "ort ms" int/ort float/ort
-    behind=0; rows=0
-    : >"$FAM/rows.tsv"
+    comparison_start "$FAM" family
     while IFS=$'\t' read -r name model bits _; do
       for b in 1 16; do compare_case "$name" "$model" "$bits" $b "$FAM"; done
     done <"$FAM/families.tsv"
@@ -436,16 +444,10 @@ if [ "${BENCH_SWEEP:-1}" != "0" ] && { [ -z "$ONLY" ] || [ "$ONLY" = sweep ]; };
   seed=${BENCH_SWEEP_SEED:-$(date +%Y%m%d)}
   echo
   echo "8. random single layers vs onnxruntime, seed $seed (BENCH_SWEEP_SEED=$seed repeats it; ms per inference as in section 7)"
-  if ! ort_available; then
-    echo "  skipped: node or onnxruntime-node unavailable (scripts/install-ort.sh)"
-  elif [ -z "$PY" ]; then
-    echo "  skipped: no python3 imports onnx and numpy (Debian python3-onnx, python3-numpy)"
-  else
+  if comparison_ready; then
     rm -rf "$SWEEP" && mkdir -p "$SWEEP"
     "$PY" "$ROOT/bench/gen_sweep.py" "$SWEEP" --seed "$seed" --count "${BENCH_SWEEP_COUNT:-24}" >"$SWEEP/cases.tsv"
-    printf "  %-15s %4s %5s %3s | %9s %9s %9s | %7s %9s\n" case wbit batch thr "int ms" "float ms" "ort ms" int/ort float/ort
-    behind=0; rows=0
-    : >"$SWEEP/rows.tsv"
+    comparison_start "$SWEEP" case
     while IFS=$'\t' read -r name model bits batch desc; do
       echo "  $name: $desc"
       compare_case "$name" "$model" "$bits" "$batch" "$SWEEP"
