@@ -543,6 +543,13 @@ TEST(IntegerPath, MatMulAndGemmGiveTheExactSumScaledOnce) {
   Layer batched;
   batched.op = "MatMul", batched.x = {2, 3, 4, 33}, batched.w = {33, 8}, batched.bias = false;
   layers.push_back(batched);
+  // Rows in blocks rounded while in cache (small weights, many rows), with a last partial block.
+  Layer tall;
+  tall.op = "MatMul", tall.x = {3, 211, 37}, tall.w = {37, 70}, tall.bias = false, tall.act_signed = true;
+  layers.push_back(tall);
+  Layer tall_gemm;
+  tall_gemm.op = "Gemm", tall_gemm.x = {1001, 12}, tall_gemm.w = {12, 300}, tall_gemm.weight_bits = 5;
+  layers.push_back(tall_gemm);
   for (const Layer& l : layers) check_layer(l, seed++);
 }
 

@@ -289,17 +289,39 @@ bool IntegerLayer::rows_product(int64_t rows, int64_t k, const float* a, float* 
   const int64_t n = groups[0].n();
   auto bytes = scratch<uint8_t>(a_codes ? 0 : rows * k);
   if (!a_codes && !activation_bytes(a, rows * k, x, bytes.get())) return false;
-  const auto sums = scratch<int32_t>(rows * n);
-  group_sums(0, rows, a_codes ? a_codes : bytes.get(), k, sums.get());
+  const uint8_t* left = a_codes ? a_codes : bytes.get();
   std::vector<avx2::ElementwiseStep> steps;
   const bool stepped = epilogue_steps(epilogue, &steps);
+  const auto round = [&](const int32_t* sums, int64_t i0, int64_t i1, OutputCodes* codes) {
+    if (!outputs_through(sums, i1 - i0, n, 0, epilogue, stepped ? &steps : nullptr, y + i0 * n, n,
+                         codes ? &codes->form : nullptr, codes ? codes->bytes + i0 * n : nullptr, n,
+                         !codes || codes->floats))
+      codes->made.store(false, std::memory_order_relaxed);
+  };
+  // Weights that stay in cache (a short k, few columns): blocks of rows, each block's sums rounded while
+  // they are in cache, instead of all the sums written out and read back (twice the output's size in int32
+  // traffic, as much as the product itself when k is a few dozen). Larger weights are read once per row
+  // block of the GEMM's own: one product over all rows, then the rounding.
+  constexpr int64_t kCachedWeightBytes = int64_t{512} << 10, kBlockSumBytes = int64_t{384} << 10;
+  // Rows per block: a multiple of both tile heights (6 and 8), and at least four blocks per thread.
+  const int64_t per_thread = ((rows + 4 * exec::threads() - 1) / (4 * exec::threads()) + 23) / 24 * 24;
+  const int64_t block =
+      std::clamp<int64_t>(std::min(kBlockSumBytes / (4 * std::max<int64_t>(n, 1)) / 24 * 24, per_thread), 24, 1536);
   const auto through = [&](OutputCodes* codes) {
-    exec::parallel_for(rows, n, [&](int64_t i0, int64_t i1) {
-      if (!outputs_through(sums.get() + i0 * n, i1 - i0, n, 0, epilogue, stepped ? &steps : nullptr, y + i0 * n, n,
-                           codes ? &codes->form : nullptr, codes ? codes->bytes + i0 * n : nullptr, n,
-                           !codes || codes->floats))
-        codes->made.store(false, std::memory_order_relaxed);
-    });
+    if (k * n <= kCachedWeightBytes && rows > block) {
+      exec::parallel_for((rows + block - 1) / block, block * std::max<int64_t>(k, 1) * n, [&](int64_t b0, int64_t b1) {
+        const auto sums = scratch<int32_t>(block * n);
+        for (int64_t b = b0; b < b1; ++b) {
+          const int64_t i0 = b * block, i1 = std::min(rows, i0 + block);
+          group_sums(0, i1 - i0, left + i0 * k, k, sums.get());
+          round(sums.get(), i0, i1, codes);
+        }
+      });
+      return;
+    }
+    const auto sums = scratch<int32_t>(rows * n);
+    group_sums(0, rows, left, k, sums.get());
+    exec::parallel_for(rows, n, [&](int64_t i0, int64_t i1) { round(sums.get() + i0 * n, i0, i1, codes); });
   };
   through(out);
   if (out && !out->made.load(std::memory_order_relaxed) && !out->floats) through(nullptr);  // the floats, all of them
