@@ -352,6 +352,42 @@ TEST_P(Int8Gemm, EmptyOperands) {
   EXPECT_EQ(untouched, std::vector<int32_t>(4, 7));
 }
 
+// A runtime operand's byte codes packed with an offset (pack_offset_bytes: w = u + offset): the same sums and
+// column sums as its integers packed by pack, for offsets that put every byte at either end of int8.
+TEST_P(Int8Gemm, OffsetBytesPackAsTheirIntegers) {
+  ScopedSimdLevel level(GetParam().isa, Family::kInt8);
+  struct Shape {
+    int64_t m, k, n;
+  };
+  const Shape shapes[] = {{1, 1, 1}, {7, 33, 29}, {70, 300, 100}, {9, 129, 17}};
+  uint32_t seed = 300;
+  for (const Shape& sh : shapes)
+    for (int offset : {-128, -127, 0, 5}) {
+      const std::string what = fmt::format("m {} k {} n {} offset {}", sh.m, sh.k, sh.n, offset);
+      std::mt19937 rng(seed++);
+      // Bytes u with u + offset in [-128, 127] (u in [0, 255] for offset -128).
+      std::uniform_int_distribution<int> byte(std::max(0, -128 - offset), std::min(255, 127 - offset));
+      std::vector<uint8_t> u(static_cast<size_t>(sh.k * sh.n));
+      for (uint8_t& b : u) b = static_cast<uint8_t>(byte(rng));
+      Operands o = make_operands(sh.m, sh.k, sh.n, sh.k, false, kRanges[0], seed);
+      for (size_t e = 0; e < u.size(); ++e) o.w[e] = static_cast<int8_t>(u[e] + offset);
+      const std::vector<int64_t> want = reference(sh.m, sh.k, sh.n, sh.k, o, false);
+      const Int8Weights w = Int8Weights::pack_offset_bytes(sh.k, sh.n, u.data(), offset, kRanges[0].max_left);
+      for (int64_t j = 0; j < sh.n; ++j) {
+        int64_t sum = 0;
+        for (int64_t p = 0; p < sh.k; ++p) sum += o.w[static_cast<size_t>(p * sh.n + j)];
+        ASSERT_EQ(w.column_sums()[static_cast<size_t>(j)], sum) << what << " column " << j;
+      }
+      for (int threads : {1, 2}) {
+        exec::set_threads(threads);
+        std::vector<int32_t> c(static_cast<size_t>(sh.m * sh.n), 0);
+        kernels::int8_gemm(sh.m, sh.k, o.a.data(), sh.k, w, c.data(), sh.n);
+        for (int64_t e = 0; e < sh.m * sh.n; ++e)
+          ASSERT_EQ(c[static_cast<size_t>(e)], want[static_cast<size_t>(e)]) << what << " threads " << threads << " element " << e;
+      }
+    }
+}
+
 // The packed weights hold the codes (k x n bytes) and the sums, padded only to the tile: k to a multiple
 // of 4, n to one of the panel width (32, or 64 where that pads no further).
 TEST_P(Int8Gemm, PackedBytesAreTheCodesPlusTilePadding) {

@@ -14,6 +14,7 @@
 
 #include "kernels/isa/isa.h"
 #include "qonnx/api/commands.h"
+#include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/executor.h"
 #include "qonnx/exec/threads.h"
 #include "qonnx/io/model_builder.h"
@@ -551,6 +552,159 @@ TEST(IntegerPath, MatMulAndGemmGiveTheExactSumScaledOnce) {
   tall_gemm.op = "Gemm", tall_gemm.x = {1001, 12}, tall_gemm.w = {12, 300}, tall_gemm.weight_bits = 5;
   layers.push_back(tall_gemm);
   for (const Layer& l : layers) check_layer(l, seed++);
+}
+
+// Attention's MatMuls: A and B both runtime activations behind their own Quants.
+struct ActivationMatMul {
+  Dims a, b;                    // A (..., m, k); B (..., k, n), or (..., n, k) behind a Transpose of its last two axes
+  bool a_signed = true, b_signed = true, b_narrow = false;
+  int a_bits = 8, b_bits = 8;
+  bool b_transposed = false;    // B reaches the MatMul through a Transpose (its producer publishes no codes)
+  std::string describe() const {
+    return fmt::format("A {} {}{}b, B {} {}{}b{}{}", dims_to_string(a), a_signed ? "s" : "u", a_bits, dims_to_string(b),
+                       b_signed ? "s" : "u", b_bits, b_narrow ? " narrow" : "", b_transposed ? " transposed" : "");
+  }
+};
+
+constexpr float kAScale = 0.03125f * 0.75f, kBScale = 0.0390625f * 0.6f;
+
+ir::Model build_activation_matmul(const ActivationMatMul& l) {
+  io::ModelBuilder m(13);
+  m.import("qonnx.custom_op.general", 1);
+  m.input("a", DType::kFloat, l.a).input("b", DType::kFloat, l.b).output("y", DType::kFloat);
+  m.initializer("as", f32({}, {kAScale})).initializer("bs", f32({}, {kBScale})).initializer("z", f32({}, {0.0f}));
+  m.initializer("ab", f32({}, {static_cast<float>(l.a_bits)})).initializer("bb", f32({}, {static_cast<float>(l.b_bits)}));
+  m.node("Quant", {"a", "as", "z", "ab"}, {"aq"}, "qonnx.custom_op.general").attr("signed", int64_t{l.a_signed});
+  m.node("Quant", {"b", "bs", "z", "bb"}, {"bq"}, "qonnx.custom_op.general")
+      .attr("signed", int64_t{l.b_signed})
+      .attr("narrow", int64_t{l.b_narrow});
+  std::string b = "bq";
+  if (l.b_transposed) {
+    std::vector<int64_t> perm;
+    for (size_t d = 0; d < l.b.size(); ++d) perm.push_back(static_cast<int64_t>(d));
+    std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+    m.node("Transpose", {"bq"}, {"bt"}).attr("perm", perm);
+    b = "bt";
+  }
+  m.node("MatMul", {"aq", b}, {"y"});
+  return m.build().value();
+}
+
+Tensor run_activation_matmul(const ir::Model& model, exec::Arithmetic arithmetic, const Tensor& a, const Tensor& b,
+                             int threads, bool expose, std::vector<std::pair<std::string, std::string>>* notes = nullptr,
+                             exec::RunResult* all = nullptr) {
+  auto ex = exec::Executor::create(model, arithmetic);
+  EXPECT_TRUE(ex.is_ok()) << ex.status().to_string();
+  if (expose) EXPECT_TRUE(ex->expose({"aq", "bq"}).is_ok());
+  if (notes) *notes = ex->path_notes();
+  exec::set_threads(threads);
+  auto r = ex->run({{"a", a}, {"b", b}});
+  exec::set_threads(1);
+  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+  if (all) *all = r.value();
+  return r->outputs[0];
+}
+
+// The exact sums of the quantizers' integers, scaled once by double(s_a) * double(s_b); the same bits with the
+// operands' codes handed over (nothing exposed) or not, at 2 threads and on every int8 GEMM path.
+TEST(IntegerPath, ActivationTimesActivationMatMulGivesTheExactSumScaledOnce) {
+  std::vector<ActivationMatMul> cases;
+  cases.push_back({{2, 3, 17, 40}, {2, 3, 40, 29}});
+  cases.push_back({{3, 17, 40}, {40, 29}, false, true, true, 8, 4});       // unsigned A, one B for every product
+  cases.push_back({{2, 1, 9, 70}, {1, 4, 70, 33}, true, false, false, 8, 7});  // B in [0, 127]; both broadcast
+  cases.push_back({{4, 30, 16}, {4, 30, 16}, true, true, false, 5, 8, true});  // Q K^T: B through a Transpose
+  cases.push_back({{301, 37}, {37, 70}, false, true, false, 8, 3});
+  uint32_t seed = 900;
+  for (const ActivationMatMul& l : cases) {
+    SCOPED_TRACE(l.describe());
+    std::mt19937 rng(seed++);
+    const ir::Model model = build_activation_matmul(l);
+    const Tensor a = random_floats(rng, l.a, -4.0f, 4.0f), b = random_floats(rng, l.b, -6.0f, 6.0f);
+    std::vector<std::pair<std::string, std::string>> notes;
+    exec::RunResult all;
+    const Tensor y = run_activation_matmul(model, exec::Arithmetic::kInt, a, b, 1, true, &notes, &all);
+    ASSERT_EQ(notes.size(), 1u);
+    ASSERT_EQ(notes[0].second.rfind("integer: activations in", 0), 0u) << notes[0].second;
+    const Tensor& aq = all.exposed.at("aq");
+    Tensor bq = all.exposed.at("bq");
+    const std::vector<int64_t> av = integers(aq, {kAScale}, 1, 1), bv_stored = integers(bq, {kBScale}, 1, 1);
+    // B's integers as the MatMul reads them: (..., k, n).
+    Dims bd = l.b;
+    std::vector<int64_t> bv = bv_stored;
+    if (l.b_transposed) {
+      std::swap(bd[bd.size() - 1], bd[bd.size() - 2]);
+      const int64_t rows = l.b[l.b.size() - 2], cols = l.b.back(), mats = count_of(l.b) / (rows * cols);
+      for (int64_t t = 0; t < mats; ++t)
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < cols; ++j)
+            bv[static_cast<size_t>(t * rows * cols + j * rows + i)] = bv_stored[static_cast<size_t>(t * rows * cols + i * cols + j)];
+    }
+    const int64_t m = l.a[l.a.size() - 2], k = l.a.back(), n = bd.back();
+    const Dims a_batch(l.a.begin(), l.a.end() - 2), b_batch(bd.begin(), bd.end() - 2);
+    Dims batch;
+    ASSERT_TRUE(exec::broadcast_dims(a_batch, b_batch, &batch));
+    const int64_t products = count_of(batch);
+    ASSERT_EQ(y.numel(), products * m * n);
+    int64_t mismatches = 0;
+    for (int64_t t = 0; t < products; ++t) {
+      // Each operand's matrix for product t under numpy broadcasting.
+      const std::vector<int64_t> at = coordinates(t, batch);
+      int64_t ai = 0, bi = 0;
+      for (size_t d = 0; d < batch.size(); ++d) {
+        const size_t da = d + a_batch.size() - batch.size(), db = d + b_batch.size() - batch.size();
+        if (d + a_batch.size() >= batch.size()) ai = ai * a_batch[da] + (a_batch[da] == 1 ? 0 : at[d]);
+        if (d + b_batch.size() >= batch.size()) bi = bi * b_batch[db] + (b_batch[db] == 1 ? 0 : at[d]);
+      }
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          int64_t sum = 0;
+          for (int64_t p = 0; p < k; ++p)
+            sum += av[static_cast<size_t>((ai * m + i) * k + p)] * bv[static_cast<size_t>((bi * k + p) * n + j)];
+          const float expected =
+              static_cast<float>(static_cast<double>(sum) * (static_cast<double>(kAScale) * static_cast<double>(kBScale)));
+          const float got = y.data<float>()[(t * m + i) * n + j];
+          if (got != expected && ++mismatches <= 3) ADD_FAILURE() << "product " << t << " at " << i << "," << j << ": " << got << " != " << expected;
+        }
+    }
+    EXPECT_EQ(mismatches, 0);
+    EXPECT_EQ(bits(run_activation_matmul(model, exec::Arithmetic::kInt, a, b, 1, false)), bits(y)) << "codes handed over";
+    EXPECT_EQ(bits(run_activation_matmul(model, exec::Arithmetic::kInt, a, b, 2, false)), bits(y)) << "2 threads";
+    for (auto isa : {kernels::isa::Isa::kPortable, kernels::isa::Isa::kAvx2, kernels::isa::Isa::kAvx512}) {
+      const auto previous = kernels::isa::use(kernels::isa::Family::kInt8, isa);
+      EXPECT_EQ(bits(run_activation_matmul(model, exec::Arithmetic::kInt, a, b, 1, false)), bits(y))
+          << "path " << kernels::isa::name(kernels::isa::current(kernels::isa::Family::kInt8));
+      kernels::isa::use(kernels::isa::Family::kInt8, previous);
+    }
+  }
+}
+
+// B's integers outside int8 (an unsigned 8-bit B) keep the float path; a NaN in either operand sends the run to
+// the float path, whose floats the other operand's producer may have left unwritten (it published codes).
+TEST(IntegerPath, ActivationTimesActivationMatMulFallsBackToTheFloatPath) {
+  ActivationMatMul wide{{2, 5, 12}, {2, 12, 6}, true, false, false, 8, 8};
+  std::vector<std::pair<std::string, std::string>> notes;
+  std::mt19937 rng(31);
+  const Tensor a = random_floats(rng, wide.a, -3.0f, 3.0f), b = random_floats(rng, wide.b, -3.0f, 3.0f);
+  run_activation_matmul(build_activation_matmul(wide), exec::Arithmetic::kInt, a, b, 1, false, &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].second.rfind("float: B (not a constant)", 0), 0u) << notes[0].second;
+
+  const ActivationMatMul l{{2, 5, 12}, {2, 12, 6}};
+  const ir::Model model = build_activation_matmul(l);
+  for (const bool nan_in_a : {true, false}) {
+    SCOPED_TRACE(nan_in_a ? "NaN in A" : "NaN in B");
+    Tensor an = a, bn = b;
+    (nan_in_a ? an : bn).data<float>()[7] = std::nanf("");
+    const Tensor yi = run_activation_matmul(model, exec::Arithmetic::kInt, an, bn, 1, false, &notes);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].second.find("byte codes in"), std::string::npos) << notes[0].second;
+    const Tensor yf = run_activation_matmul(model, exec::Arithmetic::kFloat, an, bn, 1, false);
+    EXPECT_EQ(bits(yi), bits(yf));
+    int64_t nans = 0;
+    for (int64_t i = 0; i < yi.numel(); ++i) nans += std::isnan(yi.data<float>()[i]);
+    EXPECT_GT(nans, 0);
+    EXPECT_LT(nans, yi.numel());
+  }
 }
 
 // An empty batch (or no rows) on the integer path: an empty output of the right shape, as on the float path.

@@ -62,7 +62,8 @@ Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prep
                                          bool* epilogue_applied = nullptr, const IntegerForm* codes_form = nullptr,
                                          bool floats_needed = true, const Tensor* input_codes = nullptr,
                                          Tensor* output_codes = nullptr,
-                                         CodesLayout codes_layout = CodesLayout::kChannelsLast) {
+                                         CodesLayout codes_layout = CodesLayout::kChannelsLast,
+                                         const Tensor* input1_codes = nullptr) {
   if (!kernel.containers)
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i] && !inputs[i]->is_tensor())
@@ -77,7 +78,7 @@ Result<std::vector<Tensor>> invoke_kernel(const Kernel& kernel, const void* prep
   ctx.set_dying_inputs(dying_inputs);
   ctx.set_constant_inputs(constant_inputs);
   ctx.set_epilogue(epilogue);
-  ctx.set_input_codes(input_codes);
+  ctx.set_input_codes(input_codes, input1_codes);
   ctx.request_output_codes(codes_form, floats_needed, codes_layout);
   Status st;
   try {
@@ -200,6 +201,7 @@ struct Executor::Plan {
     bool reads_codes = false, writes_codes = false, writes_stored_codes = false;
     CodesLayout reads_layout = CodesLayout::kChannelsLast;
     bool given_codes = false;
+    bool reads_input1_codes = false, given_input1_codes = false;  // the same for input 1, in its own order
     const IntegerForm* codes_form = nullptr;
     CodesLayout codes_layout = CodesLayout::kChannelsLast;
     bool floats_needed = true;
@@ -248,6 +250,7 @@ PrepackContext plan_context(const Executor::Plan& plan, const ir::Node& node, co
 void drop_prepack_claims(Executor::Plan::Step& step) {
   step.captured_inputs = 0;
   step.takes_epilogue = step.reads_codes = step.writes_codes = step.writes_stored_codes = false;
+  step.reads_input1_codes = false;
   step.reads_layout = CodesLayout::kChannelsLast;
 }
 
@@ -263,6 +266,7 @@ PreparedState prepack_step(const Executor::Plan& plan, Executor::Plan::Step& ste
   context.takes_epilogue = &step.takes_epilogue;
   context.reads_input_codes = &step.reads_codes;
   context.input_codes_layout = &step.reads_layout;
+  context.reads_input1_codes = &step.reads_input1_codes;
   context.writes_output_codes = &step.writes_codes;
   context.writes_stored_codes = &step.writes_stored_codes;
   try {
@@ -377,13 +381,16 @@ void plan_codes(Executor::Plan& plan) {
   constexpr size_t kLayouts = 2;
   std::vector<int> reads(graph.value_count(), 0);
   std::vector<std::array<int, kLayouts>> code_reads(graph.value_count(), std::array<int, kLayouts>{});
-  const auto reader_of = [&](const Executor::Plan::Step& step) -> const ir::Value* {
+  // The value a step reads as codes at input i (0, or 1 in its own order), or nullptr.
+  const auto reader_of = [&](const Executor::Plan::Step& step, size_t i) -> const ir::Value* {
     const auto& ins = step.node->inputs();
-    const bool takes = step.reads_codes && !step.repack_per_run && !ins.empty() && ins[0] && ins[0]->graph() == &graph;
-    return takes ? ins[0] : nullptr;
+    const bool takes = (i == 0 ? step.reads_codes : step.reads_input1_codes) && !step.repack_per_run && ins.size() > i &&
+                       ins[i] && ins[i]->graph() == &graph;
+    return takes ? ins[i] : nullptr;
   };
   for (auto& step : plan.steps) {
-    if (const ir::Value* v = reader_of(step)) ++code_reads[static_cast<size_t>(v->id())][static_cast<size_t>(step.reads_layout)];
+    if (const ir::Value* v = reader_of(step, 0)) ++code_reads[static_cast<size_t>(v->id())][static_cast<size_t>(step.reads_layout)];
+    if (const ir::Value* v = reader_of(step, 1)) ++code_reads[static_cast<size_t>(v->id())][static_cast<size_t>(CodesLayout::kAsStored)];
     for (const ir::Value* v : step.node->inputs())
       if (v && v->graph() == &graph) ++reads[static_cast<size_t>(v->id())];
     for (const ir::Value* v : step.node->implicit_inputs())
@@ -403,8 +410,10 @@ void plan_codes(Executor::Plan& plan) {
     published[id] = step.codes_layout;
   }
   for (auto& step : plan.steps) {
-    const ir::Value* v = reader_of(step);
+    const ir::Value* v = reader_of(step, 0);
     step.given_codes = v && published[static_cast<size_t>(v->id())] == step.reads_layout;
+    const ir::Value* v1 = reader_of(step, 1);
+    step.given_input1_codes = v1 && published[static_cast<size_t>(v1->id())] == CodesLayout::kAsStored;
   }
 }
 
@@ -844,13 +853,18 @@ Status run_steps(const Executor::Plan& plan, Frame& frame) {
       const Tensor& c = frame.codes[static_cast<size_t>(node.inputs()[0]->id())];
       input_codes = c.defined() ? &c : nullptr;
     }
+    const Tensor* input1_codes = nullptr;
+    if (step.given_input1_codes) {
+      const Tensor& c = frame.codes[static_cast<size_t>(node.inputs()[1]->id())];
+      input1_codes = c.defined() ? &c : nullptr;
+    }
     Tensor codes;
     QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
                            invoke_kernel(*step.kernel, step.prepared.get(), node, step.version, ins, step.type_check,
                                          step.bodies.empty() ? nullptr : &bodies, step.dying_inputs, frame.pool,
                                          step.constant_inputs, step.repack_per_run ? repacked.get() : step.prepacked.get(),
                                          nullptr, step.epilogue.get(), &applied, step.codes_form, step.floats_needed,
-                                         input_codes, &codes, step.codes_layout));
+                                         input_codes, &codes, step.codes_layout, input1_codes));
     if (!step.fused.empty()) {
       // Codes are of the final output: a run that left the fused nodes to the executor published none.
       QONNX_ASSIGN_OR_RETURN(Tensor last, finish_fused(step, frame, applied, std::move(outs[0])));
@@ -893,6 +907,7 @@ std::vector<std::pair<std::string, std::string>> Executor::path_notes() const {
     if (step.path_note.empty()) continue;
     std::string note = step.path_note;
     if (step.given_codes) note += "; byte codes in";
+    if (step.given_input1_codes) note += "; B's byte codes in";
     if (step.codes_form) note += step.codes_layout == CodesLayout::kAsStored ? "; byte codes out" : "; byte codes out (channels-last)";
     if (step.made_per_run) note += " (weights streamed from external data per run)";
     notes.emplace_back(step.node->describe(), std::move(note));

@@ -97,7 +97,13 @@ class KernelContext {
   // kernel whose prepack said it reads them (PrepackContext::reads_input_codes) must take them when given:
   // input 0's floats may be unwritten.
   const Tensor* input_codes() const { return input_codes_; }
-  void set_input_codes(const Tensor* codes) { input_codes_ = codes; }
+  // The same for input 1 (a runtime right operand), in its own order; a kernel whose prepack said it reads
+  // them (PrepackContext::reads_input1_codes) must take them when given.
+  const Tensor* input1_codes() const { return input1_codes_; }
+  void set_input_codes(const Tensor* codes, const Tensor* input1_codes = nullptr) {
+    input_codes_ = codes;
+    input1_codes_ = input1_codes;
+  }
   // Set by the executor: the form of output 0 (after the fused nodes) whose codes to publish, or nullptr,
   // and their layout (one the prepack said the kernel writes); with `floats_needed` false every reader takes
   // the codes, so a kernel that publishes them may leave output 0's elements unwritten (its dims and dtype
@@ -171,6 +177,7 @@ class KernelContext {
   const Epilogue* epilogue_ = nullptr;
   bool epilogue_done_ = false;
   const Tensor* input_codes_ = nullptr;
+  const Tensor* input1_codes_ = nullptr;
   const IntegerForm* codes_form_ = nullptr;
   bool floats_needed_ = true;
   CodesLayout codes_layout_ = CodesLayout::kChannelsLast;
@@ -219,6 +226,8 @@ struct PrepackContext {
   // order (writes_stored_codes), or either.
   bool* reads_input_codes = nullptr;
   CodesLayout* input_codes_layout = nullptr;
+  // Where a matrix product's prepack says its runs take input 1's byte codes when given, in its own order.
+  bool* reads_input1_codes = nullptr;
   bool* writes_output_codes = nullptr;
   bool* writes_stored_codes = nullptr;
   const Tensor* constant(size_t i) const { return i < constants.size() ? constants[i] : nullptr; }

@@ -139,7 +139,7 @@ Int8Weights Int8Weights::layout(int64_t k, int64_t n, int max_left, int max_abs_
   return r;
 }
 
-void Int8Weights::put_rows(int64_t p0, int64_t rows, const int8_t* const* row) {
+void Int8Weights::put_rows(int64_t p0, int64_t rows, const int8_t* const* row, uint8_t add) {
   // Element (p, j) of panel q = j / nr sits at k-group p / 4, column j % nr of the panel's width, byte p % 4.
   int8_t* data = const_cast<int8_t*>(data_.get());  // still being packed: no copy shares it yet
   const int64_t nr = micro_->nr;
@@ -150,7 +150,10 @@ void Int8Weights::put_rows(int64_t p0, int64_t rows, const int8_t* const* row) {
 #if QONNX_ISA_X86
     // Four full rows: 16 columns at a time, the bytes interleaved by two rounds of unpacking (SSE2).
     for (; rows == 4 && j + 16 <= cols; j += 16) {
-      const auto load = [&](int e) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(row[e] + j0 + j)); };
+      const __m128i adds = _mm_set1_epi8(static_cast<char>(add));
+      const auto load = [&](int e) {
+        return _mm_add_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row[e] + j0 + j)), adds);
+      };
       const __m128i r0 = load(0), r1 = load(1), r2 = load(2), r3 = load(3);
       const __m128i lo01 = _mm_unpacklo_epi8(r0, r1), hi01 = _mm_unpackhi_epi8(r0, r1);
       const __m128i lo23 = _mm_unpacklo_epi8(r2, r3), hi23 = _mm_unpackhi_epi8(r2, r3);
@@ -162,8 +165,34 @@ void Int8Weights::put_rows(int64_t p0, int64_t rows, const int8_t* const* row) {
     }
 #endif
     for (; j < cols; ++j)
-      for (int64_t e = 0; e < rows; ++e) group[j * 4 + e] = row[e][j0 + j];
+      for (int64_t e = 0; e < rows; ++e) group[j * 4 + e] = static_cast<int8_t>(static_cast<uint8_t>(row[e][j0 + j]) + add);
   }
+}
+
+Int8Weights Int8Weights::pack_offset_bytes(int64_t k, int64_t n, const uint8_t* u, int offset, int max_left) {
+  Int8Weights r = layout(k, n, max_left, 128);
+  // The column sums of the bytes in 16-bit lanes, 128 rows at a time (at most 128 * 255 < 2^16), plus k times
+  // the offset. Local arrays, so that the loops vectorize (the bytes could alias a member).
+  std::vector<int32_t> sums(static_cast<size_t>(n), static_cast<int32_t>(k * offset));
+  std::vector<uint16_t> partial(static_cast<size_t>(n));
+  for (int64_t p0 = 0; p0 < k; p0 += 128) {
+    uint16_t* part = partial.data();
+    std::fill_n(part, n, uint16_t{0});
+    for (int64_t p = p0; p < std::min(k, p0 + 128); ++p) {
+      const uint8_t* row = u + p * n;
+      for (int64_t j = 0; j < n; ++j) part[j] = static_cast<uint16_t>(part[j] + row[j]);
+    }
+    int32_t* sum = sums.data();
+    for (int64_t j = 0; j < n; ++j) sum[j] += part[j];
+  }
+  r.column_sums_ = std::move(sums);
+  const auto* w = reinterpret_cast<const int8_t*>(u);
+  for (int64_t p0 = 0; p0 < k; p0 += 4) {
+    const int8_t* rows[4];
+    for (int64_t e = 0; e < 4; ++e) rows[e] = w + std::min(p0 + e, k - 1) * n;
+    r.put_rows(p0, std::min<int64_t>(4, k - p0), rows, static_cast<uint8_t>(offset));
+  }
+  return r;
 }
 
 Int8Weights Int8Weights::pack(int64_t k, int64_t n, const int8_t* w, int64_t ld, bool transposed, int max_left) {

@@ -87,6 +87,9 @@ class Int8Weights {
   // the left operand will hold: with isa::current(kInt8) at kAvx2 it decides between vpmaddubsw and the
   // exact 16-bit path.
   static Int8Weights pack(int64_t k, int64_t n, const int8_t* w, int64_t ld, bool transposed, int max_left);
+  // W (k x n, row-major) w[p][j] = u[p * n + j] + offset from bytes (a runtime operand's codes; every w in
+  // [-128, 127]), without a search for the largest |w| (128 is assumed).
+  static Int8Weights pack_offset_bytes(int64_t k, int64_t n, const uint8_t* u, int offset, int max_left);
 
   int64_t k() const { return k_; }
   int64_t n() const { return n_; }
@@ -121,7 +124,8 @@ class Int8Weights {
   // Zeroed panels for (k, n) and the path for the bound, column sums 0.
   static Int8Weights layout(int64_t k, int64_t n, int max_left, int max_abs_weight);
   // Rows p0 .. p0 + rows - 1 (p0 a multiple of 4, rows <= 4), row e's n values at row[e], into the panels.
-  void put_rows(int64_t p0, int64_t rows, const int8_t* const* row);
+  // With `add`, each byte plus add (modulo 256) on the way (pack_offset_bytes).
+  void put_rows(int64_t p0, int64_t rows, const int8_t* const* row, uint8_t add = 0);
   std::shared_ptr<const int8_t> data_;  // immutable once packed: copies share it
   std::vector<int32_t> column_sums_;
 };

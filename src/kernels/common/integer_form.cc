@@ -253,6 +253,26 @@ std::optional<IntegerLayer> make_integer_layer(const ByteActivation& x, const st
   return layer;
 }
 
+std::optional<IntegerLayer> runtime_weights_layer(const ByteActivation& x, Int8Weights packed, float weight_scale,
+                                                  std::string* why) {
+  const int64_t k = packed.k(), n = packed.n();
+  if (static_cast<double>(k) * x.max_byte() * packed.max_abs_weight() >= 2147483648.0) {
+    *why = fmt::format("{} taps of {}-value activations times values up to {} may overflow int32", k, x.max_byte() + 1,
+                       packed.max_abs_weight());
+    return std::nullopt;
+  }
+  IntegerLayer layer;
+  layer.x = x;
+  layer.max_abs_weight = packed.max_abs_weight();
+  layer.weight_scale.assign(static_cast<size_t>(n), weight_scale);
+  layer.scale.assign(static_cast<size_t>(n), static_cast<double>(x.scale) * static_cast<double>(weight_scale));
+  layer.offset.resize(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j)
+    layer.offset[static_cast<size_t>(j)] = static_cast<int32_t>(x.lo * packed.column_sums()[static_cast<size_t>(j)]);
+  layer.groups.push_back(std::move(packed));
+  return layer;
+}
+
 namespace {
 
 // c += 16 * high over m rows of n sums: the true sum fits int32 (make_integer_layer's bound), so its parts

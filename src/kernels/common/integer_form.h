@@ -149,6 +149,12 @@ std::optional<IntegerLayer> make_integer_layer(const ByteActivation& x, const st
                                                const std::vector<float>& weight_scales, const Tensor* bias,
                                                std::string* why);
 
+// The integer layer of a runtime right operand of one scale (MatMul's B between two activations): its
+// integers packed (Int8Weights::pack_offset_bytes), every output column scaled by x.scale * weight_scale, no
+// bias. nullopt with `why` set when the sums could leave int32.
+std::optional<IntegerLayer> runtime_weights_layer(const ByteActivation& x, Int8Weights packed, float weight_scale,
+                                                  std::string* why);
+
 // The prepack of a layer that takes the float path: records "float: <why>" as the step's path note
 // (PrepackContext::path_note) and returns nothing for the plan to hold.
 exec::PreparedState float_path(const exec::PrepackContext& c, std::string why);

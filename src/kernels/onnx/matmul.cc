@@ -1,10 +1,15 @@
 // MatMul with numpy semantics (1-D promotion, batch broadcasting), and its integer forms
 // MatMulInteger and QLinearMatMul.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "kernels/common/gemm_core.h"
 #include "kernels/common/integer_form.h"
@@ -12,6 +17,7 @@
 #include "kernels/onnx/quantize_util.h"
 #include "qonnx/exec/broadcast.h"
 #include "qonnx/exec/dtype_dispatch.h"
+#include "qonnx/exec/threads.h"
 
 namespace qonnx::kernels {
 namespace {
@@ -106,14 +112,40 @@ void run_matmul(const MatMulPlan& p, const T* a, const T* b, T* c) {
 
 // --- the integer path (docs/arithmetic.md): A and B hold integers times scales, the sums are exact.
 
+// Two runtime operands (attention's Q K^T and P V), both quantizer outputs with one scale each and B's
+// integers inside int8: each product's B is made integers and packed at run time.
+struct ActivationProduct {
+  ByteActivation a, b;
+};
+// What the plan holds for an integer MatMul: the packed constant B, or the two operands' forms.
+struct IntegerMatMul {
+  std::optional<IntegerLayer> constant_b;
+  ActivationProduct activations;
+};
+
 // Plan-time: B's integers packed when B is a 2-D constant whose scale is per tensor or per column and A's
-// form has one scale and fits a byte.
+// form has one scale and fits a byte; or both operands runtime activations (ActivationProduct).
 exec::PreparedState prepack_matmul(const exec::PrepackContext& c) {
   if (c.arithmetic != exec::Arithmetic::kInt) return nullptr;
   const Tensor* b = c.constant(1);
   const exec::IntegerForm* bf = c.form(1);
   auto note = [&](std::string text) { return float_path(c, std::move(text)); };
   if (!c.form(0) && !bf) return nullptr;
+  if (!b && bf) {
+    const auto a_bytes = byte_activation(c.form(0)), b_bytes = byte_activation(bf);
+    if (!a_bytes) return note("A has no integer form with one scale and at most 256 values including 0");
+    if (!b_bytes || b_bytes->lo < -128 || b_bytes->hi > 127)
+      return note("B (not a constant) has no integer form with one scale and integers in [-128, 127]");
+    if (c.path_note)
+      *c.path_note = fmt::format("integer: activations in [{}, {}] x activations in [{}, {}], B packed per run (int32 sums, one rounding)",
+                                 a_bytes->lo, a_bytes->hi, b_bytes->lo, b_bytes->hi);
+    if (c.takes_epilogue) *c.takes_epilogue = true;
+    declare_stored_codes(c);
+    if (c.reads_input1_codes) *c.reads_input1_codes = true;
+    IntegerMatMul state;
+    state.activations = {*a_bytes, *b_bytes};
+    return std::make_shared<const IntegerMatMul>(std::move(state));
+  }
   if (!b || !bf) return note("B is not a constant with an integer form (a quantizer's output)");
   if (b->rank() != 2 || !(bf->per_tensor() || bf->axis == 1)) return note("B is not 2-D with one scale per tensor or per column");
   const auto a = byte_activation(c.form(0));
@@ -127,7 +159,67 @@ exec::PreparedState prepack_matmul(const exec::PrepackContext& c) {
   if (c.captured_inputs) *c.captured_inputs |= uint64_t{1} << 1;  // B lives on as its codes
   if (c.takes_epilogue) *c.takes_epilogue = true;
   declare_stored_codes(c);
-  return std::make_shared<const IntegerLayer>(std::move(*layer));
+  IntegerMatMul state;
+  state.constant_b = std::move(layer);
+  return std::make_shared<const IntegerMatMul>(std::move(state));
+}
+
+// y = A x B on the integer path with both operands runtime activations: per product, B's integers (its byte
+// codes as the producer made them, else its floats, each checked to be float32(v * s_b)) packed as int8
+// weights of one scale, A's bytes times them summed exactly and rounded once as for a constant B
+// (IntegerLayer::rows_product). A packed B serves every product in a row that reads it. false (nothing
+// written but y's earlier products; the caller takes the float path) when an element of A or B is not what its
+// form describes (a NaN), or K is so long that the sums could leave int32.
+bool activation_product(exec::KernelContext& ctx, const ActivationProduct& p, const MatMulPlan& plan, const float* a,
+                        const float* b, float* y) {
+  const int64_t k = plan.k, n = plan.n, m = plan.m, products = static_cast<int64_t>(plan.a_index.size());
+  const uint8_t* a_codes = ctx.input_codes() ? ctx.input_codes()->data<uint8_t>() : nullptr;
+  const uint8_t* b_codes = ctx.input1_codes() ? ctx.input1_codes()->data<uint8_t>() : nullptr;
+  // From B's floats: its integers v shifted into bytes v + 128 (a form over all of int8, B's own range inside).
+  const ByteActivation shifted{p.b.scale, -128, 127};
+  // Products shared out between threads (each packs the Bs of its own products); inside a share every step
+  // runs on its thread.
+  std::atomic<bool> failed{false};
+  exec::parallel_for(products, m * k * n, [&](int64_t t0, int64_t t1) {
+    const auto b_bytes = scratch<uint8_t>(b_codes ? 0 : k * n);
+    std::optional<IntegerLayer> layer;
+    int64_t packed_index = -1;
+    for (int64_t t = t0; t < t1 && !failed.load(std::memory_order_relaxed); ++t) {
+      const int64_t b_index = plan.b_index[static_cast<size_t>(t)];
+      if (b_index != packed_index) {
+        const uint8_t* bytes = b_codes ? b_codes + b_index * k * n : b_bytes.get();
+        std::string why;
+        if (!b_codes && !activation_bytes(b + b_index * k * n, k * n, shifted, b_bytes.get())) {
+          failed.store(true, std::memory_order_relaxed);
+          return;
+        }
+        const int offset = static_cast<int>(b_codes ? p.b.lo : -128);
+        layer = runtime_weights_layer(p.a, Int8Weights::pack_offset_bytes(k, n, bytes, offset, p.a.max_byte()), p.b.scale, &why);
+        if (!layer) {
+          failed.store(true, std::memory_order_relaxed);
+          return;
+        }
+        packed_index = b_index;
+      }
+      const int64_t a_at = plan.a_index[static_cast<size_t>(t)] * m * k;
+      if (!layer->rows_product(m, k, a + a_at, y + t * m * n, ctx.epilogue(), a_codes ? a_codes + a_at : nullptr))
+        failed.store(true, std::memory_order_relaxed);
+    }
+  });
+  if (failed.load()) return false;
+  ctx.epilogue_done();
+  return true;
+}
+
+// An operand's floats from the byte codes its producer published in their place (a run that falls back to the
+// float path): float32(v * s) with v = u + lo, the quantizer's own values.
+Tensor floats_from_stored_codes(const Tensor& codes, const ByteActivation& form, const Dims& dims) {
+  Tensor x = Tensor::uninitialized(DType::kFloat, dims);
+  const uint8_t* u = codes.data<uint8_t>();
+  float* out = x.data<float>();
+  const int32_t lo = static_cast<int32_t>(form.lo);
+  for (int64_t e = 0; e < x.numel(); ++e) out[e] = static_cast<float>(int32_t{u[e]} + lo) * form.scale;
+  return x;
 }
 
 Status matmul(exec::KernelContext& ctx) {
@@ -138,8 +230,25 @@ Status matmul(exec::KernelContext& ctx) {
                            dtype_name(a->dtype()));
   QONNX_ASSIGN_OR_RETURN(MatMulPlan plan, plan_matmul(ctx, a->dims(), b->dims(), 0, 1));
   const DType dt = a->dtype();
-  Tensor b_from_codes;
-  if (const auto* layer = static_cast<const IntegerLayer*>(ctx.prepacked()); layer && dt == DType::kFloat) {
+  Tensor a_from_codes, b_from_codes;
+  const auto* integer = static_cast<const IntegerMatMul*>(ctx.prepacked());
+  if (!integer || dt != DType::kFloat) {
+  } else if (!integer->constant_b) {
+    Tensor out = ctx.output_buffer(DType::kFloat, plan.out_dims);
+    if (activation_product(ctx, integer->activations, plan, a->data<float>(), b->data<float>(), out.data<float>())) {
+      ctx.set_output(0, std::move(out));
+      return Status::ok();
+    }
+    // The float path, on floats the producers may have left unwritten where they published codes.
+    if (ctx.input_codes()) {
+      a_from_codes = floats_from_stored_codes(*ctx.input_codes(), integer->activations.a, a->dims());
+      a = &a_from_codes;
+    }
+    if (ctx.input1_codes()) {
+      b_from_codes = floats_from_stored_codes(*ctx.input1_codes(), integer->activations.b, b->dims());
+      b = &b_from_codes;
+    }
+  } else if (const IntegerLayer* layer = &*integer->constant_b) {
     Tensor out = ctx.output_buffer(DType::kFloat, plan.out_dims);
     if (matrix_product_run(ctx, *layer, a->numel() / std::max<int64_t>(plan.k, 1), plan.k, a->data<float>(), out)) {
       ctx.set_output(0, std::move(out));
