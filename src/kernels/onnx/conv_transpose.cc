@@ -17,8 +17,13 @@
 #include "kernels/common/gemm_core.h"
 #include "kernels/common/integer_form.h"
 #include "kernels/common/transpose.h"
+#include "kernels/isa/isa.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/dtype_dispatch.h"
+
+#if QONNX_ISA_X86
+#include <immintrin.h>
+#endif
 
 namespace qonnx::kernels {
 namespace {
@@ -293,53 +298,89 @@ std::vector<LandingList> landing_lists(const WindowGeometry& g, int64_t columns,
   return lists;
 }
 
-// row[m] = the sum over every product landing on output position o (one pair per dim) of its exact sum
-// sums[place + m] plus its column's offset offset[place + m], for m < mg.
-void gather_landings(const std::vector<LandingList>& lists, const std::vector<int64_t>& o, const int32_t* sums,
-                     const int32_t* offset, int64_t mg, int32_t* row) {
-  std::fill_n(row, mg, 0);
-  const auto add = [&](int64_t at_sums, int64_t at_offset) {
-    const int32_t* src = sums + at_sums;
-    const int32_t* off = offset + at_offset;
-    for (int64_t m = 0; m < mg; ++m) row[m] += src[m] + off[m];
-  };
+// The places in the sums (one pair per dim, their parts added) of every product landing on output position o,
+// into `places`, and of their columns' offsets into `offsets`; returns how many.
+int64_t landing_places(const std::vector<LandingList>& lists, const std::vector<int64_t>& o, int64_t* places,
+                       int64_t* offsets) {
   const size_t nd = lists.size();
   const auto range = [&](size_t d) {
     const LandingList& l = lists[d];
     const int64_t at = o[d];
     return std::make_pair(l.entries.data() + l.first[static_cast<size_t>(at)], l.entries.data() + l.first[static_cast<size_t>(at) + 1]);
   };
+  int64_t count = 0;
   if (nd == 1) {
     const auto [a0, a1] = range(0);
-    for (const Landing* a = a0; a != a1; ++a) add(a->sums, a->offset);
-    return;
+    for (const Landing* a = a0; a != a1; ++a, ++count) places[count] = a->sums, offsets[count] = a->offset;
+    return count;
   }
   if (nd == 2) {
     const auto [a0, a1] = range(0);
     const auto [b0, b1] = range(1);
     for (const Landing* a = a0; a != a1; ++a)
-      for (const Landing* b = b0; b != b1; ++b) add(a->sums + b->sums, a->offset + b->offset);
-    return;
+      for (const Landing* b = b0; b != b1; ++b, ++count)
+        places[count] = a->sums + b->sums, offsets[count] = a->offset + b->offset;
+    return count;
   }
   // Every combination of one landing pair per dim (an odometer over the dims' lists).
   std::vector<const Landing*> begin(nd), end(nd), at(nd);
   for (size_t d = 0; d < nd; ++d) {
     std::tie(begin[d], end[d]) = range(d);
-    if (begin[d] == end[d]) return;
+    if (begin[d] == end[d]) return 0;
     at[d] = begin[d];
   }
   while (true) {
-    int64_t at_sums = 0, at_offset = 0;
-    for (size_t d = 0; d < nd; ++d) at_sums += at[d]->sums, at_offset += at[d]->offset;
-    add(at_sums, at_offset);
+    int64_t place = 0, offset = 0;
+    for (size_t d = 0; d < nd; ++d) place += at[d]->sums, offset += at[d]->offset;
+    places[count] = place, offsets[count++] = offset;
     size_t d = nd;
     while (d-- > 0) {
       if (++at[d] != end[d]) break;
       at[d] = begin[d];
     }
-    if (d == static_cast<size_t>(-1)) return;
+    if (d == static_cast<size_t>(-1)) return count;
   }
 }
+
+// row[m] = the sum of sums[places[l] + m] (plus column_offset[offsets[l] + m] when column_offset is not null)
+// over l < count, for m < mg: exact int32 adds, any order.
+void add_landings_portable(const int32_t* sums, const int64_t* places, const int32_t* column_offset,
+                           const int64_t* offsets, int64_t count, int64_t mg, int32_t* row) {
+  std::fill_n(row, mg, 0);
+  for (int64_t l = 0; l < count; ++l) {
+    const int32_t* src = sums + places[l];
+    for (int64_t m = 0; m < mg; ++m) row[m] += src[m];
+    if (!column_offset) continue;
+    const int32_t* off = column_offset + offsets[l];
+    for (int64_t m = 0; m < mg; ++m) row[m] += off[m];
+  }
+}
+#if QONNX_ISA_X86
+// The same eight channels at a time, each chunk's sum kept in a register over every landing (the last chunk
+// under a mask: no read past a product's mg channels).
+__attribute__((target("avx2"))) void add_landings_avx2(const int32_t* sums, const int64_t* places,
+                                                       const int32_t* column_offset, const int64_t* offsets,
+                                                       int64_t count, int64_t mg, int32_t* row) {
+  for (int64_t m0 = 0; m0 < mg; m0 += 8) {
+    __m256i acc = _mm256_setzero_si256();
+    if (mg - m0 >= 8) {
+      for (int64_t l = 0; l < count; ++l)
+        acc = _mm256_add_epi32(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(sums + places[l] + m0)));
+      if (column_offset)
+        for (int64_t l = 0; l < count; ++l)
+          acc = _mm256_add_epi32(acc, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(column_offset + offsets[l] + m0)));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(row + m0), acc);
+    } else {
+      const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(mg - m0)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+      for (int64_t l = 0; l < count; ++l) acc = _mm256_add_epi32(acc, _mm256_maskload_epi32(sums + places[l] + m0, mask));
+      if (column_offset)
+        for (int64_t l = 0; l < count; ++l)
+          acc = _mm256_add_epi32(acc, _mm256_maskload_epi32(column_offset + offsets[l] + m0, mask));
+      _mm256_maskstore_epi32(row + m0, mask, acc);
+    }
+  }
+}
+#endif
 
 // y = the integer path's ConvTranspose of x, then `epilogue` (may be null); false (y untouched) when x holds
 // a value its form does not describe (a NaN): the caller takes the float path. Per image and group, the
@@ -365,36 +406,62 @@ bool conv_transpose_integer(const TransposeShape& s, const IntegerTranspose& t, 
   const bool stepped = epilogue_steps(epilogue, &steps);
   constexpr int64_t kBlock = 64;  // output positions per block: their sums and floats stay in L1
   const int64_t blocks = (s.out_size + kBlock - 1) / kBlock;
-  const auto sums = scratch<int32_t>(s.in_size * columns);
-  for (int64_t n = 0; n < s.batch; ++n)
-    for (int64_t gi = 0; gi < s.group; ++gi) {
-      layer.group_sums(static_cast<size_t>(gi), s.in_size, nhwc + n * s.in_size * s.channels + gi * cg, s.channels,
-                       sums.get());
-      const int32_t* offset = layer.offset.data() + gi * columns;
-      exec::parallel_for(blocks, kBlock * mg * s.kernel_size, [&](int64_t b0, int64_t b1) {
-        const auto acc = scratch<int32_t>(kBlock * mg);
-        const auto scaled = scratch<float>(kBlock * mg);
-        std::vector<int64_t> o(nd);
-        for (int64_t b = b0; b < b1; ++b) {
-          const int64_t pos0 = b * kBlock, count = std::min(kBlock, s.out_size - pos0);
-          for (int64_t rest = pos0, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
-            o[static_cast<size_t>(d)] = rest % g.out[static_cast<size_t>(d)];
-            rest /= g.out[static_cast<size_t>(d)];
-          }
-          for (int64_t p = 0; p < count; ++p) {
-            gather_landings(lists, o, sums.get(), offset, mg, acc.get() + p * mg);
-            next_index(o, g.out, nd);
-          }
-          uint8_t* bytes = codes ? codes->bytes + (n * s.out_size + pos0) * s.filters + gi * mg : nullptr;
-          if (!t.outputs.outputs_through(acc.get(), count, mg, gi * mg, epilogue, stepped ? &steps : nullptr, scaled.get(),
-                                         mg, codes ? &codes->form : nullptr, bytes, s.filters, !codes || codes->floats))
-            codes->made.store(false, std::memory_order_relaxed);
-          if (codes && !codes->floats) continue;
-          rows_to_planes(scaled.get(), count, mg, y + (n * s.filters + gi * mg) * s.out_size + pos0, s.out_size,
-                         s.batch * s.filters * s.out_size * 4);
-        }
-      });
+  const auto add_landings =
+#if QONNX_ISA_X86
+      isa::current(isa::Family::kInt8) >= isa::Isa::kAvx2 ? add_landings_avx2 :
+#endif
+                                                          add_landings_portable;
+  // Blocks b0..b1 of image n, group gi, from that image's sums.
+  const auto run_blocks = [&](int64_t n, int64_t gi, const int32_t* sums, int64_t b0, int64_t b1) {
+    // The columns' offsets (the activation bytes' shift), where there are any.
+    const int32_t* offset = layer.offset.data() + gi * columns;
+    if (std::all_of(offset, offset + columns, [](int32_t v) { return v == 0; })) offset = nullptr;
+    const auto acc = scratch<int32_t>(kBlock * mg);
+    const auto scaled = scratch<float>(kBlock * mg);
+    std::vector<int64_t> places(static_cast<size_t>(s.kernel_size)), offsets(places.size());
+    std::vector<int64_t> o(nd);
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t pos0 = b * kBlock, count = std::min(kBlock, s.out_size - pos0);
+      for (int64_t rest = pos0, d = static_cast<int64_t>(nd) - 1; d >= 0; --d) {
+        o[static_cast<size_t>(d)] = rest % g.out[static_cast<size_t>(d)];
+        rest /= g.out[static_cast<size_t>(d)];
+      }
+      for (int64_t p = 0; p < count; ++p) {
+        const int64_t landings = landing_places(lists, o, places.data(), offsets.data());
+        add_landings(sums, places.data(), offset, offsets.data(), landings, mg, acc.get() + p * mg);
+        next_index(o, g.out, nd);
+      }
+      uint8_t* bytes = codes ? codes->bytes + (n * s.out_size + pos0) * s.filters + gi * mg : nullptr;
+      if (!t.outputs.outputs_through(acc.get(), count, mg, gi * mg, epilogue, stepped ? &steps : nullptr, scaled.get(), mg,
+                                     codes ? &codes->form : nullptr, bytes, s.filters, !codes || codes->floats))
+        codes->made.store(false, std::memory_order_relaxed);
+      if (codes && !codes->floats) continue;
+      rows_to_planes(scaled.get(), count, mg, y + (n * s.filters + gi * mg) * s.out_size + pos0, s.out_size,
+                     s.batch * s.filters * s.out_size * 4);
     }
+  };
+  const auto image_sums = [&](int64_t n, int64_t gi, int32_t* sums) {
+    layer.group_sums(static_cast<size_t>(gi), s.in_size, nhwc + n * s.in_size * s.channels + gi * cg, s.channels, sums);
+  };
+  const int64_t images = s.batch * s.group;
+  if (images >= exec::threads()) {
+    // A share of whole images (and groups) per thread: each image's product and gather on one thread, no
+    // hand-over between the two.
+    exec::parallel_for(images, s.in_size * columns * cg + blocks * kBlock * mg * s.kernel_size, [&](int64_t u0, int64_t u1) {
+      const auto sums = scratch<int32_t>(s.in_size * columns);
+      for (int64_t u = u0; u < u1; ++u) {
+        image_sums(u / s.group, u % s.group, sums.get());
+        run_blocks(u / s.group, u % s.group, sums.get(), 0, blocks);
+      }
+    });
+    return true;
+  }
+  const auto sums = scratch<int32_t>(s.in_size * columns);
+  for (int64_t u = 0; u < images; ++u) {
+    image_sums(u / s.group, u % s.group, sums.get());
+    exec::parallel_for(blocks, kBlock * mg * s.kernel_size,
+                       [&](int64_t b0, int64_t b1) { run_blocks(u / s.group, u % s.group, sums.get(), b0, b1); });
+  }
   return true;
 }
 
