@@ -454,7 +454,8 @@ std::vector<uint8_t> plain_transpose(const std::vector<uint8_t>& src, int64_t ou
 TEST_F(ChannelsLastNative, TransposeInnerOnOddShapesAndElementSizes) {
   const std::vector<std::vector<int64_t>> shapes = {{1, 1, 1},  {1, 1, 9},   {2, 9, 1},   {1, 3, 5},   {3, 65, 7},
                                                     {2, 7, 130}, {1, 64, 64}, {1, 129, 63}, {5, 8, 8}, {1, 300, 3},
-                                                    {1, 16, 16}, {2, 40, 1030}, {3, 33, 48}, {1, 150, 90}};
+                                                    {1, 16, 16}, {2, 40, 1030}, {3, 33, 48}, {1, 150, 90},
+                                                    {1, 8, 40},  {2, 15, 33}, {1, 2, 17}};
   std::mt19937 rng(7);
   for (size_t elem : {size_t{1}, size_t{2}, size_t{4}, size_t{8}, size_t{16}, size_t{3}}) {
     for (const auto& s : shapes) {

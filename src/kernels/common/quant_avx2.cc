@@ -872,7 +872,41 @@ QONNX_AVX2 int64_t requantize_vectors(const RequantizeRows& r) {
 
 }  // namespace
 
+// Rows stored back to back (each of n < 8 channels) as longer rows of a period of
+// whole vectors, the parameters repeated along it: every lane then does work (n = 7 wasted one lane of eight
+// in each row, and each row paid its own tail). Returns the rows done this way (a multiple of period / n).
+QONNX_AVX2 int64_t requantize_periods(const RequantizeRows& r) {
+  // Fewer channels than a vector only: past that a row wastes less, and the longer period's parameters cost
+  // more to set up per call than they save.
+  constexpr int64_t kMaxPeriod = kLanes * (kLanes - 1);
+  const int64_t n = r.n;
+  if (n <= 0 || n >= kLanes || r.sums_ld != n || (r.y && r.y_ld != n) || (r.codes && r.codes_ld != n)) return 0;
+  int64_t period = n;
+  while (period % kLanes != 0) period += n;
+  const int64_t rows_per_period = period / n, periods = r.rows / rows_per_period;
+  if (period > kMaxPeriod || periods == 0) return 0;
+  int32_t offset[kMaxPeriod];
+  double scale[kMaxPeriod], bias[kMaxPeriod];
+  for (int64_t j = 0; j < period; ++j) {
+    offset[j] = r.offset[j % n], scale[j] = r.scale[j % n], bias[j] = r.bias ? r.bias[j % n] : 0.0;
+  }
+  RequantizeRows flat = r;
+  flat.offset = offset, flat.scale = scale, flat.bias = r.bias ? bias : nullptr;
+  flat.rows = periods, flat.n = period, flat.sums_ld = period, flat.y_ld = period, flat.codes_ld = period;
+  return requantize_vectors(flat) == period ? periods * rows_per_period : 0;
+}
+
 QONNX_AVX2 int64_t requantize_run(const RequantizeRows& r) {
+  if (const int64_t rows_done = requantize_periods(r)) {
+    if (rows_done == r.rows) return r.n;
+    // The last rows (fewer than a period) as rows of their own.
+    RequantizeRows rest = r;
+    rest.rows = r.rows - rows_done, rest.sums = r.sums + rows_done * r.sums_ld;
+    if (r.y) rest.y = r.y + rows_done * r.y_ld;
+    CodeTarget target;
+    if (r.codes) target = *r.codes, target.u = r.codes->u + rows_done * r.codes_ld, rest.codes = &target;
+    return requantize_run(rest) == r.n ? r.n : 0;
+  }
   const int64_t done = requantize_vectors(r);
   const int64_t tail = r.n - done;
   if (tail <= 0 || tail >= kLanes || r.rows <= 0) return done;

@@ -55,6 +55,30 @@ template <>
 void transpose_rows<uint8_t>(const uint8_t* src, uint8_t* dst, int64_t rows, int64_t cols, int64_t ld, int64_t r0,
                              int64_t r1) {
   const int64_t tiled_rows = r0 + (r1 - r0) / 16 * 16, tiled_cols = cols / 16 * 16;
+  if (r0 == 0 && r1 == rows && rows > 1 && rows < 16) {
+    // Fewer than 16 rows (an activation of few channels): the same tiles with the missing rows zero; each of a
+    // tile's 16 columns gives its `rows` bytes, side by side in dst.
+    for (int64_t j0 = 0; j0 < tiled_cols; j0 += 16) {
+      __m128i x[16], t[16];
+      for (int r = 0; r < 16; ++r)
+        x[r] = r < rows ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + r * ld + j0)) : _mm_setzero_si128();
+      for (int round = 0; round < 4; ++round) {
+        for (int i = 0; i < 8; ++i) {
+          t[2 * i] = _mm_unpacklo_epi8(x[i], x[i + 8]);
+          t[2 * i + 1] = _mm_unpackhi_epi8(x[i], x[i + 8]);
+        }
+        for (int i = 0; i < 16; ++i) x[i] = t[i];
+      }
+      alignas(16) uint8_t column[16];
+      for (int c = 0; c < 16; ++c) {
+        _mm_store_si128(reinterpret_cast<__m128i*>(column), x[c]);
+        std::memcpy(dst + (j0 + c) * rows, column, static_cast<size_t>(rows));
+      }
+    }
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = tiled_cols; j < cols; ++j) dst[j * rows + i] = src[i * ld + j];
+    return;
+  }
   for (int64_t i0 = r0; i0 < tiled_rows; i0 += 16)
     for (int64_t j0 = 0; j0 < tiled_cols; j0 += 16) {
       __m128i x[16], t[16];
@@ -192,6 +216,18 @@ void rows_to_planes(const float* rows, int64_t count, int64_t channels, float* p
         const bool aligned = stream && reinterpret_cast<uintptr_t>(dst) % 32 == 0;
         avx2::transpose_8x8(rows + p0 * channels + j0, channels, dst, plane_stride, aligned);
         streamed |= aligned;
+        continue;
+      }
+      if (simd_tiles && p0 + kTile <= count) {
+        // The last channels (fewer than a tile; all of a layer with few): the tile's rows copied into a full
+        // 8 x 8 one first, so that it too is transposed in registers rather than element by element.
+        const int64_t width = channels - j0;
+        float tile[kTile * kTile] = {}, out[kTile * kTile];
+        for (int64_t p = 0; p < kTile; ++p)
+          std::memcpy(tile + p * kTile, rows + (p0 + p) * channels + j0, static_cast<size_t>(width) * sizeof(float));
+        avx2::transpose_8x8(tile, kTile, out, kTile, false);
+        for (int64_t j = 0; j < width; ++j)
+          std::memcpy(planes + (j0 + j) * plane_stride + p0, out + j * kTile, kTile * sizeof(float));
         continue;
       }
       for (int64_t j = j0; j < std::min(channels, j0 + kTile); ++j)
