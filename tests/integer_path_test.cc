@@ -560,9 +560,11 @@ struct ActivationMatMul {
   bool a_signed = true, b_signed = true, b_narrow = false;
   int a_bits = 8, b_bits = 8;
   bool b_transposed = false;    // B reaches the MatMul through a Transpose (its producer publishes no codes)
+  bool a_reshaped = false;      // A reaches it through a Reshape to its own shape (no codes either)
   std::string describe() const {
-    return fmt::format("A {} {}{}b, B {} {}{}b{}{}", dims_to_string(a), a_signed ? "s" : "u", a_bits, dims_to_string(b),
-                       b_signed ? "s" : "u", b_bits, b_narrow ? " narrow" : "", b_transposed ? " transposed" : "");
+    return fmt::format("A {} {}{}b{}, B {} {}{}b{}{}", dims_to_string(a), a_signed ? "s" : "u", a_bits,
+                       a_reshaped ? " reshaped" : "", dims_to_string(b), b_signed ? "s" : "u", b_bits,
+                       b_narrow ? " narrow" : "", b_transposed ? " transposed" : "");
   }
 };
 
@@ -586,7 +588,13 @@ ir::Model build_activation_matmul(const ActivationMatMul& l) {
     m.node("Transpose", {"bq"}, {"bt"}).attr("perm", perm);
     b = "bt";
   }
-  m.node("MatMul", {"aq", b}, {"y"});
+  std::string a = "aq";
+  if (l.a_reshaped) {
+    m.initializer("a_shape", test::i64({static_cast<int64_t>(l.a.size())}, l.a));
+    m.node("Reshape", {"aq", "a_shape"}, {"ar"});
+    a = "ar";
+  }
+  m.node("MatMul", {a, b}, {"y"});
   return m.build().value();
 }
 
@@ -595,7 +603,9 @@ Tensor run_activation_matmul(const ir::Model& model, exec::Arithmetic arithmetic
                              exec::RunResult* all = nullptr) {
   auto ex = exec::Executor::create(model, arithmetic);
   EXPECT_TRUE(ex.is_ok()) << ex.status().to_string();
-  if (expose) EXPECT_TRUE(ex->expose({"aq", "bq"}).is_ok());
+  if (expose) {
+    EXPECT_TRUE(ex->expose({"aq", "bq"}).is_ok());
+  }
   if (notes) *notes = ex->path_notes();
   exec::set_threads(threads);
   auto r = ex->run({{"a", a}, {"b", b}});
@@ -614,6 +624,9 @@ TEST(IntegerPath, ActivationTimesActivationMatMulGivesTheExactSumScaledOnce) {
   cases.push_back({{2, 1, 9, 70}, {1, 4, 70, 33}, true, false, false, 8, 7});  // B in [0, 127]; both broadcast
   cases.push_back({{4, 30, 16}, {4, 30, 16}, true, true, false, 5, 8, true});  // Q K^T: B through a Transpose
   cases.push_back({{301, 37}, {37, 70}, false, true, false, 8, 3});
+  cases.push_back({{2, 3, 21, 44}, {2, 3, 44, 22}, true, false, false, 8, 8});  // unsigned 8-bit B: shifted into int8
+  cases.push_back({{3, 21, 44}, {3, 22, 44}, true, false, false, 8, 8, true, true});  // ... from floats on both sides
+  cases.push_back({{5, 64}, {64, 9}, false, false, false, 8, 8});              // both unsigned 8-bit
   uint32_t seed = 900;
   for (const ActivationMatMul& l : cases) {
     SCOPED_TRACE(l.describe());
@@ -678,33 +691,30 @@ TEST(IntegerPath, ActivationTimesActivationMatMulGivesTheExactSumScaledOnce) {
   }
 }
 
-// B's integers outside int8 (an unsigned 8-bit B) keep the float path; a NaN in either operand sends the run to
-// the float path, whose floats the other operand's producer may have left unwritten (it published codes).
+// A NaN in either operand sends the run to the float path, whose floats the other operand's producer may have
+// left unwritten (it published codes); with an unsigned 8-bit B too (its shift's row sums need A's bytes).
 TEST(IntegerPath, ActivationTimesActivationMatMulFallsBackToTheFloatPath) {
-  ActivationMatMul wide{{2, 5, 12}, {2, 12, 6}, true, false, false, 8, 8};
   std::vector<std::pair<std::string, std::string>> notes;
   std::mt19937 rng(31);
-  const Tensor a = random_floats(rng, wide.a, -3.0f, 3.0f), b = random_floats(rng, wide.b, -3.0f, 3.0f);
-  run_activation_matmul(build_activation_matmul(wide), exec::Arithmetic::kInt, a, b, 1, false, &notes);
-  ASSERT_EQ(notes.size(), 1u);
-  EXPECT_EQ(notes[0].second.rfind("float: B (not a constant)", 0), 0u) << notes[0].second;
-
-  const ActivationMatMul l{{2, 5, 12}, {2, 12, 6}};
-  const ir::Model model = build_activation_matmul(l);
-  for (const bool nan_in_a : {true, false}) {
-    SCOPED_TRACE(nan_in_a ? "NaN in A" : "NaN in B");
-    Tensor an = a, bn = b;
-    (nan_in_a ? an : bn).data<float>()[7] = std::nanf("");
-    const Tensor yi = run_activation_matmul(model, exec::Arithmetic::kInt, an, bn, 1, false, &notes);
-    ASSERT_EQ(notes.size(), 1u);
-    EXPECT_NE(notes[0].second.find("byte codes in"), std::string::npos) << notes[0].second;
-    const Tensor yf = run_activation_matmul(model, exec::Arithmetic::kFloat, an, bn, 1, false);
-    EXPECT_EQ(bits(yi), bits(yf));
-    int64_t nans = 0;
-    for (int64_t i = 0; i < yi.numel(); ++i) nans += std::isnan(yi.data<float>()[i]);
-    EXPECT_GT(nans, 0);
-    EXPECT_LT(nans, yi.numel());
-  }
+  const Tensor a = random_floats(rng, {2, 5, 12}, -3.0f, 3.0f), b = random_floats(rng, {2, 12, 6}, -3.0f, 3.0f);
+  for (const bool unsigned_b : {false, true})
+    for (const bool nan_in_a : {true, false}) {
+      const ActivationMatMul l{{2, 5, 12}, {2, 12, 6}, true, !unsigned_b};
+      const ir::Model model = build_activation_matmul(l);
+      SCOPED_TRACE(l.describe());
+      SCOPED_TRACE(nan_in_a ? "NaN in A" : "NaN in B");
+      Tensor an = a, bn = b;
+      (nan_in_a ? an : bn).data<float>()[7] = std::nanf("");
+      const Tensor yi = run_activation_matmul(model, exec::Arithmetic::kInt, an, bn, 1, false, &notes);
+      ASSERT_EQ(notes.size(), 1u);
+      EXPECT_NE(notes[0].second.find("byte codes in"), std::string::npos) << notes[0].second;
+      const Tensor yf = run_activation_matmul(model, exec::Arithmetic::kFloat, an, bn, 1, false);
+      EXPECT_EQ(bits(yi), bits(yf));
+      int64_t nans = 0;
+      for (int64_t i = 0; i < yi.numel(); ++i) nans += std::isnan(yi.data<float>()[i]);
+      EXPECT_GT(nans, 0);
+      EXPECT_LT(nans, yi.numel());
+    }
 }
 
 // An empty batch (or no rows) on the integer path: an empty output of the right shape, as on the float path.

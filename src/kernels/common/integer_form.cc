@@ -305,14 +305,17 @@ void IntegerLayer::group_sums(size_t g, int64_t m, const uint8_t* const* rows, c
 }
 
 bool IntegerLayer::rows_product(int64_t rows, int64_t k, const float* a, float* y, const exec::Epilogue* epilogue,
-                                const uint8_t* a_codes, OutputCodes* out) const {
+                                const uint8_t* a_codes, OutputCodes* out, const int32_t* row_offset) const {
   const int64_t n = groups[0].n();
   auto bytes = scratch<uint8_t>(a_codes ? 0 : rows * k);
   if (!a_codes && !activation_bytes(a, rows * k, x, bytes.get())) return false;
   const uint8_t* left = a_codes ? a_codes : bytes.get();
   std::vector<avx2::ElementwiseStep> steps;
   const bool stepped = epilogue_steps(epilogue, &steps);
-  const auto round = [&](const int32_t* sums, int64_t i0, int64_t i1, OutputCodes* codes) {
+  const auto round = [&](int32_t* sums, int64_t i0, int64_t i1, OutputCodes* codes) {
+    if (row_offset)
+      for (int64_t i = i0; i < i1; ++i)
+        for (int64_t j = 0; j < n; ++j) sums[(i - i0) * n + j] += row_offset[i];
     if (!outputs_through(sums, i1 - i0, n, 0, epilogue, stepped ? &steps : nullptr, y + i0 * n, n,
                          codes ? &codes->form : nullptr, codes ? codes->bytes + i0 * n : nullptr, n,
                          !codes || codes->floats))

@@ -122,8 +122,10 @@ struct IntegerLayer {
   // null) is applied to each row of y. With `a_codes` (a's byte codes in its own order, as a producer made
   // them) a is not read. With `out`, y's codes under out->form (rows x n) too; out->made cleared when they
   // could not all be made, and then every float of y is written whatever out->floats says.
+  // With `row_offset`, row i's sums plus row_offset[i] are the exact sums (a runtime B's shift).
   bool rows_product(int64_t rows, int64_t k, const float* a, float* y, const exec::Epilogue* epilogue = nullptr,
-                    const uint8_t* a_codes = nullptr, OutputCodes* out = nullptr) const;
+                    const uint8_t* a_codes = nullptr, OutputCodes* out = nullptr,
+                    const int32_t* row_offset = nullptr) const;
   // The weights as the float32 tensor (dims `dims`, laid out as make_integer_layer's `values`) they came
   // from: each v * scale, which the plan checked equals the original bit for bit. The plan holds no float
   // copy (PrepackContext::captured_inputs); a run whose input the integer path cannot take needs one.

@@ -116,6 +116,9 @@ void run_matmul(const MatMulPlan& p, const T* a, const T* b, T* c) {
 // integers inside int8: each product's B is made integers and packed at run time.
 struct ActivationProduct {
   ByteActivation a, b;
+  // B's integers v enter the int8 GEMM as v - b_shift: 0 when they fit int8, else b.lo + 128 (an unsigned 8-bit
+  // B); the shift's share of the sum, b_shift times each row's sum of A's integers, is added back per row.
+  int64_t b_shift = 0;
 };
 // What the plan holds for an integer MatMul: the packed constant B, or the two operands' forms.
 struct IntegerMatMul {
@@ -134,8 +137,7 @@ exec::PreparedState prepack_matmul(const exec::PrepackContext& c) {
   if (!b && bf) {
     const auto a_bytes = byte_activation(c.form(0)), b_bytes = byte_activation(bf);
     if (!a_bytes) return note("A has no integer form with one scale and at most 256 values including 0");
-    if (!b_bytes || b_bytes->lo < -128 || b_bytes->hi > 127)
-      return note("B (not a constant) has no integer form with one scale and integers in [-128, 127]");
+    if (!b_bytes) return note("B (not a constant) has no integer form with one scale and at most 256 values including 0");
     if (c.path_note)
       *c.path_note = fmt::format("integer: activations in [{}, {}] x activations in [{}, {}], B packed per run (int32 sums, one rounding)",
                                  a_bytes->lo, a_bytes->hi, b_bytes->lo, b_bytes->hi);
@@ -143,7 +145,7 @@ exec::PreparedState prepack_matmul(const exec::PrepackContext& c) {
     declare_stored_codes(c);
     if (c.reads_input1_codes) *c.reads_input1_codes = true;
     IntegerMatMul state;
-    state.activations = {*a_bytes, *b_bytes};
+    state.activations = {*a_bytes, *b_bytes, b_bytes->lo >= -128 && b_bytes->hi <= 127 ? 0 : b_bytes->lo + 128};
     return std::make_shared<const IntegerMatMul>(std::move(state));
   }
   if (!b || !bf) return note("B is not a constant with an integer form (a quantizer's output)");
@@ -175,13 +177,19 @@ bool activation_product(exec::KernelContext& ctx, const ActivationProduct& p, co
   const int64_t k = plan.k, n = plan.n, m = plan.m, products = static_cast<int64_t>(plan.a_index.size());
   const uint8_t* a_codes = ctx.input_codes() ? ctx.input_codes()->data<uint8_t>() : nullptr;
   const uint8_t* b_codes = ctx.input1_codes() ? ctx.input1_codes()->data<uint8_t>() : nullptr;
-  // From B's floats: its integers v shifted into bytes v + 128 (a form over all of int8, B's own range inside).
-  const ByteActivation shifted{p.b.scale, -128, 127};
+  // From B's floats: its integers v as bytes v - shift + 128 (a form over the 256 values around the shift,
+  // B's own range inside), which pack as v - shift.
+  const ByteActivation shifted{p.b.scale, p.b_shift - 128, p.b_shift + 127};
+  // Every partial sum stays inside int32: the GEMM's, the columns' and the rows' offsets, each at most
+  // K * 255 * 255 in size.
+  if (3.0 * static_cast<double>(k) * 255.0 * 255.0 >= 2147483648.0 && p.b_shift != 0) return false;
   // Products shared out between threads (each packs the Bs of its own products); inside a share every step
   // runs on its thread.
   std::atomic<bool> failed{false};
   exec::parallel_for(products, m * k * n, [&](int64_t t0, int64_t t1) {
     const auto b_bytes = scratch<uint8_t>(b_codes ? 0 : k * n);
+    const auto own_a_bytes = scratch<uint8_t>(p.b_shift != 0 && !a_codes ? m * k : 0);
+    std::vector<int32_t> row_offset(static_cast<size_t>(p.b_shift != 0 ? m : 0));
     std::optional<IntegerLayer> layer;
     int64_t packed_index = -1;
     for (int64_t t = t0; t < t1 && !failed.load(std::memory_order_relaxed); ++t) {
@@ -193,7 +201,7 @@ bool activation_product(exec::KernelContext& ctx, const ActivationProduct& p, co
           failed.store(true, std::memory_order_relaxed);
           return;
         }
-        const int offset = static_cast<int>(b_codes ? p.b.lo : -128);
+        const int offset = static_cast<int>(b_codes ? p.b.lo - p.b_shift : -128);
         layer = runtime_weights_layer(p.a, Int8Weights::pack_offset_bytes(k, n, bytes, offset, p.a.max_byte()), p.b.scale, &why);
         if (!layer) {
           failed.store(true, std::memory_order_relaxed);
@@ -202,7 +210,24 @@ bool activation_product(exec::KernelContext& ctx, const ActivationProduct& p, co
         packed_index = b_index;
       }
       const int64_t a_at = plan.a_index[static_cast<size_t>(t)] * m * k;
-      if (!layer->rows_product(m, k, a + a_at, y + t * m * n, ctx.epilogue(), a_codes ? a_codes + a_at : nullptr))
+      const uint8_t* a_bytes = a_codes ? a_codes + a_at : nullptr;
+      if (p.b_shift != 0) {
+        // The rows' sums of A's integers, from its bytes (made here when its producer published none).
+        if (!a_bytes) {
+          if (!activation_bytes(a + a_at, m * k, p.a, own_a_bytes.get())) {
+            failed.store(true, std::memory_order_relaxed);
+            return;
+          }
+          a_bytes = own_a_bytes.get();
+        }
+        for (int64_t i = 0; i < m; ++i) {
+          int64_t sum = k * p.a.lo;
+          for (int64_t e = 0; e < k; ++e) sum += a_bytes[i * k + e];
+          row_offset[static_cast<size_t>(i)] = static_cast<int32_t>(p.b_shift * sum);
+        }
+      }
+      if (!layer->rows_product(m, k, a + a_at, y + t * m * n, ctx.epilogue(), a_bytes, nullptr,
+                               p.b_shift != 0 ? row_offset.data() : nullptr))
         failed.store(true, std::memory_order_relaxed);
     }
   });
