@@ -221,9 +221,10 @@ bool activation_product(exec::KernelContext& ctx, const ActivationProduct& p, co
           a_bytes = own_a_bytes.get();
         }
         for (int64_t i = 0; i < m; ++i) {
-          int64_t sum = k * p.a.lo;
-          for (int64_t e = 0; e < k; ++e) sum += a_bytes[i * k + e];
-          row_offset[static_cast<size_t>(i)] = static_cast<int32_t>(p.b_shift * sum);
+          const uint8_t* row = a_bytes + i * k;
+          int32_t bytes = 0;  // at most K * 255 (K is bounded above): the loop vectorizes in int32
+          for (int64_t e = 0; e < k; ++e) bytes += row[e];
+          row_offset[static_cast<size_t>(i)] = static_cast<int32_t>(p.b_shift * (bytes + k * p.a.lo));
         }
       }
       if (!layer->rows_product(m, k, a + a_at, y + t * m * n, ctx.epilogue(), a_bytes, nullptr,
