@@ -622,7 +622,7 @@ TEST(IntegerPath, ActivationTimesActivationMatMulGivesTheExactSumScaledOnce) {
   cases.push_back({{2, 3, 17, 40}, {2, 3, 40, 29}});
   cases.push_back({{3, 17, 40}, {40, 29}, false, true, true, 8, 4});       // unsigned A, one B for every product
   cases.push_back({{2, 1, 9, 70}, {1, 4, 70, 33}, true, false, false, 8, 7});  // B in [0, 127]; both broadcast
-  cases.push_back({{4, 30, 16}, {4, 30, 16}, true, true, false, 5, 8, true});  // Q K^T: B through a Transpose
+  cases.push_back({{4, 30, 40}, {4, 30, 40}, true, true, false, 5, 8, true});  // Q K^T: B through a Transpose
   cases.push_back({{301, 37}, {37, 70}, false, true, false, 8, 3});
   cases.push_back({{2, 3, 21, 44}, {2, 3, 44, 22}, true, false, false, 8, 8});  // unsigned 8-bit B: shifted into int8
   cases.push_back({{3, 21, 44}, {3, 22, 44}, true, false, false, 8, 8, true, true});  // ... from floats on both sides
@@ -692,14 +692,24 @@ TEST(IntegerPath, ActivationTimesActivationMatMulGivesTheExactSumScaledOnce) {
 }
 
 // A NaN in either operand sends the run to the float path, whose floats the other operand's producer may have
-// left unwritten (it published codes); with an unsigned 8-bit B too (its shift's row sums need A's bytes).
+// left unwritten (it published codes); with an unsigned 8-bit B too (its shift's row sums need A's bytes). So
+// does a product shorter than 32 (K = 31).
 TEST(IntegerPath, ActivationTimesActivationMatMulFallsBackToTheFloatPath) {
   std::vector<std::pair<std::string, std::string>> notes;
   std::mt19937 rng(31);
-  const Tensor a = random_floats(rng, {2, 5, 12}, -3.0f, 3.0f), b = random_floats(rng, {2, 12, 6}, -3.0f, 3.0f);
+  {
+    const ActivationMatMul shallow{{3, 7, 31}, {3, 31, 20}};
+    const ir::Model model = build_activation_matmul(shallow);
+    const Tensor a = random_floats(rng, shallow.a, -3.0f, 3.0f), b = random_floats(rng, shallow.b, -3.0f, 3.0f);
+    const Tensor yi = run_activation_matmul(model, exec::Arithmetic::kInt, a, b, 1, false, &notes);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].second.find("K >= 32"), std::string::npos) << notes[0].second;
+    EXPECT_EQ(bits(yi), bits(run_activation_matmul(model, exec::Arithmetic::kFloat, a, b, 1, false)));
+  }
+  const Tensor a = random_floats(rng, {2, 5, 36}, -3.0f, 3.0f), b = random_floats(rng, {2, 36, 6}, -3.0f, 3.0f);
   for (const bool unsigned_b : {false, true})
     for (const bool nan_in_a : {true, false}) {
-      const ActivationMatMul l{{2, 5, 12}, {2, 12, 6}, true, !unsigned_b};
+      const ActivationMatMul l{{2, 5, 36}, {2, 36, 6}, true, !unsigned_b};
       const ir::Model model = build_activation_matmul(l);
       SCOPED_TRACE(l.describe());
       SCOPED_TRACE(nan_in_a ? "NaN in A" : "NaN in B");

@@ -120,6 +120,10 @@ struct ActivationProduct {
   // B); the shift's share of the sum, b_shift times each row's sum of A's integers, is added back per row.
   int64_t b_shift = 0;
 };
+// Shorter products of two activations take the float path: packing B per product then costs more than the
+// float product itself (K = 8 and 13: 1.3-2x the float path's time, docs/arithmetic.md).
+constexpr int64_t kMinActivationDepth = 32;
+
 // What the plan holds for an integer MatMul: the packed constant B, or the two operands' forms.
 struct IntegerMatMul {
   std::optional<IntegerLayer> constant_b;
@@ -139,8 +143,9 @@ exec::PreparedState prepack_matmul(const exec::PrepackContext& c) {
     if (!a_bytes) return note("A has no integer form with one scale and at most 256 values including 0");
     if (!b_bytes) return note("B (not a constant) has no integer form with one scale and at most 256 values including 0");
     if (c.path_note)
-      *c.path_note = fmt::format("integer: activations in [{}, {}] x activations in [{}, {}], B packed per run (int32 sums, one rounding)",
-                                 a_bytes->lo, a_bytes->hi, b_bytes->lo, b_bytes->hi);
+      *c.path_note = fmt::format(
+          "integer: activations in [{}, {}] x activations in [{}, {}], B packed per run, K >= {} (int32 sums, one rounding)",
+          a_bytes->lo, a_bytes->hi, b_bytes->lo, b_bytes->hi, kMinActivationDepth);
     if (c.takes_epilogue) *c.takes_epilogue = true;
     declare_stored_codes(c);
     if (c.reads_input1_codes) *c.reads_input1_codes = true;
@@ -261,7 +266,7 @@ Status matmul(exec::KernelContext& ctx) {
   if (!integer || dt != DType::kFloat) {
   } else if (!integer->constant_b) {
     Tensor out = ctx.output_buffer(DType::kFloat, plan.out_dims);
-    if (activation_product(ctx, integer->activations, plan, a->data<float>(), b->data<float>(), out.data<float>())) {
+    if (plan.k >= kMinActivationDepth && activation_product(ctx, integer->activations, plan, a->data<float>(), b->data<float>(), out.data<float>())) {
       ctx.set_output(0, std::move(out));
       return Status::ok();
     }
