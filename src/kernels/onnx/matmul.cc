@@ -112,8 +112,8 @@ void run_matmul(const MatMulPlan& p, const T* a, const T* b, T* c) {
 
 // --- the integer path (docs/arithmetic.md): A and B hold integers times scales, the sums are exact.
 
-// Two runtime operands (attention's Q K^T and P V), both quantizer outputs with one scale each and B's
-// integers inside int8: each product's B is made integers and packed at run time.
+// Two runtime operands (attention's Q K^T and P V), both quantizer outputs with one scale each: each
+// product's B is made integers and packed at run time.
 struct ActivationProduct {
   ByteActivation a, b;
   // B's integers v enter the int8 GEMM as v - b_shift: 0 when they fit int8, else b.lo + 128 (an unsigned 8-bit
@@ -146,8 +146,10 @@ exec::PreparedState prepack_matmul(const exec::PrepackContext& c) {
       *c.path_note = fmt::format(
           "integer: activations in [{}, {}] x activations in [{}, {}], B packed per run, K >= {} (int32 sums, one rounding)",
           a_bytes->lo, a_bytes->hi, b_bytes->lo, b_bytes->hi, kMinActivationDepth);
+    // Both operands' codes in (their own order); the output's floats only.
     if (c.takes_epilogue) *c.takes_epilogue = true;
-    declare_stored_codes(c);
+    if (c.reads_input_codes) *c.reads_input_codes = true;
+    if (c.input_codes_layout) *c.input_codes_layout = exec::CodesLayout::kAsStored;
     if (c.reads_input1_codes) *c.reads_input1_codes = true;
     IntegerMatMul state;
     state.activations = {*a_bytes, *b_bytes, b_bytes->lo >= -128 && b_bytes->hi <= 127 ? 0 : b_bytes->lo + 128};
