@@ -441,6 +441,23 @@ TEST(IntegerPath, ConvTransposeFamiliesGiveTheExactSumScaledOnce) {
   Layer stride1 = t;  // a transposed convolution as a plain one: overlapping windows, every output summed many times
   stride1.strides = {1, 1}, stride1.pads = {}, stride1.x = {1, 16, 9, 9}, stride1.w = {16, 4, 3, 3}, stride1.act_bits = 6;
   layers.push_back(stride1);
+  // Stride 1 computes as a Conv with the kernel flipped: dilation, asymmetric pads, output_padding, groups,
+  // 1-D and 3-D.
+  Layer s1_dilated = t;
+  s1_dilated.x = {2, 6, 8, 7}, s1_dilated.w = {6, 5, 3, 2}, s1_dilated.strides = {1, 1}, s1_dilated.dilations = {2, 1};
+  s1_dilated.pads = {1, 0, 2, 1}, s1_dilated.output_padding = {1, 0}, s1_dilated.act_signed = true, s1_dilated.act_zero = 5.0f;
+  layers.push_back(s1_dilated);
+  Layer s1_grouped = t;
+  s1_grouped.x = {1, 9, 6, 6}, s1_grouped.w = {9, 2, 3, 3}, s1_grouped.group = 3, s1_grouped.strides = {1, 1};
+  s1_grouped.pads = {}, s1_grouped.weight_bits = 3;
+  layers.push_back(s1_grouped);
+  Layer s1_one_d = t;
+  s1_one_d.x = {2, 5, 13}, s1_one_d.w = {5, 7, 4}, s1_one_d.strides = {1}, s1_one_d.pads = {1, 2}, s1_one_d.per_channel = false;
+  layers.push_back(s1_one_d);
+  Layer s1_three_d = t;
+  s1_three_d.x = {1, 3, 4, 3, 5}, s1_three_d.w = {3, 4, 2, 2, 3}, s1_three_d.strides = {1, 1, 1}, s1_three_d.pads = {};
+  s1_three_d.bias = false;
+  layers.push_back(s1_three_d);
   // Outputs no tap lands on (stride 3, kernel 2: bias only), over several 64-position blocks; and 3-D.
   Layer gaps = t;
   gaps.x = {2, 8, 9, 11}, gaps.w = {8, 6, 2, 2}, gaps.strides = {3, 3}, gaps.pads = {};
@@ -727,6 +744,46 @@ TEST(IntegerPath, ActivationTimesActivationMatMulFallsBackToTheFloatPath) {
     }
 }
 
+// A stride-1 ConvTranspose whose pads reach past its kernel's extent (a Conv would need negative pads) runs the
+// float path: the float path's bits.
+TEST(IntegerPath, StrideOneConvTransposeWithPadsPastTheKernelTakesTheFloatPath) {
+  std::mt19937 rng(17);
+  Layer l;
+  l.op = "ConvTranspose", l.x = {1, 4, 7, 7}, l.w = {4, 3, 2, 2}, l.strides = {1, 1}, l.pads = {3, 0, 0, 2};
+  const ir::Model model = build(l, rng);
+  const Tensor x = random_floats(rng, l.x, -3.0f, 3.0f);
+  std::vector<std::pair<std::string, std::string>> notes;
+  const Tensor yi = run(model, exec::Arithmetic::kInt, x, 1, &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].second.find("stride 1: as a Conv"), std::string::npos) << notes[0].second;
+  EXPECT_EQ(yi.dims(), (Dims{1, 3, 5, 6}));
+  EXPECT_EQ(bits(yi), bits(run(model, exec::Arithmetic::kFloat, x, 1)));
+}
+
+// A NaN run of a stride-1 ConvTranspose whose plan holds W as codes only (nothing exposed): the float path on
+// W rebuilt from the Conv's flipped rows, the original weights' bits.
+TEST(IntegerPath, StrideOneConvTransposeFallsBackWithItsWeightsUnflipped) {
+  std::mt19937 rng(23);
+  Layer l;
+  l.op = "ConvTranspose", l.x = {1, 6, 5, 5}, l.w = {6, 4, 3, 2}, l.strides = {1, 1}, l.group = 2, l.pads = {1, 0, 0, 1};
+  const ir::Model model = build(l, rng);
+  Tensor x = random_floats(rng, l.x, -3.0f, 3.0f);
+  x.data<float>()[11] = std::nanf("");
+  const auto unexposed = [&](exec::Arithmetic arithmetic) {
+    auto ex = exec::Executor::create(model, arithmetic);
+    EXPECT_TRUE(ex.is_ok()) << ex.status().to_string();
+    auto r = ex->run({{"x", x}});
+    EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+    return r->outputs[0];
+  };
+  const Tensor yi = unexposed(exec::Arithmetic::kInt), yf = unexposed(exec::Arithmetic::kFloat);
+  EXPECT_EQ(bits(yi), bits(yf));
+  int64_t nans = 0;
+  for (int64_t i = 0; i < yi.numel(); ++i) nans += std::isnan(yi.data<float>()[i]);
+  EXPECT_GT(nans, 0);
+  EXPECT_LT(nans, yi.numel());
+}
+
 // An empty batch (or no rows) on the integer path: an empty output of the right shape, as on the float path.
 TEST(IntegerPath, EmptyBatchesGiveEmptyOutputs) {
   std::mt19937 rng(11);
@@ -762,12 +819,13 @@ TEST(IntegerPath, EmptyBatchesGiveEmptyOutputs) {
 
 TEST(IntegerPath, ANanInputTakesTheFloatPathWithTheOriginalWeights) {
   std::mt19937 rng(7);
-  for (const std::string op : {"Conv", "depthwise Conv", "ConvTranspose", "MatMul", "Gemm"}) {
+  for (const std::string op : {"Conv", "depthwise Conv", "ConvTranspose", "stride-1 ConvTranspose", "MatMul", "Gemm"}) {
     Layer l;
-    l.op = op == "depthwise Conv" ? "Conv" : op;
+    l.op = op == "depthwise Conv" ? "Conv" : op == "stride-1 ConvTranspose" ? "ConvTranspose" : op;
     if (op == "Conv") l.x = {1, 4, 6, 6}, l.w = {5, 4, 3, 3}, l.pads = {1, 1, 1, 1};
     else if (op == "depthwise Conv") l.x = {1, 4, 6, 6}, l.w = {4, 1, 3, 3}, l.group = 4, l.pads = {1, 1, 1, 1};
     else if (op == "ConvTranspose") l.x = {1, 4, 6, 6}, l.w = {4, 5, 3, 3}, l.strides = {2, 2};
+    else if (op == "stride-1 ConvTranspose") l.x = {1, 4, 6, 6}, l.w = {4, 5, 3, 2}, l.strides = {1, 1}, l.group = 2, l.w[1] = 3;
     else l.x = {3, 20}, l.w = op == "Gemm" ? Dims{7, 20} : Dims{20, 7}, l.trans_b = op == "Gemm", l.bias = op == "Gemm";
     SCOPED_TRACE(l.describe());
     const ir::Model model = build(l, rng);

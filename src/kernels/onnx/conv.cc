@@ -12,6 +12,7 @@
 
 #include "kernels/common/attr_check.h"
 #include "kernels/onnx/conv_depthwise.h"
+#include "kernels/onnx/conv_integer.h"
 #include "kernels/common/conv_util.h"
 #include "kernels/common/depthwise_int.h"
 #include "kernels/common/gemm_core.h"
@@ -26,13 +27,6 @@
 
 namespace qonnx::kernels {
 namespace {
-
-struct ConvShape {
-  int64_t batch = 0, channels = 0, filters = 0, group = 1;
-  WindowGeometry geo;
-  int64_t in_size = 1, kernel_size = 1, out_size = 1;  // products of the spatial dims
-  Dims out_dims;
-};
 
 // Checks X dims (N, C, D1..Dn) against W dims (M, C/group, k1..kn) and the attributes.
 Result<ConvShape> conv_shape(const exec::KernelContext& ctx, const ConvAttrs& attrs, const Dims& x, const Dims& w,
@@ -563,21 +557,6 @@ exec::PreparedState prepack_conv(const exec::PrepackContext& c) {
 
 namespace {
 
-// Byte codes of a channels-first integer Conv (exec::KernelContext::input_codes): `input` the input's (x's
-// floats are then not read), `output_form` the form whose codes to make of the output (nullptr: none), into
-// `output` (left undefined when they could not be made); `floats_needed` false: y may be left unwritten
-// when they are made.
-struct CodesIo {
-  const uint8_t* input = nullptr;
-  const exec::IntegerForm* output_form = nullptr;
-  bool floats_needed = true;
-  Tensor output;
-};
-
-// The integer path's run (defined with the channels-last code, whose tap offsets it uses); `epilogue` (may
-// be null) is applied to every output element.
-bool conv_integer_path(const ConvShape& s, const IntegerLayer& layer, const float* x, bool channels_last, float* y,
-                       const exec::Epilogue* epilogue, CodesIo* io = nullptr);
 Tensor conv_weights_from_codes(const ConvShape& s, const IntegerLayer& layer, const Dims& w_dims, bool channels_last);
 
 }  // namespace
@@ -1101,6 +1080,8 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
   });
 }
 
+}  // namespace
+
 bool conv_integer_path(const ConvShape& s, const IntegerLayer& layer, const float* x, bool channels_last, float* y,
                        const exec::Epilogue* epilogue, CodesIo* io) {
   if (s.batch == 0 || s.out_size == 0) return true;  // no output element
@@ -1132,6 +1113,8 @@ bool conv_integer_path(const ConvShape& s, const IntegerLayer& layer, const floa
   if (!codes.floats) conv_integer_nhwc(s, layer, image, false, y, epilogue);  // the floats were left unwritten
   return true;
 }
+
+namespace {
 
 // W as the float tensor it came from, in its stored layout, for a run the integer path cannot take.
 Tensor conv_weights_from_codes(const ConvShape& s, const IntegerLayer& layer, const Dims& w_dims, bool channels_last) {

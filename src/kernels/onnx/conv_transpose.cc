@@ -18,6 +18,7 @@
 #include "kernels/common/integer_form.h"
 #include "kernels/common/transpose.h"
 #include "kernels/isa/isa.h"
+#include "kernels/onnx/conv_integer.h"
 #include "kernels/onnx/onnx_kernels.h"
 #include "qonnx/exec/dtype_dispatch.h"
 
@@ -195,6 +196,11 @@ void conv_transpose_compute(const TransposeShape& s, const T* x, const T* w, con
 // columns (kernel offset, output channel) are exact int32 sums; each output gathers the products that land
 // on it (exact integers), and is scaled once.
 struct IntegerTranspose {
+  // A stride-1 ConvTranspose is a Conv with its kernel flipped (output o gathers input o + pad - k * dilation
+  // at kernel offset k): W's integers as that Conv's layer ((M, flipped kernel offsets, C/group) rows), run by
+  // the Conv's integer path, whose windows cost far less than gathering products when the channels are few.
+  // `columns` is then not made. A run whose pads reach past the kernel's extent takes the float path.
+  std::optional<IntegerLayer> as_conv;
   // Per group, W's integers as int8_gemm's right operand: C/group rows x (kernel offsets x M/group) columns
   // (W's (C, M/group, k...) with its two inner axes swapped, so that one kernel offset's channels are
   // side by side); the per-column offsets undo the activation bytes' shift.
@@ -227,9 +233,33 @@ exec::PreparedState prepack_conv_transpose(const exec::PrepackContext& c) {
   std::vector<int8_t> stored;
   if (!int8_values(*w, *wf, &stored)) return note("W's integers do not fit int8");
   const int64_t cg = channels / group, taps = w->numel() / (channels * mg), columns = mg * taps;
+  auto weight_scale = [&](int64_t j) { return wf->scales[wf->scales.size() == 1 ? 0 : static_cast<size_t>(j)]; };
+  const auto& strides = static_cast<const ConvTransposeAttrs*>(c.prepared)->conv.window.strides;
+  if (std::all_of(strides.values.begin(), strides.values.end(), [](int64_t v) { return v == 1; })) {
+    // The Conv's (M, kernel offsets, C/group) rows: flipping every spatial dim reverses the flat kernel offset.
+    std::vector<int8_t> conv_values(stored.size());
+    for (int64_t g = 0; g < group; ++g)
+      for (int64_t m = 0; m < mg; ++m)
+        for (int64_t k = 0; k < taps; ++k)
+          for (int64_t ci = 0; ci < cg; ++ci)
+            conv_values[static_cast<size_t>(((g * mg + m) * taps + k) * cg + ci)] =
+                stored[static_cast<size_t>(((g * cg + ci) * mg + m) * taps + (taps - 1 - k))];
+    std::vector<float> scales;
+    for (int64_t m = 0; m < group * mg; ++m) scales.push_back(weight_scale(m % mg));
+    std::string why;
+    auto layer = make_integer_layer(*x, conv_values, group, taps * cg, mg, true, scales, bias, &why);
+    if (!layer) return note(why);
+    IntegerTranspose t;
+    t.as_conv = std::move(layer);
+    if (c.path_note) *c.path_note = integer_path_note(*t.as_conv) + "; stride 1: as a Conv with the kernel flipped";
+    if (c.captured_inputs) *c.captured_inputs |= uint64_t{1} << 1;  // W lives on as its codes
+    if (c.takes_epilogue) *c.takes_epilogue = true;
+    if (c.reads_input_codes) *c.reads_input_codes = true;
+    if (c.writes_output_codes) *c.writes_output_codes = true;
+    return std::make_shared<const IntegerTranspose>(std::move(t));
+  }
   std::vector<int8_t> values(stored.size());  // (C, taps, M/group)
   transpose_inner(stored.data(), values.data(), channels, mg, taps, 1);
-  auto weight_scale = [&](int64_t j) { return wf->scales[wf->scales.size() == 1 ? 0 : static_cast<size_t>(j)]; };
   std::vector<float> column_scales;
   for (int64_t g = 0; g < group; ++g)
     for (int64_t k = 0; k < taps; ++k)
@@ -465,6 +495,24 @@ bool conv_transpose_integer(const TransposeShape& s, const IntegerTranspose& t, 
   return true;
 }
 
+// The Conv a stride-1 ConvTranspose of shape s computes: the same input, kernel, dilations and output, each
+// dim padded by the kernel's extent less the transposed pads (output o reads input o - pad' + k' * dilation
+// at flipped offset k'); nullopt when a pad reaches past the extent (the Conv would need negative pads).
+std::optional<ConvShape> as_stride_one_conv(const TransposeShape& s) {
+  ConvShape c;
+  c.batch = s.batch, c.channels = s.channels, c.filters = s.filters, c.group = s.group;
+  c.in_size = s.in_size, c.kernel_size = s.kernel_size, c.out_size = s.out_size, c.out_dims = s.out_dims;
+  c.geo = s.geo;
+  for (size_t d = 0; d < s.geo.rank(); ++d) {
+    if (s.geo.strides[d] != 1) return std::nullopt;
+    const int64_t reach = s.geo.extent(d) - 1;
+    c.geo.pads_begin[d] = reach - s.geo.pads_begin[d];
+    c.geo.pads_end[d] = s.geo.out[d] - s.geo.in[d] - c.geo.pads_begin[d] + reach;
+    if (c.geo.pads_begin[d] < 0 || c.geo.pads_end[d] < 0) return std::nullopt;
+  }
+  return c;
+}
+
 Status conv_transpose(exec::KernelContext& ctx, const ConvTransposeAttrs& attrs) {
   QONNX_ASSIGN_OR_RETURN(const Tensor* x, ctx.required(0, "X"));
   QONNX_ASSIGN_OR_RETURN(const Tensor* w, ctx.required(1, "W"));
@@ -480,7 +528,36 @@ Status conv_transpose(exec::KernelContext& ctx, const ConvTransposeAttrs& attrs)
     return ctx.input_error(Code::kInvalidModel, 2, "bias must be {} of shape ({}), got {} {}", dtype_name(dt),
                            s.filters, dtype_name(b->dtype()), dims_to_string(b->dims()));
   Tensor w_from_codes;
-  if (const auto* t = static_cast<const IntegerTranspose*>(ctx.prepacked()); t && dt == DType::kFloat) {
+  const auto* t = static_cast<const IntegerTranspose*>(ctx.prepacked());
+  if (t && t->as_conv && dt == DType::kFloat) {
+    const std::optional<ConvShape> cs = as_stride_one_conv(s);
+    if (cs) {
+      Tensor y = ctx.output_buffer(DType::kFloat, s.out_dims);
+      CodesIo io;
+      io.input = ctx.input_codes() ? ctx.input_codes()->data<uint8_t>() : nullptr;
+      io.output_form = ctx.output_codes_form();
+      io.floats_needed = ctx.output_floats_needed();
+      if (conv_integer_path(*cs, *t->as_conv, x->data<float>(), false, y.data<float>(), ctx.epilogue(), &io)) {
+        ctx.set_output(0, std::move(y));
+        ctx.epilogue_done();
+        if (io.output.defined()) ctx.set_output_codes(std::move(io.output));
+        return Status::ok();
+      }
+    }
+    if (!w->raw()) {  // the plan holds W as codes only: W from the Conv's rows, unflipped
+      const int64_t mg = w->dim(1), cg = w->dim(0) / s.group, taps = s.kernel_size;
+      const Tensor rows = t->as_conv->float_weights({s.filters, taps, cg}, true);
+      w_from_codes = Tensor::uninitialized(DType::kFloat, w->dims());
+      const float* from = rows.data<float>();
+      float* to = w_from_codes.data<float>();
+      for (int64_t g = 0; g < s.group; ++g)
+        for (int64_t ci = 0; ci < cg; ++ci)
+          for (int64_t m = 0; m < mg; ++m)
+            for (int64_t k = 0; k < taps; ++k)
+              to[((g * cg + ci) * mg + m) * taps + k] = from[((g * mg + m) * taps + (taps - 1 - k)) * cg + ci];
+      w = &w_from_codes;
+    }
+  } else if (t && dt == DType::kFloat) {
     Tensor y = ctx.output_buffer(DType::kFloat, s.out_dims);
     const uint8_t* given = ctx.input_codes() ? ctx.input_codes()->data<uint8_t>() : nullptr;
     const std::optional<ByteActivation> out_form = byte_activation(ctx.output_codes_form());
