@@ -348,6 +348,13 @@ TEST(IntegerPath, ConvFamiliesGiveTheExactSumScaledOnce) {
   Layer grouped_batch = grouped;
   grouped_batch.x = {3, 8, 17, 19};
   layers.push_back(grouped_batch);
+  // Groups of 21 and 35 channels (not whole groups of 4: gathered tap by tap, in 16-byte moves).
+  Layer wide_groups = c;
+  wide_groups.x = {2, 42, 9, 8}, wide_groups.w = {6, 21, 3, 3}, wide_groups.group = 2, wide_groups.strides = {2, 1};
+  layers.push_back(wide_groups);
+  Layer wider_groups = wide_groups;
+  wider_groups.x = {1, 70, 6, 7}, wider_groups.w = {4, 35, 3, 2}, wider_groups.dilations = {1, 2}, wider_groups.pads = {1, 1, 1, 1};
+  layers.push_back(wider_groups);
   // Kernels of 1 in every dim but the last, where the GEMM reads inside windows from the image in place:
   // Conv1d over several position blocks with both borders, strided, few channels; a 1 x k
   // 2-D kernel (runs end at each output row); and a dilated Conv1d, which gathers.

@@ -931,6 +931,13 @@ PaddedImage padded_image(const ConvShape& s, const uint8_t* nhwc, uint8_t zero, 
   return r;
 }
 
+// n >= 16 bytes from src to dst in 16-byte moves, the last one overlapping the one before: a group's channels
+// of one tap (grouped convolutions gather them tap by tap) without a library call per tap.
+inline void copy_run(uint8_t* dst, const uint8_t* src, int64_t n) {
+  for (int64_t i = 0; i + 16 < n; i += 16) std::memcpy(dst + i, src + i, 16);
+  std::memcpy(dst + n - 16, src + n - 16, 16);
+}
+
 // The integer path of both layouts (docs/arithmetic.md). `nhwc` holds the activation bytes as (N,
 // positions, C); each output position's taps, in (kernel offset, channel) order (the order prepack_conv
 // packed W's integers in), are one int8 GEMM row per position and group (read in place from the image where
@@ -1026,6 +1033,8 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
             const int64_t from = at * channels + g * cg;
             if (wide && from + 16 <= image_bytes)
               std::memcpy(dst, image + from, 16);
+            else if (cg >= 16)
+              copy_run(dst, image + from, cg);
             else
               std::memcpy(dst, image + from, static_cast<size_t>(cg));
           }
