@@ -355,6 +355,14 @@ TEST(IntegerPath, ConvFamiliesGiveTheExactSumScaledOnce) {
   Layer wider_groups = wide_groups;
   wider_groups.x = {1, 70, 6, 7}, wider_groups.w = {4, 35, 3, 2}, wider_groups.dilations = {1, 2}, wider_groups.pads = {1, 1, 1, 1};
   layers.push_back(wider_groups);
+  // Kernel rows of 6 bytes (3 channels x 2) and groups of 6 channels: runs of 4 to 15 bytes.
+  Layer short_rows = c;
+  short_rows.x = {2, 3, 7, 9}, short_rows.w = {5, 3, 3, 2}, short_rows.pads = {1, 0, 1, 1};
+  layers.push_back(short_rows);
+  Layer six_per_group = c;
+  six_per_group.x = {1, 12, 8, 8}, six_per_group.w = {10, 6, 3, 3}, six_per_group.group = 2, six_per_group.dilations = {1, 2};
+  six_per_group.pads = {1, 2, 1, 2};
+  layers.push_back(six_per_group);
   // Kernels of 1 in every dim but the last, where the GEMM reads inside windows from the image in place:
   // Conv1d over several position blocks with both borders, strided, few channels; a 1 x k
   // 2-D kernel (runs end at each output row); and a dilated Conv1d, which gathers.

@@ -931,11 +931,22 @@ PaddedImage padded_image(const ConvShape& s, const uint8_t* nhwc, uint8_t zero, 
   return r;
 }
 
-// n >= 16 bytes from src to dst in 16-byte moves, the last one overlapping the one before: a group's channels
-// of one tap (grouped convolutions gather them tap by tap) without a library call per tap.
-inline void copy_run(uint8_t* dst, const uint8_t* src, int64_t n) {
-  for (int64_t i = 0; i + 16 < n; i += 16) std::memcpy(dst + i, src + i, 16);
-  std::memcpy(dst + n - 16, src + n - 16, 16);
+// n bytes from src to dst in fixed-size moves (16, 8 or 4 bytes, the last one overlapping the one before), no
+// byte outside either run touched: the taps or kernel rows a window gathers, a few to a few dozen bytes each,
+// without a library call per run.
+inline void copy_bytes(uint8_t* dst, const uint8_t* src, int64_t n) {
+  if (n >= 16) {
+    for (int64_t i = 0; i + 16 < n; i += 16) std::memcpy(dst + i, src + i, 16);
+    std::memcpy(dst + n - 16, src + n - 16, 16);
+  } else if (n >= 8) {
+    std::memcpy(dst, src, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n >= 4) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+  }
 }
 
 // The integer path of both layouts (docs/arithmetic.md). `nhwc` holds the activation bytes as (N,
@@ -1012,8 +1023,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
         const int64_t first = inside_first[static_cast<size_t>(j)];
         if (first >= 0 && row_runs) {  // each kernel row's taps and channels: one run of bytes
           for (int64_t kk = 0; kk < s.kernel_size; kk += kernel_w)
-            std::memcpy(row + kk * cg, image + (first + relative[static_cast<size_t>(kk)]) * channels,
-                        static_cast<size_t>(kernel_w * cg));
+            copy_bytes(row + kk * cg, image + (first + relative[static_cast<size_t>(kk)]) * channels, kernel_w * cg);
           return;
         }
         if (row_runs) {  // a border window: per kernel row, the part of its run inside the image, zeros around it
@@ -1033,10 +1043,8 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
             const int64_t from = at * channels + g * cg;
             if (wide && from + 16 <= image_bytes)
               std::memcpy(dst, image + from, 16);
-            else if (cg >= 16)
-              copy_run(dst, image + from, cg);
             else
-              std::memcpy(dst, image + from, static_cast<size_t>(cg));
+              copy_bytes(dst, image + from, cg);
           }
         }
       };
