@@ -910,8 +910,20 @@ QONNX_AVX2 int64_t requantize_run(const RequantizeRows& r) {
   const int64_t done = requantize_vectors(r);
   const int64_t tail = r.n - done;
   if (tail <= 0 || tail >= kLanes || r.rows <= 0) return done;
-  // The last channels (fewer than a vector; all of a layer with few output channels): copied into rows of one
-  // vector, the missing lanes a copy of the last channel's sums and parameters (finite, and dropped), so that
+  if (done >= kLanes) {
+    // The last channels as each row's last whole vector, overlapping channels already done: the pass is
+    // elementwise per channel, so those are written again with the same bits, and no row is copied.
+    const int64_t at = r.n - kLanes;
+    RequantizeRows last = r;
+    last.sums = r.sums + at, last.offset = r.offset + at, last.scale = r.scale + at;
+    last.bias = r.bias ? r.bias + at : nullptr;
+    if (r.y) last.y = r.y + at;
+    CodeTarget target;
+    if (r.codes) target = *r.codes, target.u = r.codes->u + at, last.codes = &target;
+    last.n = kLanes;
+    return requantize_vectors(last) == kLanes ? r.n : done;
+  }
+  // Fewer channels than a vector (a layer with few output channels): copied into rows of one vector, the missing lanes a copy of the last channel's sums and parameters (finite, and dropped), so that
   // they too are computed in registers rather than by a call per row of the separate loops. The same bits.
   constexpr int64_t kBlockRows = 64;
   int32_t offset[kLanes], sums[kBlockRows * kLanes];
