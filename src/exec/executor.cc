@@ -848,16 +848,14 @@ Status run_steps(const Executor::Plan& plan, Frame& frame) {
     }
     StepBodies bodies(step, frame);
     bool applied = false;
-    const Tensor* input_codes = nullptr;
-    if (step.given_codes) {
-      const Tensor& c = frame.codes[static_cast<size_t>(node.inputs()[0]->id())];
-      input_codes = c.defined() ? &c : nullptr;
-    }
-    const Tensor* input1_codes = nullptr;
-    if (step.given_input1_codes) {
-      const Tensor& c = frame.codes[static_cast<size_t>(node.inputs()[1]->id())];
-      input1_codes = c.defined() ? &c : nullptr;
-    }
+    // Input i's codes when the plan gives them and its producer published them this run.
+    const auto codes_of = [&](bool given, size_t i) -> const Tensor* {
+      if (!given) return nullptr;
+      const Tensor& c = frame.codes[static_cast<size_t>(node.inputs()[i]->id())];
+      return c.defined() ? &c : nullptr;
+    };
+    const Tensor* input_codes = codes_of(step.given_codes, 0);
+    const Tensor* input1_codes = codes_of(step.given_input1_codes, 1);
     Tensor codes;
     QONNX_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
                            invoke_kernel(*step.kernel, step.prepared.get(), node, step.version, ins, step.type_check,

@@ -872,9 +872,9 @@ QONNX_AVX2 int64_t requantize_vectors(const RequantizeRows& r) {
 
 }  // namespace
 
-// Rows stored back to back (each of n < 8 channels) as longer rows of a period of
-// whole vectors, the parameters repeated along it: every lane then does work (n = 7 wasted one lane of eight
-// in each row, and each row paid its own tail). Returns the rows done this way (a multiple of period / n).
+// Rows stored back to back (each of n < 8 channels) as longer rows of a period of whole vectors, the
+// parameters repeated along it: every lane then does work (n = 7 wasted one lane of eight in each row, and
+// each row paid its own tail). Returns the rows done this way (a multiple of period / n).
 QONNX_AVX2 int64_t requantize_periods(const RequantizeRows& r) {
   // Fewer channels than a vector only: past that a row wastes less, and the longer period's parameters cost
   // more to set up per call than they save.
@@ -923,8 +923,9 @@ QONNX_AVX2 int64_t requantize_run(const RequantizeRows& r) {
     last.n = kLanes;
     return requantize_vectors(last) == kLanes ? r.n : done;
   }
-  // Fewer channels than a vector (a layer with few output channels): copied into rows of one vector, the missing lanes a copy of the last channel's sums and parameters (finite, and dropped), so that
-  // they too are computed in registers rather than by a call per row of the separate loops. The same bits.
+  // Fewer channels than a vector (a layer with few output channels): copied into rows of one vector, the
+  // missing lanes a copy of the last channel's sums and parameters (finite, and dropped), so that they too
+  // are computed in registers rather than by a call per row of the separate loops. The same bits.
   constexpr int64_t kBlockRows = 64;
   int32_t offset[kLanes], sums[kBlockRows * kLanes];
   double scale[kLanes], bias[kLanes];

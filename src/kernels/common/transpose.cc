@@ -48,9 +48,21 @@ void transpose_rows(const E* src, E* dst, int64_t rows, int64_t cols, int64_t ld
 }
 
 #if defined(__SSE2__)
-// Bytes: 16 x 16 tiles in registers. Each round interleaves row i with row i + 8 into rows 2i and 2i + 1,
-// which rotates a byte's 8-bit address (row bits, column bits) left by one; four rounds swap row and
-// column. The rest of the rows and columns go through the scalar loops.
+// A 16 x 16 byte tile transposed in registers: each round interleaves row i with row i + 8 into rows 2i and
+// 2i + 1, which rotates a byte's 8-bit address (row bits, column bits) left by one; four rounds swap row and
+// column.
+inline void transpose_16x16(__m128i (&x)[16]) {
+  __m128i t[16];
+  for (int round = 0; round < 4; ++round) {
+    for (int i = 0; i < 8; ++i) {
+      t[2 * i] = _mm_unpacklo_epi8(x[i], x[i + 8]);
+      t[2 * i + 1] = _mm_unpackhi_epi8(x[i], x[i + 8]);
+    }
+    for (int i = 0; i < 16; ++i) x[i] = t[i];
+  }
+}
+
+// Bytes: 16 x 16 tiles in registers; the rest of the rows and columns go through the scalar loops.
 template <>
 void transpose_rows<uint8_t>(const uint8_t* src, uint8_t* dst, int64_t rows, int64_t cols, int64_t ld, int64_t r0,
                              int64_t r1) {
@@ -59,16 +71,10 @@ void transpose_rows<uint8_t>(const uint8_t* src, uint8_t* dst, int64_t rows, int
     // Fewer than 16 rows (an activation of few channels): the same tiles with the missing rows zero; each of a
     // tile's 16 columns gives its `rows` bytes, side by side in dst.
     for (int64_t j0 = 0; j0 < tiled_cols; j0 += 16) {
-      __m128i x[16], t[16];
+      __m128i x[16];
       for (int r = 0; r < 16; ++r)
         x[r] = r < rows ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + r * ld + j0)) : _mm_setzero_si128();
-      for (int round = 0; round < 4; ++round) {
-        for (int i = 0; i < 8; ++i) {
-          t[2 * i] = _mm_unpacklo_epi8(x[i], x[i + 8]);
-          t[2 * i + 1] = _mm_unpackhi_epi8(x[i], x[i + 8]);
-        }
-        for (int i = 0; i < 16; ++i) x[i] = t[i];
-      }
+      transpose_16x16(x);
       alignas(16) uint8_t column[16];
       for (int c = 0; c < 16; ++c) {
         _mm_store_si128(reinterpret_cast<__m128i*>(column), x[c]);
@@ -81,15 +87,9 @@ void transpose_rows<uint8_t>(const uint8_t* src, uint8_t* dst, int64_t rows, int
   }
   for (int64_t i0 = r0; i0 < tiled_rows; i0 += 16)
     for (int64_t j0 = 0; j0 < tiled_cols; j0 += 16) {
-      __m128i x[16], t[16];
+      __m128i x[16];
       for (int r = 0; r < 16; ++r) x[r] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + (i0 + r) * ld + j0));
-      for (int round = 0; round < 4; ++round) {
-        for (int i = 0; i < 8; ++i) {
-          t[2 * i] = _mm_unpacklo_epi8(x[i], x[i + 8]);
-          t[2 * i + 1] = _mm_unpackhi_epi8(x[i], x[i + 8]);
-        }
-        for (int i = 0; i < 16; ++i) x[i] = t[i];
-      }
+      transpose_16x16(x);
       for (int c = 0; c < 16; ++c) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (j0 + c) * rows + i0), x[c]);
     }
   for (int64_t i = r0; i < r1; ++i)
