@@ -756,20 +756,22 @@ void conv_channels_last_f32(const ConvShape& s, const float* x, const float* w, 
   const int64_t panels = float_gemm_panels(kChannelsLastBlock);
   const std::vector<int64_t> relative = tap_offsets(s, s.geo.in);
   exec::parallel_for(s.batch * blocks, s.filters * rows * kChannelsLastBlock, [&](int64_t u0, int64_t u1) {
-    std::vector<float> scratch(static_cast<size_t>(float_gemm_scratch_floats()));
-    std::vector<float> block(static_cast<size_t>(s.filters * kChannelsLastBlock));
-    std::vector<int64_t> offsets(static_cast<size_t>(s.kernel_size * kChannelsLastBlock));
+    // Per share, from the tensor allocator (a std::vector's zeroing and the allocator's page faults cost
+    // more than a small layer's block at 2 threads).
+    const auto gemm_scratch = scratch<float>(float_gemm_scratch_floats());
+    const auto block = scratch<float>(s.filters * kChannelsLastBlock);
+    const auto offsets = scratch<int64_t>(s.kernel_size * kChannelsLastBlock);
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t n = u / blocks, pos0 = (u % blocks) * kChannelsLastBlock;
       const int64_t count = std::min(kChannelsLastBlock, s.out_size - pos0);
-      channels_last_offsets(s, relative, pos0, count, offsets.data());
-      const ChannelsLastIm2colSource source(x + n * s.in_size * s.channels, s.channels, s.kernel_size, offsets.data());
+      channels_last_offsets(s, relative, pos0, count, offsets.get());
+      const ChannelsLastIm2colSource source(x + n * s.in_size * s.channels, s.channels, s.kernel_size, offsets.get());
       FloatGemm g;
       g.m = s.filters, g.n = count, g.k = rows, g.a = w, g.lda = rows, g.b = &source;
-      g.c = block.data(), g.ldc = kChannelsLastBlock;
-      float_gemm_block(g, 0, std::min(panels, float_gemm_panels(count)), scratch.data());
+      g.c = block.get(), g.ldc = kChannelsLastBlock;
+      float_gemm_block(g, 0, std::min(panels, float_gemm_panels(count)), gemm_scratch.get());
       float* yb = y + (n * s.out_size + pos0) * s.filters;
-      transpose_inner_serial(block.data(), yb, s.filters, kChannelsLastBlock, count);
+      transpose_inner_serial(block.get(), yb, s.filters, kChannelsLastBlock, count);
       if (bias) add_bias_channels_last(yb, count, s.filters, bias);
     }
   });
@@ -782,16 +784,16 @@ void depthwise_channels_last_f32(const ConvShape& s, const float* x, const float
   const std::vector<float> zeros(static_cast<size_t>(channels), 0.0f);  // a tap in the padding
   const std::vector<int64_t> relative = tap_offsets(s, s.geo.in);
   exec::parallel_for(s.batch * blocks, kChannelsLastBlock * s.kernel_size * channels, [&](int64_t u0, int64_t u1) {
-    std::vector<int64_t> offsets(static_cast<size_t>(s.kernel_size * kChannelsLastBlock));
+    const auto offsets = scratch<int64_t>(s.kernel_size * kChannelsLastBlock);
     std::vector<const float*> taps(static_cast<size_t>(s.kernel_size));
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t n = u / blocks, pos0 = (u % blocks) * kChannelsLastBlock;
       const int64_t count = std::min(kChannelsLastBlock, s.out_size - pos0);
-      channels_last_offsets(s, relative, pos0, count, offsets.data());
+      channels_last_offsets(s, relative, pos0, count, offsets.get());
       const float* image = x + n * s.in_size * channels;
       for (int64_t j = 0; j < count; ++j) {
         for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
-          const int64_t at = offsets[static_cast<size_t>(kk * kChannelsLastBlock + j)];
+          const int64_t at = offsets[kk * kChannelsLastBlock + j];
           taps[static_cast<size_t>(kk)] = at < 0 ? zeros.data() : image + at * channels;
         }
         float* yp = y + (n * s.out_size + pos0 + j) * channels;
@@ -1010,8 +1012,8 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
     const auto scaled = scratch<float>(channels_last ? 0 : block_size * mg);
     // Window offsets only where windows are gathered (a share's allocations add up at batch 1).
     const bool gathers = !in_place && !pad_images;
-    std::vector<int64_t> offsets(static_cast<size_t>(gathers ? s.kernel_size * kChannelsLastBlock : 0));
-    std::vector<int64_t> inside_first(static_cast<size_t>(gathers ? kChannelsLastBlock : 0));
+    const auto offsets = scratch<int64_t>(gathers ? s.kernel_size * kChannelsLastBlock : 0);
+    const auto inside_first = scratch<int64_t>(gathers ? kChannelsLastBlock : 0);
     std::vector<int64_t> coord(gathers ? 2 * s.geo.rank() : 0);
     std::vector<const uint8_t*> windows(static_cast<size_t>(rows_in_image ? block_size : 0));
     for (int64_t u = u0; u < u1; ++u) {
@@ -1020,7 +1022,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
       const uint8_t* image = nhwc + n * image_bytes;
       // Window j's taps into `row`, in (kernel offset, channel) order.
       const auto gather = [&](int64_t j, uint8_t* row) {
-        const int64_t first = inside_first[static_cast<size_t>(j)];
+        const int64_t first = inside_first[j];
         if (first >= 0 && row_runs) {  // each kernel row's taps and channels: one run of bytes
           for (int64_t kk = 0; kk < s.kernel_size; kk += kernel_w)
             copy_bytes(row + kk * cg, image + (first + relative[static_cast<size_t>(kk)]) * channels, kernel_w * cg);
@@ -1032,7 +1034,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
         }
         for (int64_t kk = 0; kk < s.kernel_size; ++kk) {
           const int64_t at = first >= 0 ? first + relative[static_cast<size_t>(kk)]
-                                        : offsets[static_cast<size_t>(kk * kChannelsLastBlock + j)];
+                                        : offsets[kk * kChannelsLastBlock + j];
           uint8_t* dst = row + kk * cg;
           // Few channels (a stem's 3): a fixed 16-byte copy, which the next taps overwrite, instead of
           // a call per tap; it must stay inside this row and inside the image.
@@ -1059,10 +1061,10 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
           const uint8_t* padded_bytes = pad_here ? own_padded.get() : padded.bytes + n * padded.image_bytes;
           padded.window_starts(s.geo, pos0, count, channels, padded_bytes + g * cg, windows.data());
         } else {
-          channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data(), !row_runs);
+          channels_last_offsets(s, relative, pos0, count, offsets.get(), inside_first.get(), !row_runs);
           uint8_t* gathered = left.get();
           for (int64_t j = 0; j < count; ++j) {
-            const int64_t first = inside_first[static_cast<size_t>(j)];
+            const int64_t first = inside_first[j];
             if (first >= 0) {
               windows[static_cast<size_t>(j)] = image + first * channels + g * cg;
             } else {
@@ -1074,7 +1076,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
         }
         layer.group_sums(static_cast<size_t>(g), count, windows.data(), in_image, sums.get());
       } else {
-        channels_last_offsets(s, relative, pos0, count, offsets.data(), inside_first.data(), !row_runs);
+        channels_last_offsets(s, relative, pos0, count, offsets.get(), inside_first.get(), !row_runs);
         for (int64_t j = 0; j < count; ++j) gather(j, left.get() + j * rows);
         layer.group_sums(static_cast<size_t>(g), count, left.get(), rows, sums.get());
       }
