@@ -488,6 +488,22 @@ TEST(IntegerPath, ConvTransposeFamiliesGiveTheExactSumScaledOnce) {
   Layer three_d = t;
   three_d.x = {1, 4, 3, 5, 4}, three_d.w = {4, 3, 2, 3, 2}, three_d.strides = {2, 1, 2}, three_d.pads = {0, 1, 0, 1, 1, 0};
   layers.push_back(three_d);
+  // Strided layers compute as one Conv over phases of output channels: few input channels (a window of one tap
+  // per phase at k2 s2), kernel 3 at stride 2 (phases of 2 and 1 taps, odd output rows), a dilated stride-1 dim
+  // beside a strided one, stride 2 with output_padding and asymmetric pads at batch 3.
+  Layer few = t;
+  few.x = {2, 5, 9, 11}, few.w = {5, 19, 2, 2}, few.strides = {2, 2}, few.pads = {};
+  layers.push_back(few);
+  Layer k3 = t;
+  k3.x = {1, 7, 8, 13}, k3.w = {7, 6, 3, 3}, k3.strides = {2, 2}, k3.pads = {1, 0, 1, 1}, k3.weight_bits = 6;
+  layers.push_back(k3);
+  Layer mixed = t;
+  mixed.x = {1, 6, 7, 9}, mixed.w = {6, 4, 3, 2}, mixed.strides = {2, 1}, mixed.dilations = {1, 2}, mixed.pads = {2, 1, 0, 2};
+  layers.push_back(mixed);
+  Layer padded_s2 = t;
+  padded_s2.x = {3, 9, 6, 5}, padded_s2.w = {9, 10, 4, 3}, padded_s2.strides = {2, 2}, padded_s2.output_padding = {1, 1};
+  padded_s2.pads = {2, 1, 0, 1}, padded_s2.act_bits = 8;
+  layers.push_back(padded_s2);
   for (const Layer& l : layers) check_layer(l, seed++);
 }
 
@@ -777,6 +793,22 @@ TEST(IntegerPath, StrideOneConvTransposeWithPadsPastTheKernelTakesTheFloatPath) 
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].second.find("stride 1: as a Conv"), std::string::npos) << notes[0].second;
   EXPECT_EQ(yi.dims(), (Dims{1, 3, 5, 6}));
+  EXPECT_EQ(bits(yi), bits(run(model, exec::Arithmetic::kFloat, x, 1)));
+}
+
+// A strided ConvTranspose whose pads reach past its phases' windows (the phase Conv would need negative pads)
+// runs the float path: the float path's bits.
+TEST(IntegerPath, StridedConvTransposeWithPadsPastThePhaseWindowTakesTheFloatPath) {
+  std::mt19937 rng(19);
+  Layer l;
+  l.op = "ConvTranspose", l.x = {1, 4, 7, 7}, l.w = {4, 3, 3, 3}, l.strides = {2, 2}, l.pads = {4, 0, 0, 1};
+  const ir::Model model = build(l, rng);
+  const Tensor x = random_floats(rng, l.x, -3.0f, 3.0f);
+  std::vector<std::pair<std::string, std::string>> notes;
+  const Tensor yi = run(model, exec::Arithmetic::kInt, x, 1, &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].second.find("4 phases of output channels interleaved"), std::string::npos) << notes[0].second;
+  EXPECT_EQ(yi.dims(), (Dims{1, 3, 11, 14}));
   EXPECT_EQ(bits(yi), bits(run(model, exec::Arithmetic::kFloat, x, 1)));
 }
 

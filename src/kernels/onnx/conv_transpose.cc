@@ -4,6 +4,7 @@
 // the same product and scatter run on the integers and round once (docs/arithmetic.md).
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -196,11 +197,20 @@ void conv_transpose_compute(const TransposeShape& s, const T* x, const T* w, con
 // columns (kernel offset, output channel) are exact int32 sums; each output gathers the products that land
 // on it (exact integers), and is scaled once.
 struct IntegerTranspose {
-  // A stride-1 ConvTranspose is a Conv with its kernel flipped (output o gathers input o + pad - k * dilation
-  // at kernel offset k): W's integers as that Conv's layer ((M, flipped kernel offsets, C/group) rows), run by
-  // the Conv's integer path, whose windows cost far less than gathering products when the channels are few.
-  // `columns` is then not made. A run whose pads reach past the kernel's extent takes the float path.
+  // With dilation 1 along every strided dim, a ConvTranspose is one Conv over its input. Output o of a dim
+  // with stride s, pad p and kernel K gathers inputs j - t at kernel offsets r + s t, where j = (o + p) div s
+  // and its phase r = (o + p) mod s: a window of T = ceil(K / s) inputs, the same for every phase but for the
+  // kernel offsets. The Conv's output channels are (group, phase, channel), each phase's kernel flipped and
+  // padded to T taps with zero weights (W's integers as that Conv's (channels, T taps, C/group) rows), run by
+  // the Conv's integer path, whose windows cost far less than gathering products when the channels are few;
+  // its outputs (one per j and phase) are then interleaved into o. At stride 1 the Conv's outputs are the
+  // ConvTranspose's. `columns` is then not made. A run whose pads would need negative Conv pads takes the float
+  // path.
   std::optional<IntegerLayer> as_conv;
+  Dims phases;        // per spatial dim: the stride (the phase count)
+  Dims phase_kernel;  // per spatial dim: T
+  // Per kernel offset of W (flat): its phase and its flipped tap in the phase's window (flat).
+  std::vector<std::pair<int64_t, int64_t>> phase_taps;
   // Per group, W's integers as int8_gemm's right operand: C/group rows x (kernel offsets x M/group) columns
   // (W's (C, M/group, k...) with its two inner axes swapped, so that one kernel offset's channels are
   // side by side); the per-column offsets undo the activation bytes' shift.
@@ -209,6 +219,25 @@ struct IntegerTranspose {
   // bias, and zero offsets (the columns' offsets are added with their products).
   IntegerLayer outputs;
 };
+
+int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// Per kernel offset (flat, row-major), its phase (per dim k mod stride) and its tap in the phase's flipped
+// window (per dim T - 1 - k div stride), both flat and row-major.
+std::vector<std::pair<int64_t, int64_t>> phase_taps(const Dims& kernel, const Dims& strides, const Dims& phase_kernel) {
+  const size_t nd = kernel.size();
+  std::vector<std::pair<int64_t, int64_t>> taps;
+  std::vector<int64_t> k(nd, 0);
+  do {
+    int64_t r = 0, u = 0;
+    for (size_t d = 0; d < nd; ++d) {
+      r = r * strides[d] + k[d] % strides[d];
+      u = u * phase_kernel[d] + phase_kernel[d] - 1 - k[d] / strides[d];
+    }
+    taps.emplace_back(r, u);
+  } while (next_index(k, kernel, nd));
+  return taps;
+}
 
 // Plan-time: as Conv's prepack, with W's scale per tensor or along axis 1 (W is (C, M/group, k...)).
 exec::PreparedState prepack_conv_transpose(const exec::PrepackContext& c) {
@@ -234,24 +263,47 @@ exec::PreparedState prepack_conv_transpose(const exec::PrepackContext& c) {
   if (!int8_values(*w, *wf, &stored)) return note("W's integers do not fit int8");
   const int64_t cg = channels / group, taps = w->numel() / (channels * mg), columns = mg * taps;
   auto weight_scale = [&](int64_t j) { return wf->scales[wf->scales.size() == 1 ? 0 : static_cast<size_t>(j)]; };
-  const auto& strides = static_cast<const ConvTransposeAttrs*>(c.prepared)->conv.window.strides;
-  if (std::all_of(strides.values.begin(), strides.values.end(), [](int64_t v) { return v == 1; })) {
-    // The Conv's (M, kernel offsets, C/group) rows: flipping every spatial dim reverses the flat kernel offset.
-    std::vector<int8_t> conv_values(stored.size());
+  const WindowAttrs& window = static_cast<const ConvTransposeAttrs*>(c.prepared)->conv.window;
+  const size_t nd = static_cast<size_t>(w->rank() - 2);
+  const auto attr = [&](const WindowList& l, size_t d) { return l.values.size() == nd ? l.values[d] : 1; };
+  bool phased = (!window.strides.given || window.strides.values.size() == nd) &&
+                (!window.dilations.given || window.dilations.values.size() == nd);
+  IntegerTranspose t;
+  for (size_t d = 0; d < nd && phased; ++d) {
+    phased = attr(window.strides, d) == 1 || attr(window.dilations, d) == 1;
+    t.phases.push_back(attr(window.strides, d));
+    t.phase_kernel.push_back((w->dim(d + 2) + t.phases.back() - 1) / t.phases.back());
+  }
+  if (phased) {
+    const int64_t phases = checked_numel(t.phases), window_taps = checked_numel(t.phase_kernel);
+    t.phase_taps = phase_taps(Dims(w->dims().begin() + 2, w->dims().end()), t.phases, t.phase_kernel);
+    // The Conv's ((group, phase, channel), window tap, C/group) rows; taps no kernel offset lands on weigh 0.
+    std::vector<int8_t> conv_values(static_cast<size_t>(group * phases * mg * window_taps * cg), 0);
     for (int64_t g = 0; g < group; ++g)
       for (int64_t m = 0; m < mg; ++m)
-        for (int64_t k = 0; k < taps; ++k)
+        for (int64_t k = 0; k < taps; ++k) {
+          const auto [r, u] = t.phase_taps[static_cast<size_t>(k)];
           for (int64_t ci = 0; ci < cg; ++ci)
-            conv_values[static_cast<size_t>(((g * mg + m) * taps + k) * cg + ci)] =
-                stored[static_cast<size_t>(((g * cg + ci) * mg + m) * taps + (taps - 1 - k))];
+            conv_values[static_cast<size_t>((((g * phases + r) * mg + m) * window_taps + u) * cg + ci)] =
+                stored[static_cast<size_t>(((g * cg + ci) * mg + m) * taps + k)];
+        }
     std::vector<float> scales;
-    for (int64_t m = 0; m < group * mg; ++m) scales.push_back(weight_scale(m % mg));
+    Tensor conv_bias = bias ? Tensor(DType::kFloat, {group * phases * mg}) : Tensor();
+    for (int64_t o = 0; o < group * phases * mg; ++o) {
+      scales.push_back(weight_scale(o % mg));
+      if (bias) conv_bias.data<float>()[o] = bias->data<float>()[o / (phases * mg) * mg + o % mg];
+    }
     std::string why;
-    auto layer = make_integer_layer(*x, conv_values, group, taps * cg, mg, true, scales, bias, &why);
+    auto layer = make_integer_layer(*x, conv_values, group, window_taps * cg, phases * mg, true, scales,
+                                    bias ? &conv_bias : nullptr, &why);
     if (!layer) return note(why);
-    IntegerTranspose t;
     t.as_conv = std::move(layer);
-    if (c.path_note) *c.path_note = integer_path_note(*t.as_conv) + "; stride 1: as a Conv with the kernel flipped";
+    if (c.path_note)
+      *c.path_note = integer_path_note(*t.as_conv) +
+                     (phases == 1 ? std::string("; stride 1: as a Conv with the kernel flipped")
+                                  : fmt::format("; strides {}: as a Conv with the kernel flipped, {} phases of output "
+                                                "channels interleaved",
+                                                dims_to_string(t.phases), phases));
     if (c.captured_inputs) *c.captured_inputs |= uint64_t{1} << 1;  // W lives on as its codes
     if (c.takes_epilogue) *c.takes_epilogue = true;
     if (c.reads_input_codes) *c.reads_input_codes = true;
@@ -272,7 +324,6 @@ exec::PreparedState prepack_conv_transpose(const exec::PrepackContext& c) {
       2147483648.0)
     return note(fmt::format("{} products of {}-value activations times weights up to {} may overflow int32", cg * taps,
                             x->max_byte() + 1, layer->max_abs_weight));
-  IntegerTranspose t;
   t.columns = std::move(*layer);
   t.outputs.x = *x;
   t.outputs.offset.assign(static_cast<size_t>(group * mg), 0);
@@ -495,22 +546,123 @@ bool conv_transpose_integer(const TransposeShape& s, const IntegerTranspose& t, 
   return true;
 }
 
-// The Conv a stride-1 ConvTranspose of shape s computes: the same input, kernel, dilations and output, each
-// dim padded by the kernel's extent less the transposed pads (output o reads input o - pad' + k' * dilation
-// at flipped offset k'); nullopt when a pad reaches past the extent (the Conv would need negative pads).
-std::optional<ConvShape> as_stride_one_conv(const TransposeShape& s) {
-  ConvShape c;
-  c.batch = s.batch, c.channels = s.channels, c.filters = s.filters, c.group = s.group;
-  c.in_size = s.in_size, c.kernel_size = s.kernel_size, c.out_size = s.out_size, c.out_dims = s.out_dims;
+// The phase Conv (IntegerTranspose::as_conv) of a ConvTranspose of shape s: the same input, T taps per dim
+// (dilated as the ConvTranspose along stride-1 dims), outputs j from first[d] = pad div stride on, padded so
+// that its window j reads inputs j - T + 1 .. j (times the dilation); nullopt when that needs a negative pad.
+struct PhaseConv {
+  ConvShape conv;
+  Dims first;
+};
+std::optional<PhaseConv> as_phase_conv(const TransposeShape& s, const IntegerTranspose& t) {
+  PhaseConv p;
+  ConvShape& c = p.conv;
+  c.batch = s.batch, c.channels = s.channels, c.filters = s.filters * checked_numel(t.phases), c.group = s.group;
+  c.in_size = s.in_size, c.kernel_size = checked_numel(t.phase_kernel);
   c.geo = s.geo;
+  c.geo.kernel = t.phase_kernel;
+  c.out_dims = {s.batch, c.filters};
   for (size_t d = 0; d < s.geo.rank(); ++d) {
-    if (s.geo.strides[d] != 1) return std::nullopt;
-    const int64_t reach = s.geo.extent(d) - 1;
-    c.geo.pads_begin[d] = reach - s.geo.pads_begin[d];
-    c.geo.pads_end[d] = s.geo.out[d] - s.geo.in[d] - c.geo.pads_begin[d] + reach;
+    const int64_t stride = t.phases[d], pad = s.geo.pads_begin[d];
+    c.geo.strides[d] = 1;
+    if (stride > 1) c.geo.dilations[d] = 1;
+    const int64_t reach = c.geo.extent(d) - 1, first = floor_div(pad, stride);
+    c.geo.out[d] = floor_div(s.geo.out[d] - 1 + pad, stride) - first + 1;
+    c.geo.pads_begin[d] = reach - first;
+    c.geo.pads_end[d] = c.geo.out[d] - s.geo.in[d] - c.geo.pads_begin[d] + reach;
     if (c.geo.pads_begin[d] < 0 || c.geo.pads_end[d] < 0) return std::nullopt;
+    c.out_size *= c.geo.out[d];
+    c.out_dims.push_back(c.geo.out[d]);
+    p.first.push_back(first);
   }
-  return c;
+  return p;
+}
+
+// Per spatial dim and output coordinate o: the phase Conv's output j (from its first) and the phase that hold o.
+struct PhaseIndex {
+  std::vector<std::vector<int64_t>> j, r;
+};
+PhaseIndex phase_index(const TransposeShape& s, const IntegerTranspose& t, const PhaseConv& p) {
+  PhaseIndex index;
+  for (size_t d = 0; d < s.geo.rank(); ++d) {
+    std::vector<int64_t> j, r;
+    for (int64_t o = 0; o < s.geo.out[d]; ++o) {
+      const int64_t q = floor_div(o + s.geo.pads_begin[d], t.phases[d]);
+      j.push_back(q - p.first[d]);
+      r.push_back(o + s.geo.pads_begin[d] - q * t.phases[d]);
+    }
+    index.j.push_back(std::move(j));
+    index.r.push_back(std::move(r));
+  }
+  return index;
+}
+
+// y (N, M, out...) from the phase Conv's outputs `phased` (N, (group, phase, M/group), j...): each output plane row
+// by row, per phase of the last dim every stride-th output from consecutive j.
+void interleave_floats(const TransposeShape& s, const IntegerTranspose& t, const PhaseConv& p, const PhaseIndex& index,
+                       const float* phased, float* y) {
+  const size_t nd = s.geo.rank(), last = nd - 1;
+  const int64_t mg = s.filters / s.group, phases = checked_numel(t.phases), stride = t.phases[last];
+  const int64_t out_w = s.geo.out[last], j_w = p.conv.geo.out[last], rows = s.out_size / std::max<int64_t>(out_w, 1);
+  exec::parallel_for(s.batch * s.filters, s.out_size, [&](int64_t u0, int64_t u1) {
+    std::vector<int64_t> o(nd, 0);
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t n = u / s.filters, g = u % s.filters / mg, m = u % mg;
+      const float* planes = phased + ((n * s.group + g) * phases * mg + m) * p.conv.out_size;
+      float* plane = y + u * s.out_size;
+      std::fill(o.begin(), o.end(), 0);
+      for (int64_t row = 0; row < rows; ++row, next_index(o, s.geo.out, last)) {
+        int64_t r_outer = 0, j_outer = 0;
+        for (size_t d = 0; d < last; ++d) {
+          r_outer = r_outer * t.phases[d] + index.r[d][static_cast<size_t>(o[d])];
+          j_outer = j_outer * p.conv.geo.out[d] + index.j[d][static_cast<size_t>(o[d])];
+        }
+        float* dst_row = plane + row * out_w;
+        const auto source = [&](int64_t o0) {
+          const int64_t r = r_outer * stride + index.r[last][static_cast<size_t>(o0)];
+          return planes + r * mg * p.conv.out_size + j_outer * j_w + index.j[last][static_cast<size_t>(o0)];
+        };
+        if (stride == 1) {
+          std::memcpy(dst_row, source(0), static_cast<size_t>(out_w) * sizeof(float));
+        } else if (stride == 2 && out_w >= 2) {  // the common case: two phases zipped (vectorizes)
+          const float* a = source(0);
+          const float* b = source(1);
+          const int64_t pairs = out_w / 2;
+          for (int64_t i = 0; i < pairs; ++i) dst_row[2 * i] = a[i], dst_row[2 * i + 1] = b[i];
+          if (out_w % 2) dst_row[out_w - 1] = a[pairs];
+        } else {
+          for (int64_t o0 = 0; o0 < std::min(stride, out_w); ++o0) {
+            const float* src = source(o0);
+            const int64_t count = (out_w - o0 + stride - 1) / stride;
+            for (int64_t i = 0; i < count; ++i) dst_row[o0 + i * stride] = src[i];
+          }
+        }
+      }
+    }
+  });
+}
+
+// The output's codes (N, out positions, M) from the phase Conv's (N, j positions, (group, phase, M/group)).
+Tensor interleave_codes(exec::KernelContext& ctx, const TransposeShape& s, const IntegerTranspose& t, const PhaseConv& p,
+                        const PhaseIndex& index, const uint8_t* phased) {
+  Tensor codes = ctx.output_buffer(DType::kUInt8, {s.batch * s.out_size * s.filters});
+  uint8_t* out = codes.data<uint8_t>();
+  const size_t nd = s.geo.rank();
+  const int64_t mg = s.filters / s.group, phases = checked_numel(t.phases);
+  exec::parallel_for(s.batch, s.out_size * s.filters, [&](int64_t n0, int64_t n1) {
+    std::vector<int64_t> o(nd, 0);
+    for (int64_t n = n0; n < n1; ++n)
+      for (int64_t pos = 0; pos < s.out_size; ++pos, next_index(o, s.geo.out, nd)) {
+        int64_t r = 0, j = 0;
+        for (size_t d = 0; d < nd; ++d) {
+          r = r * t.phases[d] + index.r[d][static_cast<size_t>(o[d])];
+          j = j * p.conv.geo.out[d] + index.j[d][static_cast<size_t>(o[d])];
+        }
+        const uint8_t* src = phased + (n * p.conv.out_size + j) * p.conv.filters + r * mg;
+        uint8_t* dst = out + (n * s.out_size + pos) * s.filters;
+        for (int64_t g = 0; g < s.group; ++g) std::memcpy(dst + g * mg, src + g * phases * mg, static_cast<size_t>(mg));
+      }
+  });
+  return codes;
 }
 
 Status conv_transpose(exec::KernelContext& ctx, const ConvTransposeAttrs& attrs) {
@@ -530,31 +682,45 @@ Status conv_transpose(exec::KernelContext& ctx, const ConvTransposeAttrs& attrs)
   Tensor w_from_codes;
   const auto* t = static_cast<const IntegerTranspose*>(ctx.prepacked());
   if (t && t->as_conv && dt == DType::kFloat) {
-    const std::optional<ConvShape> cs = as_stride_one_conv(s);
-    if (cs) {
+    const std::optional<PhaseConv> pc = as_phase_conv(s, *t);
+    if (pc) {
+      // At stride 1 the phase Conv's outputs are the ConvTranspose's, in place.
+      const bool direct = pc->conv.filters == s.filters;
       Tensor y = ctx.output_buffer(DType::kFloat, s.out_dims);
+      const auto phased = scratch<float>(direct ? 0 : s.batch * pc->conv.filters * pc->conv.out_size);
       CodesIo io;
       io.input = ctx.input_codes() ? ctx.input_codes()->data<uint8_t>() : nullptr;
       io.output_form = ctx.output_codes_form();
       io.floats_needed = ctx.output_floats_needed();
-      if (conv_integer_path(*cs, *t->as_conv, x->data<float>(), false, y.data<float>(), ctx.epilogue(), &io)) {
+      if (conv_integer_path(pc->conv, *t->as_conv, x->data<float>(), false, direct ? y.data<float>() : phased.get(),
+                            ctx.epilogue(), &io)) {
+        if (!direct && y.numel() > 0) {
+          const PhaseIndex index = phase_index(s, *t, *pc);
+          // The floats are left unwritten only when codes were made and nobody reads the floats.
+          if (!io.output.defined() || io.floats_needed)
+            interleave_floats(s, *t, *pc, index, phased.get(), y.data<float>());
+          if (io.output.defined()) io.output = interleave_codes(ctx, s, *t, *pc, index, io.output.data<uint8_t>());
+        }
         ctx.set_output(0, std::move(y));
         ctx.epilogue_done();
         if (io.output.defined()) ctx.set_output_codes(std::move(io.output));
         return Status::ok();
       }
     }
-    if (!w->raw()) {  // the plan holds W as codes only: W from the Conv's rows, unflipped
+    if (!w->raw()) {  // the plan holds W as codes only: W from the phase Conv's rows
       const int64_t mg = w->dim(1), cg = w->dim(0) / s.group, taps = s.kernel_size;
-      const Tensor rows = t->as_conv->float_weights({s.filters, taps, cg}, true);
+      const int64_t phases = checked_numel(t->phases), window_taps = checked_numel(t->phase_kernel);
+      const Tensor rows = t->as_conv->float_weights({s.filters * phases, window_taps, cg}, true);
       w_from_codes = Tensor::uninitialized(DType::kFloat, w->dims());
       const float* from = rows.data<float>();
       float* to = w_from_codes.data<float>();
       for (int64_t g = 0; g < s.group; ++g)
         for (int64_t ci = 0; ci < cg; ++ci)
           for (int64_t m = 0; m < mg; ++m)
-            for (int64_t k = 0; k < taps; ++k)
-              to[((g * cg + ci) * mg + m) * taps + k] = from[((g * mg + m) * taps + (taps - 1 - k)) * cg + ci];
+            for (int64_t k = 0; k < taps; ++k) {
+              const auto [r, u] = t->phase_taps[static_cast<size_t>(k)];
+              to[((g * cg + ci) * mg + m) * taps + k] = from[(((g * phases + r) * mg + m) * window_taps + u) * cg + ci];
+            }
       w = &w_from_codes;
     }
   } else if (t && dt == DType::kFloat) {
