@@ -962,9 +962,14 @@ inline void copy_bytes(uint8_t* dst, const uint8_t* src, int64_t n) {
 // With `codes` (channels-first only), the output's byte codes under codes->form are made from each block's
 // floats into codes->bytes, (N, positions, M); a block that cannot make them (a NaN) clears codes->made, and
 // without codes->floats the channels-first floats are not written (the caller runs again when codes fail).
+//
+// With `batch_groups` > 1, s is one group of a grouped Conv over the images (n, g) of its split input
+// (split_groups): image n' = n * batch_groups + g takes group g's weights and writes where the grouped Conv's
+// output channels of group g lie.
 void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint8_t* nhwc, bool channels_last, float* y,
-                       const exec::Epilogue* epilogue, OutputCodes* codes = nullptr) {
+                       const exec::Epilogue* epilogue, OutputCodes* codes = nullptr, int64_t batch_groups = 1) {
   const int64_t channels = s.channels, cg = channels / s.group, mg = s.filters / s.group, rows = s.kernel_size * cg;
+  const int64_t out_filters = s.filters * batch_groups;  // the output's channels
   // Blocks of up to kChannelsLastBlock positions, smaller when that leaves a thread without work.
   const int64_t images = s.batch * s.group;
   const int64_t wanted_blocks = (4 * exec::threads() + images - 1) / images;
@@ -1019,6 +1024,8 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
     for (int64_t u = u0; u < u1; ++u) {
       const int64_t n = u / (s.group * blocks), g = u / blocks % s.group, b = u % blocks;
       const int64_t pos0 = b * block_size, count = std::min(block_size, s.out_size - pos0);
+      // The weights' group, and the output's image and first channel of this group.
+      const int64_t wg = batch_groups > 1 ? n % batch_groups : g, out_n = n / batch_groups, channel0 = wg * mg;
       const uint8_t* image = nhwc + n * image_bytes;
       // Window j's taps into `row`, in (kernel offset, channel) order.
       const auto gather = [&](int64_t j, uint8_t* row) {
@@ -1051,7 +1058,7 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
         }
       };
       if (in_place) {
-        layer.group_sums(static_cast<size_t>(g), count, image + pos0 * channels, rows, sums.get());
+        layer.group_sums(static_cast<size_t>(wg), count, image + pos0 * channels, rows, sums.get());
       } else if (rows_in_image) {
         if (pad_images) {
           if (pad_here && padded_image_index != n) {
@@ -1074,23 +1081,23 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
             }
           }
         }
-        layer.group_sums(static_cast<size_t>(g), count, windows.data(), in_image, sums.get());
+        layer.group_sums(static_cast<size_t>(wg), count, windows.data(), in_image, sums.get());
       } else {
         channels_last_offsets(s, relative, pos0, count, offsets.get(), inside_first.get(), !row_runs);
         for (int64_t j = 0; j < count; ++j) gather(j, left.get() + j * rows);
-        layer.group_sums(static_cast<size_t>(g), count, left.get(), rows, sums.get());
+        layer.group_sums(static_cast<size_t>(wg), count, left.get(), rows, sums.get());
       }
       if (channels_last) {
-        float* yn = y + (n * s.out_size + pos0) * s.filters + g * mg;
-        layer.outputs_through(sums.get(), count, mg, g * mg, epilogue, stepped ? &steps : nullptr, yn, s.filters, nullptr,
-                              nullptr, 0);
+        float* yn = y + (out_n * s.out_size + pos0) * out_filters + channel0;
+        layer.outputs_through(sums.get(), count, mg, channel0, epilogue, stepped ? &steps : nullptr, yn, out_filters,
+                              nullptr, nullptr, 0);
       } else {
         // Each position's channels scaled as one run, then written channel by channel from cache.
-        float* yg = y + (n * s.filters + g * mg) * s.out_size + pos0;
+        float* yg = y + (out_n * out_filters + channel0) * s.out_size + pos0;
         // Rounding, epilogue and codes of the block's positions (rows of mg channels).
-        uint8_t* bytes = codes ? codes->bytes + (n * s.out_size + pos0) * s.filters + g * mg : nullptr;
-        if (!layer.outputs_through(sums.get(), count, mg, g * mg, epilogue, stepped ? &steps : nullptr, scaled.get(), mg,
-                                   codes ? &codes->form : nullptr, bytes, s.filters, !codes || codes->floats))
+        uint8_t* bytes = codes ? codes->bytes + (out_n * s.out_size + pos0) * out_filters + channel0 : nullptr;
+        if (!layer.outputs_through(sums.get(), count, mg, channel0, epilogue, stepped ? &steps : nullptr, scaled.get(), mg,
+                                   codes ? &codes->form : nullptr, bytes, out_filters, !codes || codes->floats))
           codes->made.store(false, std::memory_order_relaxed);
         if (codes && !codes->floats) continue;
         rows_to_planes(scaled.get(), count, mg, yg, s.out_size, s.batch * s.filters * s.out_size * 4);
@@ -1101,14 +1108,46 @@ void conv_integer_nhwc(const ConvShape& s, const IntegerLayer& layer, const uint
 
 }  // namespace
 
+// A grouped Conv's windows of few channels per group (a tap's channels fewer than 16, or not whole groups of
+// 4) are gathered tap by tap from the interleaved groups. With each group's channels split into an image of
+// their own, a window's kernel rows are runs of bytes, read in place or copied whole: the bytes (N, positions,
+// C) as (N, group, positions, C/group) into `storage`, and s as one group's Conv over N x group images.
+// Returns null (nothing split) where the interleaved layout serves.
+const uint8_t* split_groups(ConvShape* s, const uint8_t* nhwc, Scratch<uint8_t>& storage) {
+  const int64_t group = s->group, cg = s->channels / group;
+  if (group == 1 || (cg % 4 == 0 && cg >= 16)) return nullptr;
+  const int64_t images = s->batch, positions = s->in_size, channels = s->channels;
+  storage = scratch<uint8_t>(images * positions * channels);
+  uint8_t* out = storage.get();
+  exec::parallel_for(images * group, positions * cg, [&](int64_t u0, int64_t u1) {
+    for (int64_t u = u0; u < u1; ++u) {
+      const uint8_t* from = nhwc + (u / group) * positions * channels + (u % group) * cg;
+      uint8_t* to = out + u * positions * cg;
+      for (int64_t p = 0; p < positions; ++p) std::memcpy(to + p * cg, from + p * channels, static_cast<size_t>(cg));
+    }
+  });
+  s->batch = images * group, s->channels = cg, s->filters /= group, s->group = 1;
+  return out;
+}
+
 bool conv_integer_path(const ConvShape& s, const IntegerLayer& layer, const float* x, bool channels_last, float* y,
                        const exec::Epilogue* epilogue, CodesIo* io) {
   if (s.batch == 0 || s.out_size == 0) return true;  // no output element
   const int64_t elements = s.batch * s.channels * s.in_size;
+  ConvShape split = s;
+  Scratch<uint8_t> split_storage = scratch<uint8_t>(0);
+  // The run over `image` (the channels-last bytes), on its groups split when that serves.
+  const auto run = [&](const uint8_t* image, bool last, OutputCodes* codes) {
+    split = s;
+    if (const uint8_t* groups = split_groups(&split, image, split_storage))
+      conv_integer_nhwc(split, layer, groups, last, y, epilogue, codes, s.group);
+    else
+      conv_integer_nhwc(s, layer, image, last, y, epilogue, codes);
+  };
   if (channels_last) {
     const auto bytes = scratch<uint8_t>(elements);
     if (!activation_bytes(x, elements, layer.x, bytes.get())) return false;
-    conv_integer_nhwc(s, layer, bytes.get(), true, y, epilogue);
+    run(bytes.get(), true, nullptr);
     return true;
   }
   // Channels-first: the input's codes as the producing layer made them (the bytes activation_bytes makes,
@@ -1118,18 +1157,18 @@ bool conv_integer_path(const ConvShape& s, const IntegerLayer& layer, const floa
   if (!image) return false;
   const std::optional<ByteActivation> out_form = io ? byte_activation(io->output_form) : std::nullopt;
   if (!out_form) {
-    conv_integer_nhwc(s, layer, image, false, y, epilogue);
+    run(image, false, nullptr);
     return true;
   }
   Tensor bytes = Tensor::uninitialized(DType::kUInt8, {s.batch * s.out_size * s.filters});
   OutputCodes codes;
   codes.form = *out_form, codes.bytes = bytes.data<uint8_t>(), codes.floats = io->floats_needed;
-  conv_integer_nhwc(s, layer, image, false, y, epilogue, &codes);
+  run(image, false, &codes);
   if (codes.made.load(std::memory_order_relaxed)) {
     io->output = std::move(bytes);
     return true;
   }
-  if (!codes.floats) conv_integer_nhwc(s, layer, image, false, y, epilogue);  // the floats were left unwritten
+  if (!codes.floats) run(image, false, nullptr);  // the floats were left unwritten
   return true;
 }
 
