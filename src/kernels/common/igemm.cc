@@ -62,7 +62,7 @@ std::shared_ptr<int8_t> allocate_panels(size_t bytes) {
 
 // Bytes of the left operand a row block covers: a block stays in L2 while every column panel of the
 // thread's share passes over it, and a panel (k x nr bytes) is reused by every row strip of the block.
-constexpr int64_t kRowBlockBytes = 64 * 1024;
+constexpr int64_t kRowBlockBytes = 192 * 1024;
 
 void gemm_region(const igemm_detail::Int8MicroKernel& mk, int64_t m, int64_t k, const uint8_t* a, int64_t lda,
                  const Int8Weights& w, int32_t* c, int64_t ldc, int64_t s0, int64_t s1, int64_t q0, int64_t q1) {
