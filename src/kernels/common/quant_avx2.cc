@@ -619,6 +619,32 @@ QONNX_AVX512_DIRECT inline __m512 round_half_512(__m512 c) {
     return _mm512_mul_ps(one, _mm512_roundscale_ps(_mm512_sub_ps(mag, _mm512_set1_ps(0.5f)), _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC));
 }
 
+// chain_8 on 16 channels from j (QuantChain's steps: scaled_4's rounding in double, Relu, Quant), the same
+// operations in the same order: y, and the codes in *q. Where the direct form leaves a lane too close to a tie,
+// this takes the whole vector the exact way in registers (a call per 8 lanes cost about 150 cycles, and a
+// random layer has a lane that close in 3% of its vectors).
+template <quant::RoundingMode M, bool kRelu>
+QONNX_AVX512_DIRECT inline __m512 exact_chain_16(const RequantizeRows& r, const int32_t* sums, int64_t j, __m512 s, __m512 z,
+                                                 __m512 lo, __m512 hi, __m512* q) {
+  const __m512i whole = _mm512_add_epi32(_mm512_loadu_si512(sums + j), _mm512_loadu_si512(r.offset + j));
+  __m512d low = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(whole)), _mm512_loadu_pd(r.scale + j));
+  __m512d high = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(whole, 1)), _mm512_loadu_pd(r.scale + j + 8));
+  low = _mm512_add_pd(low, r.bias ? _mm512_loadu_pd(r.bias + j) : _mm512_setzero_pd());
+  high = _mm512_add_pd(high, r.bias ? _mm512_loadu_pd(r.bias + j + 8) : _mm512_setzero_pd());
+  __m512 v = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(low))),
+                                                 _mm256_castps_pd(_mm512_cvtpd_ps(high)), 1));
+  if constexpr (kRelu) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_GT_OQ), v);  // relu_v
+  const __m512 t = _mm512_add_ps(_mm512_div_ps(v, s), z);
+  *q = round_half_512<M>(_mm512_max_ps(lo, _mm512_min_ps(hi, t)));
+  return _mm512_mul_ps(_mm512_sub_ps(*q, z), s);
+}
+
+// store_codes_8 on 16 codes: the bytes q - lo, saturated to [0, 255] as its packs do.
+QONNX_AVX512_DIRECT inline void store_codes_16(__m512 q, __m512 lo, uint8_t* u) {
+  const __m512i w = _mm512_max_epi32(_mm512_cvtps_epi32(_mm512_sub_ps(q, lo)), _mm512_setzero_si512());
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(u), _mm512_cvtusepi32_epi8(w));
+}
+
 // quant_bytes_loop for ROUND on 16 lanes: the same operations in the same order (roundscale to nearest is
 // round_even), the bytes clamped to [0, 255] as the AVX2 loop's saturating packs do.
 template <bool kFloats>
@@ -666,13 +692,10 @@ QONNX_AVX512_DIRECT int64_t direct_rows_512(const RequantizeRows& r, const Quant
       if constexpr (kSignCheck) ok &= _mm512_cmp_ps_mask(_mm512_abs_ps(t), margin, _CMP_GT_OQ);
       _mm512_storeu_ps(y + j, _mm512_mul_ps(_mm512_sub_ps(q, z), s));
       if (exact) _mm_storeu_si128(reinterpret_cast<__m128i*>(u + j), _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_sub_ps(q, lo))));
-      if (ok != 0xffff) {  // a half with a lane too close to a tie or zero: it again the exact way
-        for (int64_t h = 0; h < 16; h += kLanes) {
-          if (((ok >> h) & 0xff) == 0xff) continue;
-          __m256 q8;
-          _mm256_storeu_ps(y + j + h, chain_8(r, chain, sums, j + h, &q8));
-          if (exact) store_codes_8(q8, chain.lo, u + j + h);
-        }
+      if (ok != 0xffff) {  // a lane too close to a tie or zero: the vector again the exact way
+        __m512 exact_q;
+        _mm512_storeu_ps(y + j, exact_chain_16<M, kRelu>(r, sums, j, s, z, lo, hi, &exact_q));
+        if (exact) store_codes_16(exact_q, lo, u + j);
       }
     }
   }
@@ -694,6 +717,8 @@ QONNX_AVX512_DIRECT int64_t direct_codes_512(const RequantizeRows& r, const Quan
   const __m512i lowest_code = _mm512_set1_epi32(static_cast<int32_t>(lowest));
   const __m512 tie_room = _mm512_set1_ps(0.5f - kDirectMargin);
   const __m512i magnitude = _mm512_set1_epi32(INT32_MAX);
+  // The exact chain's own parameters (its lower bound before Relu's).
+  const __m512 exact_s = _mm512_set1_ps(_mm256_cvtss_f32(chain.s)), exact_lo = _mm512_set1_ps(lowest);
   const int64_t done = r.n / 16 * 16;
   for (int64_t i = 0; i < r.rows; ++i) {
     const int32_t* sums = r.sums + i * r.sums_ld;
@@ -709,13 +734,10 @@ QONNX_AVX512_DIRECT int64_t direct_codes_512(const RequantizeRows& r, const Quan
       const __m512 distance = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(off), magnitude));
       const __mmask16 ok = _mm512_cmp_ps_mask(distance, tie_room, _CMP_LT_OQ);
       _mm_storeu_si128(reinterpret_cast<__m128i*>(u + j), _mm512_cvtepi32_epi8(kPlain ? q : _mm512_sub_epi32(q, lowest_code)));
-      if (ok != 0xffff) {  // a half with a lane too close to a tie: its codes again the exact way
-        for (int64_t h = 0; h < 16; h += kLanes) {
-          if (((ok >> h) & 0xff) == 0xff) continue;
-          __m256 q8;
-          chain_8(r, chain, sums, j + h, &q8);
-          store_codes_8(q8, chain.lo, u + j + h);
-        }
+      if (ok != 0xffff) {  // a lane too close to a tie: the vector's codes again the exact way
+        __m512 exact_q;
+        exact_chain_16<M, kRelu>(r, sums, j, exact_s, z, exact_lo, hi, &exact_q);
+        store_codes_16(exact_q, exact_lo, u + j);
       }
     }
   }
